@@ -1,0 +1,99 @@
+package travelrule
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"sync"
+
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/clientcredentials"
+)
+
+// tokenCache caches the tokens of a source with oauth2.ReuseTokenSource and
+// can be invalidated after a 401, which ReuseTokenSource itself cannot: an
+// invalidation replaces the cache with a fresh one over the same source.
+// Only the first invalidation for a rejected token does so, so a burst of
+// 401s refreshes once.
+type tokenCache struct {
+	src oauth2.TokenSource
+
+	mu     sync.Mutex
+	cur    oauth2.TokenSource
+	issued string // the access token cur last returned
+}
+
+func newTokenCache(src oauth2.TokenSource) *tokenCache {
+	return &tokenCache{src: src, cur: oauth2.ReuseTokenSource(nil, src)}
+}
+
+// tokenError marks a failure to obtain a token, so that the retry policy
+// does not mistake it for a connection failure.
+type tokenError struct{ err error }
+
+func (e *tokenError) Error() string { return "obtaining an access token: " + e.err.Error() }
+func (e *tokenError) Unwrap() error { return e.err }
+
+// Token implements oauth2.TokenSource. The lock is not held while the source
+// fetches a token.
+func (t *tokenCache) Token() (*oauth2.Token, error) {
+	t.mu.Lock()
+	cur := t.cur
+	t.mu.Unlock()
+	tok, err := cur.Token()
+	if err != nil {
+		return nil, &tokenError{err}
+	}
+	t.mu.Lock()
+	if t.cur == cur {
+		t.issued = tok.AccessToken
+	}
+	t.mu.Unlock()
+	return tok, nil
+}
+
+// refresh drops the cached token if it is still the rejected one and
+// reports whether a token different from the rejected one is now available.
+func (t *tokenCache) refresh(rejected string) bool {
+	t.mu.Lock()
+	if t.issued == rejected {
+		t.cur = oauth2.ReuseTokenSource(nil, t.src)
+		t.issued = ""
+	}
+	t.mu.Unlock()
+	tok, err := t.Token()
+	return err == nil && tok.AccessToken != rejected
+}
+
+// clientCredentialsSource fetches a token with the client-credentials grant
+// on every call, with a context of its own; tokenCache does the caching.
+type clientCredentialsSource struct{ cfg *clientcredentials.Config }
+
+func (s clientCredentialsSource) Token() (*oauth2.Token, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), DefaultAttemptTimeout)
+	defer cancel()
+	return s.cfg.Token(ctx)
+}
+
+// idempotencyKeyFrom returns the context's key or a new random one in the
+// form of a version 4 UUID.
+func idempotencyKeyFrom(ctx context.Context) string {
+	if k, ok := ctx.Value(idempotencyKeyCtx{}).(string); ok && k != "" {
+		return k
+	}
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	var s [36]byte
+	hex.Encode(s[0:8], b[0:4])
+	s[8] = '-'
+	hex.Encode(s[9:13], b[4:6])
+	s[13] = '-'
+	hex.Encode(s[14:18], b[6:8])
+	s[18] = '-'
+	hex.Encode(s[19:23], b[8:10])
+	s[23] = '-'
+	hex.Encode(s[24:], b[10:])
+	return string(s[:])
+}

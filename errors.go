@@ -1,0 +1,199 @@
+package travelrule
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Sentinel errors. Test for them with [errors.Is]; the concrete error is
+// usually an [*APIError], a [*ValidationError] or an [*OutcomeUnknownError].
+var (
+	// ErrBadRequest matches an [*APIError] with status 400.
+	ErrBadRequest = errors.New("travelrule: bad request")
+	// ErrUnauthorized matches an [*APIError] with status 401.
+	ErrUnauthorized = errors.New("travelrule: unauthorized")
+	// ErrNotFound matches an [*APIError] with status 404.
+	ErrNotFound = errors.New("travelrule: not found")
+	// ErrRateLimited matches an [*APIError] with status 429.
+	ErrRateLimited = errors.New("travelrule: rate limited")
+	// ErrServer matches an [*APIError] with a 5xx status.
+	ErrServer = errors.New("travelrule: server error")
+	// ErrUnexpectedResponse matches an [*APIError] whose status was 2xx but
+	// whose body could not be understood (not JSON, too large, or a status
+	// value that does not mean success).
+	ErrUnexpectedResponse = errors.New("travelrule: unexpected response")
+	// ErrInvalidRequest matches a [*ValidationError]: the request was
+	// refused by the client before anything was sent.
+	ErrInvalidRequest = errors.New("travelrule: invalid request")
+	// ErrOutcomeUnknown matches an [*OutcomeUnknownError]: the service may
+	// have acted on the request, but no answer says whether it did. A
+	// transfer initiation that fails this way must be reconciled (see
+	// [OutcomeUnknownError]) before it is sent again.
+	ErrOutcomeUnknown = errors.New("travelrule: outcome unknown")
+)
+
+// APIError is a non-2xx answer of the service, or a 2xx answer the client
+// could not understand. Its Error method names the operation, the status and
+// a short message from the server with any personal data of the request
+// removed; the raw body stays in Body and is never part of the error string.
+type APIError struct {
+	// Op is the SDK operation, "InitiateTransfer" or "ResolveInquiry".
+	Op string
+	// StatusCode is the HTTP status of the answer.
+	StatusCode int
+	// Body is the raw answer body, read through the client's size limit.
+	// It may carry personal data echoed by the server: do not log it.
+	Body []byte
+	// Message is a short, redacted message taken from the body's "message"
+	// or "error" field, if there was one.
+	Message string
+	// Fields lists the fields the server named as invalid, when its error
+	// body carried them (see docs/assumptions.md for the shape).
+	Fields []FieldError
+	// RequestID is the value of the answer's X-Request-Id header, if any.
+	RequestID string
+	// RetryAfter is the wait the server asked for with Retry-After on a 429
+	// or 503 that the client did not retry (zero if none).
+	RetryAfter time.Duration
+	// Header holds the answer's headers.
+	Header http.Header
+
+	unexpected bool
+}
+
+// Error implements error. It never includes the raw body.
+func (e *APIError) Error() string {
+	var b strings.Builder
+	b.WriteString("travelrule: ")
+	if e.Op != "" {
+		b.WriteString(e.Op)
+		b.WriteString(": ")
+	}
+	if e.unexpected {
+		b.WriteString("unexpected response: ")
+	}
+	fmt.Fprintf(&b, "%d %s", e.StatusCode, http.StatusText(e.StatusCode))
+	if e.Message != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Message)
+	}
+	if e.RequestID != "" {
+		b.WriteString(" (request id ")
+		b.WriteString(e.RequestID)
+		b.WriteString(")")
+	}
+	return b.String()
+}
+
+// Is reports whether the error matches one of the package's sentinels.
+func (e *APIError) Is(target error) bool {
+	switch target {
+	case ErrBadRequest:
+		return e.StatusCode == http.StatusBadRequest
+	case ErrUnauthorized:
+		return e.StatusCode == http.StatusUnauthorized
+	case ErrNotFound:
+		return e.StatusCode == http.StatusNotFound
+	case ErrRateLimited:
+		return e.StatusCode == http.StatusTooManyRequests
+	case ErrServer:
+		return e.StatusCode >= 500 && e.StatusCode <= 599
+	case ErrUnexpectedResponse:
+		return e.unexpected
+	}
+	return false
+}
+
+// FieldError is one fault of one field. Field is the JSON path of the field
+// as it goes on the wire ("asset", "originator.country",
+// "beneficiary.firstName"); Reason says what is wrong without repeating the
+// value.
+type FieldError struct {
+	Field  string `json:"field"`
+	Reason string `json:"reason"`
+}
+
+// Error implements error.
+func (f FieldError) Error() string { return f.Field + ": " + f.Reason }
+
+// ValidationError lists every fault the client found in a request before
+// sending it. Nothing was sent. It matches [ErrInvalidRequest].
+type ValidationError struct {
+	Fields []FieldError
+}
+
+// Error implements error. Values are never repeated, only field paths.
+func (e *ValidationError) Error() string {
+	var b strings.Builder
+	b.WriteString("travelrule: invalid request: ")
+	for i, f := range e.Fields {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(f.Field)
+		b.WriteString(": ")
+		b.WriteString(f.Reason)
+	}
+	return b.String()
+}
+
+// Is makes errors.Is(err, ErrInvalidRequest) hold.
+func (e *ValidationError) Is(target error) bool { return target == ErrInvalidRequest }
+
+// Has reports whether field (a JSON path such as "originator.country") is
+// among the faults.
+func (e *ValidationError) Has(field string) bool {
+	for _, f := range e.Fields {
+		if f.Field == field {
+			return true
+		}
+	}
+	return false
+}
+
+// OutcomeUnknownError reports a call that failed after the service may have
+// acted on it: a 500, 502 or 504 answer, a time-out or cancellation after the
+// request was written, or a connection dropped before the answer came. For a
+// transfer initiation this means a transfer may exist: reconcile it (through
+// its status callback, matched by CallbackRef or TxID, or with the service's
+// operator) before initiating the same payment again, or send it again with
+// the same IdempotencyKey if the service honours idempotency keys.
+//
+// It matches [ErrOutcomeUnknown] with errors.Is, and unwraps to the cause, so
+// errors.Is(err, context.DeadlineExceeded) and errors.As(err, &apiErr) still
+// work where they apply.
+type OutcomeUnknownError struct {
+	// Op is the SDK operation, "InitiateTransfer" or "ResolveInquiry".
+	Op string
+	// Attempts is how many times the request was sent.
+	Attempts int
+	// TxID is the request's txId, if it had one.
+	TxID string
+	// TransferID is the transfer identifier of a ResolveInquiry call.
+	TransferID string
+	// Callback is the request's callback URL. It may carry a capability
+	// tag (see [NewCallbackURL]): treat it as a secret.
+	Callback string
+	// CallbackRef is the reference carried by a capability callback URL
+	// made with [NewCallbackURL], or "" if the callback URL has none.
+	CallbackRef string
+	// IdempotencyKey is the Idempotency-Key the request carried, or "" if
+	// the client did not send one.
+	IdempotencyKey string
+	// Err is the cause: an [*APIError], a context error or a transport error.
+	Err error
+}
+
+// Error implements error.
+func (e *OutcomeUnknownError) Error() string {
+	return fmt.Sprintf("travelrule: %s: outcome unknown after %d attempt(s), reconcile before sending again: %v", e.Op, e.Attempts, e.Err)
+}
+
+// Is makes errors.Is(err, ErrOutcomeUnknown) hold.
+func (e *OutcomeUnknownError) Is(target error) bool { return target == ErrOutcomeUnknown }
+
+// Unwrap returns the cause.
+func (e *OutcomeUnknownError) Unwrap() error { return e.Err }

@@ -1,0 +1,118 @@
+package travelrule
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/url"
+)
+
+// InquiryResolution is the body of POST /transfers/inquiryResolution
+// (part 2.4 of the interface description).
+type InquiryResolution struct {
+	// Approved carries the decision; required. The description types it
+	// as a string and does not show its meaning; the sandbox takes "true"
+	// as approval and "false" as rejection (see docs/assumptions.md).
+	Approved string `json:"approved"`
+	// Callback is an optional absolute http(s) URL.
+	Callback string `json:"callback,omitempty"`
+}
+
+// InquiryResult is the answer to a successful ResolveInquiry.
+type InquiryResult struct {
+	// Status is the service's boolean status.
+	Status bool
+	// RequestID is the answer's X-Request-Id header, if any.
+	RequestID string
+	// Attempts is how many times the request was sent.
+	Attempts int
+	// Raw is the whole answer body, unknown fields included.
+	Raw json.RawMessage
+}
+
+// Validate reports every fault of the resolution as a [*ValidationError],
+// or nil: approved is required, and callback, when set, must be an absolute
+// http(s) URL of at most 255 characters.
+func (r *InquiryResolution) Validate() error {
+	var errs []FieldError
+	errs = required(errs, "", "approved", r.Approved)
+	errs = length(errs, "callback", r.Callback, 1, 255)
+	if r.Callback != "" && !isAbsoluteHTTPURL(r.Callback) {
+		errs = append(errs, FieldError{Field: "callback", Reason: "must be an absolute http or https URL"})
+	}
+	if len(errs) > 0 {
+		return &ValidationError{Fields: errs}
+	}
+	return nil
+}
+
+// boolish decodes a JSON boolean, tolerating the strings "true" and "false".
+type boolish bool
+
+func (b *boolish) UnmarshalJSON(data []byte) error {
+	switch string(bytes.ToLower(bytes.Trim(data, `"`))) {
+	case "true":
+		*b = true
+		return nil
+	case "false":
+		*b = false
+		return nil
+	}
+	return &json.UnmarshalTypeError{Value: "status", Type: nil}
+}
+
+type inquiryAnswer struct {
+	Status *boolish `json:"status"`
+}
+
+// ResolveInquiry resolves the inquiry of the transfer transferID with
+// POST {base}/transfers/inquiryResolution?q=<transferID>. An empty
+// transferID or an invalid r returns a [*ValidationError] and nothing is
+// sent.
+//
+// Resolving an inquiry sets a decision; sending the same decision twice
+// leaves the same state, so the client treats this operation as idempotent:
+// besides what InitiateTransfer retries, it also retries 500, 502 and 504
+// answers and connections dropped after the request was written, within the
+// retry budget. If the budget runs out after such a failure, the error is an
+// [*OutcomeUnknownError]: sending the same resolution again is safe.
+func (c *Client) ResolveInquiry(ctx context.Context, transferID string, r *InquiryResolution) (*InquiryResult, error) {
+	const op = "ResolveInquiry"
+	var errs []FieldError
+	if transferID == "" {
+		errs = append(errs, FieldError{Field: "q", Reason: "transfer id required"})
+	}
+	if r == nil {
+		errs = append(errs, FieldError{Field: "approved", Reason: "required"})
+	} else if err := r.Validate(); err != nil {
+		errs = append(errs, err.(*ValidationError).Fields...)
+	}
+	if len(errs) > 0 {
+		return nil, &ValidationError{Fields: errs}
+	}
+	body, err := encodeJSON(r)
+	if err != nil {
+		return nil, err
+	}
+	cl := &call{
+		client:     c,
+		op:         op,
+		idempotent: true,
+		pii:        func() []string { return []string{r.Callback} },
+		unknown:    OutcomeUnknownError{Op: op, TransferID: transferID, Callback: r.Callback, CallbackRef: CallbackRef(r.Callback)},
+	}
+	resp, err := cl.do(ctx, c.inquiryURL+"?q="+url.QueryEscape(transferID), body)
+	if err != nil {
+		return nil, err
+	}
+	var ans inquiryAnswer
+	if err := json.Unmarshal(resp.body, &ans); err != nil || ans.Status == nil {
+		return nil, resp.unexpected(op, cl)
+	}
+	return &InquiryResult{
+		Status:    bool(*ans.Status),
+		RequestID: resp.header.Get("X-Request-Id"),
+		Attempts:  cl.attempts,
+		Raw:       resp.body,
+	}, nil
+}

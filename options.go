@@ -1,0 +1,179 @@
+package travelrule
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/clientcredentials"
+)
+
+// Option configures a [Client] made by [NewClient].
+type Option func(*options)
+
+type options struct {
+	tokenSource   oauth2.TokenSource
+	httpClient    *http.Client
+	retryMax      int
+	waitMin       time.Duration
+	waitMax       time.Duration
+	retryAfterMax time.Duration
+	maxResponse   int64
+	userAgent     string
+	logger        *slog.Logger
+	idempotency   bool
+	strict        bool
+	err           error
+}
+
+func (o *options) fail(err error) {
+	if o.err == nil {
+		o.err = err
+	}
+}
+
+// WithTokenSource sets the source of the bearer JWTs sent on every request.
+// It is required, unless [WithClientCredentials] is given. The client caches
+// the source's tokens until they expire and, after a 401 answer, asks it once
+// for a new token: a source that caches tokens itself (such as
+// oauth2.ReuseTokenSource) should be given without its cache where possible
+// so that this refresh can get a fresh token.
+func WithTokenSource(ts oauth2.TokenSource) Option {
+	return func(o *options) {
+		if ts == nil {
+			o.fail(errors.New("travelrule: WithTokenSource: nil token source"))
+		}
+		o.tokenSource = ts
+	}
+}
+
+// WithClientCredentials obtains tokens with the OAuth2 client-credentials
+// grant described by cfg. Each fetch calls cfg.Token with a fresh context
+// bounded by [DefaultAttemptTimeout] (never the context NewClient was
+// called in), and the client caches the token until it expires or the
+// service answers 401.
+func WithClientCredentials(cfg *clientcredentials.Config) Option {
+	return func(o *options) {
+		if cfg == nil {
+			o.fail(errors.New("travelrule: WithClientCredentials: nil config"))
+			return
+		}
+		o.tokenSource = clientCredentialsSource{cfg}
+	}
+}
+
+// WithHTTPClient sets the HTTP client whose transport, timeout and cookie
+// jar are used under the client's authentication and retries. Its
+// CheckRedirect is consulted only for redirects within the base URL's
+// origin. The default is a transport tuned for concurrent use that requires
+// TLS 1.2 or later, and a per-attempt timeout of [DefaultAttemptTimeout].
+func WithHTTPClient(hc *http.Client) Option {
+	return func(o *options) {
+		if hc == nil {
+			o.fail(errors.New("travelrule: WithHTTPClient: nil client"))
+		}
+		o.httpClient = hc
+	}
+}
+
+// WithRetryMax sets how many retries may follow the first attempt
+// (default [DefaultRetryMax]); 0 disables retries, including the one retry
+// after a token refresh. What is retried is described at
+// [Client.InitiateTransfer] and [Client.ResolveInquiry].
+func WithRetryMax(n int) Option {
+	return func(o *options) {
+		if n < 0 {
+			o.fail(errors.New("travelrule: WithRetryMax: negative count"))
+		}
+		o.retryMax = n
+	}
+}
+
+// WithRetryWait sets the bounds of the exponential, jittered backoff between
+// retries (defaults [DefaultRetryWaitMin] and [DefaultRetryWaitMax]). A
+// Retry-After header is honoured even above max, up to
+// [WithRetryAfterMax].
+func WithRetryWait(min, max time.Duration) Option {
+	return func(o *options) {
+		if min < 0 || max < min {
+			o.fail(errors.New("travelrule: WithRetryWait: need 0 <= min <= max"))
+		}
+		o.waitMin, o.waitMax = min, max
+	}
+}
+
+// WithRetryAfterMax sets the longest Retry-After wait the client honours
+// (default [DefaultRetryAfterMax]). An answer asking for longer, or for a
+// wait that would end after the context's deadline, is not retried: the
+// call returns its [*APIError] with RetryAfter set.
+func WithRetryAfterMax(d time.Duration) Option {
+	return func(o *options) {
+		if d < 0 {
+			o.fail(errors.New("travelrule: WithRetryAfterMax: negative duration"))
+		}
+		o.retryAfterMax = d
+	}
+}
+
+// WithUserAgent prepends product (such as "acme-exchange/2.1") to the SDK's
+// own User-Agent, "travelrule-go/<Version>".
+func WithUserAgent(product string) Option {
+	return func(o *options) { o.userAgent = product }
+}
+
+// WithLogger sets the logger for the client's debug and warning lines. nil,
+// the default, logs nothing. The client never logs bearer tokens, bodies,
+// query strings or personal data.
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) { o.logger = l }
+}
+
+// WithIdempotency makes the client send an Idempotency-Key header with each
+// logical call, the same on every attempt, and, because the service can then
+// recognise a repeat, retry InitiateTransfer also after failures where the
+// service may have acted (500, 502, 504, time-outs and dropped connections).
+// Use it only with a service that honours the header: the interface
+// description does not document one. The key is random, unless the context
+// carries one from [ContextWithIdempotencyKey].
+func WithIdempotency() Option {
+	return func(o *options) { o.idempotency = true }
+}
+
+// WithStrictValidation makes InitiateTransfer check requests with
+// [TransferRequest.ValidateStrict] instead of [TransferRequest.Validate].
+func WithStrictValidation() Option {
+	return func(o *options) { o.strict = true }
+}
+
+// WithMaxResponseBytes sets the largest answer body the client reads
+// (default [DefaultMaxResponseBytes]); a larger answer is an error and is not
+// read further.
+func WithMaxResponseBytes(n int64) Option {
+	return func(o *options) {
+		if n <= 0 {
+			o.fail(errors.New("travelrule: WithMaxResponseBytes: need a positive size"))
+		}
+		o.maxResponse = n
+	}
+}
+
+type idempotencyKeyCtx struct{}
+
+// ContextWithIdempotencyKey returns a context that makes the next call made
+// with it carry key as its Idempotency-Key, when the client was made
+// [WithIdempotency]. Use it to send a call again, after an
+// [*OutcomeUnknownError], with the key that error reported, or to derive the
+// key from your own payment identifier.
+func ContextWithIdempotencyKey(ctx context.Context, key string) context.Context {
+	return context.WithValue(ctx, idempotencyKeyCtx{}, key)
+}
+
+// StaticToken returns a token source that always yields token, for services
+// that issue long-lived bearer JWTs. A 401 answer cannot be cured by a
+// refresh and is returned at once.
+func StaticToken(token string) oauth2.TokenSource {
+	return oauth2.StaticTokenSource(&oauth2.Token{AccessToken: token, TokenType: "Bearer"})
+}

@@ -1,0 +1,126 @@
+package travelrule
+
+import (
+	"fmt"
+	"log/slog"
+)
+
+// Party is the IVMS101-derived profile of the originator or the beneficiary
+// of a transfer (part 2.2 of the interface description). Every value is a
+// string on the wire, building numbers, post codes and national identifiers
+// included. Required: PersonType, FirstName, LastName and DateOfBirth.
+//
+// Party holds personal data. Its fmt and log/slog forms are redacted: only
+// PersonType, AddressType, Country and NationalIDType are shown, and the
+// other fields are shown as "[redacted]" when set. Its JSON form is the wire
+// form and is not redacted.
+type Party struct {
+	// PersonType is the kind of person; the description's sample is
+	// "natural" (IVMS101 also has "legal").
+	PersonType string `json:"personType"`
+	// FirstName is the given name (IVMS101 secondaryIdentifier).
+	FirstName string `json:"firstName"`
+	// LastName is the family name (IVMS101 primaryIdentifier).
+	LastName string `json:"lastName"`
+	// DateOfBirth is the date of birth; its format is not shown by the
+	// description (IVMS101 uses YYYY-MM-DD).
+	DateOfBirth string `json:"dateOfBirth"`
+	// AddressType is the kind of address, such as "HOME".
+	AddressType string `json:"addressType,omitempty"`
+	// StreetName is the street of the address.
+	StreetName string `json:"streetName,omitempty"`
+	// BuildingNumber is the building number, a string.
+	BuildingNumber string `json:"buildingNumber,omitempty"`
+	// PostCode is the post code, a string.
+	PostCode string `json:"postCode,omitempty"`
+	// TownName is the town of the address.
+	TownName string `json:"townName,omitempty"`
+	// Country is a two-letter country code, such as "DE".
+	Country string `json:"country,omitempty"`
+	// NationalID is a national identifier, a string.
+	NationalID string `json:"nationalId,omitempty"`
+	// NationalIDType is the kind of national identifier, a short code.
+	NationalIDType string `json:"nationalIdType,omitempty"`
+	// AccountNumber is the party's account number at its VASP.
+	AccountNumber string `json:"accountNumber,omitempty"`
+	// WalletAddress is the party's wallet address.
+	WalletAddress string `json:"walletAddress,omitempty"`
+}
+
+const redacted = "[redacted]"
+
+// mask returns redacted for a non-empty value, "" otherwise, so that redacted
+// output still shows which fields are set.
+func mask(s string) string {
+	if s == "" {
+		return ""
+	}
+	return redacted
+}
+
+// Format implements fmt.Formatter so that %v, %+v, %s, %q and %#v never print
+// personal data.
+func (p Party) Format(f fmt.State, verb rune) {
+	if verb == 'v' && f.Flag('#') {
+		fmt.Fprint(f, "travelrule.Party")
+	}
+	fmt.Fprintf(f, "{PersonType:%s FirstName:%s LastName:%s DateOfBirth:%s AddressType:%s StreetName:%s BuildingNumber:%s PostCode:%s TownName:%s Country:%s NationalID:%s NationalIDType:%s AccountNumber:%s WalletAddress:%s}",
+		p.PersonType, mask(p.FirstName), mask(p.LastName), mask(p.DateOfBirth), p.AddressType,
+		mask(p.StreetName), mask(p.BuildingNumber), mask(p.PostCode), mask(p.TownName), p.Country,
+		mask(p.NationalID), p.NationalIDType, mask(p.AccountNumber), mask(p.WalletAddress))
+}
+
+// LogValue implements slog.LogValuer: the non-personal fields only.
+func (p Party) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("personType", p.PersonType),
+		slog.String("country", p.Country),
+		slog.String("addressType", p.AddressType),
+		slog.String("nationalIdType", p.NationalIDType),
+		slog.String("personalData", redacted),
+	)
+}
+
+// piiValues appends the party's personal values to dst; they are scrubbed
+// from any server message that is put into an error string.
+func (p *Party) piiValues(dst []string) []string {
+	return append(dst, p.FirstName, p.LastName, p.DateOfBirth, p.StreetName, p.BuildingNumber,
+		p.PostCode, p.TownName, p.NationalID, p.AccountNumber, p.WalletAddress)
+}
+
+// validate appends the party's faults, with paths under prefix, to errs. It
+// allocates nothing when the party is valid.
+func (p *Party) validate(prefix string, errs []FieldError) []FieldError {
+	errs = required(errs, prefix, "personType", p.PersonType)
+	errs = required(errs, prefix, "firstName", p.FirstName)
+	errs = required(errs, prefix, "lastName", p.LastName)
+	errs = required(errs, prefix, "dateOfBirth", p.DateOfBirth)
+	if p.Country != "" && !isTwoLetters(p.Country) {
+		errs = append(errs, FieldError{Field: prefix + ".country", Reason: "must be exactly 2 letters"})
+	}
+	return errs
+}
+
+// validateStrict appends the IVMS101 faults that [TransferRequest.ValidateStrict]
+// adds to the description's own checks.
+func (p *Party) validateStrict(prefix string, errs []FieldError) []FieldError {
+	if p.PersonType != "" && p.PersonType != "natural" && p.PersonType != "legal" {
+		errs = append(errs, FieldError{Field: prefix + ".personType", Reason: `must be "natural" or "legal"`})
+	}
+	if p.DateOfBirth != "" && !isISODate(p.DateOfBirth) {
+		errs = append(errs, FieldError{Field: prefix + ".dateOfBirth", Reason: "must be a date in the form YYYY-MM-DD"})
+	}
+	if p.AddressType != "" && !oneOf(p.AddressType, "HOME", "BIZZ", "GEOG") {
+		errs = append(errs, FieldError{Field: prefix + ".addressType", Reason: "must be an IVMS101 address type (HOME, BIZZ, GEOG)"})
+	}
+	if p.Country != "" && isTwoLetters(p.Country) && !isISORegion(p.Country) {
+		errs = append(errs, FieldError{Field: prefix + ".country", Reason: "must be an ISO 3166-1 alpha-2 country code"})
+	}
+	if p.NationalIDType != "" && !oneOf(p.NationalIDType, "ARNU", "CCPT", "RAID", "DRLC", "FIIN", "TXID", "SOCS", "IDCD", "LEIX", "MISC") {
+		errs = append(errs, FieldError{Field: prefix + ".nationalIdType", Reason: "must be an IVMS101 national identifier type code"})
+	}
+	if p.NationalIDType != "" && p.NationalID == "" {
+		errs = append(errs, FieldError{Field: prefix + ".nationalId", Reason: "required when nationalIdType is set"})
+	}
+	return errs
+}

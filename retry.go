@@ -1,0 +1,379 @@
+package travelrule
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/hashicorp/go-retryablehttp"
+)
+
+// call is the state of one logical call (one InitiateTransfer or
+// ResolveInquiry) across its attempts. The retry loop is go-retryablehttp's;
+// this file holds the decision of what may be retried, in one place
+// (checkRetry), and the shaping of the final error.
+type call struct {
+	client         *Client
+	op             string
+	idempotent     bool // may a failure after which the service may have acted be retried?
+	idempotencyKey string
+	pii            func() []string // the request's personal values, scrubbed from server messages
+	unknown        OutcomeUnknownError
+
+	attempts    int
+	wrote       atomic.Bool // the current attempt wrote its request headers
+	ambiguous   bool        // some attempt may have been acted on by the service
+	authRetried bool
+	nextWait    time.Duration
+	retryAfter  time.Duration
+}
+
+// response is a 2xx answer, read whole.
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (c *Client) debug(msg string, args ...any) {
+	if c.logger != nil {
+		c.logger.Debug(msg, args...)
+	}
+}
+
+// do sends body to rawURL with POST, retrying as checkRetry allows, and
+// returns the 2xx answer or the final error.
+func (cl *call) do(ctx context.Context, rawURL string, body []byte) (*response, error) {
+	c := cl.client
+	if err := ctx.Err(); err != nil {
+		// Nothing was sent: a definite failure.
+		return nil, fmt.Errorf("travelrule: %s: %w", cl.op, err)
+	}
+	trace := &httptrace.ClientTrace{WroteHeaders: func() { cl.wrote.Store(true) }}
+	req, err := retryablehttp.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, rawURL, body)
+	if err != nil {
+		return nil, fmt.Errorf("travelrule: %s: %w", cl.op, err)
+	}
+	// GetBody lets net/http replay the body on a 307/308 within the origin
+	// and on a reused connection that failed before anything was written.
+	req.Request.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", c.userAgent)
+	if cl.idempotencyKey != "" {
+		req.Header.Set("Idempotency-Key", cl.idempotencyKey)
+	}
+
+	rc := &retryablehttp.Client{
+		HTTPClient:      c.hc,
+		Logger:          nil, // its own logger prints URLs with their query; ours is in the hooks
+		RetryWaitMin:    c.waitMin,
+		RetryWaitMax:    c.waitMax,
+		RetryMax:        c.retryMax,
+		CheckRetry:      cl.checkRetry,
+		Backoff:         cl.backoff,
+		ErrorHandler:    retryablehttp.PassthroughErrorHandler, // keep the last answer when giving up
+		RequestLogHook:  cl.beforeAttempt,
+		ResponseLogHook: cl.afterAttempt,
+	}
+	resp, err := rc.Do(req)
+	if err != nil {
+		return nil, cl.fail(fmt.Errorf("travelrule: %s: %w", cl.op, sanitize(err)))
+	}
+	defer resp.Body.Close()
+
+	data, readErr := readBody(resp, c.maxResponse)
+	if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
+		if readErr != nil {
+			// The service answered 2xx and so may have acted; its answer
+			// could not be read.
+			cl.ambiguous = true
+			e := cl.apiError(resp, data)
+			e.unexpected = true
+			e.Message = readErr.Error()
+			return nil, cl.fail(e)
+		}
+		return &response{status: resp.StatusCode, header: resp.Header, body: data}, nil
+	}
+	return nil, cl.fail(cl.apiError(resp, data))
+}
+
+// beforeAttempt runs before every attempt.
+func (cl *call) beforeAttempt(_ retryablehttp.Logger, _ *http.Request, i int) {
+	cl.attempts = i + 1
+	cl.wrote.Store(false)
+	cl.client.debug("travelrule: sending", "op", cl.op, "attempt", cl.attempts)
+}
+
+// afterAttempt runs after every attempt that got an answer.
+func (cl *call) afterAttempt(_ retryablehttp.Logger, resp *http.Response) {
+	cl.client.debug("travelrule: answer", "op", cl.op, "attempt", cl.attempts, "status", resp.StatusCode)
+}
+
+// checkRetry is the whole retry policy. It is called after every attempt
+// with the answer or the transport error, and decides whether another
+// attempt may follow and how long to wait first (in nextWait).
+//
+//   - Retried always: 429 and 503 (the service did not act), within the
+//     Retry-After cap and the context's deadline; a connection failure before
+//     the request was written (refused dial, DNS, TLS handshake); and one
+//     401, after a token refresh that yields a new token.
+//   - Retried only for an idempotent call: 500, 502, 504, and a failure
+//     after the request was written (dropped connection, time-out). These
+//     mark the call ambiguous, so that its final failure is
+//     ErrOutcomeUnknown.
+//   - Never retried: any other answer, a context that ended, a failure to
+//     obtain a token, a certificate the client does not trust.
+func (cl *call) checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
+	c := cl.client
+	cl.nextWait = cl.expBackoff()
+	if err != nil {
+		wrote := cl.wrote.Load()
+		if wrote {
+			cl.ambiguous = true
+		}
+		var te *tokenError
+		switch {
+		case ctx.Err() != nil, errors.As(err, &te), isCertError(err):
+			return false, nil
+		case !wrote:
+			return cl.fits(ctx, "connection failed before sending"), nil
+		default:
+			return cl.idempotent && cl.fits(ctx, "connection failed after sending"), nil
+		}
+	}
+	switch code := resp.StatusCode; code {
+	case http.StatusUnauthorized:
+		if cl.authRetried {
+			return false, nil
+		}
+		cl.authRetried = true
+		rejected := strings.TrimPrefix(resp.Request.Header.Get("Authorization"), "Bearer ")
+		if !c.tokens.refresh(rejected) {
+			return false, nil
+		}
+		cl.nextWait = 0
+		c.debug("travelrule: retrying with a refreshed token", "op", cl.op)
+		return true, nil
+	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
+		if resp.Header.Get("Retry-After") != "" {
+			// DefaultBackoff parses Retry-After (seconds or HTTP date).
+			wait := retryablehttp.DefaultBackoff(c.waitMin, c.waitMax, cl.attempts-1, resp)
+			if wait > c.retryAfterMax {
+				cl.retryAfter = wait
+				return false, nil
+			}
+			cl.nextWait = wait
+		}
+		if !cl.fits(ctx, "status "+http.StatusText(code)) {
+			cl.retryAfter = cl.nextWait
+			return false, nil
+		}
+		return true, nil
+	case http.StatusInternalServerError, http.StatusBadGateway, http.StatusGatewayTimeout:
+		cl.ambiguous = true
+		return cl.idempotent && cl.fits(ctx, "status "+http.StatusText(code)), nil
+	}
+	return false, nil
+}
+
+// fits reports whether the next wait ends before the context's deadline; a
+// retry that could not finish in time is not started.
+func (cl *call) fits(ctx context.Context, reason string) bool {
+	if cl.attempts > cl.client.retryMax {
+		return true // retryablehttp stops here itself; nothing to wait for
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= cl.nextWait {
+		return false
+	}
+	cl.client.debug("travelrule: retrying", "op", cl.op, "attempt", cl.attempts, "reason", reason, "wait", cl.nextWait)
+	return true
+}
+
+// expBackoff is exponential backoff within the client's bounds with equal
+// jitter, so that many clients do not retry in step.
+func (cl *call) expBackoff() time.Duration {
+	d := retryablehttp.DefaultBackoff(cl.client.waitMin, cl.client.waitMax, cl.attempts-1, nil)
+	if half := int64(d / 2); half > 0 {
+		d = time.Duration(half + rand.Int64N(half+1))
+	}
+	return d
+}
+
+// backoff hands retryablehttp the wait checkRetry chose.
+func (cl *call) backoff(_, _ time.Duration, _ int, _ *http.Response) time.Duration {
+	return cl.nextWait
+}
+
+func isCertError(err error) bool {
+	var unknownAuthority x509.UnknownAuthorityError
+	var hostname x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	var verify *tls.CertificateVerificationError
+	return errors.As(err, &unknownAuthority) || errors.As(err, &hostname) ||
+		errors.As(err, &invalid) || errors.As(err, &verify)
+}
+
+// fail turns the final error of a call into an *OutcomeUnknownError if the
+// service may have acted on some attempt.
+func (cl *call) fail(err error) error {
+	if !cl.ambiguous {
+		return err
+	}
+	u := cl.unknown
+	u.Attempts = cl.attempts
+	u.IdempotencyKey = cl.idempotencyKey
+	u.Err = err
+	return &u
+}
+
+// sanitize keeps query strings (transfer ids) out of error text: a
+// *url.Error names the URL without its query.
+func sanitize(err error) error {
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		return err
+	}
+	clean := *ue
+	if u, perr := url.Parse(ue.URL); perr == nil {
+		u.RawQuery, u.Fragment, u.User = "", "", nil
+		clean.URL = u.String()
+	} else {
+		clean.URL = "[unparseable URL]"
+	}
+	return &clean
+}
+
+var errTooLarge = errors.New("answer body exceeds the size limit")
+
+// readBody reads the answer through the client's size limit.
+func readBody(resp *http.Response, max int64) ([]byte, error) {
+	if resp.ContentLength > max {
+		return nil, errTooLarge
+	}
+	if resp.ContentLength >= 0 {
+		buf := make([]byte, resp.ContentLength)
+		if _, err := io.ReadFull(resp.Body, buf); err != nil {
+			return buf, err
+		}
+		return buf, nil
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
+	if err == nil && int64(len(data)) > max {
+		return data[:max], errTooLarge
+	}
+	return data, err
+}
+
+// errorBody is the error shape the client understands: "message" or "error"
+// (a string, or an object with "message"), and optional "fields". Anything
+// else is kept in APIError.Body only.
+type errorBody struct {
+	Message string          `json:"message"`
+	Error   json.RawMessage `json:"error"`
+	Detail  string          `json:"detail"`
+	Fields  []FieldError    `json:"fields"`
+}
+
+// apiError builds the *APIError of an answer. Its message is short, free of
+// control characters, and scrubbed of the request's personal values, which
+// a server may echo.
+func (cl *call) apiError(resp *http.Response, body []byte) *APIError {
+	e := &APIError{
+		Op:         cl.op,
+		StatusCode: resp.StatusCode,
+		Body:       body,
+		RequestID:  resp.Header.Get("X-Request-Id"),
+		RetryAfter: cl.retryAfter,
+		Header:     resp.Header,
+	}
+	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
+		e.Message = "redirect not followed"
+		return e
+	}
+	var eb errorBody
+	if len(body) == 0 || json.Unmarshal(body, &eb) != nil {
+		return e
+	}
+	msg := eb.Message
+	if msg == "" && len(eb.Error) > 0 {
+		var s string
+		var obj struct {
+			Message string `json:"message"`
+		}
+		if json.Unmarshal(eb.Error, &s) == nil {
+			msg = s
+		} else if json.Unmarshal(eb.Error, &obj) == nil {
+			msg = obj.Message
+		}
+	}
+	if msg == "" {
+		msg = eb.Detail
+	}
+	var pii []string
+	if cl.pii != nil {
+		pii = cl.pii()
+	}
+	e.Message = scrub(msg, pii)
+	for _, f := range eb.Fields {
+		e.Fields = append(e.Fields, FieldError{Field: scrub(f.Field, pii), Reason: scrub(f.Reason, pii)})
+	}
+	return e
+}
+
+// unexpected is the error for a 2xx answer whose body does not mean success.
+func (r *response) unexpected(op string, cl *call) *APIError {
+	return &APIError{
+		Op:         op,
+		StatusCode: r.status,
+		Body:       r.body,
+		Message:    "answer body not understood",
+		RequestID:  r.header.Get("X-Request-Id"),
+		Header:     r.header,
+		unexpected: true,
+	}
+}
+
+// outcomeUnknown marks the call ambiguous and wraps err.
+func (cl *call) outcomeUnknown(err error) error {
+	cl.ambiguous = true
+	return cl.fail(err)
+}
+
+const maxMessage = 200
+
+// scrub shortens a server message, drops control characters and replaces
+// every personal value of the request it contains.
+func scrub(msg string, pii []string) string {
+	if msg == "" {
+		return ""
+	}
+	if utf8.RuneCountInString(msg) > maxMessage {
+		msg = string([]rune(msg)[:maxMessage]) + "…"
+	}
+	msg = strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, msg)
+	for _, v := range pii {
+		if utf8.RuneCountInString(v) >= 2 {
+			msg = strings.ReplaceAll(msg, v, redacted)
+		}
+	}
+	return msg
+}

@@ -1,0 +1,130 @@
+package travelrule
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/text/language"
+)
+
+// The field checks shared by requests and parties. Each appends to a slice of
+// faults and allocates nothing while the input is valid, so that validating a
+// good request is free (see BenchmarkValidate).
+
+// required appends a fault if v is empty.
+func required(errs []FieldError, prefix, field, v string) []FieldError {
+	if v == "" {
+		return append(errs, FieldError{Field: path(prefix, field), Reason: "required"})
+	}
+	return errs
+}
+
+// length appends a fault if v has more than max code points, or fewer than
+// min code points while set. Lengths count Unicode code points, as JSON
+// Schema's maxLength does, not bytes.
+func length(errs []FieldError, field, v string, min, max int) []FieldError {
+	if v == "" {
+		return errs
+	}
+	n := len(v)
+	if n > max { // only count runes when bytes alone cannot decide
+		n = utf8.RuneCountInString(v)
+	}
+	switch {
+	case n > max:
+		return append(errs, FieldError{Field: field, Reason: "longer than " + itoa(max) + " characters"})
+	case n < min:
+		return append(errs, FieldError{Field: field, Reason: "shorter than " + itoa(min) + " characters"})
+	}
+	return errs
+}
+
+func path(prefix, field string) string {
+	if prefix == "" {
+		return field
+	}
+	return prefix + "." + field
+}
+
+func itoa(n int) string {
+	var b [20]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+		if n == 0 {
+			return string(b[i:])
+		}
+	}
+}
+
+func isTwoLetters(s string) bool {
+	return len(s) == 2 && isASCIILetter(s[0]) && isASCIILetter(s[1])
+}
+
+func isASCIILetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
+
+// isISORegion reports whether s is an assigned ISO 3166-1 alpha-2 country
+// code, in upper case, according to golang.org/x/text's region tables.
+func isISORegion(s string) bool {
+	if s != strings.ToUpper(s) {
+		return false
+	}
+	r, err := language.ParseRegion(s)
+	return err == nil && r.IsCountry() && r.String() == s
+}
+
+// isISODate reports whether s has the form YYYY-MM-DD with a plausible month
+// and day.
+func isISODate(s string) bool {
+	if len(s) != 10 || s[4] != '-' || s[7] != '-' {
+		return false
+	}
+	for i, c := range []byte(s) {
+		if i != 4 && i != 7 && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	month := int(s[5]-'0')*10 + int(s[6]-'0')
+	day := int(s[8]-'0')*10 + int(s[9]-'0')
+	return month >= 1 && month <= 12 && day >= 1 && day <= 31
+}
+
+func oneOf(s string, set ...string) bool {
+	for _, v := range set {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// isAbsoluteHTTPURL reports whether s is an absolute http or https URL with a
+// host and no white space or control characters. It is deliberately a
+// structural check that allocates nothing; the service is the judge of
+// anything finer.
+func isAbsoluteHTTPURL(s string) bool {
+	var rest string
+	switch {
+	case len(s) > 8 && strings.EqualFold(s[:8], "https://"):
+		rest = s[8:]
+	case len(s) > 7 && strings.EqualFold(s[:7], "http://"):
+		rest = s[7:]
+	default:
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c == 0x7f {
+			return false
+		}
+	}
+	host := rest
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		host = rest[:i]
+	}
+	if at := strings.LastIndexByte(host, '@'); at >= 0 {
+		host = host[at+1:]
+	}
+	return host != "" && host[0] != ':'
+}
