@@ -36,9 +36,10 @@ var (
 )
 
 // APIError is a non-2xx answer of the service, or a 2xx answer the client
-// could not understand. Its Error method names the operation, the status and
-// a short message from the server with any personal data of the request
-// removed; the raw body stays in Body and is never part of the error string.
+// could not understand. Its Error method names the operation, the status,
+// the server's error code and the paths of the fields it refused, and never
+// any free text of the server, which may echo personal data: the raw body
+// stays in Body and the server's message in Message.
 type APIError struct {
 	// Op is the SDK operation, "InitiateTransfer" or "ResolveInquiry".
 	Op string
@@ -47,8 +48,13 @@ type APIError struct {
 	// Body is the raw answer body, read through the client's size limit.
 	// It may carry personal data echoed by the server: do not log it.
 	Body []byte
-	// Message is a short, redacted message taken from the body's "message"
-	// or "error" field, if there was one.
+	// Code is the server's error code: the body's "error" field when it is
+	// a short identifier such as "bad_request".
+	Code string
+	// Message is the server's message from the body's "message", "error"
+	// or "detail" field, shortened and with the request's personal values
+	// replaced by "[redacted]". The server may still echo personal data the
+	// client cannot recognise: treat it as you treat Body.
 	Message string
 	// Fields lists the fields the server named as invalid, when its error
 	// body carried them (see docs/assumptions.md for the shape).
@@ -76,9 +82,29 @@ func (e *APIError) Error() string {
 		b.WriteString("unexpected response: ")
 	}
 	fmt.Fprintf(&b, "%d %s", e.StatusCode, http.StatusText(e.StatusCode))
-	if e.Message != "" {
+	switch {
+	case e.Code != "":
 		b.WriteString(": ")
-		b.WriteString(e.Message)
+		b.WriteString(e.Code)
+	case e.unexpected || e.StatusCode/100 == 3:
+		b.WriteString(": ")
+		b.WriteString(e.Message) // the client's own words
+	}
+	if n := 0; len(e.Fields) > 0 {
+		for _, f := range e.Fields {
+			if !isIdentifier(f.Field, 128) {
+				continue
+			}
+			if n == 0 {
+				b.WriteString(" (fields:")
+			}
+			b.WriteByte(' ')
+			b.WriteString(f.Field)
+			n++
+		}
+		if n > 0 {
+			b.WriteByte(')')
+		}
 	}
 	if e.RequestID != "" {
 		b.WriteString(" (request id ")
@@ -197,3 +223,18 @@ func (e *OutcomeUnknownError) Is(target error) bool { return target == ErrOutcom
 
 // Unwrap returns the cause.
 func (e *OutcomeUnknownError) Unwrap() error { return e.Err }
+
+// isIdentifier reports whether s is a short machine-made word (an error code
+// or a JSON path), which cannot carry a person's name or address.
+func isIdentifier(s string, max int) bool {
+	if s == "" || len(s) > max {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(isASCIILetter(c) || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-' || c == ':' || c == '[' || c == ']') {
+			return false
+		}
+	}
+	return true
+}

@@ -308,20 +308,33 @@ func (cl *call) apiError(resp *http.Response, body []byte) *APIError {
 	if len(body) == 0 || json.Unmarshal(body, &eb) != nil {
 		return e
 	}
-	msg := eb.Message
-	if msg == "" && len(eb.Error) > 0 {
-		var s string
-		var obj struct {
-			Message string `json:"message"`
+	var code string
+	var obj struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	}
+	var msg string
+	switch {
+	case len(eb.Error) == 0:
+	case json.Unmarshal(eb.Error, &code) == nil:
+		if isIdentifier(code, 64) {
+			e.Code = code
+		} else {
+			msg = code
 		}
-		if json.Unmarshal(eb.Error, &s) == nil {
-			msg = s
-		} else if json.Unmarshal(eb.Error, &obj) == nil {
-			msg = obj.Message
+	case json.Unmarshal(eb.Error, &obj) == nil:
+		if isIdentifier(obj.Code, 64) {
+			e.Code = obj.Code
+		}
+		msg = obj.Message
+	}
+	for _, m := range []string{eb.Message, eb.Detail, e.Code} {
+		if msg == "" {
+			msg = m
 		}
 	}
-	if msg == "" {
-		msg = eb.Detail
+	if eb.Message != "" {
+		msg = eb.Message
 	}
 	var pii []string
 	if cl.pii != nil {
