@@ -276,11 +276,14 @@ func TestNoSecretsInLogsOrErrors(t *testing.T) {
 	req := fullRequest()
 	echo := `{"message":"` + req.Originator.LastName + ` ` + req.Beneficiary.WalletAddress + `"}`
 	handlers := map[string]http.HandlerFunc{
-		"ok":        answer(200, `{"status":"succes"}`),
-		"400 echo":  answer(400, echo),
-		"401":       answer(401, echo),
-		"404":       answer(404, echo),
-		"429":       func(w http.ResponseWriter, r *http.Request) { w.Header().Set("Retry-After", "0"); answer(429, echo)(w, r) },
+		"ok":       answer(200, `{"status":"succes"}`),
+		"400 echo": answer(400, echo),
+		"401":      answer(401, echo),
+		"404":      answer(404, echo),
+		"429": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Retry-After", "0")
+			answer(429, echo)(w, r)
+		},
 		"500":       answer(500, echo),
 		"503":       answer(503, echo),
 		"dropped":   dropAfterRead,
