@@ -105,14 +105,24 @@ func (c *Client) ResolveInquiry(ctx context.Context, transferID string, r *Inqui
 	if err != nil {
 		return nil, err
 	}
-	var ans inquiryAnswer
-	if err := json.Unmarshal(resp.body, &ans); err != nil || ans.Status == nil {
-		return nil, resp.unexpected(op, cl)
+	status, ok := parseInquiryAnswer(resp.body)
+	if !ok {
+		return nil, resp.unexpected(op)
 	}
 	return &InquiryResult{
-		Status:    bool(*ans.Status),
+		Status:    status,
 		RequestID: resp.header.Get("X-Request-Id"),
 		Attempts:  cl.attempts,
 		Raw:       resp.body,
 	}, nil
+}
+
+// parseInquiryAnswer decodes an inquiry-resolution answer; ok is false
+// unless the body is a JSON object with a boolean status.
+func parseInquiryAnswer(body []byte) (status, ok bool) {
+	var ans inquiryAnswer
+	if err := json.Unmarshal(body, &ans); err != nil || ans.Status == nil {
+		return false, false
+	}
+	return bool(*ans.Status), true
 }

@@ -348,7 +348,7 @@ func (cl *call) apiError(resp *http.Response, body []byte) *APIError {
 }
 
 // unexpected is the error for a 2xx answer whose body does not mean success.
-func (r *response) unexpected(op string, cl *call) *APIError {
+func (r *response) unexpected(op string) *APIError {
 	return &APIError{
 		Op:         op,
 		StatusCode: r.status,

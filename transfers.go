@@ -185,20 +185,31 @@ func (c *Client) InitiateTransfer(ctx context.Context, req *TransferRequest) (*T
 	if err != nil {
 		return nil, err
 	}
-	var ans initiateAnswer
-	if err := json.Unmarshal(resp.body, &ans); err != nil || !isSuccessStatus(ans.Status) {
+	status, transferID, ok := parseInitiateAnswer(resp.body)
+	if !ok {
 		// The service said 2xx, so a transfer may well exist: the caller
 		// must reconcile, exactly as after a dropped connection.
-		return nil, cl.outcomeUnknown(resp.unexpected(op, cl))
+		return nil, cl.outcomeUnknown(resp.unexpected(op))
 	}
 	return &TransferResult{
-		Status:         ans.Status,
-		TransferID:     rawString(ans.TransferID),
+		Status:         status,
+		TransferID:     transferID,
 		RequestID:      resp.header.Get("X-Request-Id"),
 		IdempotencyKey: cl.idempotencyKey,
 		Attempts:       cl.attempts,
 		Raw:            resp.body,
 	}, nil
+}
+
+// parseInitiateAnswer decodes an initiation answer; ok is false unless the
+// body is a JSON object whose status means success. Unknown fields are
+// ignored.
+func parseInitiateAnswer(body []byte) (status, transferID string, ok bool) {
+	var ans initiateAnswer
+	if err := json.Unmarshal(body, &ans); err != nil || !isSuccessStatus(ans.Status) {
+		return "", "", false
+	}
+	return ans.Status, rawString(ans.TransferID), true
 }
 
 func (c *Client) validate(req *TransferRequest) error {

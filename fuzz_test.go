@@ -1,0 +1,133 @@
+package travelrule
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// Fuzz targets over everything the client parses from outside: answer
+// bodies, error bodies, request fields and callback URLs. Seed corpora are
+// in testdata/fuzz/<target>/; .ci/run runs each target briefly.
+
+func FuzzParseAnswers(f *testing.F) {
+	for _, s := range []string{
+		`{"status":"succes"}`, `{"status":"success","transferId":"t-1"}`, `{"status":"succes","transferId":12}`,
+		`{"status":true}`, `{"status":"false"}`, `{"error":"bad_request","message":"Alice is invalid","fields":[{"field":"originator.firstName","reason":"Alice"}]}`,
+		`{"error":{"code":"x","message":"y"}}`, `{"detail":"z"}`, `[]`, `null`, `"`, ``, "{\"message\":\"a\x00b\"}",
+	} {
+		f.Add([]byte(s), 400)
+	}
+	f.Fuzz(func(t *testing.T, body []byte, status int) {
+		if status, transferID, ok := parseInitiateAnswer(body); ok {
+			if !isSuccessStatus(status) {
+				t.Fatalf("accepted status %q", status)
+			}
+			_ = transferID
+		} else if status != "" || transferID != "" {
+			t.Fatal("values returned with ok=false")
+		}
+		_, _ = parseInquiryAnswer(body)
+
+		if status < 100 || status > 999 {
+			status = 400
+		}
+		const secret = "Alice Example"
+		cl := &call{op: "InitiateTransfer", pii: func() []string { return []string{secret} }}
+		e := cl.apiError(&http.Response{StatusCode: status, Header: http.Header{}}, body)
+		msg := e.Error()
+		if strings.Contains(msg, secret) || strings.Contains(e.Message, secret) {
+			t.Fatalf("personal value leaked: %q / %q", msg, e.Message)
+		}
+		for _, r := range msg {
+			if r < ' ' || r == 0x7f {
+				t.Fatalf("control character in error string %q", msg)
+			}
+		}
+		if utf8.RuneCountInString(e.Message) > maxMessage+1 {
+			t.Fatalf("message not shortened: %d runes", utf8.RuneCountInString(e.Message))
+		}
+		for _, fe := range e.Fields {
+			if strings.Contains(fe.Reason, secret) || strings.Contains(fe.Field, secret) {
+				t.Fatal("personal value leaked in fields")
+			}
+		}
+	})
+}
+
+func FuzzValidate(f *testing.F) {
+	f.Add("BTC", "0.5", "https://a.example/cb", "DE", "Ada", "ta1", "e@x", "1984-02-29")
+	f.Add("", "", "", "", "", "", "", "")
+	f.Add(strings.Repeat("Ä", 21), strings.Repeat("9", 51), "ftp://x", "ÄÖ", "\x00", strings.Repeat("t", 256), "\xff", "x")
+	f.Add("ETH", "1", "HTTPS://[::1]:80/x?y#z", "de", "美咲", "", "", "")
+	f.Fuzz(func(t *testing.T, asset, amount, callback, country, name, travelAddress, email, dob string) {
+		r := &TransferRequest{
+			TravelAddress: travelAddress, Email: email, Asset: asset, Amount: amount, Callback: callback,
+			Originator:  Party{PersonType: "natural", FirstName: name, LastName: name, DateOfBirth: dob, Country: country},
+			Beneficiary: Party{PersonType: name, FirstName: "B", LastName: "B", DateOfBirth: "x", Country: country},
+		}
+		err := r.Validate()
+		strictErr := r.ValidateStrict()
+		if err != nil && strictErr == nil {
+			t.Fatal("strict validation accepted what plain validation refused")
+		}
+		if err != nil {
+			ve, ok := err.(*ValidationError)
+			if !ok || len(ve.Fields) == 0 {
+				t.Fatalf("not a ValidationError with fields: %v", err)
+			}
+			return
+		}
+		// Independently check what Validate promised.
+		n := utf8.RuneCountInString
+		switch {
+		case asset == "" || amount == "" || callback == "" || name == "" || dob == "":
+			t.Fatal("accepted a missing required field")
+		case n(asset) > 20, n(amount) > 50, n(callback) > 255, n(travelAddress) > 255, n(email) > 255:
+			t.Fatal("accepted a value beyond its bound")
+		case country != "" && (len(country) != 2 || !isASCIILetter(country[0]) || !isASCIILetter(country[1])):
+			t.Fatal("accepted a country that is not two letters")
+		}
+		u, perr := url.Parse(callback)
+		if perr == nil && (u.Host == "" || (!strings.EqualFold(u.Scheme, "http") && !strings.EqualFold(u.Scheme, "https"))) {
+			t.Fatalf("accepted callback %q that is not an absolute http(s) URL", callback)
+		}
+	})
+}
+
+func FuzzCallbackURL(f *testing.F) {
+	f.Add("https://vasp.example/cb", "pay-1", []byte("0123456789abcdef"))
+	f.Add("https://vasp.example/cb?tenant=7", "x", []byte("0123456789abcdef0123"))
+	f.Add("http://127.0.0.1:8080/cb?", "a.b~c_d-e", []byte("kkkkkkkkkkkkkkkkkkkkkkk"))
+	f.Add("https://vasp.example/cb?tr_ref=a&tr_tag=b", "pay", []byte("short"))
+	f.Fuzz(func(t *testing.T, base, ref string, key []byte) {
+		if u, err := url.Parse(base); err == nil {
+			_, _ = VerifyCallbackURL(u, key) // never panics
+		}
+		_ = CallbackRef(base)
+		out, err := NewCallbackURL(base, ref, key)
+		if err != nil {
+			return
+		}
+		if utf8.RuneCountInString(out) > 255 {
+			t.Fatalf("callback URL longer than 255 characters: %d", len(out))
+		}
+		if got := CallbackRef(out); got != ref {
+			t.Fatalf("CallbackRef = %q, want %q", got, ref)
+		}
+		u, err := url.Parse(out)
+		if err != nil {
+			t.Fatalf("made an unparseable URL %q: %v", out, err)
+		}
+		got, err := VerifyCallbackURL(u, key)
+		if err != nil || got != ref {
+			t.Fatalf("VerifyCallbackURL(%q) = %q, %v", out, got, err)
+		}
+		other := append([]byte("x"), key...)
+		if _, err := VerifyCallbackURL(u, other); err == nil {
+			t.Fatal("tag verified under another key")
+		}
+	})
+}
