@@ -99,7 +99,7 @@ func (c *Client) ResolveInquiry(ctx context.Context, transferID string, r *Inqui
 		op:         op,
 		idempotent: true,
 		pii:        func() []string { return []string{r.Callback} },
-		unknown:    OutcomeUnknownError{Op: op, TransferID: transferID, Callback: r.Callback, CallbackRef: CallbackRef(r.Callback)},
+		unknown:    OutcomeUnknownError{Op: op, TransferID: transferID, Callback: r.Callback},
 	}
 	resp, err := cl.do(ctx, c.inquiryURL+"?q="+url.QueryEscape(transferID), body)
 	if err != nil {

@@ -69,7 +69,8 @@ func WithClientCredentials(cfg *clientcredentials.Config) Option {
 // jar are used under the client's authentication and retries. Its
 // CheckRedirect is consulted only for redirects within the base URL's
 // origin. The default is a transport tuned for concurrent use that requires
-// TLS 1.2 or later, and a per-attempt timeout of [DefaultAttemptTimeout].
+// TLS 1.2 or later and waits at most [DefaultAttemptTimeout] for an answer's
+// headers.
 func WithHTTPClient(hc *http.Client) Option {
 	return func(o *options) {
 		if hc == nil {

@@ -234,6 +234,7 @@ func (cl *call) fail(err error) error {
 		return err
 	}
 	u := cl.unknown
+	u.CallbackRef = CallbackRef(u.Callback)
 	u.Attempts = cl.attempts
 	u.IdempotencyKey = cl.idempotencyKey
 	u.Err = err

@@ -171,10 +171,9 @@ func (c *Client) InitiateTransfer(ctx context.Context, req *TransferRequest) (*T
 		idempotent: false,
 		pii:        req.piiValues,
 		unknown: OutcomeUnknownError{
-			Op:          op,
-			TxID:        req.TxID,
-			Callback:    req.Callback,
-			CallbackRef: CallbackRef(req.Callback),
+			Op:       op,
+			TxID:     req.TxID,
+			Callback: req.Callback,
 		},
 	}
 	if c.idempotency {

@@ -105,7 +105,10 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 
 	var baseRT http.RoundTripper = defaultTransport()
 	var userRedirect func(*http.Request, []*http.Request) error
-	hc := &http.Client{Timeout: DefaultAttemptTimeout}
+	// The default per-attempt limit is the transport's response-header
+	// time-out rather than http.Client.Timeout, which costs every request a
+	// timer and a context; the caller's context bounds the whole call.
+	hc := &http.Client{}
 	if o.httpClient != nil {
 		baseRT = o.httpClient.Transport
 		if baseRT == nil {
@@ -132,6 +135,7 @@ func defaultTransport() *http.Transport {
 	t.MaxIdleConnsPerHost = 128
 	t.IdleConnTimeout = 90 * time.Second
 	t.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+	t.ResponseHeaderTimeout = DefaultAttemptTimeout
 	return t
 }
 

@@ -1,0 +1,160 @@
+package travelrule_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+
+	"github.com/vaspkit/travelrule"
+)
+
+// The benchmarks compare the SDK with a floor measured in the same run on
+// the same loopback server: what a careful integrator writes with net/http
+// and encoding/json alone, sending the same body and the same headers.
+// scripts/bench runs them in alternating rounds and prints the ratios.
+
+// benchServer answers every initiation with the documented body and counts
+// the TCP connections it accepts.
+type benchServer struct {
+	*httptest.Server
+	conns atomic.Int64
+}
+
+func newBenchServer(b *testing.B) *benchServer {
+	bs := &benchServer{}
+	answer := []byte(`{"status":"succes","transferId":"6f1c2b9e-4d1a-4c8e-9a57-2f0d8b3e7c11"}`)
+	bs.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(answer)
+	}))
+	bs.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			bs.conns.Add(1)
+		}
+	}
+	bs.Start()
+	b.Cleanup(bs.Close)
+	return bs
+}
+
+// floorClient is the hand-written integration the SDK is measured against.
+type floorClient struct {
+	hc    *http.Client
+	url   string
+	token string
+}
+
+func newFloorClient(base string) *floorClient {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = 128
+	return &floorClient{hc: &http.Client{Transport: t}, url: base + "/transfers/initiate", token: "bench-token"}
+}
+
+func (f *floorClient) initiate(ctx context.Context, req *travelrule.TransferRequest) (string, error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return "", err
+	}
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, f.url, bytes.NewReader(body))
+	if err != nil {
+		return "", err
+	}
+	hr.Header.Set("Authorization", "Bearer "+f.token)
+	hr.Header.Set("Content-Type", "application/json")
+	hr.Header.Set("Accept", "application/json")
+	hr.Header.Set("User-Agent", "travelrule-go/"+travelrule.Version)
+	resp, err := f.hc.Do(hr)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	var ans struct {
+		Status     string `json:"status"`
+		TransferID string `json:"transferId"`
+	}
+	if err := json.Unmarshal(data, &ans); err != nil {
+		return "", err
+	}
+	return ans.TransferID, nil
+}
+
+func newBenchSDK(b *testing.B, base string) *travelrule.Client {
+	c, err := travelrule.NewClient(base, travelrule.WithTokenSource(travelrule.StaticToken("bench-token")))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
+
+// BenchmarkInitiate/{floor,sdk}: one caller.
+func BenchmarkInitiate(b *testing.B) {
+	bs := newBenchServer(b)
+	req := fullRequest()
+	ctx := context.Background()
+	b.Run("floor", func(b *testing.B) {
+		f := newFloorClient(bs.URL)
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if _, err := f.initiate(ctx, req); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("sdk", func(b *testing.B) {
+		c := newBenchSDK(b, bs.URL)
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if _, err := c.InitiateTransfer(ctx, req); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkInitiateParallel/{floor,sdk}: 64 concurrent callers. It reports
+// the TCP connections the server accepted; there must be no more than
+// callers.
+func BenchmarkInitiateParallel(b *testing.B) {
+	const callers = 64
+	req := fullRequest()
+	ctx := context.Background()
+	run := func(b *testing.B, do func() error) {
+		b.SetParallelism((callers + 1) / 2) // GOMAXPROCS is 2 here: 64 goroutines
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if err := do(); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	b.Run("floor", func(b *testing.B) {
+		bs := newBenchServer(b)
+		f := newFloorClient(bs.URL)
+		run(b, func() error { _, err := f.initiate(ctx, req); return err })
+		b.ReportMetric(float64(bs.conns.Load()), "conns")
+	})
+	b.Run("sdk", func(b *testing.B) {
+		bs := newBenchServer(b)
+		c := newBenchSDK(b, bs.URL)
+		run(b, func() error { _, err := c.InitiateTransfer(ctx, req); return err })
+		conns := bs.conns.Load()
+		b.ReportMetric(float64(conns), "conns")
+		if max := int64(callers * 2); conns > max { // SetParallelism rounds up per GOMAXPROCS
+			b.Errorf("%d TCP connections for %d callers: connections are not reused", conns, callers)
+		}
+	})
+}
