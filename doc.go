@@ -5,18 +5,18 @@
 //
 // # The flow
 //
-//	 originator VASP (you)                  service                    beneficiary VASP
-//	 ---------------------                  -------                    ----------------
-//	 InitiateTransfer ──POST /transfers/initiate──▶
-//	                  ◀── 200 {"status":"succes"}
-//	                                          ──── transfer inquiry ────▶
-//	 callback.Handler ◀── POST <callback URL> status callbacks
-//	                      (received, approved|rejected, completed)
+//	originator VASP (you)                  service                    beneficiary VASP
+//	---------------------                  -------                    ----------------
+//	InitiateTransfer ──POST /transfers/initiate──▶
+//	                 ◀── 200 {"status":"succes"}
+//	                                         ──── transfer inquiry ────▶
+//	callback.Handler ◀── POST <callback URL> status callbacks
+//	                     (received, approved|rejected, completed)
 //
-//	 As a beneficiary, the service calls you with an inbound inquiry:
-//	 callback.Handler ◀── POST <callback URL> {"status":"inquiry", ...}
-//	 ResolveInquiry   ──POST /transfers/inquiryResolution?q=<id>──▶
-//	                  ◀── 200 {"status":true}
+//	As a beneficiary, the service calls you with an inbound inquiry:
+//	callback.Handler ◀── POST <callback URL> {"status":"inquiry", ...}
+//	ResolveInquiry   ──POST /transfers/inquiryResolution?q=<id>──▶
+//	                 ◀── 200 {"status":true}
 //
 // A [Client] is made once with [NewClient] and a token source of bearer
 // JWTs ([WithTokenSource], [WithClientCredentials] or [StaticToken]), and is
