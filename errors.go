@@ -138,7 +138,9 @@ func (e *APIError) Is(target error) bool {
 // "beneficiary.firstName"); Reason says what is wrong without repeating the
 // value.
 type FieldError struct {
-	Field  string `json:"field"`
+	// Field is the JSON path of the field, such as "originator.country".
+	Field string `json:"field"`
+	// Reason says what is wrong, without the value.
 	Reason string `json:"reason"`
 }
 
@@ -148,6 +150,7 @@ func (f FieldError) Error() string { return f.Field + ": " + f.Reason }
 // ValidationError lists every fault the client found in a request before
 // sending it. Nothing was sent. It matches [ErrInvalidRequest].
 type ValidationError struct {
+	// Fields lists every fault found, in the order of the request's fields.
 	Fields []FieldError
 }
 
