@@ -102,7 +102,7 @@ func BenchmarkInitiate(b *testing.B) {
 	bs := newBenchServer(b)
 	req := fullRequest()
 	ctx := context.Background()
-	b.Run("floor", func(b *testing.B) {
+	b.Run("impl=floor", func(b *testing.B) {
 		f := newFloorClient(bs.URL)
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
@@ -111,7 +111,7 @@ func BenchmarkInitiate(b *testing.B) {
 			}
 		}
 	})
-	b.Run("sdk", func(b *testing.B) {
+	b.Run("impl=sdk", func(b *testing.B) {
 		c := newBenchSDK(b, bs.URL)
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
@@ -141,13 +141,13 @@ func BenchmarkInitiateParallel(b *testing.B) {
 			}
 		})
 	}
-	b.Run("floor", func(b *testing.B) {
+	b.Run("impl=floor", func(b *testing.B) {
 		bs := newBenchServer(b)
 		f := newFloorClient(bs.URL)
 		run(b, func() error { _, err := f.initiate(ctx, req); return err })
 		b.ReportMetric(float64(bs.conns.Load()), "conns")
 	})
-	b.Run("sdk", func(b *testing.B) {
+	b.Run("impl=sdk", func(b *testing.B) {
 		bs := newBenchServer(b)
 		c := newBenchSDK(b, bs.URL)
 		run(b, func() error { _, err := c.InitiateTransfer(ctx, req); return err })
