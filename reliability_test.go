@@ -288,7 +288,7 @@ func TestNoSecretsInLogsOrErrors(t *testing.T) {
 		"503":       answer(503, echo),
 		"dropped":   dropAfterRead,
 		"garbage":   answer(200, echo),
-		"redirect":  func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "https://elsewhere.example/x", 307) },
+		"redirect":  func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "https://elsewhere.example/x", http.StatusTemporaryRedirect) },
 		"slow":      func(w http.ResponseWriter, r *http.Request) { time.Sleep(200 * time.Millisecond) },
 		"too large": answer(400, strings.Repeat(req.Originator.FirstName, 100000)),
 	}

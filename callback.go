@@ -1,0 +1,295 @@
+package travelrule
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ErrMalformedCallback means a callback body is not a JSON object. It is the
+// only reason [ParseCallback] fails.
+var ErrMalformedCallback = errors.New("travelrule: malformed callback")
+
+// CallbackKind says which message a callback carries. The description does
+// not show the callback body (part 4.3), so the kind is inferred from the
+// fields present; see [ParseCallback].
+type CallbackKind string
+
+// The kinds of callback [ParseCallback] recognises.
+const (
+	// KindStatus is a status callback:
+	// {"transferId":"…","status":"…","txId":"…","timestamp":"…"}.
+	KindStatus CallbackKind = "status"
+	// KindInquiry is an inbound inquiry: the fields of a transfer
+	// initiation request plus "transferId" and "status":"inquiry". Answer
+	// it with [Client.ResolveInquiry].
+	KindInquiry CallbackKind = "inquiry"
+	// KindApproved is a Travel Rule Protocol (TRP) approval relayed by the
+	// service: {"approved":{"address":"…","callback":"…"}}.
+	KindApproved CallbackKind = "approved"
+	// KindRejected is a TRP rejection: {"rejected":"reason"}.
+	KindRejected CallbackKind = "rejected"
+	// KindTxID is a TRP transaction confirmation: {"txid":"…"}.
+	KindTxID CallbackKind = "txid"
+	// KindCanceled is a TRP cancellation: {"canceled":"reason"}.
+	KindCanceled CallbackKind = "canceled"
+	// KindUnknown is any other JSON object. Its fields are in Raw.
+	KindUnknown CallbackKind = "unknown"
+)
+
+// Callback is one callback request from the service, as decoded by
+// [ParseCallback]. Fields the body does not carry are left empty; every
+// field of the body, known or not, stays in Raw.
+//
+// Callback may hold personal data (a wallet address, free-text reasons, the
+// parties of an inquiry). Its fmt and log/slog forms are redacted: Address,
+// ApprovedCallback and Reason are shown as "[redacted]" when set, Inquiry
+// as a [TransferRequest] is, and Raw only by its length. Its fields are not
+// redacted: do not log Raw or the fields themselves.
+type Callback struct {
+	// Kind is the kind of message.
+	Kind CallbackKind
+	// TransferID is the body's "transferId" (a JSON number is kept as its
+	// text). Callbacks in TRP form may not carry it: match them by Ref.
+	TransferID string
+	// Status is the body's "status", such as "received", "approved",
+	// "rejected", "completed" or "inquiry".
+	Status string
+	// TxID is the on-chain transaction identifier: the body's "txId", or
+	// the "txid" of a TRP confirmation.
+	TxID string
+	// Timestamp is the body's "timestamp" (RFC 3339 text or Unix seconds),
+	// or the zero time if absent or unreadable.
+	Timestamp time.Time
+	// Ref is the verified reference of the capability callback URL the
+	// callback arrived at (see [NewCallbackURL]). ParseCallback leaves it
+	// empty; the callback handler sets it when it verified the URL.
+	Ref string
+	// Address is the wallet address of a TRP approval ("approved.address").
+	// Personal data.
+	Address string
+	// ApprovedCallback is the callback URL of a TRP approval
+	// ("approved.callback"). It may carry a capability: treat it as a
+	// secret.
+	ApprovedCallback string
+	// Reason is the free text of a TRP rejection or cancellation. It comes
+	// from the other VASP and may contain personal data.
+	Reason string
+	// Inquiry is the transfer an inbound inquiry asks about (Kind
+	// KindInquiry), decoded leniently: numbers are kept as their text and
+	// values of the wrong type are left empty. Nil for other kinds.
+	Inquiry *TransferRequest
+	// Raw is the whole body, byte for byte (a copy of ParseCallback's
+	// input).
+	Raw json.RawMessage
+}
+
+// ParseCallback decodes a callback body. The body's shape is not documented,
+// so decoding is tolerant: unknown fields, missing fields and fields of an
+// unexpected type never fail it, and Raw always holds a copy of body. Only a
+// body that is not a JSON object (malformed JSON, an array, a string, null)
+// fails, with an error matching [ErrMalformedCallback] that never repeats
+// the body.
+//
+// Kind is chosen in this order: a "status" of "inquiry" (in any case) gives
+// [KindInquiry], any other non-empty "status" [KindStatus]; without one,
+// an "approved" object gives [KindApproved], then a "rejected" field
+// [KindRejected], a "canceled" (or "cancelled") field [KindCanceled] and a
+// "txid" field [KindTxID]; anything else is [KindUnknown]. Field names match
+// exactly, as written here. The other fields are filled whatever the kind.
+func ParseCallback(body []byte) (*Callback, error) {
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return nil, fmt.Errorf("%w: not a JSON object", ErrMalformedCallback)
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(body, &top); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return nil, fmt.Errorf("%w: invalid JSON at offset %d", ErrMalformedCallback, se.Offset)
+		}
+		return nil, fmt.Errorf("%w: invalid JSON", ErrMalformedCallback)
+	}
+	cb := &Callback{
+		Kind:       KindUnknown,
+		TransferID: cbText(top["transferId"]),
+		Status:     cbText(top["status"]),
+		TxID:       cbText(top["txId"]),
+		Timestamp:  cbTime(top["timestamp"]),
+		Raw:        append(json.RawMessage(nil), body...),
+	}
+	if cb.TxID == "" {
+		cb.TxID = cbText(top["txid"])
+	}
+	var approved map[string]json.RawMessage
+	if raw, ok := top["approved"]; ok && cbIsObject(raw) && json.Unmarshal(raw, &approved) == nil {
+		cb.Address = cbText(approved["address"])
+		cb.ApprovedCallback = cbText(approved["callback"])
+	}
+	rejected, isRejected := top["rejected"]
+	canceled, isCanceled := top["canceled"]
+	if !isCanceled {
+		canceled, isCanceled = top["cancelled"]
+	}
+	_, isTxID := top["txid"]
+	switch {
+	case isRejected:
+		cb.Reason = cbText(rejected)
+	case isCanceled:
+		cb.Reason = cbText(canceled)
+	}
+
+	_, hasStatus := top["status"]
+	switch {
+	case hasStatus && strings.EqualFold(cb.Status, "inquiry"):
+		cb.Kind = KindInquiry
+		cb.Inquiry = cbInquiry(body)
+	case hasStatus && cb.Status != "":
+		cb.Kind = KindStatus
+	case approved != nil:
+		cb.Kind = KindApproved
+	case isRejected:
+		cb.Kind = KindRejected
+	case isCanceled:
+		cb.Kind = KindCanceled
+	case isTxID:
+		cb.Kind = KindTxID
+	}
+	return cb, nil
+}
+
+// Format implements fmt.Formatter so that %v, %+v, %s and %#v never print
+// personal data, capability tags or the raw body.
+func (c Callback) Format(f fmt.State, verb rune) {
+	if verb == 'v' && f.Flag('#') {
+		fmt.Fprint(f, "travelrule.Callback")
+	}
+	var ts string
+	if !c.Timestamp.IsZero() {
+		ts = c.Timestamp.Format(time.RFC3339Nano)
+	}
+	fmt.Fprintf(f, "{Kind:%s TransferID:%s Status:%s TxID:%s Timestamp:%s Ref:%s Address:%s ApprovedCallback:%s Reason:%s Inquiry:",
+		c.Kind, c.TransferID, c.Status, c.TxID, ts, c.Ref, mask(c.Address), mask(c.ApprovedCallback), mask(c.Reason))
+	if c.Inquiry == nil {
+		fmt.Fprint(f, "<nil>")
+	} else {
+		c.Inquiry.Format(f, 'v')
+	}
+	fmt.Fprintf(f, " Raw:[%d bytes]}", len(c.Raw))
+}
+
+// LogValue implements slog.LogValuer: the kind, identifiers and status
+// only; an inquiry is logged as a [TransferRequest] is.
+func (c Callback) LogValue() slog.Value {
+	attrs := make([]slog.Attr, 0, 8)
+	attrs = append(attrs,
+		slog.String("kind", string(c.Kind)),
+		slog.String("transferId", c.TransferID),
+		slog.String("status", c.Status),
+		slog.String("txId", c.TxID),
+		slog.String("ref", c.Ref),
+	)
+	if !c.Timestamp.IsZero() {
+		attrs = append(attrs, slog.Time("timestamp", c.Timestamp))
+	}
+	if c.Inquiry != nil {
+		attrs = append(attrs, slog.Any("inquiry", *c.Inquiry))
+	}
+	if c.Address != "" || c.ApprovedCallback != "" || c.Reason != "" {
+		attrs = append(attrs, slog.String("personalData", redacted))
+	}
+	return slog.GroupValue(attrs...)
+}
+
+// cbInquiry decodes the transfer request fields of an inquiry body
+// leniently: numbers and booleans become their text, values of another
+// type are dropped, so that Unmarshal only ever sees strings where the
+// request has strings.
+func cbInquiry(body []byte) *TransferRequest {
+	var req TransferRequest
+	_ = json.Unmarshal(cbStringsOnly(body, 2), &req)
+	return &req
+}
+
+// cbStringsOnly rewrites a JSON object so that every value is a string, up
+// to depth levels of nested objects; other values are dropped.
+func cbStringsOnly(raw json.RawMessage, depth int) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return json.RawMessage("{}")
+	}
+	out := make(map[string]json.RawMessage, len(m))
+	for k, v := range m {
+		switch {
+		case cbIsObject(v):
+			if depth > 1 {
+				out[k] = cbStringsOnly(v, depth-1)
+			}
+		default:
+			if s, ok := cbScalar(v); ok {
+				q, _ := json.Marshal(s)
+				out[k] = q
+			}
+		}
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return json.RawMessage("{}")
+	}
+	return b
+}
+
+// cbText returns the text of a JSON string, number or boolean, or "" for
+// anything else.
+func cbText(raw json.RawMessage) string {
+	s, _ := cbScalar(raw)
+	return s
+}
+
+func cbScalar(raw json.RawMessage) (string, bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "", false
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s, true
+		}
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return string(raw), true
+	case 't', 'f':
+		var b bool
+		if json.Unmarshal(raw, &b) == nil {
+			return strconv.FormatBool(b), true
+		}
+	}
+	return "", false
+}
+
+func cbIsObject(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) > 0 && raw[0] == '{'
+}
+
+// cbTime reads RFC 3339 text or Unix seconds; anything else gives the zero
+// time.
+func cbTime(raw json.RawMessage) time.Time {
+	s, ok := cbScalar(raw)
+	if !ok || s == "" {
+		return time.Time{}
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t
+	}
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n >= 0 && n < 1<<40 {
+		return time.Unix(n, 0).UTC()
+	}
+	return time.Time{}
+}

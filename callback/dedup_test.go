@@ -1,0 +1,214 @@
+package callback_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vaspkit/travelrule"
+	"github.com/vaspkit/travelrule/callback"
+)
+
+func TestCallbackHandlerDedup(t *testing.T) {
+	now := time.Unix(1_750_000_000, 0)
+	secret := []byte("whsec-test-secret-1")
+	verifier := callback.WithVerifier(&callback.WebhookVerifier{Secrets: [][]byte{secret}, Now: func() time.Time { return now }})
+	type delivery struct {
+		id, ref, body string
+	}
+	other := `{"transferId":"tr-1","status":"approved","txId":"0xfeed","timestamp":"2025-03-01T12:00:05Z"}`
+	tests := []struct {
+		name       string
+		opts       []callback.Option
+		deliveries []delivery
+		wantCalls  int
+	}{
+		{"same body twice", nil, []delivery{{body: statusBody}, {body: statusBody}}, 1},
+		{"same body three times", nil, []delivery{{body: statusBody}, {body: statusBody}, {body: statusBody}}, 1},
+		{"different bodies", nil, []delivery{{body: statusBody}, {body: other}}, 2},
+		{"same webhook-id, body re-rendered", []callback.Option{verifier}, []delivery{{id: "msg_1", body: statusBody}, {id: "msg_1", body: other}}, 1},
+		{"different webhook-ids, same body", []callback.Option{verifier}, []delivery{{id: "msg_1", body: statusBody}, {id: "msg_2", body: statusBody}}, 2},
+		{"same body at two references", []callback.Option{callback.WithCapabilityKey(capKey)}, []delivery{{ref: "a", body: statusBody}, {ref: "b", body: statusBody}, {ref: "a", body: statusBody}}, 2},
+		{"de-duplication off", []callback.Option{callback.WithoutDedup()}, []delivery{{body: statusBody}, {body: statusBody}}, 2},
+		{"custom store", []callback.Option{callback.WithStore(callback.NewMemoryStore(10))}, []delivery{{body: statusBody}, {body: statusBody}}, 1},
+		{"store forgets the oldest", []callback.Option{callback.WithStore(callback.NewMemoryStore(1))}, []delivery{{body: statusBody}, {body: other}, {body: statusBody}}, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rc := &recorder{}
+			srv, h := serve(t, rc.fn, tt.opts...)
+			require.NoError(t, h.Err())
+			for _, d := range tt.deliveries {
+				url := srv.URL + "/cb"
+				if d.ref != "" {
+					var err error
+					url, err = travelrule.NewCallbackURL(url, d.ref, capKey)
+					require.NoError(t, err)
+				}
+				var hd http.Header
+				if d.id != "" {
+					hd = http.Header{}
+					callback.SetSignatureHeaders(hd, secret, d.id, now, []byte(d.body))
+				}
+				assert.Equal(t, http.StatusNoContent, send(t, http.MethodPost, url, d.body, hd).code)
+			}
+			assert.Equal(t, tt.wantCalls, rc.count())
+		})
+	}
+}
+
+// TestCallbackHandlerConcurrentDuplicates sends one delivery many times at
+// once while the function is still working on the first: the function runs
+// once, the others are told to come back (503), and a later redelivery is
+// acknowledged without a call.
+func TestCallbackHandlerConcurrentDuplicates(t *testing.T) {
+	const n = 16
+	var calls atomic.Int32
+	entered, release := make(chan struct{}), make(chan struct{})
+	srv, _ := serve(t, func(ctx context.Context, _ *travelrule.Callback) error {
+		if calls.Add(1) == 1 {
+			close(entered)
+		}
+		<-release
+		return nil
+	})
+	codes := make(chan int, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes <- post(t, srv.URL+"/cb", statusBody).code
+		}()
+	}
+	<-entered
+	busy := 0
+	for busy < n-1 {
+		code := <-codes
+		require.Equal(t, http.StatusServiceUnavailable, code)
+		busy++
+	}
+	close(release)
+	wg.Wait()
+	assert.Equal(t, http.StatusNoContent, <-codes)
+	assert.Equal(t, int32(1), calls.Load())
+
+	a := post(t, srv.URL+"/cb", statusBody)
+	assert.Equal(t, http.StatusNoContent, a.code)
+	assert.Equal(t, int32(1), calls.Load())
+}
+
+// TestCallbackHandlerConcurrentRace hammers the handler with duplicates and
+// distinct deliveries at once (run with -race).
+func TestCallbackHandlerConcurrentRace(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]int{}
+	srv, _ := serve(t, func(_ context.Context, cb *travelrule.Callback) error {
+		mu.Lock()
+		seen[cb.TransferID]++
+		mu.Unlock()
+		return nil
+	})
+	var wg sync.WaitGroup
+	for i := 0; i < 64; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			body := `{"transferId":"t` + string(rune('a'+i%8)) + `","status":"completed"}`
+			for {
+				code := post(t, srv.URL+"/cb", body).code
+				if code != http.StatusServiceUnavailable {
+					assert.Equal(t, http.StatusNoContent, code)
+					return
+				}
+				time.Sleep(time.Millisecond) // the sender comes back
+			}
+		}(i)
+	}
+	wg.Wait()
+	require.Len(t, seen, 8)
+	for id, n := range seen {
+		assert.Equal(t, 1, n, id)
+	}
+}
+
+// TestCallbackHandlerSharedStore is a fleet of two servers with one store:
+// a redelivery to the other server is still a duplicate.
+func TestCallbackHandlerSharedStore(t *testing.T) {
+	store := callback.NewMemoryStore(100)
+	rc := &recorder{}
+	a, _ := serve(t, rc.fn, callback.WithStore(store))
+	b, _ := serve(t, rc.fn, callback.WithStore(store))
+	assert.Equal(t, http.StatusNoContent, post(t, a.URL+"/cb", statusBody).code)
+	assert.Equal(t, http.StatusNoContent, post(t, b.URL+"/cb", statusBody).code)
+	assert.Equal(t, 1, rc.count())
+	assert.Equal(t, 1, store.Len())
+}
+
+type faultyStore struct {
+	claim          callback.ClaimResult
+	claimErr       error
+	completeErr    error
+	releaseErr     error
+	completed      atomic.Int32
+	released       atomic.Int32
+	claimedContext atomic.Bool
+}
+
+func (s *faultyStore) Claim(ctx context.Context, key string) (callback.ClaimResult, error) {
+	s.claimedContext.Store(ctx.Value(http.ServerContextKey) != nil && len(key) == 69)
+	return s.claim, s.claimErr
+}
+
+func (s *faultyStore) Complete(ctx context.Context, _ string) error {
+	s.completed.Add(1)
+	return s.completeErr
+}
+
+func (s *faultyStore) Release(ctx context.Context, _ string) error {
+	s.released.Add(1)
+	return s.releaseErr
+}
+
+func TestCallbackHandlerStoreFaults(t *testing.T) {
+	boom := errors.New("redis: connection refused")
+	tests := []struct {
+		name          string
+		store         *faultyStore
+		fnErr         error
+		want          int
+		wantCalls     int
+		wantCompleted int32
+		wantReleased  int32
+	}{
+		{"claim fails", &faultyStore{claimErr: boom}, nil, http.StatusInternalServerError, 0, 0, 0},
+		{"invalid claim result", &faultyStore{}, nil, http.StatusInternalServerError, 0, 0, 0},
+		{"done", &faultyStore{claim: callback.ClaimDone}, nil, http.StatusNoContent, 0, 0, 0},
+		{"busy", &faultyStore{claim: callback.ClaimBusy}, nil, http.StatusServiceUnavailable, 0, 0, 0},
+		{"complete fails after success", &faultyStore{claim: callback.ClaimNew, completeErr: boom}, nil, http.StatusNoContent, 1, 1, 0},
+		{"fn fails: released, not completed", &faultyStore{claim: callback.ClaimNew}, boom, http.StatusInternalServerError, 1, 0, 1},
+		{"fn fails and release fails", &faultyStore{claim: callback.ClaimNew, releaseErr: boom}, boom, http.StatusInternalServerError, 1, 0, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rc := &recorder{fail: func(int) error { return tt.fnErr }}
+			srv, _ := serve(t, rc.fn, callback.WithStore(tt.store))
+			a := post(t, srv.URL+"/cb", statusBody)
+			assert.Equal(t, tt.want, a.code)
+			if tt.want == http.StatusServiceUnavailable {
+				assert.NotEmpty(t, a.header.Get("Retry-After"))
+			}
+			assert.Equal(t, tt.wantCalls, rc.count())
+			assert.Equal(t, tt.wantCompleted, tt.store.completed.Load())
+			assert.Equal(t, tt.wantReleased, tt.store.released.Load())
+			assert.True(t, tt.store.claimedContext.Load(), "Claim gets the request's context and a 69-character key")
+		})
+	}
+}

@@ -1,0 +1,77 @@
+// Package callback receives the callback requests of the Travel Rule
+// Transfer Exchange Service: status callbacks about transfers you initiated,
+// Travel Rule Protocol (TRP) messages the service relays, and inbound
+// inquiries about transfers to your customers. [NewHandler] returns an
+// [http.Handler] to mount in your own mux; it decodes each callback with
+// [travelrule.ParseCallback] and calls your function with it.
+//
+//	h := callback.NewHandler(func(ctx context.Context, cb *travelrule.Callback) error {
+//		return payments.Update(ctx, cb.Ref, cb.Status) // an error makes the service deliver again
+//	}, callback.WithCapabilityKey(key))
+//	mux.Handle("/travelrule/callback", h)
+//
+// # Answers
+//
+// The handler answers 204 when your function returned nil (and to a
+// delivery it has already processed), 500 when your function returned an
+// error or panicked, so that the sender delivers again, 503 with
+// Retry-After while the same delivery is still being processed, 400 to a
+// body that is not a JSON object, 401 to a request that fails
+// authentication, 405 (with Allow: POST) to any method but POST and 413 to a
+// body over the size limit ([DefaultMaxBodyBytes], see
+// [WithMaxBodyBytes]). Your function sees only authenticated, well-formed
+// callbacks, with the request's context. Error answers never repeat the body.
+//
+// # What is trusted
+//
+// The interface description shows neither the callback body nor any
+// authentication of callbacks (parts 4.3 and 6), so:
+//
+//   - Without options, the handler accepts every well-formed callback from
+//     anyone who can reach its URL. Treat such a callback as a claim, not a
+//     fact: anyone can forge it, and nothing binds its transferId or status
+//     to a transfer of yours.
+//   - [WithCapabilityKey] accepts only requests at a callback URL made with
+//     [travelrule.NewCallbackURL] and the same key, checked in constant
+//     time, and passes the URL's reference on in Callback.Ref. This trusts
+//     that only the service (and whoever it shares the URL with, such as the
+//     counterparty VASP of a TRP flow) learns the URL: the tag proves that
+//     the sender knows the URL, not who the sender is, and it covers no part
+//     of the body, so a sender that knows the URL can send any body to it,
+//     and one that sees a request can replay it. Match callbacks to
+//     transfers by Ref, not by the body's transferId; serve the URL over
+//     TLS and keep its query string out of access logs.
+//   - [WithVerifier] adds a check over the request and its body, for a
+//     service that signs its callbacks. [WebhookVerifier] checks Standard
+//     Webhooks signatures (HMAC-SHA256 over the webhook-id, the
+//     webhook-timestamp and the body, with a shared secret): it trusts the
+//     holders of the secret, proves the body unchanged, and bounds replays
+//     to the timestamp tolerance, within which de-duplication by webhook-id
+//     stops them.
+//
+// A handler configured with a key or a verifier never accepts a request
+// that fails the check; a handler whose options are invalid (an empty key or
+// secret, a nil function) answers 500 to everything and reports why from
+// [Handler.Err].
+//
+// # De-duplication
+//
+// Senders deliver again when they see no 2xx answer in time, so the same
+// callback may arrive more than once, even concurrently. The handler
+// claims each delivery in a [Store] before calling your function: a
+// delivery already processed is answered 204 without calling it, one being
+// processed 503, and a delivery whose function failed or panicked is
+// released so that the next delivery reaches your function again. A
+// delivery is identified by its webhook-id header when it has one, else by
+// the SHA-256 of the verified reference and the body. The default store is
+// a [MemoryStore] of [DefaultStoreSize] deliveries in this process; a fleet
+// of servers plugs in a shared store with [WithStore]. De-duplication is
+// best effort (a store forgets, and a redelivery whose body differs is a
+// new delivery), so your function should still be idempotent.
+//
+// # Logging
+//
+// The handler logs nothing unless given a logger ([WithLogger]). It never
+// logs bodies, query strings (a capability URL's tag is a secret), personal
+// data or secrets; it does log the error text your function returns.
+package callback

@@ -1,0 +1,199 @@
+package callback
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Verifier checks the authenticity of a callback request. Verify gets the
+// request and its whole body (already read; r.Body must not be read again)
+// and returns nil to accept it. Any error makes the handler answer 401; the
+// error text is logged, so it must not carry secrets or the body.
+type Verifier interface {
+	Verify(r *http.Request, body []byte) error
+}
+
+// VerifierFunc adapts a function to [Verifier].
+type VerifierFunc func(r *http.Request, body []byte) error
+
+// Verify calls f(r, body).
+func (f VerifierFunc) Verify(r *http.Request, body []byte) error { return f(r, body) }
+
+// The headers of a Standard Webhooks signature
+// (https://www.standardwebhooks.com).
+const (
+	// HeaderID carries the delivery's identifier, the same on every
+	// redelivery; the handler de-duplicates by it.
+	HeaderID = "webhook-id"
+	// HeaderTimestamp carries the signing time in Unix seconds.
+	HeaderTimestamp = "webhook-timestamp"
+	// HeaderSignature carries one or more space-separated signatures of
+	// the form "v1,<base64 HMAC-SHA256>".
+	HeaderSignature = "webhook-signature"
+)
+
+// DefaultTolerance is how far a webhook-timestamp may be from the
+// verifier's clock, either way, when WebhookVerifier.Tolerance is zero.
+const DefaultTolerance = 5 * time.Minute
+
+// Errors of [WebhookVerifier].
+var (
+	// ErrNoSignature means a request lacks the webhook-id,
+	// webhook-timestamp or webhook-signature header.
+	ErrNoSignature = errors.New("callback: request carries no webhook signature")
+	// ErrTimestamp means the webhook-timestamp is not Unix seconds or is
+	// farther from the verifier's clock than the tolerance.
+	ErrTimestamp = errors.New("callback: webhook timestamp is invalid or outside the tolerance")
+	// ErrSignature means no signature of the request verifies with any of
+	// the secrets.
+	ErrSignature = errors.New("callback: webhook signature does not verify")
+)
+
+const maxTimestamp = 1 << 40 // far beyond any real clock; keeps arithmetic in range
+
+// WebhookVerifier is a [Verifier] of Standard Webhooks signatures: the
+// webhook-signature header must hold, among its space-separated entries, a
+// "v1,<base64>" entry whose value is the HMAC-SHA256, under one of Secrets,
+// of webhook-id + "." + webhook-timestamp + "." + body, and the
+// webhook-timestamp (Unix seconds) must be within Tolerance of Now.
+// Signatures are compared in constant time. Several secrets verify during a
+// key rotation, as do several signatures in one header.
+//
+// Secrets are the raw key bytes: a Standard Webhooks secret written
+// "whsec_<base64>" must be base64-decoded first. A WebhookVerifier with no
+// secret, or with an empty one, refuses every request. Do not change its
+// fields once it is in use.
+type WebhookVerifier struct {
+	// Secrets are the accepted signing secrets.
+	Secrets [][]byte
+	// Tolerance is the largest accepted distance between the timestamp and
+	// Now, either way; zero means [DefaultTolerance].
+	Tolerance time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+func (v *WebhookVerifier) check() error {
+	if len(v.Secrets) == 0 {
+		return errors.New("WebhookVerifier has no secret")
+	}
+	for _, s := range v.Secrets {
+		if len(s) == 0 {
+			return errors.New("WebhookVerifier has an empty secret")
+		}
+	}
+	if v.Tolerance < 0 {
+		return errors.New("WebhookVerifier has a negative tolerance")
+	}
+	return nil
+}
+
+// Verify implements [Verifier]. It returns [ErrNoSignature],
+// [ErrTimestamp] or [ErrSignature], or an error saying the verifier itself
+// is unusable (no secret).
+func (v *WebhookVerifier) Verify(r *http.Request, body []byte) error {
+	if err := v.check(); err != nil {
+		return errors.New("callback: " + err.Error())
+	}
+	id, ts := r.Header.Get(HeaderID), r.Header.Get(HeaderTimestamp)
+	sigs := r.Header.Values(HeaderSignature)
+	if id == "" || ts == "" || len(sigs) == 0 {
+		return ErrNoSignature
+	}
+	sec, ok := unixSeconds(ts)
+	if !ok {
+		return ErrTimestamp
+	}
+	now := time.Now
+	if v.Now != nil {
+		now = v.Now
+	}
+	tol := v.Tolerance
+	if tol == 0 {
+		tol = DefaultTolerance
+	}
+	diff := now().Unix() - sec
+	if diff < 0 {
+		diff = -diff
+	}
+	if diff > int64(tol/time.Second) {
+		return ErrTimestamp
+	}
+	macs := make([][]byte, len(v.Secrets))
+	for i, s := range v.Secrets {
+		macs[i] = signature(s, id, ts, body)
+	}
+	ok = false
+	for _, line := range sigs {
+		for _, entry := range strings.Fields(line) {
+			version, b64, found := strings.Cut(entry, ",")
+			if !found || version != "v1" {
+				continue
+			}
+			got, err := base64.StdEncoding.DecodeString(b64)
+			if err != nil {
+				continue
+			}
+			for _, m := range macs {
+				if hmac.Equal(got, m) {
+					ok = true // keep going: the time taken depends only on the header's length
+				}
+			}
+		}
+	}
+	if !ok {
+		return ErrSignature
+	}
+	return nil
+}
+
+// Sign returns the Standard Webhooks signature ("v1,<base64>") of a
+// delivery: the HMAC-SHA256 under secret of id + "." + the Unix seconds of
+// ts + "." + body. Put it in the [HeaderSignature] header, with id in
+// [HeaderID] and ts in [HeaderTimestamp], or let [SetSignatureHeaders] do
+// all three.
+func Sign(secret []byte, id string, ts time.Time, body []byte) string {
+	return "v1," + base64.StdEncoding.EncodeToString(signature(secret, id, strconv.FormatInt(ts.Unix(), 10), body))
+}
+
+// SetSignatureHeaders sets the webhook-id, webhook-timestamp and
+// webhook-signature headers of a delivery of body in h, signed with secret
+// at time ts. It is what a sender (or a test) does before posting body.
+func SetSignatureHeaders(h http.Header, secret []byte, id string, ts time.Time, body []byte) {
+	h.Set(HeaderID, id)
+	h.Set(HeaderTimestamp, strconv.FormatInt(ts.Unix(), 10))
+	h.Set(HeaderSignature, Sign(secret, id, ts, body))
+}
+
+func signature(secret []byte, id, ts string, body []byte) []byte {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte(id))
+	m.Write([]byte{'.'})
+	m.Write([]byte(ts))
+	m.Write([]byte{'.'})
+	m.Write(body)
+	return m.Sum(nil)
+}
+
+// unixSeconds reads a webhook-timestamp: decimal digits only.
+func unixSeconds(ts string) (int64, bool) {
+	if ts == "" || len(ts) > 13 {
+		return 0, false
+	}
+	for i := 0; i < len(ts); i++ {
+		if ts[i] < '0' || ts[i] > '9' {
+			return 0, false
+		}
+	}
+	sec, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil || sec > maxTimestamp {
+		return 0, false
+	}
+	return sec, true
+}

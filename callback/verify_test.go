@@ -1,0 +1,186 @@
+package callback_test
+
+import (
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vaspkit/travelrule"
+	"github.com/vaspkit/travelrule/callback"
+)
+
+// The reference vector of the Standard Webhooks specification.
+func TestCallbackSignStandardWebhooksVector(t *testing.T) {
+	secret, err := base64.StdEncoding.DecodeString("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw") // whsec_MfKQ…
+	require.NoError(t, err)
+	body := []byte(`{"test": 2432232314}`)
+	ts := time.Unix(1614265330, 0)
+	const want = "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="
+	assert.Equal(t, want, callback.Sign(secret, "msg_p5jXN8AQM9LWM0D4loKWxJek", ts, body))
+
+	r := httptest.NewRequest(http.MethodPost, "/cb", nil)
+	r.Header.Set(callback.HeaderID, "msg_p5jXN8AQM9LWM0D4loKWxJek")
+	r.Header.Set(callback.HeaderTimestamp, "1614265330")
+	r.Header.Set(callback.HeaderSignature, want)
+	v := &callback.WebhookVerifier{Secrets: [][]byte{secret}, Now: func() time.Time { return ts }}
+	assert.NoError(t, v.Verify(r, body))
+}
+
+func TestCallbackWebhookVerifier(t *testing.T) {
+	now := time.Unix(1_750_000_000, 0)
+	oldSecret, newSecret := []byte("old-secret-0123456789"), []byte("new-secret-0123456789")
+	body := []byte(statusBody)
+	signed := func(secret []byte, id string, ts time.Time, body []byte) http.Header {
+		h := http.Header{}
+		callback.SetSignatureHeaders(h, secret, id, ts, body)
+		return h
+	}
+	with := func(h http.Header, key, value string) http.Header {
+		h = h.Clone()
+		if value == "" {
+			h.Del(key)
+		} else {
+			h.Set(key, value)
+		}
+		return h
+	}
+	good := signed(newSecret, "msg_1", now, body)
+	tests := []struct {
+		name    string
+		secrets [][]byte
+		tol     time.Duration
+		header  http.Header
+		body    []byte
+		want    error
+	}{
+		{"valid", [][]byte{newSecret}, 0, good, body, nil},
+		{"valid at the edge of the tolerance", [][]byte{newSecret}, 0, signed(newSecret, "m", now.Add(-5*time.Minute), body), body, nil},
+		{"expired", [][]byte{newSecret}, 0, signed(newSecret, "m", now.Add(-5*time.Minute-time.Second), body), body, callback.ErrTimestamp},
+		{"from the future", [][]byte{newSecret}, 0, signed(newSecret, "m", now.Add(6*time.Minute), body), body, callback.ErrTimestamp},
+		{"custom tolerance", [][]byte{newSecret}, time.Hour, signed(newSecret, "m", now.Add(-59*time.Minute), body), body, nil},
+		{"body changed", [][]byte{newSecret}, 0, good, []byte(strings.Replace(statusBody, "approved", "rejected", 1)), callback.ErrSignature},
+		{"id changed", [][]byte{newSecret}, 0, with(good, callback.HeaderID, "msg_2"), body, callback.ErrSignature},
+		{"timestamp changed", [][]byte{newSecret}, 0, with(good, callback.HeaderTimestamp, strconv.FormatInt(now.Unix()+1, 10)), body, callback.ErrSignature},
+		{"wrong secret", [][]byte{oldSecret}, 0, good, body, callback.ErrSignature},
+		{"rotation: old and new secrets accepted", [][]byte{newSecret, oldSecret}, 0, signed(oldSecret, "m", now, body), body, nil},
+		{"rotation: several signatures in the header", [][]byte{newSecret}, 0,
+			with(good, callback.HeaderSignature, callback.Sign(oldSecret, "msg_1", now, body)+" "+good.Get(callback.HeaderSignature)), body, nil},
+		{"rotation: signature of a retired secret only", [][]byte{newSecret}, 0, signed(oldSecret, "m", now, body), body, callback.ErrSignature},
+		{"other version", [][]byte{newSecret}, 0, with(good, callback.HeaderSignature, "v1a,"+strings.TrimPrefix(good.Get(callback.HeaderSignature), "v1,")), body, callback.ErrSignature},
+		{"not base64", [][]byte{newSecret}, 0, with(good, callback.HeaderSignature, "v1,***"), body, callback.ErrSignature},
+		{"truncated signature", [][]byte{newSecret}, 0, with(good, callback.HeaderSignature, good.Get(callback.HeaderSignature)[:20]), body, callback.ErrSignature},
+		{"no signature", [][]byte{newSecret}, 0, with(good, callback.HeaderSignature, ""), body, callback.ErrNoSignature},
+		{"no id", [][]byte{newSecret}, 0, with(good, callback.HeaderID, ""), body, callback.ErrNoSignature},
+		{"no timestamp", [][]byte{newSecret}, 0, with(good, callback.HeaderTimestamp, ""), body, callback.ErrNoSignature},
+		{"timestamp not a number", [][]byte{newSecret}, 0, with(good, callback.HeaderTimestamp, "2025-01-01T00:00:00Z"), body, callback.ErrTimestamp},
+		{"timestamp with sign", [][]byte{newSecret}, 0, with(good, callback.HeaderTimestamp, "+"+good.Get(callback.HeaderTimestamp)), body, callback.ErrTimestamp},
+		{"timestamp huge", [][]byte{newSecret}, 0, with(good, callback.HeaderTimestamp, "99999999999999999999"), body, callback.ErrTimestamp},
+		{"no secrets refuses everything", nil, 0, good, body, errors.New("any")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := &callback.WebhookVerifier{Secrets: tt.secrets, Tolerance: tt.tol, Now: func() time.Time { return now }}
+			r := httptest.NewRequest(http.MethodPost, "/cb", nil)
+			r.Header = tt.header
+			err := v.Verify(r, tt.body)
+			switch {
+			case tt.want == nil:
+				assert.NoError(t, err)
+			case tt.secrets == nil:
+				assert.Error(t, err)
+			default:
+				assert.ErrorIs(t, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestCallbackHandlerWebhookSignature goes through HTTP: a refused
+// signature answers 401 and never reaches the function.
+func TestCallbackHandlerWebhookSignature(t *testing.T) {
+	now := time.Unix(1_750_000_000, 0)
+	secret, retired := []byte("whsec-test-secret-1"), []byte("whsec-test-secret-0")
+	rc := &recorder{}
+	srv, h := serve(t, rc.fn, callback.WithVerifier(&callback.WebhookVerifier{
+		Secrets: [][]byte{secret, retired},
+		Now:     func() time.Time { return now },
+	}))
+	require.NoError(t, h.Err())
+	sign := func(secret []byte, id string, ts time.Time, body string) http.Header {
+		hd := http.Header{}
+		callback.SetSignatureHeaders(hd, secret, id, ts, []byte(body))
+		return hd
+	}
+	tests := []struct {
+		name   string
+		header http.Header
+		body   string
+		want   int
+	}{
+		{"valid", sign(secret, "msg_1", now, statusBody), statusBody, http.StatusNoContent},
+		{"valid with the retired secret", sign(retired, "msg_2", now, statusBody), statusBody, http.StatusNoContent},
+		{"expired", sign(secret, "msg_3", now.Add(-time.Hour), statusBody), statusBody, http.StatusUnauthorized},
+		{"bad signature", sign([]byte("guessed-secret"), "msg_4", now, statusBody), statusBody, http.StatusUnauthorized},
+		{"body swapped", sign(secret, "msg_5", now, statusBody), `{"transferId":"tr-1","status":"rejected"}`, http.StatusUnauthorized},
+		{"unsigned", nil, statusBody, http.StatusUnauthorized},
+		{"signed but malformed", sign(secret, "msg_6", now, "[]"), "[]", http.StatusBadRequest},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := rc.count()
+			a := send(t, http.MethodPost, srv.URL+"/cb", tt.body, tt.header)
+			assert.Equal(t, tt.want, a.code)
+			if tt.want == http.StatusNoContent {
+				assert.Equal(t, before+1, rc.count())
+			} else {
+				assert.Equal(t, before, rc.count())
+				assert.NotContains(t, a.body, "transferId")
+			}
+		})
+	}
+}
+
+// TestCallbackHandlerCustomVerifier checks that any Verifier gates the
+// function and sees the body.
+func TestCallbackHandlerCustomVerifier(t *testing.T) {
+	rc := &recorder{}
+	var seen []byte
+	srv, _ := serve(t, rc.fn, callback.WithVerifier(callback.VerifierFunc(func(r *http.Request, body []byte) error {
+		seen = append([]byte(nil), body...)
+		if r.Header.Get("X-Token") != "let-me-in" {
+			return errors.New("bad token")
+		}
+		return nil
+	})))
+	assert.Equal(t, http.StatusUnauthorized, post(t, srv.URL+"/cb", statusBody).code)
+	assert.Equal(t, statusBody, string(seen))
+	assert.Zero(t, rc.count())
+	a := send(t, http.MethodPost, srv.URL+"/cb", statusBody, http.Header{"X-Token": {"let-me-in"}})
+	assert.Equal(t, http.StatusNoContent, a.code)
+	assert.Equal(t, 1, rc.count())
+}
+
+func TestCallbackHandlerCapabilityAndSignature(t *testing.T) {
+	now := time.Unix(1_750_000_000, 0)
+	secret := []byte("whsec-test-secret-1")
+	rc := &recorder{}
+	srv, _ := serve(t, rc.fn, callback.WithCapabilityKey(capKey),
+		callback.WithVerifier(&callback.WebhookVerifier{Secrets: [][]byte{secret}, Now: func() time.Time { return now }}))
+	u, err := travelrule.NewCallbackURL(srv.URL+"/cb", "pay-1", capKey)
+	require.NoError(t, err)
+	hd := http.Header{}
+	callback.SetSignatureHeaders(hd, secret, "msg_1", now, []byte(statusBody))
+	assert.Equal(t, http.StatusUnauthorized, send(t, http.MethodPost, srv.URL+"/cb", statusBody, hd).code, "signature without capability")
+	assert.Equal(t, http.StatusUnauthorized, post(t, u, statusBody).code, "capability without signature")
+	assert.Equal(t, http.StatusNoContent, send(t, http.MethodPost, u, statusBody, hd).code)
+	require.Equal(t, 1, rc.count())
+	assert.Equal(t, "pay-1", rc.last(t).Ref)
+}

@@ -1,0 +1,263 @@
+package travelrule_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vaspkit/travelrule"
+)
+
+// cbInquiryBody is an inbound inquiry as the sandbox sends it, with values
+// the spec writes as numbers written as numbers.
+const cbInquiryBody = `{"transferId":"tr-77","status":"inquiry","asset":"BTC","amount":"0.25",
+ "callback":"https://bank.example/cb?tr_ref=p1&tr_tag=SECRETTAGxxxxxxxxxxxxx","txId":"0xabc",
+ "travelAddress":"ta1SECRETTRAVELADDR","email":"ada@example.com",
+ "originator":{"personType":"natural","firstName":"Ada","lastName":"Lovelace","dateOfBirth":"1815-12-10",
+   "buildingNumber":12,"postCode":10115,"country":"GB","walletAddress":"bc1qORIGINATORWALLET"},
+ "beneficiary":{"personType":"natural","firstName":"Alan","lastName":"Turing","dateOfBirth":"1912-06-23",
+   "nationalId":"NI-SECRET-99","nationalIdType":"CCPT","extra":{"x":1}},
+ "unknownField":[1,2,3]}`
+
+func TestParseCallbackKinds(t *testing.T) {
+	ts := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name string
+		body string
+		want travelrule.Callback // Raw and Inquiry are checked apart
+	}{
+		{"sandbox status", `{"transferId":"tr-1","status":"approved","txId":"0xfeed","timestamp":"2025-03-01T12:00:00Z"}`,
+			travelrule.Callback{Kind: travelrule.KindStatus, TransferID: "tr-1", Status: "approved", TxID: "0xfeed", Timestamp: ts}},
+		{"status without txId", `{"transferId":"tr-1","status":"received","timestamp":"2025-03-01T12:00:00Z"}`,
+			travelrule.Callback{Kind: travelrule.KindStatus, TransferID: "tr-1", Status: "received", Timestamp: ts}},
+		{"numeric transferId", `{"transferId":12345678901234567890,"status":"completed"}`,
+			travelrule.Callback{Kind: travelrule.KindStatus, TransferID: "12345678901234567890", Status: "completed"}},
+		{"unix timestamp", `{"transferId":"a","status":"rejected","timestamp":1740830400}`,
+			travelrule.Callback{Kind: travelrule.KindStatus, TransferID: "a", Status: "rejected", Timestamp: ts}},
+		{"bad timestamp ignored", `{"transferId":"a","status":"rejected","timestamp":"yesterday"}`,
+			travelrule.Callback{Kind: travelrule.KindStatus, TransferID: "a", Status: "rejected"}},
+		{"unknown fields kept", `{"transferId":"a","status":"x","nested":{"deep":[1,{"k":null}]},"n":1e9}`,
+			travelrule.Callback{Kind: travelrule.KindStatus, TransferID: "a", Status: "x"}},
+		{"TRP approved", `{"approved":{"address":"bc1qWALLET","callback":"https://b.example/trp?q=1"}}`,
+			travelrule.Callback{Kind: travelrule.KindApproved, Address: "bc1qWALLET", ApprovedCallback: "https://b.example/trp?q=1"}},
+		{"TRP approved with transferId", `{"transferId":"t9","approved":{"address":"addr"}}`,
+			travelrule.Callback{Kind: travelrule.KindApproved, TransferID: "t9", Address: "addr"}},
+		{"TRP rejected", `{"rejected":"sanctions hit"}`,
+			travelrule.Callback{Kind: travelrule.KindRejected, Reason: "sanctions hit"}},
+		{"TRP rejected null", `{"rejected":null}`, travelrule.Callback{Kind: travelrule.KindRejected}},
+		{"TRP txid", `{"txid":"0xbeef"}`, travelrule.Callback{Kind: travelrule.KindTxID, TxID: "0xbeef"}},
+		{"TRP canceled", `{"canceled":"user aborted"}`, travelrule.Callback{Kind: travelrule.KindCanceled, Reason: "user aborted"}},
+		{"TRP cancelled (British)", `{"cancelled":"user aborted"}`, travelrule.Callback{Kind: travelrule.KindCanceled, Reason: "user aborted"}},
+		{"status wins over TRP txid", `{"transferId":"a","status":"completed","txid":"0x1"}`,
+			travelrule.Callback{Kind: travelrule.KindStatus, TransferID: "a", Status: "completed", TxID: "0x1"}},
+		{"approved not an object", `{"approved":"true"}`, travelrule.Callback{Kind: travelrule.KindUnknown}},
+		{"empty object", `{}`, travelrule.Callback{Kind: travelrule.KindUnknown}},
+		{"wrong types tolerated", `{"transferId":{"a":1},"status":["x"],"txId":true}`,
+			travelrule.Callback{Kind: travelrule.KindUnknown, TxID: "true"}},
+		{"whitespace around", " \n{\"transferId\":\"a\",\"status\":\"received\"}\n ",
+			travelrule.Callback{Kind: travelrule.KindStatus, TransferID: "a", Status: "received"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cb, err := travelrule.ParseCallback([]byte(tt.body))
+			require.NoError(t, err)
+			assert.Equal(t, tt.body, string(cb.Raw), "Raw is the body")
+			assert.Nil(t, cb.Inquiry)
+			got := *cb
+			got.Raw = nil
+			assert.True(t, tt.want.Timestamp.Equal(got.Timestamp), "timestamp %v", got.Timestamp)
+			got.Timestamp, tt.want.Timestamp = time.Time{}, time.Time{}
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestParseCallbackInquiry(t *testing.T) {
+	cb, err := travelrule.ParseCallback([]byte(cbInquiryBody))
+	require.NoError(t, err)
+	assert.Equal(t, travelrule.KindInquiry, cb.Kind)
+	assert.Equal(t, "tr-77", cb.TransferID)
+	assert.Equal(t, "inquiry", cb.Status)
+	require.NotNil(t, cb.Inquiry)
+	in := cb.Inquiry
+	assert.Equal(t, "BTC", in.Asset)
+	assert.Equal(t, "0.25", in.Amount)
+	assert.Equal(t, "0xabc", in.TxID)
+	assert.Equal(t, "https://bank.example/cb?tr_ref=p1&tr_tag=SECRETTAGxxxxxxxxxxxxx", in.Callback)
+	assert.Equal(t, travelrule.Party{PersonType: "natural", FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1815-12-10",
+		BuildingNumber: "12", PostCode: "10115", Country: "GB", WalletAddress: "bc1qORIGINATORWALLET"}, in.Originator)
+	assert.Equal(t, "NI-SECRET-99", in.Beneficiary.NationalID)
+	assert.Equal(t, "Turing", in.Beneficiary.LastName)
+	require.NoError(t, in.Validate(), "a sandbox inquiry is a valid transfer request")
+
+	// An inquiry whose fields have the wrong types still parses.
+	cb, err = travelrule.ParseCallback([]byte(`{"transferId":"t","status":"INQUIRY","asset":{"slip0044":0},"amount":1.5,"originator":"x","beneficiary":{"firstName":["a"]}}`))
+	require.NoError(t, err)
+	assert.Equal(t, travelrule.KindInquiry, cb.Kind)
+	require.NotNil(t, cb.Inquiry)
+	assert.Equal(t, "", cb.Inquiry.Asset)
+	assert.Equal(t, "1.5", cb.Inquiry.Amount)
+	assert.Equal(t, travelrule.Party{}, cb.Inquiry.Originator)
+	assert.Equal(t, travelrule.Party{}, cb.Inquiry.Beneficiary)
+}
+
+func TestParseCallbackMalformed(t *testing.T) {
+	for _, body := range []string{
+		``, ` `, `null`, `[]`, `[{"transferId":"a"}]`, `"str"`, `42`, `true`,
+		`{`, `{"transferId":"a",}`, `{"transferId":"Ada Lovelace"} trailing`, `{"a":1}{"b":2}`,
+		"{\"transferId\":\"a\x00\"}", `{'a':1}`, strings.Repeat("[", 20000),
+	} {
+		t.Run(fmt.Sprintf("%.20q", body), func(t *testing.T) {
+			cb, err := travelrule.ParseCallback([]byte(body))
+			require.Error(t, err)
+			assert.Nil(t, cb)
+			assert.True(t, errors.Is(err, travelrule.ErrMalformedCallback), "%v", err)
+			assert.NotContains(t, err.Error(), "Ada")
+		})
+	}
+}
+
+func TestParseCallbackRawIsACopy(t *testing.T) {
+	body := []byte(`{"transferId":"a","status":"received","zzz":[1,2]}`)
+	cb, err := travelrule.ParseCallback(body)
+	require.NoError(t, err)
+	want := string(body)
+	body[2] = 'X'
+	assert.Equal(t, want, string(cb.Raw))
+}
+
+func TestCallbackRedaction(t *testing.T) {
+	secrets := []string{
+		"bc1qWALLETADDRESS", "https://b.example/trp?q=1&tr_tag=TAGTAGTAG", "Mr Smith is sanctioned",
+		"Ada", "Lovelace", "1815-12-10", "bc1qORIGINATORWALLET", "NI-SECRET-99", "ada@example.com",
+		"SECRETTAG", "ta1SECRETTRAVELADDR", "10115",
+	}
+	approved, err := travelrule.ParseCallback([]byte(`{"transferId":"tr-1","approved":{"address":"bc1qWALLETADDRESS","callback":"https://b.example/trp?q=1&tr_tag=TAGTAGTAG"}}`))
+	require.NoError(t, err)
+	approved.Ref = "payment-42"
+	rejected, err := travelrule.ParseCallback([]byte(`{"transferId":"tr-2","rejected":"Mr Smith is sanctioned"}`))
+	require.NoError(t, err)
+	inquiry, err := travelrule.ParseCallback([]byte(cbInquiryBody))
+	require.NoError(t, err)
+
+	for _, cb := range []*travelrule.Callback{approved, rejected, inquiry} {
+		var outs []string
+		for _, verb := range []string{"%v", "%+v", "%s", "%#v", "%q"} {
+			outs = append(outs, fmt.Sprintf(verb, cb), fmt.Sprintf(verb, *cb))
+		}
+		var buf bytes.Buffer
+		slog.New(slog.NewJSONHandler(&buf, nil)).Info("cb", "callback", cb, "value", *cb)
+		slog.New(slog.NewTextHandler(&buf, nil)).Info("cb", "callback", cb)
+		outs = append(outs, buf.String())
+		for _, out := range outs {
+			for _, s := range secrets {
+				assert.NotContains(t, out, s)
+			}
+			assert.Contains(t, out, cb.TransferID)
+		}
+		assert.Contains(t, fmt.Sprintf("%+v", cb), "Kind:"+string(cb.Kind))
+		assert.Contains(t, buf.String(), `"kind":"`+string(cb.Kind)+`"`)
+	}
+	assert.Contains(t, fmt.Sprintf("%v", approved), "Address:[redacted]")
+	assert.Contains(t, fmt.Sprintf("%v", approved), "Ref:payment-42")
+	assert.Contains(t, fmt.Sprintf("%#v", approved), "travelrule.Callback{")
+	assert.Contains(t, fmt.Sprintf("%v", inquiry), "Asset:BTC")
+	var nilCB *travelrule.Callback
+	assert.NotPanics(t, func() { _ = fmt.Sprintf("%v", nilCB) })
+}
+
+func TestCallbackJSONRawRoundTrip(t *testing.T) {
+	// Raw is a json.RawMessage, so a Callback re-encoded by an integrator
+	// keeps the original body verbatim.
+	body := `{"transferId":"a","status":"received"}`
+	cb, err := travelrule.ParseCallback([]byte(body))
+	require.NoError(t, err)
+	out, err := json.Marshal(struct{ Raw json.RawMessage }{cb.Raw})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"Raw":`+body+`}`, string(out))
+}
+
+// FuzzParseCallback checks ParseCallback's contract on any input: it never
+// panics, fails exactly when the body is not a JSON object, keeps the body
+// in Raw, and redacts regardless of the personal values it decoded.
+func FuzzParseCallback(f *testing.F) {
+	for _, s := range []string{
+		`{"transferId":"tr-1","status":"approved","txId":"0xfeed","timestamp":"2025-03-01T12:00:00Z"}`,
+		`{"transferId":12,"status":"received"}`, `{"approved":{"address":"a","callback":"https://x"}}`,
+		`{"rejected":"r"}`, `{"txid":"t"}`, `{"canceled":null}`, cbInquiryBody, `{}`, `[]`, `null`, ``, `{"a":`,
+		`{"transferId":"a","status":"inquiry","originator":{"buildingNumber":1e999}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		cb, err := travelrule.ParseCallback(body)
+		var obj map[string]json.RawMessage
+		isObject := json.Unmarshal(body, &obj) == nil && obj != nil
+		if err != nil {
+			if !errors.Is(err, travelrule.ErrMalformedCallback) {
+				t.Fatalf("error %v does not match ErrMalformedCallback", err)
+			}
+			if isObject {
+				t.Fatalf("refused a JSON object: %v", err)
+			}
+			return
+		}
+		if !isObject {
+			t.Fatalf("accepted a body that is not a JSON object")
+		}
+		if !bytes.Equal(cb.Raw, body) {
+			t.Fatal("Raw differs from the body")
+		}
+		switch cb.Kind {
+		case travelrule.KindStatus, travelrule.KindApproved, travelrule.KindRejected, travelrule.KindTxID,
+			travelrule.KindCanceled, travelrule.KindUnknown:
+			if cb.Inquiry != nil {
+				t.Fatalf("kind %s with an inquiry", cb.Kind)
+			}
+		case travelrule.KindInquiry:
+			if cb.Inquiry == nil {
+				t.Fatal("inquiry without Inquiry")
+			}
+		default:
+			t.Fatalf("unknown kind %q", cb.Kind)
+		}
+		// Redaction: the output does not depend on the personal values.
+		other := *cb
+		other.Address, other.ApprovedCallback, other.Reason = cbSwap(cb.Address), cbSwap(cb.ApprovedCallback), cbSwap(cb.Reason)
+		for _, verb := range []string{"%v", "%+v", "%s"} {
+			if a, b := fmt.Sprintf(verb, cb), fmt.Sprintf(verb, other); a != b {
+				t.Fatalf("%s output depends on personal values:\n%s\n%s", verb, a, b)
+			}
+		}
+		var b1, b2 bytes.Buffer
+		slog.New(slog.NewJSONHandler(&b1, nil)).Info("m", "cb", cb)
+		slog.New(slog.NewJSONHandler(&b2, nil)).Info("m", "cb", other)
+		if cbStripTime(b1.String()) != cbStripTime(b2.String()) {
+			t.Fatalf("slog output depends on personal values")
+		}
+	})
+}
+
+// cbSwap returns another value with the same emptiness.
+func cbSwap(s string) string {
+	if s == "" {
+		return ""
+	}
+	if s == "other" {
+		return "another"
+	}
+	return "other"
+}
+
+func cbStripTime(s string) string {
+	_, rest, _ := strings.Cut(s, `"level"`)
+	return rest
+}
