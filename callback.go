@@ -89,6 +89,21 @@ type Callback struct {
 	Raw json.RawMessage
 }
 
+// callbackWire holds the top-level fields ParseCallback reads, undecoded.
+// Declaring both "txId" and "txid" keeps them apart: encoding/json prefers
+// an exact match of the name.
+type callbackWire struct {
+	TransferID json.RawMessage `json:"transferId"`
+	Status     json.RawMessage `json:"status"`
+	TxID       json.RawMessage `json:"txId"`
+	Txid       json.RawMessage `json:"txid"`
+	Timestamp  json.RawMessage `json:"timestamp"`
+	Approved   json.RawMessage `json:"approved"`
+	Rejected   json.RawMessage `json:"rejected"`
+	Canceled   json.RawMessage `json:"canceled"`
+	Cancelled  json.RawMessage `json:"cancelled"`
+}
+
 // ParseCallback decodes a callback body. The body's shape is not documented,
 // so decoding is tolerant: unknown fields, missing fields and fields of an
 // unexpected type never fail it, and Raw always holds a copy of body. Only a
@@ -101,14 +116,15 @@ type Callback struct {
 // an "approved" object gives [KindApproved], then a "rejected" field
 // [KindRejected], a "canceled" (or "cancelled") field [KindCanceled] and a
 // "txid" field [KindTxID]; anything else is [KindUnknown]. Field names match
-// exactly, as written here. The other fields are filled whatever the kind.
+// as written here; as with encoding/json, a spelling that differs only in
+// case matches too when no field has it exactly. The other fields are filled whatever the kind.
 func ParseCallback(body []byte) (*Callback, error) {
 	trimmed := bytes.TrimLeft(body, " \t\r\n")
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return nil, fmt.Errorf("%w: not a JSON object", ErrMalformedCallback)
 	}
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(body, &top); err != nil {
+	var w callbackWire
+	if err := json.Unmarshal(body, &w); err != nil {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
 			return nil, fmt.Errorf("%w: invalid JSON at offset %d", ErrMalformedCallback, se.Offset)
@@ -117,26 +133,26 @@ func ParseCallback(body []byte) (*Callback, error) {
 	}
 	cb := &Callback{
 		Kind:       KindUnknown,
-		TransferID: cbText(top["transferId"]),
-		Status:     cbText(top["status"]),
-		TxID:       cbText(top["txId"]),
-		Timestamp:  cbTime(top["timestamp"]),
+		TransferID: cbText(w.TransferID),
+		Status:     cbText(w.Status),
+		TxID:       cbText(w.TxID),
+		Timestamp:  cbTime(w.Timestamp),
 		Raw:        append(json.RawMessage(nil), body...),
 	}
 	if cb.TxID == "" {
-		cb.TxID = cbText(top["txid"])
+		cb.TxID = cbText(w.Txid)
 	}
 	var approved map[string]json.RawMessage
-	if raw, ok := top["approved"]; ok && cbIsObject(raw) && json.Unmarshal(raw, &approved) == nil {
+	if cbIsObject(w.Approved) && json.Unmarshal(w.Approved, &approved) == nil {
 		cb.Address = cbText(approved["address"])
 		cb.ApprovedCallback = cbText(approved["callback"])
 	}
-	rejected, isRejected := top["rejected"]
-	canceled, isCanceled := top["canceled"]
+	rejected, isRejected := w.Rejected, w.Rejected != nil
+	canceled, isCanceled := w.Canceled, w.Canceled != nil
 	if !isCanceled {
-		canceled, isCanceled = top["cancelled"]
+		canceled, isCanceled = w.Cancelled, w.Cancelled != nil
 	}
-	_, isTxID := top["txid"]
+	isTxID := w.Txid != nil
 	switch {
 	case isRejected:
 		cb.Reason = cbText(rejected)
@@ -144,7 +160,7 @@ func ParseCallback(body []byte) (*Callback, error) {
 		cb.Reason = cbText(canceled)
 	}
 
-	_, hasStatus := top["status"]
+	hasStatus := w.Status != nil
 	switch {
 	case hasStatus && strings.EqualFold(cb.Status, "inquiry"):
 		cb.Kind = KindInquiry
@@ -258,6 +274,11 @@ func cbScalar(raw json.RawMessage) (string, bool) {
 	}
 	switch raw[0] {
 	case '"':
+		// The body was validated as JSON when it was decoded, so a string
+		// without escapes is its bytes between the quotes.
+		if inner := raw[1 : len(raw)-1]; len(raw) >= 2 && bytes.IndexByte(inner, '\\') < 0 {
+			return string(inner), true
+		}
 		var s string
 		if json.Unmarshal(raw, &s) == nil {
 			return s, true

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
-	"time"
 
 	"github.com/vaspkit/travelrule"
 )
@@ -18,11 +17,6 @@ import (
 // DefaultMaxBodyBytes is the default limit on the size of a callback body;
 // see [WithMaxBodyBytes].
 const DefaultMaxBodyBytes = 1 << 20
-
-// storeTimeout bounds Complete and Release, which run on a context that
-// outlives the request's so that a sender hanging up does not leave a
-// delivery claimed.
-const storeTimeout = 10 * time.Second
 
 // retryAfterBusy is the Retry-After (in seconds) of the 503 answer to a
 // delivery that is being processed by another request.
@@ -261,8 +255,10 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) (code int) {
 	}
 
 	code = h.call(ctx, cb, path, attr)
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
-	defer cancel()
+	// Complete and Release run on a context that outlives the request's, so
+	// that a sender hanging up does not leave a delivery claimed; the store
+	// bounds their time (see Store).
+	sctx := context.WithoutCancel(ctx)
 	if code == http.StatusNoContent {
 		if err := h.store.Complete(sctx, key); err != nil {
 			// fn has done its work: answering 5xx would only run it again.
@@ -335,5 +331,9 @@ func dedupKey(webhookID, ref string, body []byte) string {
 		m.Write([]byte{0})
 		m.Write(body)
 	}
-	return prefix + hex.EncodeToString(m.Sum(nil))
+	var sum [sha256.Size]byte
+	var key [5 + 2*sha256.Size]byte
+	copy(key[:], prefix)
+	hex.Encode(key[5:], m.Sum(sum[:0]))
+	return string(key[:])
 }

@@ -44,7 +44,10 @@ const (
 // "done" → ClaimDone or "busy" → ClaimBusy); Complete is
 // SET key "done" PX <retention>; Release deletes the key if it still holds
 // "busy". An error from Claim answers 500; errors from Complete and Release
-// are logged.
+// are logged. Complete and Release get a context that is not cancelled when
+// the sender hangs up, so that no claim is left behind: a store that does
+// I/O must bound their time itself (as database and Redis clients do with
+// their own time-outs).
 type Store interface {
 	Claim(ctx context.Context, key string) (ClaimResult, error)
 	Complete(ctx context.Context, key string) error
