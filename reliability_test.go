@@ -284,11 +284,13 @@ func TestNoSecretsInLogsOrErrors(t *testing.T) {
 			w.Header().Set("Retry-After", "0")
 			answer(429, echo)(w, r)
 		},
-		"500":       answer(500, echo),
-		"503":       answer(503, echo),
-		"dropped":   dropAfterRead,
-		"garbage":   answer(200, echo),
-		"redirect":  func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "https://elsewhere.example/x", http.StatusTemporaryRedirect) },
+		"500":     answer(500, echo),
+		"503":     answer(503, echo),
+		"dropped": dropAfterRead,
+		"garbage": answer(200, echo),
+		"redirect": func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "https://elsewhere.example/x", http.StatusTemporaryRedirect)
+		},
 		"slow":      func(w http.ResponseWriter, r *http.Request) { time.Sleep(200 * time.Millisecond) },
 		"too large": answer(400, strings.Repeat(req.Originator.FirstName, 100000)),
 	}
