@@ -74,7 +74,7 @@ func NewCallbackURL(base, ref string, key []byte) (string, error) {
 	if q := u.Query(); q.Has(CallbackRefParam) || q.Has(CallbackTagParam) {
 		return "", errors.New("travelrule: NewCallbackURL: base already carries a capability")
 	}
-	if u.Fragment != "" {
+	if strings.ContainsRune(base, '#') { // even an empty fragment would swallow the capability
 		return "", errors.New("travelrule: NewCallbackURL: base must not carry a fragment")
 	}
 	sep := "?"
