@@ -71,7 +71,11 @@ func NewCallbackURL(base, ref string, key []byte) (string, error) {
 	if err != nil {
 		return "", errors.New("travelrule: NewCallbackURL: base does not parse")
 	}
-	if q := u.Query(); q.Has(CallbackRefParam) || q.Has(CallbackTagParam) {
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return "", errors.New("travelrule: NewCallbackURL: base has a query that does not parse")
+	}
+	if q.Has(CallbackRefParam) || q.Has(CallbackTagParam) {
 		return "", errors.New("travelrule: NewCallbackURL: base already carries a capability")
 	}
 	if strings.ContainsRune(base, '#') { // even an empty fragment would swallow the capability
@@ -98,10 +102,8 @@ func CallbackRef(callbackURL string) string {
 	if i < 0 {
 		return ""
 	}
-	q, err := url.ParseQuery(callbackURL[i+1:])
-	if err != nil {
-		return ""
-	}
+	// Like url.URL.Query, keep the pairs that parse.
+	q, _ := url.ParseQuery(callbackURL[i+1:])
 	return q.Get(CallbackRefParam)
 }
 
