@@ -81,12 +81,14 @@ func NewCallbackURL(base, ref string, key []byte) (string, error) {
 	if strings.ContainsRune(base, '#') { // even an empty fragment would swallow the capability
 		return "", errors.New("travelrule: NewCallbackURL: base must not carry a fragment")
 	}
-	sep := "?"
-	if u.RawQuery != "" || strings.HasSuffix(base, "?") {
+	var sep string
+	switch {
+	case u.RawQuery == "" && strings.HasSuffix(base, "?"): // "https://x/cb?"
+	case u.RawQuery == "":
+		sep = "?"
+	case strings.HasSuffix(u.RawQuery, "&"):
+	default:
 		sep = "&"
-		if strings.HasSuffix(base, "?") || strings.HasSuffix(base, "&") {
-			sep = ""
-		}
 	}
 	out := base + sep + CallbackRefParam + "=" + ref + "&" + CallbackTagParam + "=" + callbackTag(ref, key)
 	if utf8.RuneCountInString(out) > 255 {

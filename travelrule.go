@@ -118,13 +118,20 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 		hc.Jar = o.httpClient.Jar
 		userRedirect = o.httpClient.CheckRedirect
 	}
-	hc.Transport = &oauth2.Transport{Source: c.tokens, Base: baseRT}
+	hc.Transport = authTransport{&oauth2.Transport{Source: c.tokens, Base: baseRT}}
 	hc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
 		return c.checkRedirect(req, via, userRedirect)
 	}
 	c.hc = hc
 	return c, nil
 }
+
+// authTransport is oauth2.Transport without its deprecated CancelRequest
+// method, which http.Client calls when it has a Timeout and which logs a
+// deprecation line to the standard logger.
+type authTransport struct{ t *oauth2.Transport }
+
+func (a authTransport) RoundTrip(r *http.Request) (*http.Response, error) { return a.t.RoundTrip(r) }
 
 // defaultTransport is the standard library's transport tuned for a service
 // client: TLS 1.2 at least, and enough idle connections per host that

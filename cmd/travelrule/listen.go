@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/vaspkit/travelrule"
+	"github.com/vaspkit/travelrule/callback"
+)
+
+// listen runs the callback handler on its own and prints each callback as a
+// JSON line on stdout.
+func (c *cli) listen(ctx context.Context, args []string) int {
+	fs := c.newFlagSet("listen", "[--addr HOST:PORT] [--path /callback] [--show-pii]")
+	addr := fs.String("addr", "127.0.0.1:8080", "the address to listen on")
+	path := fs.String("path", "/", "the path to serve callbacks on")
+	showPII := fs.Bool("show-pii", false, "print personal data and the raw body instead of redacting them")
+	secret := fs.String("secret", c.getenv("TRAVELRULE_WEBHOOK_SECRET"), "verify Standard Webhooks HMAC signatures with this secret (env TRAVELRULE_WEBHOOK_SECRET, preferred: flags show in process lists)")
+	capKey := fs.String("capability-key", c.getenv("TRAVELRULE_CALLBACK_KEY"), "accept only capability callback URLs made with this key (env TRAVELRULE_CALLBACK_KEY)")
+	if code, ok := parse(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return c.usageError(fs, "unexpected arguments %q", fs.Args())
+	}
+	var opts []callback.Option
+	if *secret != "" {
+		opts = append(opts, callback.WithVerifier(&callback.WebhookVerifier{Secrets: [][]byte{[]byte(*secret)}}))
+	}
+	if *capKey != "" {
+		opts = append(opts, callback.WithCapabilityKey([]byte(*capKey)))
+	}
+	var mu sync.Mutex
+	enc := json.NewEncoder(c.stdout)
+	enc.SetEscapeHTML(false)
+	h := callback.NewHandler(func(_ context.Context, cb *travelrule.Callback) error {
+		mu.Lock()
+		defer mu.Unlock()
+		return enc.Encode(callbackLine(cb, *showPII))
+	}, opts...)
+	if err := h.Err(); err != nil {
+		fmt.Fprintf(c.stderr, "listen: %v\n", err)
+		return exitUsage
+	}
+	mux := http.NewServeMux()
+	mux.Handle(*path, h)
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "listen: %v\n", err)
+		return exitFailed
+	}
+	fmt.Fprintf(c.stderr, "listening for callbacks on http://%s%s\n", ln.Addr(), *path)
+	return serveUntilDone(ctx, &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, ln, c)
+}
+
+// serveUntilDone serves until ctx ends (SIGINT or SIGTERM), then shuts the
+// server down, letting requests in flight finish.
+func serveUntilDone(ctx context.Context, srv *http.Server, ln net.Listener, c *cli) int {
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		fmt.Fprintf(c.stderr, "serve: %v\n", err)
+		return exitFailed
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		fmt.Fprintf(c.stderr, "shutdown: %v\n", err)
+		return exitFailed
+	}
+	fmt.Fprintln(c.stderr, "stopped")
+	return exitOK
+}
+
+// callbackLine is the JSON line printed for a callback: personal data and
+// the raw body only with --show-pii.
+func callbackLine(cb *travelrule.Callback, showPII bool) map[string]any {
+	line := map[string]any{"kind": cb.Kind, "transferId": cb.TransferID, "status": cb.Status}
+	put := func(k, v string, pii bool) {
+		switch {
+		case v == "":
+		case pii && !showPII:
+			line[k] = "[redacted]"
+		default:
+			line[k] = v
+		}
+	}
+	put("txId", cb.TxID, false)
+	put("ref", cb.Ref, false)
+	put("address", cb.Address, true)
+	put("approvedCallback", cb.ApprovedCallback, true)
+	put("reason", cb.Reason, true)
+	if !cb.Timestamp.IsZero() {
+		line["timestamp"] = cb.Timestamp.Format(time.RFC3339)
+	}
+	if cb.Inquiry != nil {
+		line["asset"], line["amount"] = cb.Inquiry.Asset, cb.Inquiry.Amount
+		if showPII {
+			line["inquiry"] = cb.Inquiry
+		} else {
+			line["inquiry"] = "[redacted]"
+		}
+	}
+	if showPII {
+		line["raw"] = cb.Raw
+	}
+	return line
+}

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vaspkit/travelrule/callback"
+)
+
+// syncBuffer is a bytes.Buffer safe to write from a server goroutine while
+// the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// runCLI runs the command in-process with the given environment.
+func runCLI(t *testing.T, ctx context.Context, stdin string, envs map[string]string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut syncBuffer
+	c := &cli{stdin: strings.NewReader(stdin), stdout: &out, stderr: &errOut, getenv: func(k string) string { return envs[k] }}
+	code = c.run(ctx, args)
+	return code, out.String(), errOut.String()
+}
+
+const validTransfer = `{
+  "asset": "BTC", "amount": "0.25", "callback": "https://vasp-a.example/cb",
+  "originator": {"personType": "natural", "firstName": "Ada", "lastName": "Lovelace", "dateOfBirth": "1815-12-10", "country": "GB"},
+  "beneficiary": {"personType": "natural", "firstName": "Alan", "lastName": "Turing", "dateOfBirth": "1912-06-23"}
+}`
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(p, []byte(content), 0o600))
+	return p
+}
+
+func TestUsageAndExitCodes(t *testing.T) {
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{nil, exitUsage, "Commands:"},
+		{[]string{"--help"}, exitOK, "Commands:"},
+		{[]string{"nope"}, exitUsage, `unknown command "nope"`},
+		{[]string{"version"}, exitOK, "travelrule-go 0."},
+		{[]string{"initiate", "--help"}, exitOK, "Usage: travelrule initiate"},
+		{[]string{"resolve", "--help"}, exitOK, "--approved"},
+		{[]string{"validate", "--help"}, exitOK, "--strict"},
+		{[]string{"listen", "--help"}, exitOK, "--show-pii"},
+		{[]string{"sandbox", "--help"}, exitOK, "--addr"},
+		{[]string{"resolve", "--transfer", "t-1"}, exitUsage, "--approved is required"},
+		{[]string{"resolve", "--approved", "true"}, exitUsage, "--transfer is required"},
+		{[]string{"initiate", "--bogus"}, exitUsage, "flag provided but not defined"},
+		{[]string{"validate"}, exitUsage, "name at least one file"},
+		{[]string{"resolve", "--transfer", "t-1", "--approved", "true"}, exitUsage, "no base URL"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			code, out, errOut := runCLI(t, context.Background(), "", nil, tt.args...)
+			assert.Equal(t, tt.code, code)
+			assert.Contains(t, out+errOut, tt.want)
+		})
+	}
+}
+
+func TestValidateCommand(t *testing.T) {
+	good := writeFile(t, "good.json", validTransfer)
+	bad := writeFile(t, "bad.json", strings.Replace(strings.Replace(validTransfer, `"BTC"`, `""`, 1), `"GB"`, `"GBR"`, 1))
+	typo := writeFile(t, "typo.json", strings.Replace(validTransfer, `"asset"`, `"assett"`, 1))
+	number := writeFile(t, "number.json", strings.Replace(validTransfer, `"amount": "0.25"`, `"amount": 0.25`, 1))
+
+	code, out, _ := runCLI(t, context.Background(), "", nil, "validate", good)
+	assert.Equal(t, exitOK, code)
+	assert.Equal(t, good+": ok\n", out)
+
+	code, out, _ = runCLI(t, context.Background(), "", nil, "validate", good, bad, typo, number)
+	assert.Equal(t, exitFailed, code)
+	assert.Contains(t, out, good+": ok")
+	assert.Contains(t, out, bad+": asset: required")
+	assert.Contains(t, out, bad+": originator.country: must be exactly 2 letters")
+	assert.Contains(t, out, typo+": ")
+	assert.Contains(t, out, `unknown field "assett"`)
+	assert.Contains(t, out, number+": ")
+	assert.NotContains(t, out, "Lovelace", "faults never repeat personal data")
+
+	code, out, _ = runCLI(t, context.Background(), validTransfer, nil, "validate", "--strict", "-")
+	assert.Equal(t, exitOK, code, out)
+	code, out, _ = runCLI(t, context.Background(), strings.Replace(validTransfer, `"GB"`, `"XQ"`, 1), nil, "validate", "--strict", "-")
+	assert.Equal(t, exitFailed, code)
+	assert.Contains(t, out, "originator.country: must be an ISO 3166-1 alpha-2 country code")
+}
+
+var listeningRE = regexp.MustCompile(`listening for callbacks on (http://\S+)`)
+
+// startListen runs "travelrule listen" until the test ends and returns its
+// URL and output streams.
+func startListen(t *testing.T, envs map[string]string, args ...string) (string, *syncBuffer, *syncBuffer) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errOut syncBuffer
+	c := &cli{stdin: strings.NewReader(""), stdout: &out, stderr: &errOut, getenv: func(k string) string { return envs[k] }}
+	done := make(chan int, 1)
+	go func() {
+		done <- c.run(ctx, append([]string{"listen", "--addr", "127.0.0.1:0", "--path", "/cb"}, args...))
+	}()
+	t.Cleanup(func() {
+		cancel()
+		assert.Equal(t, exitOK, <-done, "listen stops cleanly on cancellation")
+	})
+	require.Eventually(t, func() bool { return listeningRE.MatchString(errOut.String()) }, 5*time.Second, 5*time.Millisecond)
+	return listeningRE.FindStringSubmatch(errOut.String())[1], &out, &errOut
+}
+
+func post(t *testing.T, url string, body string, header http.Header) int {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	require.NoError(t, err)
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+func lines(t *testing.T, s string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	sc := bufio.NewScanner(strings.NewReader(s))
+	for sc.Scan() {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &m), sc.Text())
+		out = append(out, m)
+	}
+	return out
+}
+
+func TestListenCommand(t *testing.T) {
+	url, out, _ := startListen(t, nil)
+	assert.Equal(t, http.StatusNoContent, post(t, url, `{"transferId":"t-1","status":"approved","timestamp":"2026-11-23T08:00:00Z"}`, nil))
+	assert.Equal(t, http.StatusNoContent, post(t, url, `{"approved":{"address":"0xWALLETSECRET","callback":"https://b.example/cb"}}`, nil))
+	assert.Equal(t, http.StatusBadRequest, post(t, url, `{not json`, nil))
+	require.Eventually(t, func() bool { return len(lines(t, out.String())) == 2 }, 5*time.Second, 5*time.Millisecond)
+	got := lines(t, out.String())
+	assert.Equal(t, "status", got[0]["kind"])
+	assert.Equal(t, "t-1", got[0]["transferId"])
+	assert.Equal(t, "approved", got[0]["status"])
+	assert.Equal(t, "approved", got[1]["kind"])
+	assert.Equal(t, "[redacted]", got[1]["address"])
+	assert.NotContains(t, out.String(), "0xWALLETSECRET")
+}
+
+func TestListenShowPIIAndSecret(t *testing.T) {
+	secret := "whsec-test-secret-0123456789"
+	url, out, _ := startListen(t, map[string]string{"TRAVELRULE_WEBHOOK_SECRET": secret}, "--show-pii")
+	body := `{"approved":{"address":"0xWALLET","callback":"https://b.example/cb"}}`
+	assert.Equal(t, http.StatusUnauthorized, post(t, url, body, nil), "unsigned callbacks are refused when a secret is set")
+	h := http.Header{}
+	callback.SetSignatureHeaders(h, []byte(secret), "msg_1", time.Now(), []byte(body))
+	assert.Equal(t, http.StatusNoContent, post(t, url, body, h))
+	require.Eventually(t, func() bool { return len(lines(t, out.String())) == 1 }, 5*time.Second, 5*time.Millisecond)
+	assert.Equal(t, "0xWALLET", lines(t, out.String())[0]["address"])
+}

@@ -1,0 +1,36 @@
+package main
+
+import (
+	"context"
+
+	"github.com/vaspkit/travelrule"
+)
+
+func (c *cli) resolve(ctx context.Context, args []string) int {
+	fs := c.newFlagSet("resolve", "--transfer ID --approved VALUE [--callback URL] [flags]")
+	transfer := fs.String("transfer", "", "the transfer identifier (required)")
+	approved := fs.String("approved", "", `the decision, such as "true" or "false" (required)`)
+	callbackURL := fs.String("callback", "", "an optional callback URL")
+	s := c.addSettings(fs)
+	if code, ok := parse(fs, args); !ok {
+		return code
+	}
+	switch {
+	case fs.NArg() > 0:
+		return c.usageError(fs, "unexpected arguments %q", fs.Args())
+	case *transfer == "":
+		return c.usageError(fs, "--transfer is required")
+	case *approved == "":
+		return c.usageError(fs, "--approved is required")
+	}
+	client, err := c.client(s)
+	if err != nil {
+		return c.usageError(fs, "%v", err)
+	}
+	res, err := client.ResolveInquiry(ctx, *transfer, &travelrule.InquiryResolution{Approved: *approved, Callback: *callbackURL})
+	if err != nil {
+		c.printError("resolve", err)
+		return exitFailed
+	}
+	return c.printJSON(map[string]any{"status": res.Status, "requestId": res.RequestID, "attempts": res.Attempts})
+}

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vaspkit/travelrule/travelruletest"
+)
+
+// sandboxEnv starts the sandbox in-process and returns the environment a
+// shell would have after "travelrule sandbox".
+func sandboxEnv(t *testing.T, opts ...travelruletest.Option) (map[string]string, *travelruletest.Server) {
+	t.Helper()
+	srv := travelruletest.NewServer(opts...)
+	t.Cleanup(srv.Close)
+	tok, err := srv.TokenSource().Token()
+	require.NoError(t, err)
+	return map[string]string{"TRAVELRULE_BASE_URL": srv.URL, "TRAVELRULE_TOKEN": tok.AccessToken}, srv
+}
+
+func TestInitiateCommand(t *testing.T) {
+	env, srv := sandboxEnv(t)
+	file := writeFile(t, "t.json", validTransfer)
+	code, out, errOut := runCLI(t, context.Background(), "", env, "initiate", "-f", file)
+	require.Equal(t, exitOK, code, errOut)
+	var res map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &res))
+	assert.Equal(t, "succes", res["status"])
+	assert.NotEmpty(t, res["transferId"])
+	require.Len(t, srv.Transfers(), 1)
+	assert.Equal(t, "Lovelace", srv.Transfers()[0].Request.Originator.LastName)
+
+	// From stdin, with client credentials instead of a token.
+	cc := map[string]string{
+		"TRAVELRULE_BASE_URL": srv.URL, "TRAVELRULE_TOKEN_URL": srv.TokenURL(),
+		"TRAVELRULE_CLIENT_ID": travelruletest.DefaultClientID, "TRAVELRULE_CLIENT_SECRET": travelruletest.DefaultClientSecret,
+	}
+	code, _, errOut = runCLI(t, context.Background(), validTransfer, cc, "initiate")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Len(t, srv.Transfers(), 2)
+}
+
+func TestInitiateCommandFailures(t *testing.T) {
+	env, srv := sandboxEnv(t)
+	tests := []struct {
+		name  string
+		body  string
+		env   map[string]string
+		code  int
+		wants []string
+	}{
+		{"invalid request never sent", strings.Replace(validTransfer, `"BTC"`, `""`, 1), env, exitFailed, []string{"asset: required"}},
+		{"unknown travel address is 404", strings.Replace(validTransfer, `"asset"`, `"travelAddress": "taNobodyKnowsThis", "asset"`, 1), env, exitFailed, []string{"404 Not Found"}},
+		{"bad token is 401", validTransfer, map[string]string{"TRAVELRULE_BASE_URL": srv.URL, "TRAVELRULE_TOKEN": srv.ExpiredToken()}, exitFailed, []string{"401 Unauthorized"}},
+		{"no credentials is a usage error", validTransfer, map[string]string{"TRAVELRULE_BASE_URL": srv.URL}, exitUsage, []string{"no credentials"}},
+		{"not JSON", "{", env, exitFailed, []string{"not a transfer request"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := len(srv.Transfers())
+			code, _, errOut := runCLI(t, context.Background(), tt.body, tt.env, "initiate")
+			assert.Equal(t, tt.code, code)
+			for _, w := range tt.wants {
+				assert.Contains(t, errOut, w)
+			}
+			assert.NotContains(t, errOut, "Lovelace")
+			assert.Len(t, srv.Transfers(), before, "nothing stored")
+		})
+	}
+}
+
+func TestResolveCommand(t *testing.T) {
+	env, srv := sandboxEnv(t)
+	url, _, _ := startListen(t, nil)
+	req, err := (&cli{stdin: strings.NewReader(validTransfer)}).readTransfer("-")
+	require.NoError(t, err)
+	id, err := srv.StartInquiry(context.Background(), url, req)
+	require.NoError(t, err)
+
+	code, out, errOut := runCLI(t, context.Background(), "", env, "resolve", "--transfer", id, "--approved", "true")
+	require.Equal(t, exitOK, code, errOut)
+	assert.JSONEq(t, `{"status":true,"requestId":"`+requestID(out)+`","attempts":1}`, out)
+	tr, ok := srv.Transfer(id)
+	require.True(t, ok)
+	assert.Equal(t, travelruletest.StateApproved, tr.State)
+
+	code, _, errOut = runCLI(t, context.Background(), "", env, "resolve", "--transfer", "no-such-transfer", "--approved", "true")
+	assert.Equal(t, exitFailed, code)
+	assert.Contains(t, errOut, "404 Not Found")
+	code, _, errOut = runCLI(t, context.Background(), "", env, "resolve", "--transfer", id, "--approved", "maybe")
+	assert.Equal(t, exitFailed, code)
+	assert.Contains(t, errOut, "400 Bad Request")
+}
+
+func requestID(out string) string {
+	var m map[string]any
+	_ = json.Unmarshal([]byte(out), &m)
+	s, _ := m["requestId"].(string)
+	return s
+}
+
+var envLineRE = regexp.MustCompile(`(?m)^(TRAVELRULE_\w+)=(\S+)$`)
+
+func TestSandboxCommand(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errOut syncBuffer
+	c := &cli{stdin: strings.NewReader(""), stdout: &out, stderr: &errOut, getenv: func(string) string { return "" }}
+	done := make(chan int, 1)
+	go func() { done <- c.run(ctx, []string{"sandbox", "--addr", addr, "--prefix", "/api/v3"}) }()
+	require.Eventually(t, func() bool { return strings.Contains(errOut.String(), "sandbox listening") }, 5*time.Second, 5*time.Millisecond, errOut.String())
+
+	env := map[string]string{}
+	for _, m := range envLineRE.FindAllStringSubmatch(out.String(), -1) {
+		env[m[1]] = m[2]
+	}
+	assert.Equal(t, fmt.Sprintf("http://%s/api/v3", addr), env["TRAVELRULE_BASE_URL"])
+	code, _, errOut2 := runCLI(t, context.Background(), validTransfer, map[string]string{
+		"TRAVELRULE_BASE_URL": env["TRAVELRULE_BASE_URL"], "TRAVELRULE_TOKEN": env["TRAVELRULE_TOKEN"]}, "initiate")
+	assert.Equal(t, exitOK, code, errOut2)
+
+	cancel()
+	assert.Equal(t, exitOK, <-done)
+	assert.Contains(t, errOut.String(), "stopped")
+
+	// A busy address fails cleanly.
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer busy.Close()
+	code, _, errOut3 := runCLI(t, context.Background(), "", nil, "sandbox", "--addr", busy.Addr().String())
+	assert.Equal(t, exitFailed, code)
+	assert.Contains(t, errOut3, "sandbox:")
+}

@@ -1,0 +1,131 @@
+package travelrule_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"time"
+
+	"github.com/vaspkit/travelrule"
+	"github.com/vaspkit/travelrule/travelruletest"
+)
+
+func ExampleNewClient() {
+	srv := travelruletest.NewServer() // in production: your service's base URL
+	defer srv.Close()
+
+	client, err := travelrule.NewClient(srv.URL,
+		travelrule.WithTokenSource(srv.TokenSource()), // any oauth2.TokenSource of bearer JWTs
+		travelrule.WithUserAgent("acme-exchange/2.1"),
+		travelrule.WithRetryMax(5),
+		travelrule.WithRetryWait(200*time.Millisecond, 10*time.Second),
+		travelrule.WithHTTPClient(&http.Client{Timeout: 15 * time.Second}),
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	_ = client
+	fmt.Println("ready")
+	// Output: ready
+}
+
+func ExampleClient_InitiateTransfer() {
+	srv := travelruletest.NewServer()
+	defer srv.Close()
+	client, err := travelrule.NewClient(srv.URL, travelrule.WithTokenSource(srv.TokenSource()))
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	res, err := client.InitiateTransfer(context.Background(), &travelrule.TransferRequest{
+		TxID:        "0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060",
+		Asset:       "BTC",
+		Amount:      "0.25",
+		Callback:    "https://vasp-a.example/travelrule/callback",
+		Originator:  travelrule.Party{PersonType: "natural", FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1815-12-10", Country: "GB"},
+		Beneficiary: travelrule.Party{PersonType: "natural", FirstName: "Alan", LastName: "Turing", DateOfBirth: "1912-06-23"},
+	})
+	var invalid *travelrule.ValidationError
+	switch {
+	case errors.As(err, &invalid):
+		for _, f := range invalid.Fields {
+			fmt.Println(f.Field, f.Reason) // nothing was sent
+		}
+		return
+	case errors.Is(err, travelrule.ErrOutcomeUnknown):
+		// The service may have stored the transfer: reconcile, do not resend.
+		return
+	case err != nil:
+		log.Fatal(err)
+	}
+	fmt.Println(res.Status, res.Attempts)
+	// Output: succes 1
+}
+
+func ExampleClient_ResolveInquiry() {
+	srv := travelruletest.NewServer()
+	defer srv.Close()
+	client, err := travelrule.NewClient(srv.URL, travelrule.WithTokenSource(srv.TokenSource()))
+	if err != nil {
+		log.Fatal(err)
+	}
+	// A counterparty sends an inquiry to our callback handler (here a
+	// stand-in that accepts it).
+	inbox := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	defer inbox.Close()
+	transferID, err := srv.StartInquiry(context.Background(), inbox.URL, &travelrule.TransferRequest{
+		Asset: "ETH", Amount: "2", Callback: inbox.URL,
+		Originator:  travelrule.Party{PersonType: "natural", FirstName: "Grace", LastName: "Hopper", DateOfBirth: "1906-12-09"},
+		Beneficiary: travelrule.Party{PersonType: "natural", FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1815-12-10"},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	res, err := client.ResolveInquiry(context.Background(), transferID, &travelrule.InquiryResolution{Approved: "true"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Status)
+	// Output: true
+}
+
+func ExampleNewCallbackURL() {
+	key := []byte("a key of at least 16 bytes, kept secret")
+	cbURL, err := travelrule.NewCallbackURL("https://vasp-a.example/travelrule/callback", "payment-1001", key)
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Give cbURL as TransferRequest.Callback; callback.WithCapabilityKey(key)
+	// verifies it and hands "payment-1001" to your function as Callback.Ref.
+	fmt.Println(travelrule.CallbackRef(cbURL))
+	// Output: payment-1001
+}
+
+func ExampleTransferRequest_Validate() {
+	req := &travelrule.TransferRequest{
+		Asset:       "BTC",
+		Callback:    "vasp-a.example/cb",
+		Originator:  travelrule.Party{PersonType: "natural", FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1815-12-10", Country: "GBR"},
+		Beneficiary: travelrule.Party{PersonType: "natural", FirstName: "Alan", LastName: "Turing", DateOfBirth: "1912-06-23"},
+	}
+	var invalid *travelrule.ValidationError
+	if errors.As(req.Validate(), &invalid) {
+		for _, f := range invalid.Fields {
+			fmt.Printf("%s: %s\n", f.Field, f.Reason)
+		}
+	}
+	// Output:
+	// amount: required
+	// callback: must be an absolute http or https URL
+	// originator.country: must be exactly 2 letters
+}
+
+func ExampleParty_Format() {
+	p := travelrule.Party{PersonType: "natural", FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1815-12-10", Country: "GB"}
+	fmt.Printf("%v\n", p)
+	// Output: {PersonType:natural FirstName:[redacted] LastName:[redacted] DateOfBirth:[redacted] AddressType: StreetName: BuildingNumber: PostCode: TownName: Country:GB NationalID: NationalIDType: AccountNumber: WalletAddress:}
+}

@@ -1,0 +1,101 @@
+// Command callbackserver is an HTTP server that receives Travel Rule status
+// callbacks with callback.Handler, mounted in an ordinary mux next to the
+// server's other routes, and accepts only capability URLs made with its key.
+//
+//	TRAVELRULE_CALLBACK_KEY=<at least 16 bytes> go run ./examples/callbackserver
+//
+// It serves until interrupted. With -demo it also starts the embedded
+// sandbox, initiates one transfer whose callbacks it receives, and exits.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"time"
+
+	"github.com/vaspkit/travelrule"
+	"github.com/vaspkit/travelrule/callback"
+	"github.com/vaspkit/travelrule/travelruletest"
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on")
+	demo := flag.Bool("demo", false, "initiate a transfer against the embedded sandbox, receive its callbacks and exit")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	key := []byte(os.Getenv("TRAVELRULE_CALLBACK_KEY"))
+	if *demo && len(key) == 0 {
+		key = []byte(travelrule.NewCallbackRef())
+	}
+	if err := run(ctx, *addr, key, *demo, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "callbackserver:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, addr string, key []byte, demo bool, out io.Writer) error {
+	completed := make(chan string, 1)
+	h := callback.NewHandler(func(ctx context.Context, cb *travelrule.Callback) error {
+		// Record the status against your own payment, found by cb.Ref.
+		fmt.Fprintf(out, "callback for payment %s: %s %s\n", cb.Ref, cb.Kind, cb.Status)
+		if cb.Status == "completed" {
+			select {
+			case completed <- cb.Ref:
+			default:
+			}
+		}
+		return nil
+	}, callback.WithCapabilityKey(key), callback.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, nil))))
+	if err := h.Err(); err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/travelrule/callback", h)
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	defer func() { _ = srv.Close() }()
+	fmt.Fprintf(out, "receiving callbacks on http://%s/travelrule/callback\n", ln.Addr())
+
+	if !demo {
+		<-ctx.Done()
+		return nil
+	}
+	sandbox := travelruletest.NewServer()
+	defer sandbox.Close()
+	client, err := travelrule.NewClient(sandbox.URL, travelrule.WithTokenSource(sandbox.TokenSource()))
+	if err != nil {
+		return err
+	}
+	cbURL, err := travelrule.NewCallbackURL("http://"+ln.Addr().String()+"/travelrule/callback", "payment-1001", key)
+	if err != nil {
+		return err
+	}
+	if _, err := client.InitiateTransfer(ctx, &travelrule.TransferRequest{
+		Asset: "BTC", Amount: "0.1", Callback: cbURL,
+		Originator:  travelrule.Party{PersonType: "natural", FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1815-12-10"},
+		Beneficiary: travelrule.Party{PersonType: "natural", FirstName: "Alan", LastName: "Turing", DateOfBirth: "1912-06-23"},
+	}); err != nil {
+		return err
+	}
+	select {
+	case ref := <-completed:
+		fmt.Fprintf(out, "payment %s completed\n", ref)
+		return nil
+	case <-ctx.Done():
+		return errors.New("no completed callback before the end")
+	}
+}

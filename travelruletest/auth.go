@@ -1,0 +1,230 @@
+package travelruletest
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"golang.org/x/oauth2"
+)
+
+// The claims of the tokens the server issues and accepts.
+const (
+	// Issuer is the iss claim of the server's tokens.
+	Issuer = "travelruletest"
+	// Audience is the aud claim of the server's tokens.
+	Audience = "travel-rule-transfer-exchange"
+)
+
+// tokenPath is where the OAuth2 token endpoint answers, whatever the path
+// prefix.
+const tokenPath = "/oauth/token"
+
+// TokenURL returns the URL of the server's OAuth2 token endpoint, which
+// grants client credentials (see [WithClientCredentials]) a bearer JWT, so
+// that a golang.org/x/oauth2/clientcredentials.Config with this TokenURL
+// works unchanged.
+func (s *Server) TokenURL() string { return s.origin + tokenPath }
+
+// TokenSource returns a token source of valid tokens for this server: each
+// call mints a new JWT with the server's lifetime (see
+// [WithTokenLifetime]), so it should be used behind a cache such as the
+// client's own.
+func (s *Server) TokenSource() oauth2.TokenSource { return tokenSource{s} }
+
+type tokenSource struct{ s *Server }
+
+func (ts tokenSource) Token() (*oauth2.Token, error) {
+	now := time.Now()
+	exp := now.Add(ts.s.cfg.tokenLifetime)
+	return &oauth2.Token{
+		AccessToken: ts.s.mint(ts.s.key, now, exp),
+		TokenType:   "Bearer",
+		Expiry:      exp,
+	}, nil
+}
+
+// ExpiredToken returns a token that is valid in every way but that it
+// expired an hour ago.
+func (s *Server) ExpiredToken() string {
+	now := time.Now()
+	return s.mint(s.key, now.Add(-2*time.Hour), now.Add(-time.Hour))
+}
+
+// ForgedToken returns a token with valid claims signed with a key other
+// than the server's.
+func (s *Server) ForgedToken() string {
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	now := time.Now()
+	return s.mint(key, now, now.Add(s.cfg.tokenLifetime))
+}
+
+// SignToken signs claims with the server's key (HS256), for tests of tokens
+// with other claims, such as a wrong issuer or audience. The server accepts
+// a token only if it has an exp in the future, iss [Issuer] and aud
+// containing [Audience].
+func (s *Server) SignToken(claims jwt.Claims) string {
+	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(s.key)
+	if err != nil {
+		panic("travelruletest: SignToken: " + err.Error())
+	}
+	return tok
+}
+
+func (s *Server) mint(key []byte, iat, exp time.Time) string {
+	var jti [12]byte
+	_, _ = rand.Read(jti[:])
+	claims := jwt.RegisteredClaims{
+		Issuer:    Issuer,
+		Subject:   s.cfg.clientID,
+		Audience:  jwt.ClaimStrings{Audience},
+		IssuedAt:  jwt.NewNumericDate(iat),
+		ExpiresAt: jwt.NewNumericDate(exp),
+		ID:        hex.EncodeToString(jti[:]),
+	}
+	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(key)
+	if err != nil {
+		panic("travelruletest: signing a token: " + err.Error())
+	}
+	return tok
+}
+
+func newParser() *jwt.Parser {
+	return jwt.NewParser(
+		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
+		jwt.WithIssuer(Issuer),
+		jwt.WithAudience(Audience),
+		jwt.WithExpirationRequired(),
+	)
+}
+
+// authenticate checks the request's bearer token; it returns nil if the
+// token is valid, else the 401 answer.
+func (s *Server) authenticate(r *http.Request) *answer {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		a := errorAnswer(http.StatusUnauthorized, "unauthorized", "missing bearer token", nil)
+		a.header = append(a.header, "WWW-Authenticate", `Bearer realm="travelruletest"`)
+		return a
+	}
+	scheme, tok, _ := strings.Cut(h, " ")
+	reason := ""
+	if !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
+		reason = "authorization is not a bearer token"
+	} else {
+		reason = s.verify(strings.TrimSpace(tok))
+	}
+	if reason == "" {
+		return nil
+	}
+	a := errorAnswer(http.StatusUnauthorized, "unauthorized", reason, nil)
+	a.header = append(a.header, "WWW-Authenticate",
+		`Bearer realm="travelruletest", error="invalid_token", error_description="`+reason+`"`)
+	return a
+}
+
+// verify checks a bearer token and returns what is wrong with it, or "".
+// A token that verified is remembered until it expires, so that a client
+// reusing its token costs a map look-up rather than a JWT verification.
+func (s *Server) verify(tok string) string {
+	now := time.Now()
+	s.tmu.Lock()
+	exp, ok := s.verified[tok]
+	s.tmu.Unlock()
+	if ok && now.Before(exp) {
+		return ""
+	}
+	var claims jwt.RegisteredClaims
+	if _, err := s.parser.ParseWithClaims(tok, &claims, s.keyFunc); err != nil {
+		return tokenFault(err)
+	}
+	s.tmu.Lock()
+	if len(s.verified) >= maxVerified {
+		clear(s.verified)
+	}
+	s.verified[tok] = claims.ExpiresAt.Time
+	s.tmu.Unlock()
+	return ""
+}
+
+// maxVerified bounds the cache of verified tokens.
+const maxVerified = 4096
+
+func (s *Server) keyFunc(*jwt.Token) (any, error) { return s.key, nil }
+
+// tokenFault names what is wrong with a token, in words that never repeat
+// it.
+func tokenFault(err error) string {
+	switch {
+	case errors.Is(err, jwt.ErrTokenMalformed):
+		return "token malformed"
+	case errors.Is(err, jwt.ErrTokenSignatureInvalid), errors.Is(err, jwt.ErrTokenUnverifiable):
+		return "token signature invalid"
+	case errors.Is(err, jwt.ErrTokenExpired):
+		return "token expired"
+	case errors.Is(err, jwt.ErrTokenRequiredClaimMissing):
+		return "token lacks a required claim"
+	case errors.Is(err, jwt.ErrTokenInvalidIssuer):
+		return "token issuer not accepted"
+	case errors.Is(err, jwt.ErrTokenInvalidAudience):
+		return "token audience not accepted"
+	case errors.Is(err, jwt.ErrTokenNotValidYet), errors.Is(err, jwt.ErrTokenUsedBeforeIssued):
+		return "token not valid yet"
+	}
+	return "token invalid"
+}
+
+// serveToken is the OAuth2 token endpoint: the client-credentials grant
+// (RFC 6749 section 4.4), with the client authenticated by HTTP Basic or by
+// client_id and client_secret in the form.
+func (s *Server) serveToken(r *http.Request) *answer {
+	if r.Method != http.MethodPost {
+		a := oauthError(http.StatusMethodNotAllowed, "invalid_request", "use POST")
+		a.header = append(a.header, "Allow", http.MethodPost)
+		return a
+	}
+	r.Body = io.NopCloser(io.LimitReader(r.Body, 64<<10))
+	if err := r.ParseForm(); err != nil {
+		return oauthError(http.StatusBadRequest, "invalid_request", "form does not parse")
+	}
+	id, secret, basic := r.BasicAuth()
+	if basic {
+		// RFC 6749 section 2.3.1: form-encoded before Basic encoding.
+		if v, err := url.QueryUnescape(id); err == nil {
+			id = v
+		}
+		if v, err := url.QueryUnescape(secret); err == nil {
+			secret = v
+		}
+	} else {
+		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
+	}
+	idOK := subtle.ConstantTimeCompare([]byte(id), []byte(s.cfg.clientID)) == 1
+	secretOK := subtle.ConstantTimeCompare([]byte(secret), []byte(s.cfg.clientSecret)) == 1
+	if !idOK || !secretOK {
+		a := oauthError(http.StatusUnauthorized, "invalid_client", "client authentication failed")
+		a.header = append(a.header, "WWW-Authenticate", `Basic realm="travelruletest"`)
+		return a
+	}
+	if gt := r.PostForm.Get("grant_type"); gt != "client_credentials" {
+		return oauthError(http.StatusBadRequest, "unsupported_grant_type", "only client_credentials is supported")
+	}
+	ts, _ := s.TokenSource().Token()
+	body := `{"access_token":"` + ts.AccessToken + `","token_type":"Bearer","expires_in":` +
+		strconv.FormatInt(int64(s.cfg.tokenLifetime/time.Second), 10) + `}`
+	return &answer{status: http.StatusOK, body: []byte(body), header: []string{"Cache-Control", "no-store"}}
+}
+
+func oauthError(status int, code, desc string) *answer {
+	return &answer{status: status, body: []byte(`{"error":"` + code + `","error_description":"` + desc + `"}`),
+		header: []string{"Cache-Control", "no-store"}}
+}

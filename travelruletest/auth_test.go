@@ -1,0 +1,191 @@
+package travelruletest_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/clientcredentials"
+
+	"github.com/vaspkit/travelrule"
+	"github.com/vaspkit/travelrule/travelruletest"
+)
+
+func TestUnauthorized(t *testing.T) {
+	srv := newServer(t)
+	now := time.Now()
+	claims := func(iss, aud string, exp time.Time) jwt.RegisteredClaims {
+		c := jwt.RegisteredClaims{Issuer: iss, IssuedAt: jwt.NewNumericDate(now)}
+		if aud != "" {
+			c.Audience = jwt.ClaimStrings{aud}
+		}
+		if !exp.IsZero() {
+			c.ExpiresAt = jwt.NewNumericDate(exp)
+		}
+		return c
+	}
+	later := now.Add(time.Hour)
+	none, err := jwt.NewWithClaims(jwt.SigningMethodNone, claims(travelruletest.Issuer, travelruletest.Audience, later)).
+		SignedString(jwt.UnsafeAllowNoneSignatureType)
+	require.NoError(t, err)
+	hs512, err := jwt.NewWithClaims(jwt.SigningMethodHS512, claims(travelruletest.Issuer, travelruletest.Audience, later)).
+		SignedString([]byte("some other key of enough length!"))
+	require.NoError(t, err)
+
+	tests := []struct {
+		name          string
+		authorization string
+		reason        string // "" means no error code in WWW-Authenticate
+	}{
+		{"missing", "", ""},
+		{"basic scheme", "Basic c2FuZGJveDpzZWNyZXQ=", "authorization is not a bearer token"},
+		{"empty bearer", "Bearer ", "authorization is not a bearer token"},
+		{"malformed", "Bearer not.a.jwt", "token malformed"},
+		{"expired", "Bearer " + srv.ExpiredToken(), "token expired"},
+		{"forged", "Bearer " + srv.ForgedToken(), "token signature invalid"},
+		{"alg none", "Bearer " + none, "token signature invalid"},
+		{"other algorithm", "Bearer " + hs512, "token signature invalid"},
+		{"wrong issuer", "Bearer " + srv.SignToken(claims("someone-else", travelruletest.Audience, later)), "token issuer not accepted"},
+		{"wrong audience", "Bearer " + srv.SignToken(claims(travelruletest.Issuer, "other-api", later)), "token audience not accepted"},
+		{"no audience", "Bearer " + srv.SignToken(claims(travelruletest.Issuer, "", later)), "token lacks a required claim"},
+		{"no expiry", "Bearer " + srv.SignToken(claims(travelruletest.Issuer, travelruletest.Audience, time.Time{})), "token lacks a required claim"},
+	}
+	for _, path := range []string{"/transfers/initiate", "/transfers/inquiryResolution?q=x"} {
+		for _, tc := range tests {
+			t.Run(strings.TrimPrefix(strings.Split(path, "?")[0], "/transfers/")+"/"+tc.name, func(t *testing.T) {
+				var hdr []string
+				if tc.authorization != "" {
+					hdr = []string{"Authorization", tc.authorization}
+				}
+				a := post(t, srv.URL+path, "", validRequest("http://127.0.0.1/cb"), hdr...)
+				require.Equal(t, http.StatusUnauthorized, a.Status)
+				www := a.Header.Get("WWW-Authenticate")
+				if tc.reason == "" {
+					assert.Equal(t, `Bearer realm="travelruletest"`, www)
+				} else {
+					assert.Contains(t, www, `error="invalid_token"`)
+					assert.Contains(t, www, tc.reason)
+				}
+				code, msg, _ := a.errorBody(t)
+				assert.Equal(t, "unauthorized", code)
+				assert.NotEmpty(t, msg)
+			})
+		}
+	}
+	assert.Empty(t, srv.Transfers())
+
+	// A valid token passes.
+	a := post(t, srv.URL+"/transfers/initiate", token(t, srv), validRequest("http://127.0.0.1:1/cb"))
+	assert.Equal(t, http.StatusOK, a.Status)
+}
+
+func TestUnauthorizedThroughClient(t *testing.T) {
+	srv := newServer(t)
+	for name, tok := range map[string]string{"expired": srv.ExpiredToken(), "forged": srv.ForgedToken()} {
+		t.Run(name, func(t *testing.T) {
+			c, err := travelrule.NewClient(srv.URL, travelrule.WithTokenSource(travelrule.StaticToken(tok)))
+			require.NoError(t, err)
+			_, err = c.InitiateTransfer(context.Background(), validRequest("http://127.0.0.1:1/cb"))
+			require.ErrorIs(t, err, travelrule.ErrUnauthorized)
+		})
+	}
+}
+
+func TestTokenSource(t *testing.T) {
+	srv := newServer(t, travelruletest.WithTokenLifetime(90*time.Second))
+	tok, err := srv.TokenSource().Token()
+	require.NoError(t, err)
+	assert.Equal(t, "Bearer", tok.TokenType)
+	assert.WithinDuration(t, time.Now().Add(90*time.Second), tok.Expiry, 2*time.Second)
+
+	var claims jwt.RegisteredClaims
+	_, _, err = jwt.NewParser().ParseUnverified(tok.AccessToken, &claims)
+	require.NoError(t, err)
+	assert.Equal(t, travelruletest.Issuer, claims.Issuer)
+	assert.Equal(t, jwt.ClaimStrings{travelruletest.Audience}, claims.Audience)
+	assert.Equal(t, travelruletest.DefaultClientID, claims.Subject)
+	assert.NotEmpty(t, claims.ID)
+
+	tok2, err := srv.TokenSource().Token()
+	require.NoError(t, err)
+	assert.NotEqual(t, tok.AccessToken, tok2.AccessToken, "every token is new")
+
+	// Another server's tokens are refused.
+	other := newServer(t)
+	a := post(t, srv.URL+"/transfers/initiate", token(t, other), validRequest("http://127.0.0.1:1/cb"))
+	assert.Equal(t, http.StatusUnauthorized, a.Status)
+}
+
+func TestClientCredentials(t *testing.T) {
+	for _, style := range []oauth2.AuthStyle{oauth2.AuthStyleAutoDetect, oauth2.AuthStyleInHeader, oauth2.AuthStyleInParams} {
+		t.Run(map[oauth2.AuthStyle]string{0: "auto", 1: "params", 2: "header"}[style], func(t *testing.T) {
+			srv := newServer(t, travelruletest.WithClientCredentials("acme exchange", "s3cret/+&"), travelruletest.WithPathPrefix("/api/v3"))
+			cfg := &clientcredentials.Config{
+				ClientID:     "acme exchange",
+				ClientSecret: "s3cret/+&",
+				TokenURL:     srv.TokenURL(),
+				Scopes:       []string{"transfers"},
+				AuthStyle:    style,
+			}
+			c, err := travelrule.NewClient(srv.URL, travelrule.WithClientCredentials(cfg))
+			require.NoError(t, err)
+			res, err := c.InitiateTransfer(context.Background(), validRequest("http://127.0.0.1:1/cb"))
+			require.NoError(t, err)
+			assert.Equal(t, "succes", res.Status)
+
+			tok, err := cfg.Token(context.Background())
+			require.NoError(t, err)
+			assert.Equal(t, "Bearer", tok.Type())
+			assert.WithinDuration(t, time.Now().Add(travelruletest.DefaultTokenLifetime), tok.Expiry, 5*time.Second)
+		})
+	}
+}
+
+func TestTokenEndpointErrors(t *testing.T) {
+	srv := newServer(t)
+	t.Run("wrong secret", func(t *testing.T) {
+		cfg := &clientcredentials.Config{ClientID: travelruletest.DefaultClientID, ClientSecret: "wrong", TokenURL: srv.TokenURL()}
+		_, err := cfg.Token(context.Background())
+		var re *oauth2.RetrieveError
+		require.ErrorAs(t, err, &re)
+		assert.Equal(t, "invalid_client", re.ErrorCode)
+	})
+	form := func(method string, v url.Values, basic bool) (int, map[string]any) {
+		req, err := http.NewRequest(method, srv.TokenURL(), strings.NewReader(v.Encode()))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		if basic {
+			req.SetBasicAuth(travelruletest.DefaultClientID, travelruletest.DefaultClientSecret)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		var m map[string]any
+		_ = json.Unmarshal(body, &m)
+		return resp.StatusCode, m
+	}
+	status, m := form(http.MethodPost, url.Values{"grant_type": {"password"}}, true)
+	assert.Equal(t, http.StatusBadRequest, status)
+	assert.Equal(t, "unsupported_grant_type", m["error"])
+
+	status, _ = form(http.MethodGet, nil, true)
+	assert.Equal(t, http.StatusMethodNotAllowed, status)
+
+	status, m = form(http.MethodPost, url.Values{"grant_type": {"client_credentials"}}, true)
+	require.Equal(t, http.StatusOK, status)
+	assert.Equal(t, "Bearer", m["token_type"])
+	assert.EqualValues(t, 3600, m["expires_in"])
+	tok, _ := m["access_token"].(string)
+	a := post(t, srv.URL+"/transfers/initiate", tok, validRequest("http://127.0.0.1:1/cb"))
+	assert.Equal(t, http.StatusOK, a.Status)
+}

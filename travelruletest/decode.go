@@ -1,0 +1,251 @@
+package travelruletest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/vaspkit/travelrule"
+)
+
+// Strict decoding of request bodies: every known field must be a JSON
+// string (null counts as absent), the parties must be objects, and unknown
+// fields of any type are ignored. A value of the wrong type does not stop
+// decoding: it is reported with its path and decoding goes on, so that one
+// answer names every fault.
+
+// jsonString decodes a JSON string; null leaves it unset and any other type
+// marks it bad instead of failing.
+type jsonString struct {
+	v   string
+	set bool
+	bad bool
+}
+
+func (s *jsonString) UnmarshalJSON(b []byte) error {
+	switch b[0] {
+	case '"':
+		if inner := b[1 : len(b)-1]; bytes.IndexByte(inner, '\\') < 0 {
+			s.v = string(inner)
+		} else if err := json.Unmarshal(b, &s.v); err != nil {
+			return err
+		}
+		s.set = true
+	case 'n':
+	default:
+		s.bad = true
+	}
+	return nil
+}
+
+type wireParty struct {
+	PersonType     jsonString `json:"personType"`
+	FirstName      jsonString `json:"firstName"`
+	LastName       jsonString `json:"lastName"`
+	DateOfBirth    jsonString `json:"dateOfBirth"`
+	AddressType    jsonString `json:"addressType"`
+	StreetName     jsonString `json:"streetName"`
+	BuildingNumber jsonString `json:"buildingNumber"`
+	PostCode       jsonString `json:"postCode"`
+	TownName       jsonString `json:"townName"`
+	Country        jsonString `json:"country"`
+	NationalID     jsonString `json:"nationalId"`
+	NationalIDType jsonString `json:"nationalIdType"`
+	AccountNumber  jsonString `json:"accountNumber"`
+	WalletAddress  jsonString `json:"walletAddress"`
+}
+
+// jsonParty decodes a party object; null leaves it unset and any other type
+// marks it bad.
+type jsonParty struct {
+	p   wireParty
+	bad bool
+}
+
+func (p *jsonParty) UnmarshalJSON(b []byte) error {
+	switch b[0] {
+	case '{':
+		return json.Unmarshal(b, &p.p)
+	case 'n':
+	default:
+		p.bad = true
+	}
+	return nil
+}
+
+type wireTransfer struct {
+	TravelAddress jsonString `json:"travelAddress"`
+	Email         jsonString `json:"email"`
+	TxID          jsonString `json:"txId"`
+	Asset         jsonString `json:"asset"`
+	Amount        jsonString `json:"amount"`
+	Callback      jsonString `json:"callback"`
+	Originator    jsonParty  `json:"originator"`
+	Beneficiary   jsonParty  `json:"beneficiary"`
+}
+
+type wireResolution struct {
+	Approved jsonString `json:"approved"`
+	Callback jsonString `json:"callback"`
+}
+
+// errNotObject and errNotJSON are the faults of a body as a whole.
+var (
+	errNotJSON   = errors.New("body is not valid JSON")
+	errNotObject = errors.New("body must be a JSON object")
+)
+
+func decodeObject(body []byte, v any) error {
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	if len(trimmed) == 0 {
+		return errNotJSON
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return errNotObject
+		}
+		return errNotJSON
+	}
+	if trimmed[0] != '{' {
+		return errNotObject // null
+	}
+	return nil
+}
+
+// typeFaults collects the fields of the wrong type.
+type typeFaults []travelrule.FieldError
+
+func (t *typeFaults) str(dst *string, path string, s jsonString) {
+	if s.bad {
+		*t = append(*t, travelrule.FieldError{Field: path, Reason: "must be a string"})
+		return
+	}
+	*dst = s.v
+}
+
+func (t *typeFaults) party(dst *travelrule.Party, path string, p jsonParty) {
+	if p.bad {
+		*t = append(*t, travelrule.FieldError{Field: path, Reason: "must be an object"})
+		return
+	}
+	w := &p.p
+	t.str(&dst.PersonType, path+".personType", w.PersonType)
+	t.str(&dst.FirstName, path+".firstName", w.FirstName)
+	t.str(&dst.LastName, path+".lastName", w.LastName)
+	t.str(&dst.DateOfBirth, path+".dateOfBirth", w.DateOfBirth)
+	t.str(&dst.AddressType, path+".addressType", w.AddressType)
+	t.str(&dst.StreetName, path+".streetName", w.StreetName)
+	t.str(&dst.BuildingNumber, path+".buildingNumber", w.BuildingNumber)
+	t.str(&dst.PostCode, path+".postCode", w.PostCode)
+	t.str(&dst.TownName, path+".townName", w.TownName)
+	t.str(&dst.Country, path+".country", w.Country)
+	t.str(&dst.NationalID, path+".nationalId", w.NationalID)
+	t.str(&dst.NationalIDType, path+".nationalIdType", w.NationalIDType)
+	t.str(&dst.AccountNumber, path+".accountNumber", w.AccountNumber)
+	t.str(&dst.WalletAddress, path+".walletAddress", w.WalletAddress)
+}
+
+// merge appends the faults of v that do not concern a field already
+// reported as being of the wrong type (such a field counts as absent, which
+// Validate would report again as "required").
+func (t typeFaults) merge(v error) []travelrule.FieldError {
+	out := []travelrule.FieldError(t)
+	var ve *travelrule.ValidationError
+	if !errors.As(v, &ve) {
+		return out
+	}
+next:
+	for _, f := range ve.Fields {
+		for _, bad := range t {
+			if f.Field == bad.Field || strings.HasPrefix(f.Field, bad.Field+".") {
+				continue next
+			}
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// decodeTransfer decodes and checks an initiation body. It returns the
+// request, or the faults to answer 400 with (err set for a body that is not
+// a JSON object).
+func decodeTransfer(body []byte) (travelrule.TransferRequest, []travelrule.FieldError, error) {
+	// Fast path: a body whose known fields all have the right type decodes
+	// straight into the request. It cannot tell an empty travelAddress
+	// from an absent one, so such a body takes the slow path too.
+	var req travelrule.TransferRequest
+	if trimmed := bytes.TrimLeft(body, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '{' {
+		if err := json.Unmarshal(body, &req); err == nil &&
+			(req.TravelAddress != "" || !containsFold(body, `"traveladdress"`)) {
+			var ve *travelrule.ValidationError
+			if errors.As(req.Validate(), &ve) {
+				return req, ve.Fields, nil
+			}
+			return req, nil, nil
+		}
+		req = travelrule.TransferRequest{}
+	}
+
+	var w wireTransfer
+	if err := decodeObject(body, &w); err != nil {
+		return req, nil, err
+	}
+	var t typeFaults
+	t.str(&req.TravelAddress, "travelAddress", w.TravelAddress)
+	t.str(&req.Email, "email", w.Email)
+	t.str(&req.TxID, "txId", w.TxID)
+	t.str(&req.Asset, "asset", w.Asset)
+	t.str(&req.Amount, "amount", w.Amount)
+	t.str(&req.Callback, "callback", w.Callback)
+	t.party(&req.Originator, "originator", w.Originator)
+	t.party(&req.Beneficiary, "beneficiary", w.Beneficiary)
+	// Validate cannot tell an empty travelAddress from an absent one; the
+	// description bounds it to 1..255 characters when present.
+	if w.TravelAddress.set && w.TravelAddress.v == "" {
+		t = append(t, travelrule.FieldError{Field: "travelAddress", Reason: "shorter than 1 characters"})
+	}
+	return req, t.merge(req.Validate()), nil
+}
+
+// decodeResolution decodes and checks an inquiry-resolution body and its
+// transfer id.
+func decodeResolution(q string, body []byte) (travelrule.InquiryResolution, []travelrule.FieldError, error) {
+	var w wireResolution
+	var res travelrule.InquiryResolution
+	if err := decodeObject(body, &w); err != nil {
+		return res, nil, err
+	}
+	var t typeFaults
+	if q == "" {
+		t = append(t, travelrule.FieldError{Field: "q", Reason: "required"})
+	}
+	t.str(&res.Approved, "approved", w.Approved)
+	t.str(&res.Callback, "callback", w.Callback)
+	faults := t.merge(res.Validate())
+	if res.Approved != "" && res.Approved != "true" && res.Approved != "false" {
+		faults = append(faults, travelrule.FieldError{Field: "approved", Reason: `must be "true" or "false"`})
+	}
+	return res, faults, nil
+}
+
+// containsFold reports whether b contains lower, an ASCII lower-case
+// string, in any case.
+func containsFold(b []byte, lower string) bool {
+	n := len(lower)
+next:
+	for i := 0; i+n <= len(b); i++ {
+		for j := 0; j < n; j++ {
+			c := b[i+j]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != lower[j] {
+				continue next
+			}
+		}
+		return true
+	}
+	return false
+}

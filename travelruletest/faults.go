@@ -1,0 +1,236 @@
+package travelruletest
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strconv"
+	"time"
+)
+
+// Operation names the service's operations, as a set of bits.
+type Operation uint8
+
+// The operations of the service.
+const (
+	// OpInitiate is POST /transfers/initiate.
+	OpInitiate Operation = 1 << iota
+	// OpResolve is POST /transfers/inquiryResolution.
+	OpResolve
+)
+
+// String returns "initiate", "resolve", "initiate|resolve" or "" for none.
+func (o Operation) String() string {
+	switch o {
+	case OpInitiate:
+		return "initiate"
+	case OpResolve:
+		return "resolve"
+	case OpInitiate | OpResolve:
+		return "initiate|resolve"
+	case 0:
+		return ""
+	}
+	return "Operation(" + strconv.Itoa(int(o)) + ")"
+}
+
+// FaultKind is a kind of injected fault.
+type FaultKind uint8
+
+// The kinds of fault. 429 and 503 happen before the request is acted on;
+// 500 and a dropped connection happen after the transfer was stored (or the
+// resolution recorded), which is the case a client must not mistake for a
+// failure.
+const (
+	// FaultLatency delays the answer by Fault.Latency, before anything
+	// else is done; the delay ends early, without an answer, when the
+	// client gives up on the request.
+	FaultLatency FaultKind = iota + 1
+	// FaultRateLimit answers 429 with Retry-After, before acting.
+	FaultRateLimit
+	// FaultUnavailable answers 503 with Retry-After, before acting.
+	FaultUnavailable
+	// FaultInternal acts on the request (stores the transfer, records the
+	// resolution) and then answers 500.
+	FaultInternal
+	// FaultDrop acts on the request and then closes the connection without
+	// answering.
+	FaultDrop
+)
+
+// String returns the kind's name, such as "rate-limit".
+func (k FaultKind) String() string {
+	switch k {
+	case FaultLatency:
+		return "latency"
+	case FaultRateLimit:
+		return "rate-limit"
+	case FaultUnavailable:
+		return "unavailable"
+	case FaultInternal:
+		return "internal"
+	case FaultDrop:
+		return "drop"
+	}
+	return "FaultKind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Fault is a fault injected into a share of the requests to the service's
+// operations. Faults are drawn after authentication (a request with a bad
+// token is always answered 401) and after the body is read. Each
+// authenticated request draws once, in list order, for each fault that
+// applies to its operation and has not used up Times: it is hit with
+// probability Rate. Several faults may hit one request: their latencies add
+// up; of the 429/503 faults the first one that hits answers; of the 500/drop
+// faults the first one that hits applies, and only to an answer that would
+// have been 2xx (a 400 or 404 stays as it is). A 429 or 503 takes precedence
+// over 500 and drop, which then do not count as fired.
+type Fault struct {
+	// Kind is the kind of fault.
+	Kind FaultKind
+	// Rate is the share of requests hit, from 0 (none) to 1 (all).
+	Rate float64
+	// Ops are the operations the fault applies to; zero means both.
+	Ops Operation
+	// Times is how many requests the fault hits at most; zero means no
+	// limit. Rate 1 with Times 1 hits exactly the next request.
+	Times int
+	// RetryAfter is the wait the Retry-After header of a 429 or 503 asks
+	// for, in whole seconds rounded up; zero sends "Retry-After: 0".
+	RetryAfter time.Duration
+	// Latency is the delay a FaultLatency adds.
+	Latency time.Duration
+}
+
+func (f Fault) check() error {
+	switch {
+	case f.Kind < FaultLatency || f.Kind > FaultDrop:
+		return errors.New("travelruletest: Fault: unknown kind")
+	case math.IsNaN(f.Rate) || f.Rate < 0 || f.Rate > 1:
+		return errors.New("travelruletest: Fault: rate must be between 0 and 1")
+	case f.Ops&^(OpInitiate|OpResolve) != 0:
+		return errors.New("travelruletest: Fault: unknown operation")
+	case f.Times < 0 || f.RetryAfter < 0 || f.Latency < 0:
+		return errors.New("travelruletest: Fault: negative Times, RetryAfter or Latency")
+	}
+	return nil
+}
+
+func (f Fault) appliesTo(op Operation) bool { return f.Ops == 0 || f.Ops&op != 0 }
+
+// faultSlot is a fault and how many requests it has hit.
+type faultSlot struct {
+	Fault
+	fired int
+}
+
+// faultPlan is what the faults decided for one request.
+type faultPlan struct {
+	latency time.Duration
+	pre     *Fault // 429 or 503
+	post    *Fault // 500 or drop
+	postIdx int
+	gen     uint64
+	fired   []FaultKind
+}
+
+// SetFaults replaces the injected faults with faults (none turns injection
+// off) and resets their Times counts. It is safe to call while requests are
+// served; a request already past its draw keeps the faults it drew. It
+// panics on an invalid fault.
+func (s *Server) SetFaults(faults ...Fault) {
+	slots := make([]faultSlot, len(faults))
+	for i, f := range faults {
+		if err := f.check(); err != nil {
+			panic(err)
+		}
+		slots[i] = faultSlot{Fault: f}
+	}
+	s.fmu.Lock()
+	s.faults = slots
+	s.faultGen++
+	s.fmu.Unlock()
+}
+
+// drawFaults decides the faults of one request to op.
+func (s *Server) drawFaults(op Operation) faultPlan {
+	var p faultPlan
+	s.fmu.Lock()
+	defer s.fmu.Unlock()
+	p.gen = s.faultGen
+	for i := range s.faults {
+		f := &s.faults[i]
+		if !f.appliesTo(op) || f.Times > 0 && f.fired >= f.Times {
+			continue
+		}
+		if s.rng.Float64() >= f.Rate {
+			continue
+		}
+		switch f.Kind {
+		case FaultLatency:
+			p.latency += f.Latency
+		case FaultRateLimit, FaultUnavailable:
+			if p.pre != nil {
+				continue
+			}
+			ff := f.Fault
+			p.pre = &ff
+		case FaultInternal, FaultDrop:
+			if p.post != nil {
+				continue
+			}
+			ff := f.Fault
+			p.post, p.postIdx = &ff, i
+		}
+		f.fired++
+		p.fired = append(p.fired, f.Kind)
+	}
+	if p.pre != nil && p.post != nil {
+		s.refundLocked(&p)
+	}
+	return p
+}
+
+// refund returns the post fault of p, which was not applied, to its Times
+// budget and drops it from the plan.
+func (s *Server) refund(p *faultPlan) {
+	if p.post == nil {
+		return
+	}
+	s.fmu.Lock()
+	s.refundLocked(p)
+	s.fmu.Unlock()
+}
+
+func (s *Server) refundLocked(p *faultPlan) {
+	if p.gen == s.faultGen && s.faults[p.postIdx].fired > 0 {
+		s.faults[p.postIdx].fired--
+	}
+	for i, k := range p.fired {
+		if k == p.post.Kind {
+			p.fired = append(p.fired[:i:i], p.fired[i+1:]...)
+			break
+		}
+	}
+	p.post = nil
+}
+
+// sleep waits for d, or until the request or the server ends; it reports
+// whether the whole wait passed.
+func (s *Server) sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	case <-s.ctx.Done():
+		return false
+	}
+}
+
+// retryAfterSeconds renders d as whole seconds, rounded up.
+func retryAfterSeconds(d time.Duration) string {
+	return strconv.FormatInt(int64((d+time.Second-1)/time.Second), 10)
+}

@@ -1,0 +1,255 @@
+package travelruletest_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vaspkit/travelrule"
+	"github.com/vaspkit/travelrule/travelruletest"
+)
+
+func TestFaultsBeforeActing(t *testing.T) {
+	for _, tc := range []struct {
+		kind   travelruletest.FaultKind
+		status int
+		code   string
+	}{
+		{travelruletest.FaultRateLimit, http.StatusTooManyRequests, "rate_limited"},
+		{travelruletest.FaultUnavailable, http.StatusServiceUnavailable, "unavailable"},
+	} {
+		t.Run(tc.kind.String(), func(t *testing.T) {
+			srv := newServer(t, travelruletest.WithFaults(travelruletest.Fault{Kind: tc.kind, Rate: 1, Times: 1}))
+			res, err := newClient(t, srv).InitiateTransfer(context.Background(), validRequest("http://127.0.0.1:1/cb"))
+			require.NoError(t, err, "the client retries")
+			assert.Equal(t, 2, res.Attempts)
+			assert.Len(t, srv.Transfers(), 1, "the refused attempt stored nothing")
+			rs := srv.Requests()
+			require.Len(t, rs, 2)
+			assert.Equal(t, tc.status, rs[0].Status)
+			assert.Equal(t, []travelruletest.FaultKind{tc.kind}, rs[0].Faults)
+			assert.Equal(t, http.StatusOK, rs[1].Status)
+			assert.Empty(t, rs[1].Faults)
+			assert.Equal(t, 1, srv.Stats().Faults)
+
+			// Raw: the Retry-After header, in whole seconds rounded up.
+			srv.SetFaults(travelruletest.Fault{Kind: tc.kind, Rate: 1, RetryAfter: 1500 * time.Millisecond})
+			a := post(t, srv.URL+"/transfers/initiate", token(t, srv), validRequest("http://127.0.0.1:1/cb"))
+			assert.Equal(t, tc.status, a.Status)
+			assert.Equal(t, "2", a.Header.Get("Retry-After"))
+			code, _, _ := a.errorBody(t)
+			assert.Equal(t, tc.code, code)
+
+			// A wait longer than the client honours is returned.
+			srv.SetFaults(travelruletest.Fault{Kind: tc.kind, Rate: 1, RetryAfter: time.Minute})
+			_, err = newClient(t, srv).InitiateTransfer(context.Background(), validRequest("http://127.0.0.1:1/cb"))
+			var ae *travelrule.APIError
+			require.ErrorAs(t, err, &ae)
+			assert.Equal(t, tc.status, ae.StatusCode)
+			assert.Equal(t, time.Minute, ae.RetryAfter)
+			assert.Len(t, srv.Transfers(), 1)
+		})
+	}
+}
+
+func TestFaultsAfterActing(t *testing.T) {
+	for _, kind := range []travelruletest.FaultKind{travelruletest.FaultInternal, travelruletest.FaultDrop} {
+		t.Run(kind.String(), func(t *testing.T) {
+			srv := newServer(t, travelruletest.WithFaults(travelruletest.Fault{Kind: kind, Rate: 1, Times: 1, Ops: travelruletest.OpInitiate}))
+			rc := newReceiver(t, nil)
+			_, err := newClient(t, srv).InitiateTransfer(context.Background(), validRequest(rc.URL))
+			require.ErrorIs(t, err, travelrule.ErrOutcomeUnknown, "the transfer may exist")
+			var ou *travelrule.OutcomeUnknownError
+			require.ErrorAs(t, err, &ou)
+			assert.Equal(t, 1, ou.Attempts, "initiation is not retried without idempotency")
+			ts := srv.Transfers()
+			require.Len(t, ts, 1, "stored before the fault")
+			waitCallbacks(t, srv, 3) // and its callbacks are sent
+			rs := srv.Requests()
+			require.Len(t, rs, 1)
+			assert.Equal(t, ts[0].ID, rs[0].TransferID)
+			if kind == travelruletest.FaultDrop {
+				assert.Zero(t, rs[0].Status, "no answer")
+				assert.Equal(t, 1, srv.Stats().ByStatus[0])
+			} else {
+				assert.Equal(t, http.StatusInternalServerError, rs[0].Status)
+			}
+		})
+		t.Run(kind.String()+" with idempotency", func(t *testing.T) {
+			srv := newServer(t, travelruletest.WithFaults(travelruletest.Fault{Kind: kind, Rate: 1, Times: 1}))
+			res, err := newClient(t, srv, travelrule.WithIdempotency()).InitiateTransfer(context.Background(), validRequest("http://127.0.0.1:1/cb"))
+			require.NoError(t, err, "retried with the same key")
+			assert.Equal(t, 2, res.Attempts)
+			ts := srv.Transfers()
+			require.Len(t, ts, 1, "the retry replayed the stored answer")
+			assert.Equal(t, ts[0].ID, res.TransferID)
+			assert.Equal(t, 1, srv.Stats().Replayed)
+		})
+		t.Run(kind.String()+" on resolution", func(t *testing.T) {
+			srv := newServer(t, travelruletest.WithFaults(travelruletest.Fault{Kind: kind, Rate: 1, Times: 1, Ops: travelruletest.OpResolve}))
+			rc := newReceiver(t, nil)
+			c := newClient(t, srv)
+			_, err := c.InitiateTransfer(context.Background(), validRequest("http://127.0.0.1:1/cb"))
+			require.NoError(t, err, "the fault applies to resolution only")
+			id, err := srv.StartInquiry(context.Background(), rc.URL, validRequest("https://x.example/cb"))
+			require.NoError(t, err)
+			res, err := c.ResolveInquiry(context.Background(), id, &travelrule.InquiryResolution{Approved: "false"})
+			require.NoError(t, err, "resolution is retried")
+			assert.True(t, res.Status, "the repeated decision is answered true")
+			assert.Equal(t, 2, res.Attempts)
+			tr, _ := srv.Transfer(id)
+			assert.Equal(t, travelruletest.StateRejected, tr.State)
+		})
+	}
+}
+
+func TestFaultSkipsErrorAnswers(t *testing.T) {
+	srv := newServer(t, travelruletest.WithFaults(travelruletest.Fault{Kind: travelruletest.FaultInternal, Rate: 1, Times: 1}))
+	tok := token(t, srv)
+	bad := validRequest("http://127.0.0.1:1/cb")
+	bad.Asset = ""
+	a := post(t, srv.URL+"/transfers/initiate", tok, bad)
+	assert.Equal(t, http.StatusBadRequest, a.Status, "a 400 stays a 400")
+	a = post(t, srv.URL+"/transfers/initiate", "", validRequest("http://127.0.0.1:1/cb"))
+	assert.Equal(t, http.StatusUnauthorized, a.Status, "faults come after authentication")
+	a = post(t, srv.URL+"/transfers/initiate", tok, validRequest("http://127.0.0.1:1/cb"))
+	assert.Equal(t, http.StatusInternalServerError, a.Status, "Times was not used up by the 400")
+	a = post(t, srv.URL+"/transfers/initiate", tok, validRequest("http://127.0.0.1:1/cb"))
+	assert.Equal(t, http.StatusOK, a.Status)
+	assert.Equal(t, 1, srv.Stats().Faults)
+	assert.Len(t, srv.Transfers(), 2)
+}
+
+func TestFaultLatency(t *testing.T) {
+	srv := newServer(t, travelruletest.WithFaults(travelruletest.Fault{Kind: travelruletest.FaultLatency, Rate: 1, Latency: 30 * time.Millisecond}))
+	c := newClient(t, srv)
+	start := time.Now()
+	_, err := c.InitiateTransfer(context.Background(), validRequest("http://127.0.0.1:1/cb"))
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, time.Since(start), 30*time.Millisecond)
+
+	// A client that gives up ends the wait; nothing is stored.
+	srv.SetFaults(travelruletest.Fault{Kind: travelruletest.FaultLatency, Rate: 1, Latency: time.Hour})
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err = c.InitiateTransfer(ctx, validRequest("http://127.0.0.1:1/cb"))
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.Eventually(t, func() bool { return len(srv.Requests()) == 2 }, 5*time.Second, 5*time.Millisecond)
+	rs := srv.Requests()
+	assert.Zero(t, rs[1].Status)
+	assert.Equal(t, []travelruletest.FaultKind{travelruletest.FaultLatency}, rs[1].Faults)
+	assert.Len(t, srv.Transfers(), 1)
+
+	// Close ends the wait too.
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.InitiateTransfer(context.Background(), validRequest("http://127.0.0.1:1/cb"))
+		done <- err
+	}()
+	require.Eventually(t, func() bool { return srv.Stats().InFlight == 1 }, 5*time.Second, time.Millisecond)
+	start = time.Now()
+	srv.Close()
+	assert.Less(t, time.Since(start), 5*time.Second)
+	assert.Error(t, <-done)
+}
+
+func TestFaultsDeterministic(t *testing.T) {
+	run := func(seed uint64) []int {
+		srv := newServer(t, travelruletest.WithSeed(seed), travelruletest.WithFaults(
+			travelruletest.Fault{Kind: travelruletest.FaultRateLimit, Rate: 0.3},
+			travelruletest.Fault{Kind: travelruletest.FaultInternal, Rate: 0.3},
+		))
+		tok := token(t, srv)
+		var out []int
+		for range 60 {
+			out = append(out, post(t, srv.URL+"/transfers/initiate", tok, validRequest("http://127.0.0.1:1/cb")).Status)
+		}
+		return out
+	}
+	a, b, c := run(7), run(7), run(8)
+	assert.Equal(t, a, b, "same seed, same faults")
+	assert.NotEqual(t, a, c, "another seed, other faults")
+	count := map[int]int{}
+	for _, s := range a {
+		count[s]++
+	}
+	assert.Positive(t, count[http.StatusTooManyRequests])
+	assert.Positive(t, count[http.StatusInternalServerError])
+	assert.Positive(t, count[http.StatusOK])
+}
+
+func TestFaultRate(t *testing.T) {
+	srv := newServer(t, travelruletest.WithFaults(travelruletest.Fault{Kind: travelruletest.FaultUnavailable, Rate: 0.25}))
+	tok := token(t, srv)
+	n := 0
+	for range 400 {
+		if post(t, srv.URL+"/transfers/initiate", tok, validRequest("http://127.0.0.1:1/cb")).Status == http.StatusServiceUnavailable {
+			n++
+		}
+	}
+	assert.InDelta(t, 100, n, 40)
+	assert.Len(t, srv.Transfers(), 400-n)
+}
+
+func TestSetFaultsConcurrently(t *testing.T) {
+	srv := newServer(t)
+	c := newClient(t, srv, travelrule.WithRetryMax(10))
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; ctx.Err() == nil; i++ {
+			if i%2 == 0 {
+				srv.SetFaults(travelruletest.Fault{Kind: travelruletest.FaultRateLimit, Rate: 0.5})
+			} else {
+				srv.SetFaults()
+			}
+			_ = srv.Stats()
+			_ = srv.Requests()
+		}
+	}()
+	var errs sync.Map
+	var cw sync.WaitGroup
+	for i := range 8 {
+		cw.Add(1)
+		go func() {
+			defer cw.Done()
+			for range 25 {
+				if _, err := c.InitiateTransfer(context.Background(), validRequest("http://127.0.0.1:1/cb")); err != nil {
+					errs.Store(i, err)
+				}
+			}
+		}()
+	}
+	cw.Wait()
+	cancel()
+	wg.Wait()
+	errs.Range(func(_, v any) bool {
+		assert.True(t, errors.Is(v.(error), travelrule.ErrRateLimited), "%v", v)
+		return true
+	})
+	assert.Positive(t, len(srv.Transfers()))
+}
+
+func TestInvalidFaultPanics(t *testing.T) {
+	srv := newServer(t)
+	for name, f := range map[string]travelruletest.Fault{
+		"no kind":        {Rate: 1},
+		"rate above one": {Kind: travelruletest.FaultDrop, Rate: 1.5},
+		"negative rate":  {Kind: travelruletest.FaultDrop, Rate: -0.1},
+		"unknown op":     {Kind: travelruletest.FaultDrop, Rate: 1, Ops: 8},
+		"negative times": {Kind: travelruletest.FaultDrop, Rate: 1, Times: -1},
+	} {
+		t.Run(name, func(t *testing.T) {
+			assert.Panics(t, func() { srv.SetFaults(f) })
+			assert.Panics(t, func() { travelruletest.NewServer(travelruletest.WithFaults(f)).Close() })
+		})
+	}
+}

@@ -1,0 +1,282 @@
+package travelruletest_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vaspkit/travelrule"
+	"github.com/vaspkit/travelrule/travelruletest"
+)
+
+// Personal values of the sample request; error answers must never carry
+// them.
+var personalValues = []string{"Ada", "Lovelace", "1815-12-10", "Baker Street", "221B", "NW1 6XE", "London",
+	"Alan", "Turing", "1912-06-23", "X1234567", "0xfeedbeef", "ada@example.com"}
+
+// validRequest returns a request that passes every check, with its status
+// callbacks going to callback.
+func validRequest(callback string) *travelrule.TransferRequest {
+	return &travelrule.TransferRequest{
+		Email:    "ada@example.com",
+		TxID:     "0xabc123",
+		Asset:    "BTC",
+		Amount:   "0.25",
+		Callback: callback,
+		Originator: travelrule.Party{
+			PersonType:     "natural",
+			FirstName:      "Ada",
+			LastName:       "Lovelace",
+			DateOfBirth:    "1815-12-10",
+			AddressType:    "HOME",
+			StreetName:     "Baker Street",
+			BuildingNumber: "221B",
+			PostCode:       "NW1 6XE",
+			TownName:       "London",
+			Country:        "GB",
+		},
+		Beneficiary: travelrule.Party{
+			PersonType:     "natural",
+			FirstName:      "Alan",
+			LastName:       "Turing",
+			DateOfBirth:    "1912-06-23",
+			Country:        "GB",
+			NationalID:     "X1234567",
+			NationalIDType: "CCPT",
+			WalletAddress:  "0xfeedbeef",
+		},
+	}
+}
+
+// wire returns req's JSON form as a generic map, to be changed by a test.
+func wire(t *testing.T, req *travelrule.TransferRequest) map[string]any {
+	t.Helper()
+	b, err := json.Marshal(req)
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(b, &m))
+	return m
+}
+
+// newServer starts a server with fast callback retries, closed when the
+// test ends.
+func newServer(t testing.TB, opts ...travelruletest.Option) *travelruletest.Server {
+	t.Helper()
+	opts = append([]travelruletest.Option{travelruletest.WithCallbackRetry(3, time.Millisecond, 5*time.Millisecond)}, opts...)
+	srv := travelruletest.NewServer(opts...)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// newClient returns an SDK client of srv with fast retries.
+func newClient(t testing.TB, srv *travelruletest.Server, opts ...travelrule.Option) *travelrule.Client {
+	t.Helper()
+	opts = append([]travelrule.Option{
+		travelrule.WithTokenSource(srv.TokenSource()),
+		travelrule.WithRetryWait(time.Millisecond, 10*time.Millisecond),
+	}, opts...)
+	c, err := travelrule.NewClient(srv.URL, opts...)
+	require.NoError(t, err)
+	return c
+}
+
+// rawAnswer is an answer to a raw request.
+type rawAnswer struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// errorBody decodes the answer as the sandbox's error body.
+func (a rawAnswer) errorBody(t *testing.T) (code, message string, fields []travelrule.FieldError) {
+	t.Helper()
+	var eb struct {
+		Error   string                  `json:"error"`
+		Message string                  `json:"message"`
+		Fields  []travelrule.FieldError `json:"fields"`
+	}
+	require.NoError(t, json.Unmarshal(a.Body, &eb), "body %s", a.Body)
+	return eb.Error, eb.Message, eb.Fields
+}
+
+// post sends body (a string, []byte or a value to encode) to url with the
+// bearer token (none if empty) and headers given as name/value pairs.
+func post(t *testing.T, url, token string, body any, header ...string) rawAnswer {
+	t.Helper()
+	var b []byte
+	switch v := body.(type) {
+	case string:
+		b = []byte(v)
+	case []byte:
+		b = v
+	default:
+		var err error
+		b, err = json.Marshal(v)
+		require.NoError(t, err)
+	}
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(b))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return rawAnswer{Status: resp.StatusCode, Header: resp.Header, Body: data}
+}
+
+// token returns a valid bearer token of srv.
+func token(t testing.TB, srv *travelruletest.Server) string {
+	t.Helper()
+	tok, err := srv.TokenSource().Token()
+	require.NoError(t, err)
+	return tok.AccessToken
+}
+
+// hit is one request a receiver got.
+type hit struct {
+	Path   string
+	Query  string
+	Header http.Header
+	Body   []byte
+	Status int // what the receiver answered
+	Time   time.Time
+}
+
+// statusCallback is the body of a status callback.
+type statusCallback struct {
+	TransferID string `json:"transferId"`
+	Status     string `json:"status"`
+	TxID       string `json:"txId"`
+	Timestamp  string `json:"timestamp"`
+}
+
+func (h hit) callback(t *testing.T) statusCallback {
+	t.Helper()
+	var cb statusCallback
+	require.NoError(t, json.Unmarshal(h.Body, &cb))
+	return cb
+}
+
+// receiver is a callback receiver that records every request and answers
+// what its answer function says (204 by default). prior is how many earlier
+// requests had the same webhook-id.
+type receiver struct {
+	*httptest.Server
+	answer func(r *http.Request, body []byte, prior int) int
+
+	mu   sync.Mutex
+	hits []hit
+	seen map[string]int
+}
+
+func newReceiver(t testing.TB, answer func(r *http.Request, body []byte, prior int) int) *receiver {
+	t.Helper()
+	rc := &receiver{answer: answer, seen: make(map[string]int)}
+	rc.Server = httptest.NewServer(http.HandlerFunc(rc.serve))
+	t.Cleanup(rc.Close)
+	return rc
+}
+
+func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	id := r.Header.Get("webhook-id")
+	rc.mu.Lock()
+	prior := rc.seen[id]
+	rc.seen[id]++
+	rc.mu.Unlock()
+	status := http.StatusNoContent
+	if rc.answer != nil {
+		status = rc.answer(r, body, prior)
+	}
+	rc.mu.Lock()
+	rc.hits = append(rc.hits, hit{Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body, Status: status, Time: time.Now()})
+	rc.mu.Unlock()
+	w.WriteHeader(status)
+}
+
+func (rc *receiver) Hits() []hit {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return append([]hit(nil), rc.hits...)
+}
+
+// closedURL returns an http URL on a loopback port where nothing listens.
+func closedURL(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	u := "http://" + ln.Addr().String() + "/callback"
+	require.NoError(t, ln.Close())
+	return u
+}
+
+// waitCallbacks waits at most five seconds for n finished callbacks.
+func waitCallbacks(t *testing.T, srv *travelruletest.Server, n int) []travelruletest.Delivery {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ds, err := srv.WaitCallbacks(ctx, n)
+	require.NoError(t, err, "only %d of %d callbacks finished", len(ds), n)
+	return ds
+}
+
+// noPersonalData fails if body carries a personal value of the sample.
+func noPersonalData(t *testing.T, body []byte) {
+	t.Helper()
+	for _, v := range personalValues {
+		require.NotContains(t, string(body), v)
+	}
+}
+
+// byTransfer groups deliveries by transfer, in order.
+func byTransfer(ds []travelruletest.Delivery) map[string][]travelruletest.Delivery {
+	out := make(map[string][]travelruletest.Delivery)
+	for _, d := range ds {
+		out[d.TransferID] = append(out[d.TransferID], d)
+	}
+	return out
+}
+
+func statuses(ds []travelruletest.Delivery) string {
+	s := make([]string, len(ds))
+	for i, d := range ds {
+		s[i] = string(d.Status)
+	}
+	return strings.Join(s, ",")
+}
+
+// rewrite is a transport that edits request bodies before sending them.
+type rewrite struct{ r *strings.Replacer }
+
+func (rw rewrite) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body != nil {
+		b, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		b = []byte(rw.r.Replace(string(b)))
+		req = req.Clone(req.Context())
+		req.Body = io.NopCloser(bytes.NewReader(b))
+		req.ContentLength = int64(len(b))
+		req.GetBody = nil
+	}
+	return http.DefaultTransport.RoundTrip(req)
+}

@@ -1,0 +1,259 @@
+package travelruletest
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/vaspkit/travelrule"
+)
+
+// Defaults of the server's settings; each has an option to change it.
+const (
+	// DefaultClientID and DefaultClientSecret are the client credentials
+	// the token endpoint accepts unless [WithClientCredentials] sets others.
+	DefaultClientID     = "sandbox-client"
+	DefaultClientSecret = "sandbox-secret"
+	// DefaultTokenLifetime is the lifetime of the tokens the server issues.
+	DefaultTokenLifetime = time.Hour
+	// DefaultCallbackAttempts is how many times a callback is sent before
+	// the server gives up on it.
+	DefaultCallbackAttempts = 5
+	// DefaultCallbackBackoffMin and DefaultCallbackBackoffMax bound the
+	// exponential backoff between attempts at a callback.
+	DefaultCallbackBackoffMin = 100 * time.Millisecond
+	DefaultCallbackBackoffMax = 2 * time.Second
+	// DefaultSeed seeds the choice of injected faults.
+	DefaultSeed = 1
+)
+
+// KnownTravelAddress is a travel address that the sandbox resolves to a
+// VASP without being told (see [WithTravelAddresses]).
+const KnownTravelAddress = "taSandboxBeneficiaryVASP"
+
+// Option configures a [Server] made by [NewServer]. An invalid option value
+// makes NewServer panic, as httptest.NewServer does when it cannot listen.
+type Option func(*config)
+
+type config struct {
+	addr               string
+	prefix             string
+	clientID           string
+	clientSecret       string
+	tokenLifetime      time.Duration
+	transferIDInAnswer bool
+	approve            func(travelrule.TransferRequest) bool
+	travelAddresses    map[string]bool
+	cbSecret           []byte
+	cbAttempts         int
+	cbBackoffMin       time.Duration
+	cbBackoffMax       time.Duration
+	cbClient           *http.Client
+	noCallbacks        bool
+	faults             []Fault
+	seed               uint64
+	noIdempotency      bool
+	logger             *slog.Logger
+	err                error
+}
+
+func (c *config) fail(err error) {
+	if c.err == nil {
+		c.err = err
+	}
+}
+
+func defaultConfig() config {
+	return config{
+		addr:               "127.0.0.1:0",
+		clientID:           DefaultClientID,
+		clientSecret:       DefaultClientSecret,
+		tokenLifetime:      DefaultTokenLifetime,
+		transferIDInAnswer: true,
+		travelAddresses:    map[string]bool{KnownTravelAddress: true},
+		cbAttempts:         DefaultCallbackAttempts,
+		cbBackoffMin:       DefaultCallbackBackoffMin,
+		cbBackoffMax:       DefaultCallbackBackoffMax,
+		seed:               DefaultSeed,
+	}
+}
+
+// WithAddr sets the TCP address the server listens on (default
+// "127.0.0.1:0", a free loopback port). Use it to run the sandbox at a fixed
+// address, for clients in other processes.
+func WithAddr(addr string) Option {
+	return func(c *config) {
+		if addr == "" {
+			c.fail(errors.New("travelruletest: WithAddr: empty address"))
+		}
+		c.addr = addr
+	}
+}
+
+// WithPathPrefix mounts the service's operations under prefix, such as
+// "/api/v3", so that clients are tested with a base URL that has a path:
+// Server.URL ends with the prefix and the operations answer at
+// <prefix>/transfers/initiate and <prefix>/transfers/inquiryResolution. The
+// token endpoint stays at /oauth/token.
+func WithPathPrefix(prefix string) Option {
+	return func(c *config) {
+		p := strings.TrimRight(prefix, "/")
+		if p != "" && !strings.HasPrefix(p, "/") {
+			p = "/" + p
+		}
+		if strings.ContainsAny(p, "?#") {
+			c.fail(errors.New("travelruletest: WithPathPrefix: prefix must be a plain path"))
+		}
+		c.prefix = p
+	}
+}
+
+// WithClientCredentials sets the client id and secret that the token
+// endpoint accepts (defaults [DefaultClientID] and [DefaultClientSecret]).
+func WithClientCredentials(id, secret string) Option {
+	return func(c *config) {
+		if id == "" || secret == "" {
+			c.fail(errors.New("travelruletest: WithClientCredentials: empty id or secret"))
+		}
+		c.clientID, c.clientSecret = id, secret
+	}
+}
+
+// WithTokenLifetime sets the lifetime of the tokens the server issues
+// (default [DefaultTokenLifetime]); at least one second, the precision of a
+// JWT's exp claim.
+func WithTokenLifetime(d time.Duration) Option {
+	return func(c *config) {
+		if d < time.Second {
+			c.fail(errors.New("travelruletest: WithTokenLifetime: lifetime must be at least one second"))
+		}
+		c.tokenLifetime = d
+	}
+}
+
+// WithTransferIDInAnswer chooses the body of a successful initiation:
+// {"status":"succes","transferId":"<id>"} when include is true (the
+// default), or the documented {"status":"succes"} alone when it is false,
+// as a service that follows part 2.3 of the description to the letter
+// would answer.
+func WithTransferIDInAnswer(include bool) Option {
+	return func(c *config) { c.transferIDInAnswer = include }
+}
+
+// WithApproval sets the decision of the beneficiary's VASP on each initiated
+// transfer: fn returning true approves it (received → approved → completed),
+// false rejects it (received → rejected). The default approves every
+// transfer. fn is called once per new transfer, from the request's
+// goroutine, and must be safe for concurrent use; it gets a copy of the
+// request.
+func WithApproval(fn func(req travelrule.TransferRequest) bool) Option {
+	return func(c *config) {
+		if fn == nil {
+			c.fail(errors.New("travelruletest: WithApproval: nil function"))
+		}
+		c.approve = fn
+	}
+}
+
+// WithTravelAddresses registers travel addresses that resolve to a VASP, in
+// addition to [KnownTravelAddress]. An initiation whose travelAddress starts
+// with "ta" (the prefix of Travel Rule Protocol travel addresses) and is not
+// registered is answered 404; any other travelAddress, and none, is
+// accepted.
+func WithTravelAddresses(addrs ...string) Option {
+	return func(c *config) {
+		for _, a := range addrs {
+			c.travelAddresses[a] = true
+		}
+	}
+}
+
+// WithCallbackSecret makes the server sign every callback request with
+// secret, as Standard Webhooks do: the webhook-signature header carries
+// "v1," and the base64 HMAC-SHA256 under secret of webhook-id + "." +
+// webhook-timestamp + "." + body, which callback.WebhookVerifier checks.
+// Without it, callbacks carry webhook-id and webhook-timestamp but no
+// signature.
+func WithCallbackSecret(secret []byte) Option {
+	return func(c *config) {
+		if len(secret) == 0 {
+			c.fail(errors.New("travelruletest: WithCallbackSecret: empty secret"))
+		}
+		c.cbSecret = append([]byte(nil), secret...)
+	}
+}
+
+// WithCallbackRetry sets how many times a callback is sent at most
+// (attempts, at least 1; default [DefaultCallbackAttempts]) and the bounds
+// of the exponential backoff between attempts: min after the first failure,
+// doubling up to max (defaults [DefaultCallbackBackoffMin] and
+// [DefaultCallbackBackoffMax]). Small values make tests of redelivery fast.
+func WithCallbackRetry(attempts int, min, max time.Duration) Option {
+	return func(c *config) {
+		if attempts < 1 || min < 0 || max < min {
+			c.fail(errors.New("travelruletest: WithCallbackRetry: need attempts >= 1 and 0 <= min <= max"))
+		}
+		c.cbAttempts, c.cbBackoffMin, c.cbBackoffMax = attempts, min, max
+	}
+}
+
+// WithCallbackHTTPClient sets the HTTP client that sends callbacks and
+// inquiries, for instance one that trusts an httptest.NewTLSServer
+// receiver. Redirects are not followed whatever its CheckRedirect says: a
+// 3xx answer is a failed attempt. The default client has a time-out of ten
+// seconds per attempt.
+func WithCallbackHTTPClient(hc *http.Client) Option {
+	return func(c *config) {
+		if hc == nil {
+			c.fail(errors.New("travelruletest: WithCallbackHTTPClient: nil client"))
+		}
+		c.cbClient = hc
+	}
+}
+
+// WithoutCallbacks makes the server send no callbacks over HTTP: each
+// status callback is recorded as finished at once, with no attempt and
+// Delivered false, and transfers still move through their states. Use it
+// when a test's callback URLs are placeholders (so that the sandbox does not
+// reach out to them) or for load tests of the client. StartInquiry still
+// sends its inquiry.
+func WithoutCallbacks() Option {
+	return func(c *config) { c.noCallbacks = true }
+}
+
+// WithFaults sets the faults injected from the start; see [Fault] and
+// [Server.SetFaults].
+func WithFaults(faults ...Fault) Option {
+	return func(c *config) {
+		for _, f := range faults {
+			if err := f.check(); err != nil {
+				c.fail(err)
+			}
+		}
+		c.faults = append([]Fault(nil), faults...)
+	}
+}
+
+// WithSeed seeds the random choice of the requests that faults hit
+// (default [DefaultSeed]). The same seed, faults and sequence of requests
+// give the same faults.
+func WithSeed(seed uint64) Option {
+	return func(c *config) { c.seed = seed }
+}
+
+// WithoutIdempotency makes the server ignore Idempotency-Key headers, as a
+// service that follows the description (which documents none) may: every
+// initiation then makes a new transfer.
+func WithoutIdempotency() Option {
+	return func(c *config) { c.noIdempotency = true }
+}
+
+// WithLogger sets the logger for one line per request and per callback
+// attempt (default none: the server logs nothing). The lines carry methods,
+// paths, statuses, transfer ids and callback statuses, never bodies, query
+// strings, callback URLs, tokens or personal data.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) { c.logger = l }
+}

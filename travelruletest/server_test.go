@@ -1,0 +1,196 @@
+package travelruletest_test
+
+import (
+	"context"
+	"net/http"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vaspkit/travelrule"
+	"github.com/vaspkit/travelrule/travelruletest"
+)
+
+func TestRecords(t *testing.T) {
+	rc := newReceiver(t, nil)
+	srv := newServer(t)
+	c := newClient(t, srv, travelrule.WithUserAgent("records-test/1"))
+	req := validRequest(rc.URL)
+	res, err := c.InitiateTransfer(context.Background(), req)
+	require.NoError(t, err)
+	waitCallbacks(t, srv, 3)
+
+	ts := srv.Transfers()
+	require.Len(t, ts, 1)
+	assert.Equal(t, res.TransferID, ts[0].ID)
+	assert.Equal(t, *req, ts[0].Request)
+	assert.Equal(t, travelruletest.StateCompleted, ts[0].State)
+	assert.False(t, ts[0].Inquiry)
+	assert.False(t, ts[0].Created.IsZero())
+	assert.False(t, ts[0].Updated.Before(ts[0].Created))
+
+	rs := srv.Requests()
+	require.Len(t, rs, 1)
+	r := rs[0]
+	assert.Equal(t, http.MethodPost, r.Method)
+	assert.Equal(t, "/transfers/initiate", r.Path)
+	assert.Equal(t, travelruletest.OpInitiate, r.Op)
+	assert.Equal(t, http.StatusOK, r.Status)
+	assert.Equal(t, res.TransferID, r.TransferID)
+	assert.Empty(t, r.Header.Get("Authorization"), "the token is not recorded")
+	assert.Contains(t, r.Header.Get("User-Agent"), "records-test/1")
+	assert.Equal(t, "application/json", r.Header.Get("Content-Type"))
+	assert.WithinDuration(t, time.Now(), r.Time, time.Minute)
+
+	// Records are copies.
+	rs[0].Header.Set("X-Changed", "1")
+	ts[0].State = "changed"
+	ds := srv.Callbacks()
+	ds[0].Body[0] = 'X'
+	assert.Empty(t, srv.Requests()[0].Header.Get("X-Changed"))
+	assert.Equal(t, travelruletest.StateCompleted, srv.Transfers()[0].State)
+	assert.Equal(t, byte('{'), srv.Callbacks()[0].Body[0])
+
+	st := srv.Stats()
+	assert.Equal(t, 1, st.Requests)
+	assert.Equal(t, map[int]int{http.StatusOK: 1}, st.ByStatus)
+	assert.Equal(t, 1, st.Initiated)
+	assert.Equal(t, 3, st.Callbacks)
+	assert.Equal(t, 3, st.CallbackAttempts)
+	assert.Zero(t, st.CallbacksFailed)
+	assert.Zero(t, st.Faults)
+	_, ok := srv.Transfer("no-such-id")
+	assert.False(t, ok)
+}
+
+func TestWaitCallbacksContext(t *testing.T) {
+	srv := newServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	ds, err := srv.WaitCallbacks(ctx, 1)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Empty(t, ds)
+}
+
+func TestNoGoroutineLeak(t *testing.T) {
+	before := runtime.NumGoroutine()
+	func() {
+		rc := newReceiver(t, nil)
+		defer rc.Close()
+		srv := travelruletest.NewServer(
+			travelruletest.WithCallbackRetry(5, time.Hour, time.Hour), // a callback waiting to be retried
+			travelruletest.WithFaults(travelruletest.Fault{Kind: travelruletest.FaultLatency, Rate: 1, Ops: travelruletest.OpResolve, Latency: time.Hour}),
+		)
+		c := newClient(t, srv)
+		for range 20 {
+			_, err := c.InitiateTransfer(context.Background(), validRequest(rc.URL))
+			require.NoError(t, err)
+		}
+		_, err := c.InitiateTransfer(context.Background(), validRequest(closedURL(t)))
+		require.NoError(t, err)
+		_, err = srv.WaitCallbacks(context.Background(), 60)
+		require.NoError(t, err)
+
+		// A request held by a latency fault while the server closes.
+		held := make(chan struct{})
+		go func() {
+			defer close(held)
+			_, _ = c.ResolveInquiry(context.Background(), "x", &travelrule.InquiryResolution{Approved: "true"})
+		}()
+		require.Eventually(t, func() bool { return srv.Stats().InFlight == 1 }, 5*time.Second, time.Millisecond)
+		srv.Close()
+		<-held
+		srv.Close() // twice is fine
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		buf := make([]byte, 1<<20)
+		t.Fatalf("%d goroutines before, %d after Close:\n%s", before, n, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+func TestManyInitiations(t *testing.T) {
+	const n = 10_000
+	srv := newServer(t, travelruletest.WithoutCallbacks())
+	c := newClient(t, srv)
+	start := time.Now()
+	var wg sync.WaitGroup
+	var failed, next atomic.Int64
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= n {
+				if _, err := c.InitiateTransfer(context.Background(), validRequest("https://vasp.example/cb")); err != nil {
+					failed.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	t.Logf("%d initiations in %v", n, time.Since(start))
+	require.Zero(t, failed.Load())
+
+	st := srv.Stats()
+	assert.Equal(t, n, st.Initiated)
+	assert.Equal(t, n, st.ByStatus[http.StatusOK])
+	ts := srv.Transfers()
+	assert.Len(t, ts, n)
+	ids := make(map[string]bool, n)
+	for _, tr := range ts {
+		ids[tr.ID] = true
+	}
+	assert.Len(t, ids, n, "transfer ids are unique")
+	ds := waitCallbacks(t, srv, 3*n)
+	assert.Zero(t, srv.Stats().CallbackAttempts, "no callback was sent")
+	assert.False(t, ds[0].Delivered)
+	assert.Equal(t, travelruletest.StateCompleted, srv.Transfers()[n-1].State, "states move on without callbacks")
+}
+
+func TestManyTransfersWithCallbacks(t *testing.T) {
+	const n = 500
+	rc := newReceiver(t, nil)
+	srv := newServer(t)
+	c := newClient(t, srv)
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= n {
+				_, err := c.InitiateTransfer(context.Background(), validRequest(rc.URL))
+				assert.NoError(t, err)
+			}
+		}()
+	}
+	wg.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ds, err := srv.WaitCallbacks(ctx, 3*n)
+	require.NoError(t, err)
+	groups := byTransfer(ds)
+	require.Len(t, groups, n)
+	for id, g := range groups {
+		assert.Equal(t, "received,approved,completed", statuses(g), id)
+	}
+	assert.Len(t, rc.Hits(), 3*n)
+}
+
+func TestWithAddr(t *testing.T) {
+	srv := newServer(t, travelruletest.WithAddr(":0"))
+	require.Regexp(t, `^http://127\.0\.0\.1:\d+$`, srv.URL)
+	res, err := newClient(t, srv).InitiateTransfer(context.Background(), validRequest("http://127.0.0.1:1/cb"))
+	require.NoError(t, err)
+	assert.Equal(t, "succes", res.Status)
+	assert.Panics(t, func() { travelruletest.NewServer(travelruletest.WithAddr("256.0.0.1:0")) })
+	assert.Panics(t, func() { travelruletest.NewServer(travelruletest.WithTokenLifetime(time.Millisecond)) })
+}
