@@ -35,7 +35,7 @@ func FuzzParseAnswers(f *testing.F) {
 			status = 400
 		}
 		const secret = "Alice Example"
-		cl := &call{op: "InitiateTransfer", pii: func() []string { return []string{secret} }}
+		cl := &call{op: "InitiateTransfer", req: &TransferRequest{Originator: Party{FirstName: secret}}}
 		e := cl.apiError(&http.Response{StatusCode: status, Header: http.Header{}}, body)
 		msg := e.Error()
 		if strings.Contains(msg, secret) || strings.Contains(e.Message, secret) {

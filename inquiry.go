@@ -98,7 +98,6 @@ func (c *Client) ResolveInquiry(ctx context.Context, transferID string, r *Inqui
 		client:     c,
 		op:         op,
 		idempotent: true,
-		pii:        func() []string { return []string{r.Callback} },
 		unknown:    OutcomeUnknownError{Op: op, TransferID: transferID, Callback: r.Callback},
 	}
 	resp, err := cl.do(ctx, c.inquiryURL+"?q="+url.QueryEscape(transferID), body)

@@ -30,14 +30,16 @@ type call struct {
 	op             string
 	idempotent     bool // may a failure after which the service may have acted be retried?
 	idempotencyKey string
-	pii            func() []string // the request's personal values, scrubbed from server messages
+	req            *TransferRequest // its personal values are scrubbed from server messages
 	unknown        OutcomeUnknownError
+	trace          httptrace.ClientTrace
 
 	attempts    int
 	wrote       atomic.Bool // the current attempt wrote its request headers
 	ambiguous   bool        // some attempt may have been acted on by the service
 	authRetried bool
-	nextWait    time.Duration
+	nextWait    time.Duration // the wait before the next attempt
+	waitBound   time.Duration // the longest the exponential wait can be
 	retryAfter  time.Duration
 }
 
@@ -48,9 +50,42 @@ type response struct {
 	body   []byte
 }
 
-func (c *Client) debug(msg string, args ...any) {
-	if c.logger != nil {
-		c.logger.Debug(msg, args...)
+// callKey is the context key under which a request carries its *call, so
+// that the client's one retryablehttp.Client finds the state of the call
+// in its hooks.
+type callKey struct{}
+
+func callFrom(ctx context.Context) *call {
+	cl, _ := ctx.Value(callKey{}).(*call)
+	return cl
+}
+
+// newRetryClient makes the client's retrying transport: go-retryablehttp's
+// loop with the policy of this file. Its own logger stays off (it prints
+// URLs with their query strings); the hooks log through the client's slog
+// logger.
+func (c *Client) newRetryClient() *retryablehttp.Client {
+	return &retryablehttp.Client{
+		HTTPClient:   c.hc,
+		Logger:       nil,
+		RetryWaitMin: c.waitMin,
+		RetryWaitMax: c.waitMax,
+		RetryMax:     c.retryMax,
+		CheckRetry: func(ctx context.Context, resp *http.Response, err error) (bool, error) {
+			return callFrom(ctx).checkRetry(ctx, resp, err)
+		},
+		Backoff:      backoff,
+		ErrorHandler: retryablehttp.PassthroughErrorHandler, // keep the last answer when giving up
+		RequestLogHook: func(_ retryablehttp.Logger, req *http.Request, i int) {
+			callFrom(req.Context()).beforeAttempt(i)
+		},
+		ResponseLogHook: func(_ retryablehttp.Logger, resp *http.Response) {
+			if resp.Request != nil {
+				if cl := callFrom(resp.Request.Context()); cl != nil {
+					cl.afterAttempt(resp)
+				}
+			}
+		},
 	}
 }
 
@@ -62,8 +97,9 @@ func (cl *call) do(ctx context.Context, rawURL string, body []byte) (*response, 
 		// Nothing was sent: a definite failure.
 		return nil, fmt.Errorf("travelrule: %s: %w", cl.op, err)
 	}
-	trace := &httptrace.ClientTrace{WroteHeaders: func() { cl.wrote.Store(true) }}
-	req, err := retryablehttp.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, rawURL, body)
+	cl.trace.WroteHeaders = cl.markWritten
+	ctx = httptrace.WithClientTrace(context.WithValue(ctx, callKey{}, cl), &cl.trace)
+	req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodPost, rawURL, body)
 	if err != nil {
 		return nil, fmt.Errorf("travelrule: %s: %w", cl.op, err)
 	}
@@ -77,19 +113,7 @@ func (cl *call) do(ctx context.Context, rawURL string, body []byte) (*response, 
 		req.Header.Set("Idempotency-Key", cl.idempotencyKey)
 	}
 
-	rc := &retryablehttp.Client{
-		HTTPClient:      c.hc,
-		Logger:          nil, // its own logger prints URLs with their query; ours is in the hooks
-		RetryWaitMin:    c.waitMin,
-		RetryWaitMax:    c.waitMax,
-		RetryMax:        c.retryMax,
-		CheckRetry:      cl.checkRetry,
-		Backoff:         cl.backoff,
-		ErrorHandler:    retryablehttp.PassthroughErrorHandler, // keep the last answer when giving up
-		RequestLogHook:  cl.beforeAttempt,
-		ResponseLogHook: cl.afterAttempt,
-	}
-	resp, err := rc.Do(req)
+	resp, err := c.rc.Do(req)
 	if err != nil {
 		return nil, cl.fail(fmt.Errorf("travelrule: %s: %w", cl.op, sanitize(err)))
 	}
@@ -111,16 +135,22 @@ func (cl *call) do(ctx context.Context, rawURL string, body []byte) (*response, 
 	return nil, cl.fail(cl.apiError(resp, data))
 }
 
+func (cl *call) markWritten() { cl.wrote.Store(true) }
+
 // beforeAttempt runs before every attempt.
-func (cl *call) beforeAttempt(_ retryablehttp.Logger, _ *http.Request, i int) {
+func (cl *call) beforeAttempt(i int) {
 	cl.attempts = i + 1
 	cl.wrote.Store(false)
-	cl.client.debug("travelrule: sending", "op", cl.op, "attempt", cl.attempts)
+	if l := cl.client.logger; l != nil {
+		l.Debug("travelrule: sending", "op", cl.op, "attempt", cl.attempts)
+	}
 }
 
 // afterAttempt runs after every attempt that got an answer.
-func (cl *call) afterAttempt(_ retryablehttp.Logger, resp *http.Response) {
-	cl.client.debug("travelrule: answer", "op", cl.op, "attempt", cl.attempts, "status", resp.StatusCode)
+func (cl *call) afterAttempt(resp *http.Response) {
+	if l := cl.client.logger; l != nil {
+		l.Debug("travelrule: answer", "op", cl.op, "attempt", cl.attempts, "status", resp.StatusCode)
+	}
 }
 
 // checkRetry is the whole retry policy. It is called after every attempt
@@ -139,7 +169,8 @@ func (cl *call) afterAttempt(_ retryablehttp.Logger, resp *http.Response) {
 //     obtain a token, a certificate the client does not trust.
 func (cl *call) checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
 	c := cl.client
-	cl.nextWait = cl.expBackoff()
+	cl.waitBound = retryablehttp.DefaultBackoff(c.waitMin, c.waitMax, cl.attempts-1, nil)
+	cl.nextWait = jitter(cl.waitBound)
 	if err != nil {
 		wrote := cl.wrote.Load()
 		if wrote {
@@ -166,7 +197,9 @@ func (cl *call) checkRetry(ctx context.Context, resp *http.Response, err error) 
 			return false, nil
 		}
 		cl.nextWait = 0
-		c.debug("travelrule: retrying with a refreshed token", "op", cl.op)
+		if c.logger != nil {
+			c.logger.Debug("travelrule: retrying with a refreshed token", "op", cl.op)
+		}
 		return true, nil
 	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
 		if resp.Header.Get("Retry-After") != "" {
@@ -196,26 +229,35 @@ func (cl *call) fits(ctx context.Context, reason string) bool {
 	if cl.attempts > cl.client.retryMax {
 		return true // retryablehttp stops here itself; nothing to wait for
 	}
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= cl.nextWait {
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= max(cl.nextWait, cl.waitBound) {
 		return false
 	}
-	cl.client.debug("travelrule: retrying", "op", cl.op, "attempt", cl.attempts, "reason", reason, "wait", cl.nextWait)
+	if l := cl.client.logger; l != nil {
+		l.Debug("travelrule: retrying", "op", cl.op, "attempt", cl.attempts, "reason", reason, "wait", cl.nextWait)
+	}
 	return true
 }
 
-// expBackoff is exponential backoff within the client's bounds with equal
-// jitter, so that many clients do not retry in step.
-func (cl *call) expBackoff() time.Duration {
-	d := retryablehttp.DefaultBackoff(cl.client.waitMin, cl.client.waitMax, cl.attempts-1, nil)
+// jitter spreads a wait over its upper half ("equal jitter"), so that many
+// clients do not retry in step.
+func jitter(d time.Duration) time.Duration {
 	if half := int64(d / 2); half > 0 {
 		d = time.Duration(half + rand.Int64N(half+1))
 	}
 	return d
 }
 
-// backoff hands retryablehttp the wait checkRetry chose.
-func (cl *call) backoff(_, _ time.Duration, _ int, _ *http.Response) time.Duration {
-	return cl.nextWait
+// backoff hands retryablehttp the wait checkRetry chose for the call. A
+// transport without answers carries no call to find: the jittered
+// exponential wait, which is never longer than the one checkRetry checked
+// against the deadline, is then recomputed.
+func backoff(min, max time.Duration, attempt int, resp *http.Response) time.Duration {
+	if resp != nil && resp.Request != nil {
+		if cl := callFrom(resp.Request.Context()); cl != nil {
+			return cl.nextWait
+		}
+	}
+	return jitter(retryablehttp.DefaultBackoff(min, max, attempt, nil))
 }
 
 func isCertError(err error) bool {
@@ -337,15 +379,21 @@ func (cl *call) apiError(resp *http.Response, body []byte) *APIError {
 	if eb.Message != "" {
 		msg = eb.Message
 	}
-	var pii []string
-	if cl.pii != nil {
-		pii = cl.pii()
-	}
+	pii := cl.piiValues()
 	e.Message = scrub(msg, pii)
 	for _, f := range eb.Fields {
 		e.Fields = append(e.Fields, FieldError{Field: scrub(f.Field, pii), Reason: scrub(f.Reason, pii)})
 	}
 	return e
+}
+
+// piiValues lists the personal values of the call's request: the parties'
+// and addresses of a transfer, the callback URL of a resolution.
+func (cl *call) piiValues() []string {
+	if cl.req != nil {
+		return cl.req.piiValues()
+	}
+	return []string{cl.unknown.Callback}
 }
 
 // unexpected is the error for a 2xx answer whose body does not mean success.

@@ -1,6 +1,7 @@
 package travelrule
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -140,8 +141,32 @@ func (r *TransferRequest) piiValues() []string {
 // initiateAnswer is the documented answer body plus the transferId that
 // part 1 says the operation returns.
 type initiateAnswer struct {
-	Status     string          `json:"status"`
-	TransferID json.RawMessage `json:"transferId"`
+	Status     string     `json:"status"`
+	TransferID flexString `json:"transferId"`
+}
+
+// flexString decodes a JSON string, or a number as its text; anything else
+// (null, objects, arrays) gives "".
+type flexString string
+
+func (f *flexString) UnmarshalJSON(data []byte) error {
+	switch {
+	case len(data) >= 2 && data[0] == '"':
+		// The decoder has validated the string: without escapes it is
+		// its bytes between the quotes.
+		if inner := data[1 : len(data)-1]; bytes.IndexByte(inner, '\\') < 0 {
+			*f = flexString(inner)
+			return nil
+		}
+		var s string
+		if err := json.Unmarshal(data, &s); err != nil {
+			return err
+		}
+		*f = flexString(s)
+	case len(data) > 0 && (data[0] == '-' || data[0] >= '0' && data[0] <= '9'):
+		*f = flexString(data)
+	}
+	return nil
 }
 
 // InitiateTransfer validates req and, if it is valid, submits it with
@@ -169,7 +194,7 @@ func (c *Client) InitiateTransfer(ctx context.Context, req *TransferRequest) (*T
 		client:     c,
 		op:         op,
 		idempotent: false,
-		pii:        req.piiValues,
+		req:        req,
 		unknown: OutcomeUnknownError{
 			Op:       op,
 			TxID:     req.TxID,
@@ -208,7 +233,7 @@ func parseInitiateAnswer(body []byte) (status, transferID string, ok bool) {
 	if err := json.Unmarshal(body, &ans); err != nil || !isSuccessStatus(ans.Status) {
 		return "", "", false
 	}
-	return ans.Status, rawString(ans.TransferID), true
+	return ans.Status, string(ans.TransferID), true
 }
 
 func (c *Client) validate(req *TransferRequest) error {
@@ -221,22 +246,4 @@ func (c *Client) validate(req *TransferRequest) error {
 // isSuccessStatus accepts the documented misspelling and the correct word.
 func isSuccessStatus(s string) bool {
 	return strings.EqualFold(s, "succes") || strings.EqualFold(s, "success")
-}
-
-// rawString turns a JSON string or number into its text; anything else
-// (null, absent, objects) gives "".
-func rawString(raw json.RawMessage) string {
-	if len(raw) == 0 {
-		return ""
-	}
-	switch raw[0] {
-	case '"':
-		var s string
-		if json.Unmarshal(raw, &s) == nil {
-			return s
-		}
-	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		return string(raw)
-	}
-	return ""
 }

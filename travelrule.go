@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/go-retryablehttp"
 	"golang.org/x/oauth2"
 )
 
@@ -38,7 +39,8 @@ type Client struct {
 	inquiryURL  string
 	origin      string
 
-	hc     *http.Client // oauth2.Transport over the base transport
+	hc     *http.Client          // oauth2.Transport over the base transport
+	rc     *retryablehttp.Client // go-retryablehttp over hc, with the policy of retry.go
 	tokens *tokenCache
 
 	retryMax      int
@@ -123,6 +125,7 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 		return c.checkRedirect(req, via, userRedirect)
 	}
 	c.hc = hc
+	c.rc = c.newRetryClient()
 	return c, nil
 }
 
