@@ -52,7 +52,7 @@ func (ts tokenSource) Token() (*oauth2.Token, error) {
 	}, nil
 }
 
-// ExpiredToken returns a token that is valid in every way but that it
+// ExpiredToken returns a token that is valid in every way except that it
 // expired an hour ago.
 func (s *Server) ExpiredToken() string {
 	now := time.Now()

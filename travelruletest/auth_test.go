@@ -189,3 +189,18 @@ func TestTokenEndpointErrors(t *testing.T) {
 	a := post(t, srv.URL+"/transfers/initiate", tok, validRequest("http://127.0.0.1:1/cb"))
 	assert.Equal(t, http.StatusOK, a.Status)
 }
+
+func TestVerifiedTokenStillExpires(t *testing.T) {
+	// The server remembers tokens it verified, but not past their expiry.
+	srv := newServer(t, travelruletest.WithoutCallbacks())
+	tok := srv.SignToken(jwt.RegisteredClaims{
+		Issuer:    travelruletest.Issuer,
+		Audience:  jwt.ClaimStrings{travelruletest.Audience},
+		ExpiresAt: jwt.NewNumericDate(time.Now().Add(time.Second)),
+	})
+	a := post(t, srv.URL+"/transfers/initiate", tok, validRequest("http://127.0.0.1:1/cb"))
+	require.Equal(t, http.StatusOK, a.Status)
+	require.Eventually(t, func() bool {
+		return post(t, srv.URL+"/transfers/initiate", tok, validRequest("http://127.0.0.1:1/cb")).Status == http.StatusUnauthorized
+	}, 5*time.Second, 100*time.Millisecond)
+}

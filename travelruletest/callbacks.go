@@ -241,7 +241,7 @@ func newCallbackClient(hc *http.Client) (*http.Client, *http.Transport) {
 // req as on the wire, with the headers, signing and retries of a status
 // callback, and waits for it to be delivered or given up (or for ctx or the
 // server to end). The integrator answers with ResolveInquiry on the
-// returned id (see [Server] for what resolution does).
+// returned id (the package documentation says what resolution does).
 //
 // The transfer is stored before the inquiry is sent, so the receiver may
 // resolve it at once. If the inquiry is not delivered, StartInquiry returns

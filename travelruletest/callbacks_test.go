@@ -280,3 +280,25 @@ func TestCallbackHandlerEndToEnd(t *testing.T) {
 		}
 	})
 }
+
+func TestCallbackOverTLS(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	rc := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.URL.Path)
+		mu.Unlock()
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	t.Cleanup(rc.Close)
+	srv := newServer(t, travelruletest.WithCallbackHTTPClient(rc.Client()))
+	_, err := newClient(t, srv).InitiateTransfer(context.Background(), validRequest(rc.URL+"/tls-cb"))
+	require.NoError(t, err)
+	for _, d := range waitCallbacks(t, srv, 3) {
+		assert.True(t, d.Delivered)
+		assert.Equal(t, http.StatusAccepted, d.Attempts[0].StatusCode)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []string{"/tls-cb", "/tls-cb", "/tls-cb"}, got)
+}

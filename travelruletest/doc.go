@@ -65,7 +65,8 @@
 //     carries webhook-id (the same on every attempt) and webhook-timestamp
 //     headers, and, with [WithCallbackSecret], a Standard Webhooks
 //     webhook-signature. Callbacks still pending when the server closes are
-//     dropped.
+//     dropped. [WithoutCallbacks] records callbacks without sending them,
+//     for tests whose callback URLs are placeholders.
 //   - Inquiry resolution: q must name a transfer started by
 //     [Server.StartInquiry], else 404 (an unknown id, or a transfer the
 //     integrator initiated). approved is "true" (approve) or "false"

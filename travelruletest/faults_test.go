@@ -161,7 +161,7 @@ func TestFaultLatency(t *testing.T) {
 
 func TestFaultsDeterministic(t *testing.T) {
 	run := func(seed uint64) []int {
-		srv := newServer(t, travelruletest.WithSeed(seed), travelruletest.WithFaults(
+		srv := newServer(t, travelruletest.WithoutCallbacks(), travelruletest.WithSeed(seed), travelruletest.WithFaults(
 			travelruletest.Fault{Kind: travelruletest.FaultRateLimit, Rate: 0.3},
 			travelruletest.Fault{Kind: travelruletest.FaultInternal, Rate: 0.3},
 		))
@@ -185,7 +185,7 @@ func TestFaultsDeterministic(t *testing.T) {
 }
 
 func TestFaultRate(t *testing.T) {
-	srv := newServer(t, travelruletest.WithFaults(travelruletest.Fault{Kind: travelruletest.FaultUnavailable, Rate: 0.25}))
+	srv := newServer(t, travelruletest.WithoutCallbacks(), travelruletest.WithFaults(travelruletest.Fault{Kind: travelruletest.FaultUnavailable, Rate: 0.25}))
 	tok := token(t, srv)
 	n := 0
 	for range 400 {
@@ -198,7 +198,7 @@ func TestFaultRate(t *testing.T) {
 }
 
 func TestSetFaultsConcurrently(t *testing.T) {
-	srv := newServer(t)
+	srv := newServer(t, travelruletest.WithoutCallbacks())
 	c := newClient(t, srv, travelrule.WithRetryMax(10))
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup

@@ -117,11 +117,12 @@ type Stats struct {
 	Resolutions int
 	// Replayed counts answers replayed for an Idempotency-Key.
 	Replayed int
-	// Faults counts injected faults.
+	// Faults counts injected faults, over the requests answered.
 	Faults int
 	// CallbackAttempts counts attempts at sending callbacks.
 	CallbackAttempts int
-	// Callbacks counts callbacks finished, delivered or not.
+	// Callbacks counts callbacks finished, delivered or not (inquiries of
+	// StartInquiry included).
 	Callbacks int
 	// CallbacksFailed counts callbacks the server gave up on after their
 	// last attempt.
@@ -151,6 +152,8 @@ func (s *Server) Transfer(id string) (Transfer, bool) {
 }
 
 // Requests returns the requests received, in the order they were answered.
+// A request is recorded just before its answer is sent (or its connection
+// dropped), so a client that got an answer finds its request here.
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -246,6 +246,12 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		a = errorAnswer(http.StatusNotFound, "not_found", "no such endpoint", nil)
 	}
 	rec.TransferID, rec.Replayed = a.transferID, a.replayed
+	if !a.abandon && !a.drop {
+		rec.Status = a.status
+	}
+	// Recorded before the client can see the answer, so that a test that
+	// got it finds the record.
+	s.record(rec)
 
 	switch {
 	case a.abandon:
@@ -254,9 +260,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		w.Header().Set("X-Request-Id", "req_"+strconv.FormatUint(s.reqSeq.Add(1), 10))
 		writeAnswer(w, a)
-		rec.Status = a.status
 	}
-	s.record(rec)
 	s.log(r.Context(), "travelruletest: request",
 		slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", rec.Status))
 }

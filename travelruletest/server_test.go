@@ -1,7 +1,9 @@
 package travelruletest_test
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"net/http"
 	"runtime"
 	"sync"
@@ -193,4 +195,46 @@ func TestWithAddr(t *testing.T) {
 	assert.Equal(t, "succes", res.Status)
 	assert.Panics(t, func() { travelruletest.NewServer(travelruletest.WithAddr("256.0.0.1:0")) })
 	assert.Panics(t, func() { travelruletest.NewServer(travelruletest.WithTokenLifetime(time.Millisecond)) })
+}
+
+func TestLoggerCarriesNoPersonalData(t *testing.T) {
+	var buf safeBuffer
+	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	rc := newReceiver(t, nil)
+	srv := newServer(t, travelruletest.WithLogger(logger))
+	c := newClient(t, srv)
+	_, err := c.InitiateTransfer(context.Background(), validRequest(rc.URL+"/cb?tr_ref=secret-ref"))
+	require.NoError(t, err)
+	bad := validRequest(rc.URL)
+	bad.Originator.Country = "GBR"
+	tok := token(t, srv)
+	post(t, srv.URL+"/transfers/initiate", tok, bad)
+	waitCallbacks(t, srv, 3)
+	srv.Close()
+
+	out := buf.String()
+	assert.Contains(t, out, "/transfers/initiate")
+	assert.Contains(t, out, "status=400")
+	assert.Contains(t, out, "received")
+	for _, v := range append(personalValues, tok, "secret-ref", "GBR") {
+		assert.NotContains(t, out, v)
+	}
+}
+
+// safeBuffer is a bytes.Buffer safe for concurrent writes.
+type safeBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *safeBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *safeBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
