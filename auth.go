@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"net/http"
 	"sync"
 
 	"golang.org/x/oauth2"
@@ -66,12 +67,21 @@ func (t *tokenCache) refresh(rejected string) bool {
 }
 
 // clientCredentialsSource fetches a token with the client-credentials grant
-// on every call, with a context of its own; tokenCache does the caching.
-type clientCredentialsSource struct{ cfg *clientcredentials.Config }
+// on every call, with a context of its own (never the caller's, which may
+// have ended) and through the client's own base transport, so that the TLS
+// settings, proxy and roots given to WithHTTPClient apply to the token
+// endpoint too; tokenCache does the caching.
+type clientCredentialsSource struct {
+	cfg *clientcredentials.Config
+	hc  *http.Client // set by NewClient
+}
 
-func (s clientCredentialsSource) Token() (*oauth2.Token, error) {
+func (s *clientCredentialsSource) Token() (*oauth2.Token, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), DefaultAttemptTimeout)
 	defer cancel()
+	if s.hc != nil {
+		ctx = context.WithValue(ctx, oauth2.HTTPClient, s.hc)
+	}
 	return s.cfg.Token(ctx)
 }
 

@@ -276,8 +276,8 @@ func cbScalar(raw json.RawMessage) (string, bool) {
 	case '"':
 		// The body was validated as JSON when it was decoded, so a string
 		// without escapes is its bytes between the quotes.
-		if inner := raw[1 : len(raw)-1]; len(raw) >= 2 && bytes.IndexByte(inner, '\\') < 0 {
-			return string(inner), true
+		if len(raw) >= 2 && bytes.IndexByte(raw[1:len(raw)-1], '\\') < 0 {
+			return string(raw[1 : len(raw)-1]), true
 		}
 		var s string
 		if json.Unmarshal(raw, &s) == nil {

@@ -53,15 +53,16 @@ func WithTokenSource(ts oauth2.TokenSource) Option {
 // WithClientCredentials obtains tokens with the OAuth2 client-credentials
 // grant described by cfg. Each fetch calls cfg.Token with a fresh context
 // bounded by [DefaultAttemptTimeout] (never the context NewClient was
-// called in), and the client caches the token until it expires or the
-// service answers 401.
+// called in) and through the client's base transport (see WithHTTPClient),
+// and the client caches the token until it expires or the service answers
+// 401.
 func WithClientCredentials(cfg *clientcredentials.Config) Option {
 	return func(o *options) {
 		if cfg == nil {
 			o.fail(errors.New("travelrule: WithClientCredentials: nil config"))
 			return
 		}
-		o.tokenSource = clientCredentialsSource{cfg}
+		o.tokenSource = &clientCredentialsSource{cfg: cfg}
 	}
 }
 

@@ -19,8 +19,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/clientcredentials"
 
 	"github.com/vaspkit/travelrule"
+	"github.com/vaspkit/travelrule/travelruletest"
 )
 
 // countingSource issues "tok-1", "tok-2", ... and counts its calls.
@@ -338,4 +340,32 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// countingTransport counts the requests that go through it.
+type countingTransport struct {
+	n    atomic.Int64
+	base http.RoundTripper
+}
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return c.base.RoundTrip(r)
+}
+
+func TestClientCredentialsUseTheClientsTransport(t *testing.T) {
+	srv := travelruletest.NewServer()
+	defer srv.Close()
+	rt := &countingTransport{base: http.DefaultTransport}
+	c, err := travelrule.NewClient(srv.URL, travelrule.WithHTTPClient(&http.Client{Transport: rt}),
+		travelrule.WithClientCredentials(&clientcredentials.Config{
+			ClientID: travelruletest.DefaultClientID, ClientSecret: travelruletest.DefaultClientSecret, TokenURL: srv.TokenURL(),
+		}))
+	require.NoError(t, err)
+	_, err = c.InitiateTransfer(context.Background(), minimalRequest())
+	require.NoError(t, err)
+	assert.EqualValues(t, 2, rt.n.Load(), "the token request and the initiation both go through the given transport")
+	_, err = c.InitiateTransfer(context.Background(), minimalRequest())
+	require.NoError(t, err)
+	assert.EqualValues(t, 3, rt.n.Load(), "the token is cached")
 }

@@ -120,6 +120,9 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 		hc.Jar = o.httpClient.Jar
 		userRedirect = o.httpClient.CheckRedirect
 	}
+	if ccs, ok := o.tokenSource.(*clientCredentialsSource); ok {
+		ccs.hc = &http.Client{Transport: baseRT, Timeout: DefaultAttemptTimeout}
+	}
 	hc.Transport = authTransport{&oauth2.Transport{Source: c.tokens, Base: baseRT}}
 	hc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
 		return c.checkRedirect(req, via, userRedirect)
