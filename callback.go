@@ -93,11 +93,11 @@ type Callback struct {
 // Declaring both "txId" and "txid" keeps them apart: encoding/json prefers
 // an exact match of the name.
 type callbackWire struct {
-	TransferID json.RawMessage `json:"transferId"`
-	Status     json.RawMessage `json:"status"`
-	TxID       json.RawMessage `json:"txId"`
+	TransferID flexString      `json:"transferId"`
+	Status     flexString      `json:"status"`
+	TxID       flexString      `json:"txId"`
 	Txid       json.RawMessage `json:"txid"`
-	Timestamp  json.RawMessage `json:"timestamp"`
+	Timestamp  flexString      `json:"timestamp"`
 	Approved   json.RawMessage `json:"approved"`
 	Rejected   json.RawMessage `json:"rejected"`
 	Canceled   json.RawMessage `json:"canceled"`
@@ -133,10 +133,10 @@ func ParseCallback(body []byte) (*Callback, error) {
 	}
 	cb := &Callback{
 		Kind:       KindUnknown,
-		TransferID: cbText(w.TransferID),
-		Status:     cbText(w.Status),
-		TxID:       cbText(w.TxID),
-		Timestamp:  cbTime(w.Timestamp),
+		TransferID: string(w.TransferID),
+		Status:     string(w.Status),
+		TxID:       string(w.TxID),
+		Timestamp:  cbTime(string(w.Timestamp)),
 		Raw:        append(json.RawMessage(nil), body...),
 	}
 	if cb.TxID == "" {
@@ -160,12 +160,11 @@ func ParseCallback(body []byte) (*Callback, error) {
 		cb.Reason = cbText(canceled)
 	}
 
-	hasStatus := w.Status != nil
 	switch {
-	case hasStatus && strings.EqualFold(cb.Status, "inquiry"):
+	case strings.EqualFold(cb.Status, "inquiry"):
 		cb.Kind = KindInquiry
 		cb.Inquiry = cbInquiry(body)
-	case hasStatus && cb.Status != "":
+	case cb.Status != "":
 		cb.Kind = KindStatus
 	case approved != nil:
 		cb.Kind = KindApproved
@@ -272,26 +271,11 @@ func cbScalar(raw json.RawMessage) (string, bool) {
 	if len(raw) == 0 {
 		return "", false
 	}
-	switch raw[0] {
-	case '"':
-		// The body was validated as JSON when it was decoded, so a string
-		// without escapes is its bytes between the quotes.
-		if len(raw) >= 2 && bytes.IndexByte(raw[1:len(raw)-1], '\\') < 0 {
-			return string(raw[1 : len(raw)-1]), true
-		}
-		var s string
-		if json.Unmarshal(raw, &s) == nil {
-			return s, true
-		}
-	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		return string(raw), true
-	case 't', 'f':
-		var b bool
-		if json.Unmarshal(raw, &b) == nil {
-			return strconv.FormatBool(b), true
-		}
+	var f flexString
+	if f.UnmarshalJSON(raw) != nil || (f == "" && !bytes.Equal(raw, []byte(`""`))) {
+		return "", false
 	}
-	return "", false
+	return string(f), true
 }
 
 func cbIsObject(raw json.RawMessage) bool {
@@ -301,9 +285,8 @@ func cbIsObject(raw json.RawMessage) bool {
 
 // cbTime reads RFC 3339 text or Unix seconds; anything else gives the zero
 // time.
-func cbTime(raw json.RawMessage) time.Time {
-	s, ok := cbScalar(raw)
-	if !ok || s == "" {
+func cbTime(s string) time.Time {
+	if s == "" {
 		return time.Time{}
 	}
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {

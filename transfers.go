@@ -145,8 +145,9 @@ type initiateAnswer struct {
 	TransferID flexString `json:"transferId"`
 }
 
-// flexString decodes a JSON string, or a number as its text; anything else
-// (null, objects, arrays) gives "".
+// flexString decodes a JSON string, or a number or boolean as its text;
+// anything else (null, objects, arrays) gives "". Servers and callbacks that
+// the description does not show may type a field either way.
 type flexString string
 
 func (f *flexString) UnmarshalJSON(data []byte) error {
@@ -164,6 +165,8 @@ func (f *flexString) UnmarshalJSON(data []byte) error {
 		}
 		*f = flexString(s)
 	case len(data) > 0 && (data[0] == '-' || data[0] >= '0' && data[0] <= '9'):
+		*f = flexString(data)
+	case string(data) == "true" || string(data) == "false":
 		*f = flexString(data)
 	}
 	return nil

@@ -16,9 +16,9 @@ import (
 
 // BenchmarkHandler compares the handler's decode and dispatch of a typical
 // status callback with a floor of io.ReadAll, json.Unmarshal and 204, both
-// served in-process so that only the handlers' own work is measured.
-// Every delivery carries a new webhook-id, so de-duplication does its full
-// work (a claim and a completion) on each.
+// served in-process so that only the handlers' own work is measured. The
+// handler runs without de-duplication here, which is not decoding or
+// dispatch; BenchmarkHandlerDedup measures the default handler with it.
 func BenchmarkHandler(b *testing.B) {
 	body := []byte(`{"transferId":"6f1c2b9e-4d1a-4c8e-9a57-2f0d8b3e7c11","status":"approved","txId":"0x5c504ed4","timestamp":"2026-11-23T08:00:00Z"}`)
 	var sink int
@@ -64,7 +64,32 @@ func BenchmarkHandler(b *testing.B) {
 		serve(b, callback.NewHandler(func(_ context.Context, cb *travelrule.Callback) error {
 			sink += len(cb.Status)
 			return nil
-		}))
+		}, callback.WithoutDedup()))
 	})
 	_ = sink
+}
+
+// BenchmarkHandlerDedup is the default handler, with de-duplication in its
+// default in-memory store: every delivery has a new webhook-id, so each
+// makes a claim and a completion, and the store fills to its bound.
+func BenchmarkHandlerDedup(b *testing.B) {
+	h := callback.NewHandler(func(context.Context, *travelrule.Callback) error { return nil })
+	body := []byte(`{"transferId":"6f1c2b9e-4d1a-4c8e-9a57-2f0d8b3e7c11","status":"approved","timestamp":"2026-11-23T08:00:00Z"}`)
+	ids := make([]string, b.N)
+	for i := range ids {
+		ids[i] = "msg_" + strconv.Itoa(i)
+	}
+	rd := bytes.NewReader(body)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		rd.Reset(body)
+		r := httptest.NewRequest(http.MethodPost, "/travelrule/callback", io.NopCloser(rd))
+		r.Header.Set(callback.HeaderID, ids[i])
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != http.StatusNoContent {
+			b.Fatalf("status %d", w.Code)
+		}
+	}
 }
