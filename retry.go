@@ -1,7 +1,6 @@
 package travelrule
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -103,9 +102,9 @@ func (cl *call) do(ctx context.Context, rawURL string, body []byte) (*response, 
 	if err != nil {
 		return nil, fmt.Errorf("travelrule: %s: %w", cl.op, err)
 	}
-	// GetBody lets net/http replay the body on a 307/308 within the origin
-	// and on a reused connection that failed before anything was written.
-	req.Request.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	// retryablehttp sets GetBody too, which lets net/http replay the body on
+	// a 307/308 within the origin and on a reused connection that failed
+	// before anything was written.
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", c.userAgent)
