@@ -85,12 +85,19 @@ func (s *clientCredentialsSource) Token() (*oauth2.Token, error) {
 	return s.cfg.Token(ctx)
 }
 
-// idempotencyKeyFrom returns the context's key or a new random one in the
-// form of a version 4 UUID.
+// idempotencyKeyFrom returns the context's key or a new one.
 func idempotencyKeyFrom(ctx context.Context) string {
 	if k, ok := ctx.Value(idempotencyKeyCtx{}).(string); ok && k != "" {
 		return k
 	}
+	return NewIdempotencyKey()
+}
+
+// NewIdempotencyKey returns a new random key in the form of a version 4
+// UUID. Make one before a call and store it with your payment record, then
+// call with [ContextWithIdempotencyKey], so that the same payment carries
+// the same key even after a restart.
+func NewIdempotencyKey() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	b[6] = b[6]&0x0f | 0x40

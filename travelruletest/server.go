@@ -504,24 +504,9 @@ func (s *Server) log(ctx context.Context, msg string, attrs ...slog.Attr) {
 	s.logger.LogAttrs(ctx, slog.LevelInfo, msg, attrs...)
 }
 
-// newTransferID returns a version 4 UUID.
-func newTransferID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	var out [36]byte
-	hex.Encode(out[0:8], b[0:4])
-	out[8] = '-'
-	hex.Encode(out[9:13], b[4:6])
-	out[13] = '-'
-	hex.Encode(out[14:18], b[6:8])
-	out[18] = '-'
-	hex.Encode(out[19:23], b[8:10])
-	out[23] = '-'
-	hex.Encode(out[24:], b[10:])
-	return string(out[:])
-}
+// newTransferID returns a version 4 UUID, made as the SDK makes its
+// idempotency keys.
+func newTransferID() string { return travelrule.NewIdempotencyKey() }
 
 // newEventID returns a webhook-id: "msg_" and 32 hex digits.
 func newEventID() string {
