@@ -76,7 +76,7 @@ func WithCapabilityKey(key []byte) Option {
 // every request (see [Handler.Err]).
 func WithVerifier(v Verifier) Option {
 	return func(c *config) {
-		if v == nil {
+		if isNilVerifier(v) {
 			c.fail(errors.New("callback: WithVerifier: nil verifier"))
 			return
 		}
@@ -88,6 +88,20 @@ func WithVerifier(v Verifier) Option {
 		}
 		c.verifiers = append(c.verifiers, v)
 	}
+}
+
+// isNilVerifier reports a nil Verifier, including a typed nil of the
+// package's own implementations.
+func isNilVerifier(v Verifier) bool {
+	switch v := v.(type) {
+	case nil:
+		return true
+	case *WebhookVerifier:
+		return v == nil
+	case VerifierFunc:
+		return v == nil
+	}
+	return false
 }
 
 // WithMaxBodyBytes sets the largest body the handler reads (default

@@ -1,6 +1,7 @@
 package callback_test
 
 import (
+	"context"
 	"encoding/base64"
 	"errors"
 	"net/http"
@@ -183,4 +184,11 @@ func TestCallbackHandlerCapabilityAndSignature(t *testing.T) {
 	assert.Equal(t, http.StatusNoContent, send(t, http.MethodPost, u, statusBody, hd).code)
 	require.Equal(t, 1, rc.count())
 	assert.Equal(t, "pay-1", rc.last(t).Ref)
+}
+
+func TestTypedNilVerifiersAreReported(t *testing.T) {
+	for _, v := range []callback.Verifier{(*callback.WebhookVerifier)(nil), callback.VerifierFunc(nil)} {
+		h := callback.NewHandler(func(context.Context, *travelrule.Callback) error { return nil }, callback.WithVerifier(v))
+		assert.Error(t, h.Err())
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,13 +21,24 @@ func (c *cli) listen(ctx context.Context, args []string) int {
 	addr := fs.String("addr", "127.0.0.1:8080", "the address to listen on")
 	path := fs.String("path", "/", "the path to serve callbacks on")
 	showPII := fs.Bool("show-pii", false, "print personal data and the raw body instead of redacting them")
-	secret := fs.String("secret", c.getenv("TRAVELRULE_WEBHOOK_SECRET"), "verify Standard Webhooks HMAC signatures with this secret (env TRAVELRULE_WEBHOOK_SECRET, preferred: flags show in process lists)")
-	capKey := fs.String("capability-key", c.getenv("TRAVELRULE_CALLBACK_KEY"), "accept only capability callback URLs made with this key (env TRAVELRULE_CALLBACK_KEY)")
+	// Secrets default to "" and are read from the environment after
+	// parsing: a flag's default would print them in --help and usage errors.
+	secret := fs.String("secret", "", "verify Standard Webhooks HMAC signatures with this secret (default: env TRAVELRULE_WEBHOOK_SECRET, preferred: flags show in process lists)")
+	capKey := fs.String("capability-key", "", "accept only capability callback URLs made with this key (default: env TRAVELRULE_CALLBACK_KEY)")
 	if code, ok := parse(fs, args); !ok {
 		return code
 	}
 	if fs.NArg() > 0 {
 		return c.usageError(fs, "unexpected arguments %q", fs.Args())
+	}
+	if !strings.HasPrefix(*path, "/") {
+		return c.usageError(fs, "--path must start with /")
+	}
+	if *secret == "" {
+		*secret = c.getenv("TRAVELRULE_WEBHOOK_SECRET")
+	}
+	if *capKey == "" {
+		*capKey = c.getenv("TRAVELRULE_CALLBACK_KEY")
 	}
 	var opts []callback.Option
 	if *secret != "" {

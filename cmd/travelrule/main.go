@@ -54,6 +54,10 @@ type cli struct {
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop() // a second signal during the graceful shutdown ends the process at once
+	}()
 	code := (&cli{os.Stdin, os.Stdout, os.Stderr, os.Getenv}).run(ctx, os.Args[1:])
 	stop()
 	os.Exit(code)

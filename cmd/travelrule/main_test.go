@@ -192,3 +192,17 @@ func TestListenShowPIIAndSecret(t *testing.T) {
 	require.Eventually(t, func() bool { return len(lines(t, out.String())) == 1 }, 5*time.Second, 5*time.Millisecond)
 	assert.Equal(t, "0xWALLET", lines(t, out.String())[0]["address"])
 }
+
+func TestHelpNeverShowsSecrets(t *testing.T) {
+	env := map[string]string{
+		"TRAVELRULE_WEBHOOK_SECRET": "whsec-DO-NOT-PRINT", "TRAVELRULE_CALLBACK_KEY": "capkey-DO-NOT-PRINT",
+		"TRAVELRULE_TOKEN": "token-DO-NOT-PRINT", "TRAVELRULE_CLIENT_SECRET": "client-DO-NOT-PRINT",
+	}
+	for _, args := range [][]string{
+		{"listen", "--help"}, {"listen", "extra"}, {"listen", "--path", "nope"}, {"sandbox", "--help"}, {"sandbox", "extra"},
+		{"initiate", "--help"}, {"resolve", "--help"}, {"resolve"},
+	} {
+		_, out, errOut := runCLI(t, context.Background(), "", env, args...)
+		assert.NotContains(t, out+errOut, "DO-NOT-PRINT", "%v", args)
+	}
+}

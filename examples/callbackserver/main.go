@@ -74,6 +74,8 @@ func run(ctx context.Context, addr string, key []byte, demo bool, out io.Writer)
 		<-ctx.Done()
 		return nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
 	sandbox := travelruletest.NewServer()
 	defer sandbox.Close()
 	client, err := travelrule.NewClient(sandbox.URL, travelrule.WithTokenSource(sandbox.TokenSource()))

@@ -31,7 +31,7 @@ func run(ctx context.Context, getenv func(string) string, out io.Writer) error {
 	baseURL, token := getenv("TRAVELRULE_BASE_URL"), getenv("TRAVELRULE_TOKEN")
 	opts := []travelrule.Option{travelrule.WithTokenSource(travelrule.StaticToken(token))}
 	if baseURL == "" {
-		srv := travelruletest.NewServer()
+		srv := travelruletest.NewServer(travelruletest.WithoutCallbacks()) // the callback URL below is a placeholder
 		defer srv.Close()
 		baseURL, opts = srv.URL, []travelrule.Option{travelrule.WithTokenSource(srv.TokenSource())}
 	}
