@@ -71,6 +71,36 @@ func (s *Server) enqueue(id string, evs ...*event) {
 	}
 }
 
+// holdLane reserves the lane of the transfer id, so that callbacks enqueued
+// for it wait until release is called. StartInquiry delivers the inquiry
+// itself (it waits for the outcome) and holds the lane meanwhile, so that a
+// resolution made while the inquiry is still being delivered cannot have
+// its callback overtake the inquiry.
+func (s *Server) holdLane(id string) (release func()) {
+	s.dmu.Lock()
+	l := s.lanes[id]
+	if l == nil {
+		l = &lane{key: id}
+		s.lanes[id] = l
+	}
+	l.running = true
+	s.dmu.Unlock()
+	return func() {
+		s.dmu.Lock()
+		defer s.dmu.Unlock()
+		switch {
+		case s.dclosed:
+			l.running = false
+		case len(l.events) > 0:
+			s.ready = append(s.ready, l)
+			s.dcond.Signal()
+		default:
+			l.running = false
+			delete(s.lanes, id)
+		}
+	}
+}
+
 // worker sends the callbacks of ready lanes until the server closes.
 func (s *Server) worker() {
 	defer s.workers.Done()
@@ -261,6 +291,8 @@ func (s *Server) StartInquiry(ctx context.Context, callbackURL string, req *trav
 	if err != nil {
 		return "", fmt.Errorf("travelruletest: StartInquiry: encoding the inquiry: %w", err)
 	}
+	release := s.holdLane(id)
+	defer release()
 	now := time.Now()
 	s.mu.Lock()
 	t := &Transfer{ID: id, Request: *req, State: StateInquiry, Inquiry: true, Created: now, Updated: now}

@@ -168,3 +168,46 @@ func TestStartInquiryFailures(t *testing.T) {
 	_, err = srv.StartInquiry(ctx, rc.URL, validRequest("https://x.example/cb"))
 	assert.Error(t, err)
 }
+
+// TestResolutionCallbackWaitsForTheInquiry: a receiver that resolves while
+// handling the inquiry, then fails that delivery, gets the inquiry again
+// before the resolution's status callback, which never overtakes it.
+func TestResolutionCallbackWaitsForTheInquiry(t *testing.T) {
+	srv := newServer(t)
+	c := newClient(t, srv)
+	var once sync.Once
+	rc := newReceiver(t, func(_ *http.Request, body []byte, prior int) int {
+		cb, err := travelrule.ParseCallback(body)
+		if err != nil || cb.Kind != travelrule.KindInquiry {
+			return http.StatusNoContent
+		}
+		once.Do(func() {
+			_, err := c.ResolveInquiry(context.Background(), cb.TransferID, &travelrule.InquiryResolution{Approved: "true", Callback: cb.Inquiry.Callback})
+			assert.NoError(t, err)
+		})
+		if prior == 0 {
+			return http.StatusInternalServerError // the first delivery fails: the inquiry comes again
+		}
+		return http.StatusNoContent
+	})
+	req := validRequest(rc.URL)
+	_, err := srv.StartInquiry(context.Background(), rc.URL, req)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err = srv.WaitCallbacks(ctx, 2)
+	require.NoError(t, err)
+
+	var statuses []string
+	for _, h := range rc.Hits() {
+		cb, err := travelrule.ParseCallback(h.Body)
+		require.NoError(t, err)
+		statuses = append(statuses, cb.Status)
+	}
+	assert.Equal(t, []string{"inquiry", "inquiry", "approved"}, statuses)
+	var recorded []travelruletest.State
+	for _, d := range srv.Callbacks() {
+		recorded = append(recorded, d.Status)
+	}
+	assert.Equal(t, []travelruletest.State{travelruletest.StateInquiry, travelruletest.StateApproved}, recorded)
+}
