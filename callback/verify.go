@@ -153,6 +153,23 @@ func (v *WebhookVerifier) Verify(r *http.Request, body []byte) error {
 	return nil
 }
 
+// ParseSecret turns a secret as services hand it out into the bytes that
+// [WebhookVerifier] and [Sign] use: a Standard Webhooks secret
+// "whsec_<base64>" is decoded; any other string is used as it is.
+func ParseSecret(s string) ([]byte, error) {
+	if rest, ok := strings.CutPrefix(s, "whsec_"); ok {
+		b, err := base64.StdEncoding.DecodeString(rest)
+		if err != nil || len(b) == 0 {
+			return nil, errors.New("callback: ParseSecret: a whsec_ secret must be base64 after the prefix")
+		}
+		return b, nil
+	}
+	if s == "" {
+		return nil, errors.New("callback: ParseSecret: empty secret")
+	}
+	return []byte(s), nil
+}
+
 // Sign returns the Standard Webhooks signature ("v1,<base64>") of a
 // delivery: the HMAC-SHA256 under secret of id + "." + the Unix seconds of
 // ts + "." + body. Put it in the [HeaderSignature] header, with id in

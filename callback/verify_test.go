@@ -192,3 +192,16 @@ func TestTypedNilVerifiersAreReported(t *testing.T) {
 		assert.Error(t, h.Err())
 	}
 }
+
+func TestParseSecret(t *testing.T) {
+	b, err := callback.ParseSecret("whsec_" + base64.StdEncoding.EncodeToString([]byte("0123456789abcdef")))
+	require.NoError(t, err)
+	assert.Equal(t, []byte("0123456789abcdef"), b)
+	b, err = callback.ParseSecret("plain-secret")
+	require.NoError(t, err)
+	assert.Equal(t, []byte("plain-secret"), b)
+	for _, bad := range []string{"", "whsec_", "whsec_!!not base64!!"} {
+		_, err := callback.ParseSecret(bad)
+		assert.Error(t, err, bad)
+	}
+}

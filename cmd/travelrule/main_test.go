@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -182,12 +183,13 @@ func TestListenCommand(t *testing.T) {
 }
 
 func TestListenShowPIIAndSecret(t *testing.T) {
-	secret := "whsec-test-secret-0123456789"
-	url, out, _ := startListen(t, map[string]string{"TRAVELRULE_WEBHOOK_SECRET": secret}, "--show-pii")
+	raw := []byte("test-secret-0123456789")
+	secret := []byte(raw)
+	url, out, _ := startListen(t, map[string]string{"TRAVELRULE_WEBHOOK_SECRET": "whsec_" + base64.StdEncoding.EncodeToString(raw)}, "--show-pii")
 	body := `{"approved":{"address":"0xWALLET","callback":"https://b.example/cb"}}`
 	assert.Equal(t, http.StatusUnauthorized, post(t, url, body, nil), "unsigned callbacks are refused when a secret is set")
 	h := http.Header{}
-	callback.SetSignatureHeaders(h, []byte(secret), "msg_1", time.Now(), []byte(body))
+	callback.SetSignatureHeaders(h, secret, "msg_1", time.Now(), []byte(body))
 	assert.Equal(t, http.StatusNoContent, post(t, url, body, h))
 	require.Eventually(t, func() bool { return len(lines(t, out.String())) == 1 }, 5*time.Second, 5*time.Millisecond)
 	assert.Equal(t, "0xWALLET", lines(t, out.String())[0]["address"])

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/vaspkit/travelrule/callback"
 	"github.com/vaspkit/travelrule/travelruletest"
 )
 
@@ -31,7 +32,11 @@ func (c *cli) sandbox(ctx context.Context, args []string) int {
 		opts = append(opts, travelruletest.WithPathPrefix(*prefix))
 	}
 	if *secret != "" {
-		opts = append(opts, travelruletest.WithCallbackSecret([]byte(*secret)))
+		key, err := callback.ParseSecret(*secret) // "whsec_<base64>" or raw
+		if err != nil {
+			return c.usageError(fs, "%v", err)
+		}
+		opts = append(opts, travelruletest.WithCallbackSecret(key))
 	}
 	if *noID {
 		opts = append(opts, travelruletest.WithTransferIDInAnswer(false))
