@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"net/http"
 	"sync"
+	"time"
 
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
@@ -21,7 +22,8 @@ type tokenCache struct {
 
 	mu     sync.Mutex
 	cur    oauth2.TokenSource
-	issued string // the access token cur last returned
+	issued string        // the access token cur last returned
+	last   *oauth2.Token // the token cur last returned
 }
 
 func newTokenCache(src oauth2.TokenSource) *tokenCache {
@@ -47,10 +49,40 @@ func (t *tokenCache) Token() (*oauth2.Token, error) {
 	}
 	t.mu.Lock()
 	if t.cur == cur {
-		t.issued = tok.AccessToken
+		t.issued, t.last = tok.AccessToken, tok
 	}
 	t.mu.Unlock()
 	return tok, nil
+}
+
+// valid reports whether the cache holds a token that is not about to
+// expire, so that a call need not wait for a fetch.
+func (t *tokenCache) valid() bool {
+	t.mu.Lock()
+	tok := t.last
+	t.mu.Unlock()
+	return tok != nil && tok.AccessToken != "" && (tok.Expiry.IsZero() || time.Until(tok.Expiry) > 30*time.Second)
+}
+
+// tokenFor returns a token, or the context's error as a *tokenError as soon
+// as ctx ends: oauth2.Transport asks its source without a context, so a
+// slow token endpoint would otherwise hold the call past its deadline. The
+// fetch goes on in the background and its token is cached.
+func (t *tokenCache) tokenFor(ctx context.Context) error {
+	if t.valid() {
+		return nil
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := t.Token()
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return &tokenError{ctx.Err()}
+	}
 }
 
 // refresh drops the cached token if it is still the rejected one and
@@ -59,7 +91,7 @@ func (t *tokenCache) refresh(rejected string) bool {
 	t.mu.Lock()
 	if t.issued == rejected {
 		t.cur = oauth2.ReuseTokenSource(nil, t.src)
-		t.issued = ""
+		t.issued, t.last = "", nil
 	}
 	t.mu.Unlock()
 	tok, err := t.Token()

@@ -106,7 +106,8 @@ func (c *Client) ResolveInquiry(ctx context.Context, transferID string, r *Inqui
 	}
 	status, ok := parseInquiryAnswer(resp.body)
 	if !ok {
-		return nil, resp.unexpected(op)
+		// The service said 2xx: the resolution may have been recorded.
+		return nil, cl.outcomeUnknown(resp.unexpected(op))
 	}
 	return &InquiryResult{
 		Status:    status,

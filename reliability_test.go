@@ -369,3 +369,77 @@ func TestClientCredentialsUseTheClientsTransport(t *testing.T) {
 	require.NoError(t, err)
 	assert.EqualValues(t, 3, rt.n.Load(), "the token is cached")
 }
+
+// opaqueTransport hides the request's trace: it re-contexts every request,
+// as some instrumentation and test transports do.
+type opaqueTransport struct{ base http.RoundTripper }
+
+func (o opaqueTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	return o.base.RoundTrip(r.WithContext(context.WithoutCancel(context.Background())))
+}
+
+func TestTransportWithoutTracesCountsAsSent(t *testing.T) {
+	// Without trace events the client cannot prove that nothing was sent:
+	// a dropped connection must not be retried as "never sent".
+	c, ts := setup(t, dropAfterRead, travelrule.WithHTTPClient(&http.Client{Transport: opaqueTransport{http.DefaultTransport}}))
+	_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+	assert.ErrorIs(t, err, travelrule.ErrOutcomeUnknown)
+	assert.EqualValues(t, 1, ts.hits.Load())
+}
+
+// slowSource takes a long time to issue a token.
+type slowSource struct{ d time.Duration }
+
+func (s slowSource) Token() (*oauth2.Token, error) {
+	time.Sleep(s.d)
+	return &oauth2.Token{AccessToken: "slow", Expiry: time.Now().Add(time.Hour)}, nil
+}
+
+func TestTokenFetchEndsWithTheContext(t *testing.T) {
+	c, ts := setup(t, answer(200, `{"status":"succes"}`), travelrule.WithTokenSource(slowSource{2 * time.Second}))
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := c.InitiateTransfer(ctx, minimalRequest())
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.NotErrorIs(t, err, travelrule.ErrOutcomeUnknown, "nothing was sent")
+	assert.Less(t, time.Since(start), time.Second, "the call ended with its context, not with the token fetch")
+	assert.Zero(t, ts.hits.Load())
+}
+
+// noRequestTransport answers 401 without setting Response.Request, as
+// some custom transports do.
+type noRequestTransport struct{}
+
+func (noRequestTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body != nil {
+		_ = r.Body.Close()
+	}
+	return &http.Response{StatusCode: http.StatusUnauthorized, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(""))}, nil
+}
+
+func TestUnauthorizedWithoutRequestDoesNotPanic(t *testing.T) {
+	c, err := travelrule.NewClient("https://travelrule.example", travelrule.WithTokenSource(travelrule.StaticToken("t")),
+		travelrule.WithHTTPClient(&http.Client{Transport: noRequestTransport{}}))
+	require.NoError(t, err)
+	_, err = c.ResolveInquiry(context.Background(), "t-1", &travelrule.InquiryResolution{Approved: "true"})
+	assert.ErrorIs(t, err, travelrule.ErrUnauthorized)
+}
+
+func TestRetryAfterReportedWhenTheBudgetRunsOut(t *testing.T) {
+	c, _ := setup(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "0")
+		w.WriteHeader(http.StatusTooManyRequests)
+	}, travelrule.WithRetryMax(1))
+	_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+	var apiErr *travelrule.APIError
+	require.ErrorAs(t, err, &apiErr)
+	assert.Equal(t, time.Duration(0), apiErr.RetryAfter)
+	c, _ = setup(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "7")
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}, travelrule.WithRetryAfterMax(time.Second))
+	_, err = c.InitiateTransfer(context.Background(), minimalRequest())
+	require.ErrorAs(t, err, &apiErr)
+	assert.Equal(t, 7*time.Second, apiErr.RetryAfter)
+}

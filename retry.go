@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -35,11 +36,11 @@ type call struct {
 
 	attempts    int
 	wrote       atomic.Bool // the current attempt wrote its request headers
+	traceLive   atomic.Bool // the transport reported the current attempt's GetConn
 	ambiguous   bool        // some attempt may have been acted on by the service
 	authRetried bool
 	nextWait    time.Duration // the wait before the next attempt
 	waitBound   time.Duration // the longest the exponential wait can be
-	retryAfter  time.Duration
 }
 
 // response is a 2xx answer, read whole.
@@ -97,6 +98,7 @@ func (cl *call) do(ctx context.Context, rawURL string, body []byte) (*response, 
 		return nil, fmt.Errorf("travelrule: %s: %w", cl.op, err)
 	}
 	cl.trace.WroteHeaders = cl.markWritten
+	cl.trace.GetConn = cl.markTraced
 	ctx = httptrace.WithClientTrace(context.WithValue(ctx, callKey{}, cl), &cl.trace)
 	req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodPost, rawURL, body)
 	if err != nil {
@@ -134,12 +136,20 @@ func (cl *call) do(ctx context.Context, rawURL string, body []byte) (*response, 
 	return nil, cl.fail(cl.apiError(resp, data))
 }
 
-func (cl *call) markWritten() { cl.wrote.Store(true) }
+func (cl *call) markWritten()        { cl.wrote.Store(true) }
+func (cl *call) markTraced(_ string) { cl.traceLive.Store(true) }
+
+// maySent reports whether the current attempt may have reached the service.
+// Only a transport that reported the attempt's GetConn and then no
+// WroteHeaders proves that nothing was sent; a transport that emits no
+// traces (a custom one given to WithHTTPClient) proves nothing.
+func (cl *call) maySent() bool { return cl.wrote.Load() || !cl.traceLive.Load() }
 
 // beforeAttempt runs before every attempt.
 func (cl *call) beforeAttempt(i int) {
 	cl.attempts = i + 1
 	cl.wrote.Store(false)
+	cl.traceLive.Store(false)
 	if l := cl.client.logger; l != nil {
 		l.Debug("travelrule: sending", "op", cl.op, "attempt", cl.attempts)
 	}
@@ -160,10 +170,11 @@ func (cl *call) afterAttempt(resp *http.Response) {
 //     Retry-After cap and the context's deadline; a connection failure before
 //     the request was written (refused dial, DNS, TLS handshake); and one
 //     401, after a token refresh that yields a new token.
-//   - Retried only for an idempotent call: 500, 502, 504, and a failure
-//     after the request was written (dropped connection, time-out). These
-//     mark the call ambiguous, so that its final failure is
-//     ErrOutcomeUnknown.
+//   - Retried only for an idempotent call: any 5xx but 503 and 501 (500,
+//     502, 504, a proxy's 520 or 524), and a failure after the request may
+//     have been written (dropped connection, time-out). These, and a 3xx
+//     that is not followed, mark the call ambiguous, so that its final
+//     failure is ErrOutcomeUnknown.
 //   - Never retried: any other answer, a context that ended, a failure to
 //     obtain a token, a certificate the client does not trust.
 func (cl *call) checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
@@ -171,15 +182,18 @@ func (cl *call) checkRetry(ctx context.Context, resp *http.Response, err error) 
 	cl.waitBound = retryablehttp.DefaultBackoff(c.waitMin, c.waitMax, cl.attempts-1, nil)
 	cl.nextWait = jitter(cl.waitBound)
 	if err != nil {
-		wrote := cl.wrote.Load()
-		if wrote {
+		var te *tokenError
+		if errors.As(err, &te) {
+			return false, nil // no token, nothing sent: definite
+		}
+		sent := cl.maySent()
+		if sent {
 			cl.ambiguous = true
 		}
-		var te *tokenError
 		switch {
-		case ctx.Err() != nil, errors.As(err, &te), isCertError(err):
+		case ctx.Err() != nil, isCertError(err):
 			return false, nil
-		case !wrote:
+		case !sent:
 			return cl.fits(ctx, "connection failed before sending"), nil
 		default:
 			return cl.idempotent && cl.fits(ctx, "connection failed after sending"), nil
@@ -191,7 +205,10 @@ func (cl *call) checkRetry(ctx context.Context, resp *http.Response, err error) 
 			return false, nil
 		}
 		cl.authRetried = true
-		rejected := strings.TrimPrefix(resp.Request.Header.Get("Authorization"), "Bearer ")
+		var rejected string // unknown if the transport gave no request back: refresh anyway
+		if resp.Request != nil {
+			rejected = strings.TrimPrefix(resp.Request.Header.Get("Authorization"), "Bearer ")
+		}
 		if !c.tokens.refresh(rejected) {
 			return false, nil
 		}
@@ -205,19 +222,23 @@ func (cl *call) checkRetry(ctx context.Context, resp *http.Response, err error) 
 			// DefaultBackoff parses Retry-After (seconds or HTTP date).
 			wait := retryablehttp.DefaultBackoff(c.waitMin, c.waitMax, cl.attempts-1, resp)
 			if wait > c.retryAfterMax {
-				cl.retryAfter = wait
 				return false, nil
 			}
 			cl.nextWait = wait
 		}
-		if !cl.fits(ctx, "status "+http.StatusText(code)) {
-			cl.retryAfter = cl.nextWait
-			return false, nil
-		}
-		return true, nil
-	case http.StatusInternalServerError, http.StatusBadGateway, http.StatusGatewayTimeout:
+		return cl.fits(ctx, "status "+http.StatusText(code)), nil
+	}
+	switch code := resp.StatusCode; {
+	case code >= 500 && code != http.StatusNotImplemented:
+		// 500, 502, 504 and the rest (a proxy's 520 or 524 too) may come
+		// after the service acted; 503 is handled above; 501 means the
+		// service does not have the operation at all.
 		cl.ambiguous = true
-		return cl.idempotent && cl.fits(ctx, "status "+http.StatusText(code)), nil
+		return cl.idempotent && cl.fits(ctx, "status "+strconv.Itoa(code)), nil
+	case code >= 300 && code <= 399:
+		// Not followed (see checkRedirect): a 303 after a POST commonly
+		// means "done, look there", so the service may have acted.
+		cl.ambiguous = true
 	}
 	return false, nil
 }
@@ -339,8 +360,13 @@ func (cl *call) apiError(resp *http.Response, body []byte) *APIError {
 		StatusCode: resp.StatusCode,
 		Body:       body,
 		RequestID:  resp.Header.Get("X-Request-Id"),
-		RetryAfter: cl.retryAfter,
 		Header:     resp.Header,
+	}
+	if (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) &&
+		resp.Header.Get("Retry-After") != "" {
+		// With both bounds zero, DefaultBackoff returns the parsed header
+		// (seconds or HTTP date), or zero if it does not parse.
+		e.RetryAfter = retryablehttp.DefaultBackoff(0, 0, 0, resp)
 	}
 	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
 		e.Message = "redirect not followed"
@@ -422,8 +448,12 @@ func scrub(msg string, pii []string) string {
 	if msg == "" {
 		return ""
 	}
-	if utf8.RuneCountInString(msg) > maxMessage {
-		msg = string([]rune(msg)[:maxMessage]) + "…"
+	// Replace before shortening, so that no value is cut in two and half
+	// kept.
+	for _, v := range pii {
+		if utf8.RuneCountInString(v) >= 2 {
+			msg = strings.ReplaceAll(msg, v, redacted)
+		}
 	}
 	msg = strings.Map(func(r rune) rune {
 		if r < ' ' || r == 0x7f {
@@ -431,10 +461,8 @@ func scrub(msg string, pii []string) string {
 		}
 		return r
 	}, msg)
-	for _, v := range pii {
-		if utf8.RuneCountInString(v) >= 2 {
-			msg = strings.ReplaceAll(msg, v, redacted)
-		}
+	if utf8.RuneCountInString(msg) > maxMessage {
+		msg = string([]rune(msg)[:maxMessage]) + "…"
 	}
 	return msg
 }

@@ -123,7 +123,7 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 	if ccs, ok := o.tokenSource.(*clientCredentialsSource); ok {
 		ccs.hc = &http.Client{Transport: baseRT, Timeout: DefaultAttemptTimeout}
 	}
-	hc.Transport = authTransport{&oauth2.Transport{Source: c.tokens, Base: baseRT}}
+	hc.Transport = authTransport{t: &oauth2.Transport{Source: c.tokens, Base: baseRT}, tokens: c.tokens}
 	hc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
 		return c.checkRedirect(req, via, userRedirect)
 	}
@@ -132,12 +132,24 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 	return c, nil
 }
 
-// authTransport is oauth2.Transport without its deprecated CancelRequest
-// method, which http.Client calls when it has a Timeout and which logs a
-// deprecation line to the standard logger.
-type authTransport struct{ t *oauth2.Transport }
+// authTransport is oauth2.Transport with two changes: a token fetch ends
+// with the request's context (oauth2.Transport asks its source without
+// one), and no deprecated CancelRequest method, which http.Client calls
+// when it has a Timeout and which logs a line to the standard logger.
+type authTransport struct {
+	t      *oauth2.Transport
+	tokens *tokenCache
+}
 
-func (a authTransport) RoundTrip(r *http.Request) (*http.Response, error) { return a.t.RoundTrip(r) }
+func (a authTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if err := a.tokens.tokenFor(r.Context()); err != nil {
+		if r.Body != nil {
+			_ = r.Body.Close() // a RoundTripper always closes the body
+		}
+		return nil, err
+	}
+	return a.t.RoundTrip(r)
+}
 
 // defaultTransport is the standard library's transport tuned for a service
 // client: TLS 1.2 at least, and enough idle connections per host that
@@ -184,9 +196,17 @@ func isLoopback(host string) bool {
 // oauth2.Transport adds the Authorization header to every request it
 // carries, redirected ones included, so a redirect to another origin is not
 // followed and its 3xx answer becomes an [*APIError]. Only 307 and 308 (which
-// keep the method and the body) are followed within the origin.
+// keep the method and the body) are followed within the origin, and only
+// for calls that may be repeated (ResolveInquiry, or any call made with
+// WithIdempotency).
 func (c *Client) checkRedirect(req *http.Request, via []*http.Request, user func(*http.Request, []*http.Request) error) error {
 	if req.URL.Scheme+"://"+req.URL.Host != c.origin {
+		return http.ErrUseLastResponse
+	}
+	if cl := callFrom(req.Context()); cl != nil && !cl.idempotent {
+		// A proxy that acted on the POST and then redirected would make a
+		// followed redirect a second transfer: a call that cannot be
+		// repeated follows none, and its 3xx is an ambiguous failure.
 		return http.ErrUseLastResponse
 	}
 	if req.Response != nil && req.Response.StatusCode != http.StatusTemporaryRedirect && req.Response.StatusCode != http.StatusPermanentRedirect {

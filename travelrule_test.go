@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -544,8 +545,8 @@ func TestRetryAfterBeyondCapOrDeadlineIsNotWaited(t *testing.T) {
 }
 
 func TestInitiateTransferNeverResentAfterServerError(t *testing.T) {
-	for _, status := range []int{500, 502, 504} {
-		t.Run(http.StatusText(status), func(t *testing.T) {
+	for _, status := range []int{500, 502, 504, 520, 524, 599} {
+		t.Run(strconv.Itoa(status), func(t *testing.T) {
 			c, ts := setup(t, answer(status, `{"message":"boom"}`))
 			req := minimalRequest()
 			req.TxID = "0xabc"
@@ -681,20 +682,47 @@ func TestCrossOriginRedirectKeepsToken(t *testing.T) {
 	assert.Zero(t, leaked.Load(), "the bearer token must never reach another origin")
 }
 
-func TestSameOriginTemporaryRedirectIsFollowed(t *testing.T) {
-	c, ts := setup(t, func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasSuffix(r.URL.Path, "/initiate") {
-			http.Redirect(w, r, basePath+"/transfers/initiate-v2", http.StatusPermanentRedirect)
-			return
+func TestSameOriginRedirects(t *testing.T) {
+	redirecting := func(status int) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			if !strings.HasSuffix(r.URL.Path, "-v2") {
+				http.Redirect(w, r, r.URL.Path+"-v2?"+r.URL.RawQuery, status)
+				return
+			}
+			if strings.Contains(r.URL.Path, "inquiry") {
+				answer(200, `{"status":true}`)(w, r)
+				return
+			}
+			answer(200, `{"status":"succes"}`)(w, r)
 		}
-		answer(200, `{"status":"succes"}`)(w, r)
+	}
+	t.Run("followed for calls that may be repeated", func(t *testing.T) {
+		c, ts := setup(t, redirecting(http.StatusPermanentRedirect))
+		_, err := c.ResolveInquiry(context.Background(), "t-1", &travelrule.InquiryResolution{Approved: "true"})
+		require.NoError(t, err)
+		reqs := ts.requests()
+		require.Len(t, reqs, 2)
+		assert.Equal(t, reqs[0].Body, reqs[1].Body)
+		assert.Equal(t, "Bearer "+testToken, reqs[1].Header.Get("Authorization"))
+
+		c, ts = setup(t, redirecting(http.StatusTemporaryRedirect), travelrule.WithIdempotency())
+		_, err = c.InitiateTransfer(context.Background(), minimalRequest())
+		require.NoError(t, err)
+		assert.EqualValues(t, 2, ts.hits.Load())
 	})
-	_, err := c.InitiateTransfer(context.Background(), minimalRequest())
-	require.NoError(t, err)
-	reqs := ts.requests()
-	require.Len(t, reqs, 2)
-	assert.Equal(t, reqs[0].Body, reqs[1].Body)
-	assert.Equal(t, "Bearer "+testToken, reqs[1].Header.Get("Authorization"))
+	for _, status := range []int{http.StatusTemporaryRedirect, http.StatusSeeOther, http.StatusFound} {
+		t.Run("never followed for an initiation: "+http.StatusText(status), func(t *testing.T) {
+			// A proxy that acted and then redirected would make a followed
+			// redirect a second transfer; a 303 commonly means "done".
+			c, ts := setup(t, redirecting(status))
+			_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+			assert.ErrorIs(t, err, travelrule.ErrOutcomeUnknown)
+			var apiErr *travelrule.APIError
+			require.ErrorAs(t, err, &apiErr)
+			assert.Equal(t, status, apiErr.StatusCode)
+			assert.EqualValues(t, 1, ts.hits.Load())
+		})
+	}
 }
 
 func TestConnectionRefusedIsRetriedAndDefinite(t *testing.T) {
