@@ -72,9 +72,8 @@ type inquiryAnswer struct {
 //
 // Resolving an inquiry sets a decision; sending the same decision twice
 // leaves the same state, so the client treats this operation as idempotent:
-// besides what InitiateTransfer retries, it also retries 5xx answers (500,
-// 502, 504 and the rest but 501)
-// answers and connections dropped after the request was written, within the
+// besides what InitiateTransfer retries, it also retries 5xx answers (but
+// 501) and connections dropped after the request was written, within the
 // retry budget. If the budget runs out after such a failure, the error is an
 // [*OutcomeUnknownError]: sending the same resolution again is safe.
 func (c *Client) ResolveInquiry(ctx context.Context, transferID string, r *InquiryResolution) (*InquiryResult, error) {
