@@ -20,10 +20,9 @@ import (
 type tokenCache struct {
 	src oauth2.TokenSource
 
-	mu     sync.Mutex
-	cur    oauth2.TokenSource
-	issued string        // the access token cur last returned
-	last   *oauth2.Token // the token cur last returned
+	mu   sync.Mutex
+	cur  oauth2.TokenSource
+	last *oauth2.Token // the token cur last returned
 }
 
 func newTokenCache(src oauth2.TokenSource) *tokenCache {
@@ -49,19 +48,20 @@ func (t *tokenCache) Token() (*oauth2.Token, error) {
 	}
 	t.mu.Lock()
 	if t.cur == cur {
-		t.issued, t.last = tok.AccessToken, tok
+		t.last = tok
 	}
 	t.mu.Unlock()
 	return tok, nil
 }
 
-// valid reports whether the cache holds a token that is not about to
-// expire, so that a call need not wait for a fetch.
+// valid reports whether the cache holds a token that oauth2.ReuseTokenSource
+// will hand out without a fetch (it renews 10 seconds before expiry), so
+// that a call need not wait for one.
 func (t *tokenCache) valid() bool {
 	t.mu.Lock()
 	tok := t.last
 	t.mu.Unlock()
-	return tok != nil && tok.AccessToken != "" && (tok.Expiry.IsZero() || time.Until(tok.Expiry) > 30*time.Second)
+	return tok != nil && tok.AccessToken != "" && (tok.Expiry.IsZero() || time.Until(tok.Expiry) > 10*time.Second)
 }
 
 // tokenFor returns a token, or the context's error as a *tokenError as soon
@@ -89,9 +89,13 @@ func (t *tokenCache) tokenFor(ctx context.Context) error {
 // reports whether a token different from the rejected one is now available.
 func (t *tokenCache) refresh(rejected string) bool {
 	t.mu.Lock()
-	if t.issued == rejected {
+	// Reset only the cache that issued the rejected token (or, when the
+	// rejected token is unknown, the current one): a caller whose 401 comes
+	// after another caller's refresh finds the new token instead of
+	// resetting again.
+	if t.last != nil && (rejected == "" || t.last.AccessToken == rejected) {
 		t.cur = oauth2.ReuseTokenSource(nil, t.src)
-		t.issued, t.last = "", nil
+		t.last = nil
 	}
 	t.mu.Unlock()
 	tok, err := t.Token()

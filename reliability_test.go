@@ -69,19 +69,24 @@ func TestUnauthorizedRefreshesTokenOnce(t *testing.T) {
 }
 
 func TestUnauthorizedBurstRefreshesOnce(t *testing.T) {
+	// 20 callers start together on an empty cache, so all of them send
+	// tok-1; the server holds every tok-1 request until all 20 have arrived
+	// and then refuses them at once. The burst of 401s must refresh once.
+	const callers = 20
 	src := &countingSource{}
-	c, _ := setup(t, func(w http.ResponseWriter, r *http.Request) {
+	var arrived sync.WaitGroup
+	arrived.Add(callers)
+	c, ts := setup(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") == "Bearer tok-1" {
+			arrived.Done()
+			arrived.Wait()
 			w.WriteHeader(http.StatusUnauthorized)
 			return
 		}
 		answer(200, `{"status":"succes"}`)(w, r)
 	}, travelrule.WithTokenSource(src))
-	// Warm the cache with tok-1, then let 20 callers hit the 401 at once.
-	_, err := c.ResolveInquiry(context.Background(), "warm", &travelrule.InquiryResolution{Approved: "true"})
-	require.Error(t, err) // tok-1 rejected, tok-2 then answers 200 but the body is an initiation answer
 	var wg sync.WaitGroup
-	for i := 0; i < 20; i++ {
+	for i := 0; i < callers; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -90,7 +95,8 @@ func TestUnauthorizedBurstRefreshesOnce(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	assert.EqualValues(t, 2, src.n.Load(), "one refresh for the whole burst")
+	assert.EqualValues(t, 2, src.n.Load(), "one fetch for the first token, one refresh for the whole burst")
+	assert.EqualValues(t, 2*callers, ts.hits.Load(), "each caller: one 401, one retry")
 }
 
 func TestTokenSourceFailureIsDefiniteAndNotRetried(t *testing.T) {
@@ -443,3 +449,4 @@ func TestRetryAfterReportedWhenTheBudgetRunsOut(t *testing.T) {
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, 7*time.Second, apiErr.RetryAfter)
 }
+
