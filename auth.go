@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"net/http"
 	"sync"
 	"time"
@@ -33,7 +34,20 @@ func newTokenCache(src oauth2.TokenSource) *tokenCache {
 // does not mistake it for a connection failure.
 type tokenError struct{ err error }
 
-func (e *tokenError) Error() string { return "obtaining an access token: " + e.err.Error() }
+// Error names the token endpoint's status and error code, never its body
+// (oauth2.RetrieveError's own Error appends the raw answer); the cause stays
+// reachable with errors.As.
+func (e *tokenError) Error() string {
+	var re *oauth2.RetrieveError
+	if errors.As(e.err, &re) && re.Response != nil {
+		msg := "obtaining an access token: token endpoint answered " + re.Response.Status
+		if isIdentifier(re.ErrorCode, 64) {
+			msg += ": " + re.ErrorCode
+		}
+		return msg
+	}
+	return "obtaining an access token: " + e.err.Error()
+}
 func (e *tokenError) Unwrap() error { return e.err }
 
 // Token implements oauth2.TokenSource. The lock is not held while the source

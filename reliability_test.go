@@ -450,3 +450,22 @@ func TestRetryAfterReportedWhenTheBudgetRunsOut(t *testing.T) {
 	assert.Equal(t, 7*time.Second, apiErr.RetryAfter)
 }
 
+func TestTokenEndpointBodyStaysOutOfErrors(t *testing.T) {
+	tokenEndpoint := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = io.WriteString(w, `{"error":"invalid_client","error_description":"client ENDPOINT-BODY-MARKER unknown"}`)
+	}))
+	defer tokenEndpoint.Close()
+	c, ts := setup(t, answer(200, `{"status":"succes"}`), travelrule.WithClientCredentials(&clientcredentials.Config{
+		ClientID: "id", ClientSecret: "CLIENT-SECRET-MARKER", TokenURL: tokenEndpoint.URL,
+	}))
+	_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "401 Unauthorized: invalid_client")
+	assert.NotContains(t, err.Error(), "MARKER")
+	var re *oauth2.RetrieveError
+	assert.ErrorAs(t, err, &re, "the token endpoint's answer stays reachable")
+	assert.NotErrorIs(t, err, travelrule.ErrOutcomeUnknown)
+	assert.Zero(t, ts.hits.Load())
+}
