@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -582,14 +583,17 @@ func TestResolveInquiryRetriesServerErrors(t *testing.T) {
 }
 
 func TestContextEndsBackoffWait(t *testing.T) {
+	// The client logs "retrying" once it has the 503 and has chosen to
+	// wait: cancel then, never before the answer arrived.
+	waiting := &logEvent{msg: "travelrule: retrying", seen: make(chan struct{})}
 	c, ts := setup(t, func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusServiceUnavailable)
-	}, travelrule.WithRetryWait(time.Minute, time.Minute), travelrule.WithRetryMax(5))
+	}, travelrule.WithRetryWait(time.Minute, time.Minute), travelrule.WithRetryMax(5),
+		travelrule.WithLogger(slog.New(waiting)))
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	go func() {
-		for ts.hits.Load() == 0 {
-			time.Sleep(time.Millisecond)
-		}
+		<-waiting.seen
 		cancel()
 	}()
 	_, err := c.InitiateTransfer(ctx, minimalRequest())
@@ -738,3 +742,23 @@ func TestConnectionRefusedIsRetriedAndDefinite(t *testing.T) {
 	assert.NotContains(t, err.Error(), "secret-transfer-id", "query strings stay out of error text")
 	assert.False(t, errors.Is(err, context.Canceled))
 }
+
+// logEvent is a slog.Handler that closes seen the first time a record with
+// message msg is logged: a test waits on it for an event inside the client.
+type logEvent struct {
+	msg  string
+	seen chan struct{}
+	once sync.Once
+}
+
+func (h *logEvent) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h *logEvent) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == h.msg {
+		h.once.Do(func() { close(h.seen) })
+	}
+	return nil
+}
+
+func (h *logEvent) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *logEvent) WithGroup(string) slog.Handler      { return h }

@@ -22,6 +22,7 @@ func TestCallbackHandlerDedup(t *testing.T) {
 	verifier := callback.WithVerifier(&callback.WebhookVerifier{Secrets: [][]byte{secret}, Now: func() time.Time { return now }})
 	type delivery struct {
 		id, ref, body string
+		svix          bool // signature headers under the svix library's names
 	}
 	other := `{"transferId":"tr-1","status":"approved","txId":"0xfeed","timestamp":"2025-03-01T12:00:05Z"}`
 	tests := []struct {
@@ -35,6 +36,11 @@ func TestCallbackHandlerDedup(t *testing.T) {
 		{"different bodies", nil, []delivery{{body: statusBody}, {body: other}}, 2},
 		{"same webhook-id, body re-rendered", []callback.Option{verifier}, []delivery{{id: "msg_1", body: statusBody}, {id: "msg_1", body: other}}, 1},
 		{"different webhook-ids, same body", []callback.Option{verifier}, []delivery{{id: "msg_1", body: statusBody}, {id: "msg_2", body: statusBody}}, 2},
+		{"same svix-id, body re-rendered", []callback.Option{verifier}, []delivery{{id: "msg_1", body: statusBody, svix: true}, {id: "msg_1", body: other, svix: true}}, 1},
+		{"different svix-ids, same body", []callback.Option{verifier}, []delivery{{id: "msg_1", body: statusBody, svix: true}, {id: "msg_2", body: statusBody, svix: true}}, 2},
+		{"one id as svix-id, then as webhook-id", []callback.Option{verifier}, []delivery{{id: "msg_1", body: statusBody, svix: true}, {id: "msg_1", body: other}}, 1},
+		{"one id as webhook-id, then as svix-id", []callback.Option{verifier}, []delivery{{id: "msg_1", body: statusBody}, {id: "msg_1", body: other, svix: true}}, 1},
+		{"svix-id without a verifier", nil, []delivery{{id: "msg_1", body: statusBody, svix: true}, {id: "msg_1", body: other, svix: true}}, 1},
 		{"same body at two references", []callback.Option{callback.WithCapabilityKey(capKey)}, []delivery{{ref: "a", body: statusBody}, {ref: "b", body: statusBody}, {ref: "a", body: statusBody}}, 2},
 		{"de-duplication off", []callback.Option{callback.WithoutDedup()}, []delivery{{body: statusBody}, {body: statusBody}}, 2},
 		{"custom store", []callback.Option{callback.WithStore(callback.NewMemoryStore(10))}, []delivery{{body: statusBody}, {body: statusBody}}, 1},
@@ -56,6 +62,9 @@ func TestCallbackHandlerDedup(t *testing.T) {
 				if d.id != "" {
 					hd = http.Header{}
 					callback.SetSignatureHeaders(hd, secret, d.id, now, []byte(d.body))
+					if d.svix {
+						hd = asSvix(hd)
+					}
 				}
 				assert.Equal(t, http.StatusNoContent, send(t, http.MethodPost, url, d.body, hd).code)
 			}

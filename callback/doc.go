@@ -47,7 +47,9 @@
 //     webhook-timestamp and the body, with a shared secret): it trusts the
 //     holders of the secret, proves the body unchanged, and bounds replays
 //     to the timestamp tolerance, within which de-duplication by webhook-id
-//     stops them.
+//     stops them. Deliveries signed by the svix library, which sends the
+//     same headers as svix-id, svix-timestamp and svix-signature, verify
+//     too.
 //
 // A handler configured with a key or a verifier never accepts a request
 // that fails the check; a handler whose options are invalid (an empty key or
@@ -62,10 +64,11 @@
 // delivery already processed is answered 204 without calling it, one being
 // processed 503, and a delivery whose function failed or panicked is
 // released so that the next delivery reaches your function again. A
-// delivery is identified by its webhook-id header when it has one, else by
-// the SHA-256 of the verified reference and the body. The default store is
-// a [MemoryStore] of [DefaultStoreSize] deliveries in this process; a fleet
-// of servers plugs in a shared store with [WithStore]. De-duplication is
+// delivery is identified by its webhook-id (or svix-id) header when it has
+// one, else by the SHA-256 of the verified reference and the body. The
+// default store is a [MemoryStore] of [DefaultStoreSize] deliveries in
+// this process; a fleet of servers plugs in a shared store with
+// [WithStore]. De-duplication is
 // best effort (a store forgets, and a redelivery whose body differs is a
 // new delivery), so your function should still be idempotent.
 //

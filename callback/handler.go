@@ -251,7 +251,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) (code int) {
 	if h.store == nil {
 		return h.call(ctx, cb, path, attr)
 	}
-	key := dedupKey(r.Header.Get(HeaderID), ref, body)
+	key := dedupKey(deliveryID(r.Header), ref, body)
 	claim, err := h.store.Claim(ctx, key)
 	switch {
 	case err != nil:
@@ -325,6 +325,13 @@ func (h *Handler) log(ctx context.Context, level slog.Level, msg string, attrs .
 		return
 	}
 	h.logger.LogAttrs(ctx, level, msg, attrs...)
+}
+
+// deliveryID is the delivery's webhook-id, read as the verifier reads it:
+// under the Standard Webhooks name or its svix alias.
+func deliveryID(h http.Header) string {
+	id, _, _ := webhookHeaders(h)
+	return id
 }
 
 // dedupKey identifies a delivery: by its webhook-id when it has one, else by

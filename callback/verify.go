@@ -38,6 +38,41 @@ const (
 	HeaderSignature = "webhook-signature"
 )
 
+// The names the svix library sends the same three headers under. A
+// request may use either set: each header is read under its Standard
+// Webhooks name or, when that is absent, under its svix name.
+const (
+	svixID        = "svix-id"
+	svixTimestamp = "svix-timestamp"
+	svixSignature = "svix-signature"
+)
+
+// webhookHeaders returns the delivery id, timestamp and signatures of a
+// request, each under its Standard Webhooks name or its svix alias. It is
+// the one place that decides which header carries what: the verifier and
+// the handler's de-duplication both read the id through it.
+func webhookHeaders(h http.Header) (id, ts string, sigs []string) {
+	return first(h, HeaderID, svixID), first(h, HeaderTimestamp, svixTimestamp), values(h, HeaderSignature, svixSignature)
+}
+
+// first returns the first value of header name, or of alias when name has
+// no non-empty value.
+func first(h http.Header, name, alias string) string {
+	if v := h.Get(name); v != "" {
+		return v
+	}
+	return h.Get(alias)
+}
+
+// values returns the values of header name, or of alias when name has no
+// non-empty value.
+func values(h http.Header, name, alias string) []string {
+	if v := h.Values(name); len(v) > 0 && v[0] != "" {
+		return v
+	}
+	return h.Values(alias)
+}
+
 // DefaultTolerance is how far a webhook-timestamp may be from the
 // verifier's clock, either way, when WebhookVerifier.Tolerance is zero.
 const DefaultTolerance = 5 * time.Minute
@@ -45,7 +80,8 @@ const DefaultTolerance = 5 * time.Minute
 // Errors of [WebhookVerifier].
 var (
 	// ErrNoSignature means a request lacks the webhook-id,
-	// webhook-timestamp or webhook-signature header.
+	// webhook-timestamp or webhook-signature header (under either its
+	// Standard Webhooks name or its svix- alias).
 	ErrNoSignature = errors.New("callback: request carries no webhook signature")
 	// ErrTimestamp means the webhook-timestamp is not Unix seconds or is
 	// farther from the verifier's clock than the tolerance.
@@ -64,6 +100,11 @@ const maxTimestamp = 1 << 40 // far beyond any real clock; keeps arithmetic in r
 // webhook-timestamp (Unix seconds) must be within Tolerance of Now.
 // Signatures are compared in constant time. Several secrets verify during a
 // key rotation, as do several signatures in one header.
+//
+// The svix library sends the same scheme under the names svix-id,
+// svix-timestamp and svix-signature; each header is read under its
+// Standard Webhooks name or, when that is absent, under its svix name, so
+// deliveries from either library verify.
 //
 // Secrets are the raw key bytes: a Standard Webhooks secret written
 // "whsec_<base64>" must be base64-decoded first. A WebhookVerifier with no
@@ -101,8 +142,7 @@ func (v *WebhookVerifier) Verify(r *http.Request, body []byte) error {
 	if err := v.check(); err != nil {
 		return errors.New("callback: " + err.Error())
 	}
-	id, ts := r.Header.Get(HeaderID), r.Header.Get(HeaderTimestamp)
-	sigs := r.Header.Values(HeaderSignature)
+	id, ts, sigs := webhookHeaders(r.Header)
 	if id == "" || ts == "" || len(sigs) == 0 {
 		return ErrNoSignature
 	}

@@ -1,0 +1,49 @@
+package callback
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// TestWebhookHeaders is the table of which header carries the delivery id,
+// timestamp and signatures: the Standard Webhooks name, else the svix alias.
+func TestWebhookHeaders(t *testing.T) {
+	tests := []struct {
+		name     string
+		header   http.Header
+		id, ts   string
+		wantSigs []string
+	}{
+		{"none", http.Header{}, "", "", nil},
+		{"standard names",
+			http.Header{"Webhook-Id": {"a"}, "Webhook-Timestamp": {"1"}, "Webhook-Signature": {"v1,x"}},
+			"a", "1", []string{"v1,x"}},
+		{"svix names",
+			http.Header{"Svix-Id": {"a"}, "Svix-Timestamp": {"1"}, "Svix-Signature": {"v1,x", "v1,y"}},
+			"a", "1", []string{"v1,x", "v1,y"}},
+		{"both: the standard names win",
+			http.Header{"Webhook-Id": {"a"}, "Webhook-Timestamp": {"1"}, "Webhook-Signature": {"v1,x"},
+				"Svix-Id": {"b"}, "Svix-Timestamp": {"2"}, "Svix-Signature": {"v1,y"}},
+			"a", "1", []string{"v1,x"}},
+		{"each header falls back on its own",
+			http.Header{"Webhook-Id": {"a"}, "Svix-Timestamp": {"2"}, "Svix-Signature": {"v1,y"}},
+			"a", "2", []string{"v1,y"}},
+		{"an empty standard header falls back",
+			http.Header{"Webhook-Id": {""}, "Svix-Id": {"b"}, "Webhook-Signature": {""}, "Svix-Signature": {"v1,y"}},
+			"b", "", []string{"v1,y"}},
+		{"other prefixes are not aliases",
+			http.Header{"X-Webhook-Id": {"a"}, "Svix-Id-Extra": {"b"}},
+			"", "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			id, ts, sigs := webhookHeaders(tt.header)
+			assert.Equal(t, tt.id, id)
+			assert.Equal(t, tt.ts, ts)
+			assert.Equal(t, tt.wantSigs, sigs)
+			assert.Equal(t, tt.id, deliveryID(tt.header), "de-duplication reads the id the verifier reads")
+		})
+	}
+}
