@@ -85,28 +85,42 @@ func TestCallbackHandlerConcurrentDuplicates(t *testing.T) {
 		if calls.Add(1) == 1 {
 			close(entered)
 		}
-		<-release
-		return nil
+		select {
+		case <-release:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	})
-	codes := make(chan int, n)
+	// Registered after serve's, so it runs before the server closes: a
+	// failing test ends instead of waiting for the function forever.
+	releaseOnce := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(releaseOnce)
+	type result struct {
+		code int
+		err  error
+	}
+	results := make(chan result, n)
 	var wg sync.WaitGroup
 	for i := 0; i < n; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			codes <- post(t, srv.URL+"/cb", statusBody).code
+			a, err := trySend(http.MethodPost, srv.URL+"/cb", statusBody, nil)
+			results <- result{a.code, err}
 		}()
 	}
 	<-entered
-	busy := 0
-	for busy < n-1 {
-		code := <-codes
-		require.Equal(t, http.StatusServiceUnavailable, code)
-		busy++
+	for busy := 0; busy < n-1; busy++ {
+		r := <-results
+		require.NoError(t, r.err)
+		require.Equal(t, http.StatusServiceUnavailable, r.code)
 	}
-	close(release)
+	releaseOnce()
 	wg.Wait()
-	assert.Equal(t, http.StatusNoContent, <-codes)
+	r := <-results
+	require.NoError(t, r.err)
+	assert.Equal(t, http.StatusNoContent, r.code)
 	assert.Equal(t, int32(1), calls.Load())
 
 	a := post(t, srv.URL+"/cb", statusBody)
@@ -131,13 +145,15 @@ func TestCallbackHandlerConcurrentRace(t *testing.T) {
 		go func(i int) {
 			defer wg.Done()
 			body := `{"transferId":"t` + string(rune('a'+i%8)) + `","status":"completed"}`
-			for {
-				code := post(t, srv.URL+"/cb", body).code
-				if code != http.StatusServiceUnavailable {
-					assert.Equal(t, http.StatusNoContent, code)
+			for { // the sender comes back after each 503
+				a, err := trySend(http.MethodPost, srv.URL+"/cb", body, nil)
+				if !assert.NoError(t, err) {
 					return
 				}
-				time.Sleep(time.Millisecond) // the sender comes back
+				if a.code != http.StatusServiceUnavailable {
+					assert.Equal(t, http.StatusNoContent, a.code)
+					return
+				}
 			}
 		}(i)
 	}

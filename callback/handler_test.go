@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -67,10 +68,26 @@ func serve(t *testing.T, fn func(context.Context, *travelrule.Callback) error, o
 	mux := http.NewServeMux()
 	mux.Handle("/cb", h)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
-	srv := httptest.NewServer(mux)
+	srv := httptest.NewUnstartedServer(mux)
+	srv.Config.ErrorLog = log.New(testLog{t}, "server: ", 0) // into the test's own log, not stderr
+	srv.Start()
 	t.Cleanup(srv.Close)
 	return srv, h
 }
+
+// testLog writes a server's log lines to the test's log.
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
+}
+
+// patientClient waits as long as it takes for the answer to a request
+// sent with "Expect: 100-continue": a body the server refuses by its length
+// alone then never goes on the wire, so the answer cannot be lost to a
+// connection the server resets while the client is still writing.
+var patientClient = &http.Client{Transport: &http.Transport{ExpectContinueTimeout: time.Minute}}
 
 type answer struct {
 	code   int
@@ -80,17 +97,28 @@ type answer struct {
 
 func send(t *testing.T, method, url, body string, header http.Header) answer {
 	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	a, err := trySend(method, url, body, header)
 	require.NoError(t, err)
+	return a
+}
+
+// trySend is send for goroutines other than the test's: it returns its
+// error instead of ending the test.
+func trySend(method, url, body string, header http.Header) (answer, error) {
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		return answer{}, err
+	}
 	for k, v := range header {
 		req.Header[k] = v
 	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
+	resp, err := patientClient.Do(req)
+	if err != nil {
+		return answer{}, err
+	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return answer{resp.StatusCode, resp.Header, string(b)}
+	return answer{resp.StatusCode, resp.Header, string(b)}, err
 }
 
 func post(t *testing.T, url, body string) answer { return send(t, http.MethodPost, url, body, nil) }
@@ -129,6 +157,11 @@ func TestCallbackHandlerMethodNotAllowed(t *testing.T) {
 	assert.Zero(t, rc.count())
 }
 
+// TestCallbackHandlerBodyTooLarge serves the handler in-process: what is
+// tested is where the limit falls, and a real connection would add only a
+// race between the client still writing an oversized body and the server
+// closing the connection after its 413.
+// TestCallbackHandlerBodyTooLargeOverHTTP covers the network path.
 func TestCallbackHandlerBodyTooLarge(t *testing.T) {
 	padded := func(n int) string { // a valid callback of exactly n bytes
 		s := `{"transferId":"t","status":"received","pad":""}`
@@ -151,26 +184,40 @@ func TestCallbackHandlerBodyTooLarge(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rc := &recorder{}
-			srv, _ := serve(t, rc.fn, tt.opts...)
-			var r io.Reader = strings.NewReader(tt.body)
+			h := callback.NewHandler(rc.fn, tt.opts...)
+			require.NoError(t, h.Err())
+			req := httptest.NewRequest(http.MethodPost, "/cb", strings.NewReader(tt.body))
 			if tt.chunked {
-				r = io.MultiReader(r) // hides the length: sent chunked
+				req.ContentLength = -1 // the length is unknown until the body is read
+				req.TransferEncoding = []string{"chunked"}
 			}
-			req, err := http.NewRequest(http.MethodPost, srv.URL+"/cb", r)
-			require.NoError(t, err)
-			resp, err := http.DefaultClient.Do(req)
-			require.NoError(t, err)
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			assert.Equal(t, tt.want, resp.StatusCode)
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, req)
+			assert.Equal(t, tt.want, w.Code)
 			if tt.want == http.StatusNoContent {
 				assert.Equal(t, 1, rc.count())
 			} else {
 				assert.Zero(t, rc.count(), "an oversized body is never passed on")
-				assert.NotContains(t, string(b), "xxxx")
+				assert.NotContains(t, w.Body.String(), "xxxx")
 			}
 		})
 	}
+}
+
+// TestCallbackHandlerBodyTooLargeOverHTTP sends a body over the limit
+// through a real server: a declared length over the limit is refused before
+// the body is sent (the client waits for "100 Continue", which never
+// comes), and the handler stays usable.
+func TestCallbackHandlerBodyTooLargeOverHTTP(t *testing.T) {
+	rc := &recorder{}
+	srv, _ := serve(t, rc.fn, callback.WithMaxBodyBytes(1000))
+	big := strings.Repeat("x", 4<<20)
+	a := send(t, http.MethodPost, srv.URL+"/cb", big, http.Header{"Expect": {"100-continue"}})
+	assert.Equal(t, http.StatusRequestEntityTooLarge, a.code)
+	assert.NotContains(t, a.body, "xxxx")
+	assert.Zero(t, rc.count())
+	assert.Equal(t, http.StatusNoContent, post(t, srv.URL+"/cb", statusBody).code)
+	assert.Equal(t, 1, rc.count())
 }
 
 func TestCallbackHandlerMalformed(t *testing.T) {
@@ -354,7 +401,7 @@ func TestCallbackHandlerLogsNoPersonalData(t *testing.T) {
 		post(t, url, body)
 	}
 	post(t, srv.URL+"/cb?tr_ref=p-1&tr_tag=WRONGTAGWRONGTAGWRONGT", inquiry)
-	send(t, http.MethodPost, url, strings.Repeat(" ", 2<<20), nil)
+	send(t, http.MethodPost, url, strings.Repeat(" ", 2<<20), http.Header{"Expect": {"100-continue"}}) // refused by its length, never sent
 
 	mu.Lock()
 	logs := buf.String()

@@ -23,16 +23,53 @@ import (
 )
 
 // syncBuffer is a bytes.Buffer safe to write from a server goroutine while
-// the test reads it.
+// the test reads it, and that a test can wait on for some output.
 type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu    sync.Mutex
+	b     bytes.Buffer
+	wrote chan struct{} // holds a value after a write the waiter has not seen
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.b.Write(p)
+	n, err := s.b.Write(p)
+	select {
+	case s.signal() <- struct{}{}:
+	default:
+	}
+	return n, err
+}
+
+// signal returns the write notification channel; s.mu must be held.
+func (s *syncBuffer) signal() chan struct{} {
+	if s.wrote == nil {
+		s.wrote = make(chan struct{}, 1)
+	}
+	return s.wrote
+}
+
+// waitFor blocks until the output matches re and returns the submatches.
+// It waits for writes, never polls; the 30-second bound only ends a test
+// whose command never prints the line.
+func (s *syncBuffer) waitFor(t *testing.T, re *regexp.Regexp) []string {
+	t.Helper()
+	bound := time.NewTimer(30 * time.Second)
+	defer bound.Stop()
+	for {
+		s.mu.Lock()
+		m := re.FindStringSubmatch(s.b.String())
+		wrote := s.signal()
+		s.mu.Unlock()
+		if m != nil {
+			return m
+		}
+		select {
+		case <-wrote:
+		case <-bound.C:
+			t.Fatalf("no output matching %q; got:\n%s", re, s.String())
+		}
+	}
 }
 
 func (s *syncBuffer) String() string {
@@ -137,8 +174,7 @@ func startListen(t *testing.T, envs map[string]string, args ...string) (string, 
 		cancel()
 		assert.Equal(t, exitOK, <-done, "listen stops cleanly on cancellation")
 	})
-	require.Eventually(t, func() bool { return listeningRE.MatchString(errOut.String()) }, 5*time.Second, 5*time.Millisecond)
-	return listeningRE.FindStringSubmatch(errOut.String())[1], &out, &errOut
+	return errOut.waitFor(t, listeningRE)[1], &out, &errOut
 }
 
 func post(t *testing.T, url string, body string, header http.Header) int {
@@ -172,8 +208,9 @@ func TestListenCommand(t *testing.T) {
 	assert.Equal(t, http.StatusNoContent, post(t, url, `{"transferId":"t-1","status":"approved","timestamp":"2026-11-23T08:00:00Z"}`, nil))
 	assert.Equal(t, http.StatusNoContent, post(t, url, `{"approved":{"address":"0xWALLETSECRET","callback":"https://b.example/cb"}}`, nil))
 	assert.Equal(t, http.StatusBadRequest, post(t, url, `{not json`, nil))
-	require.Eventually(t, func() bool { return len(lines(t, out.String())) == 2 }, 5*time.Second, 5*time.Millisecond)
+	// listen prints a callback's line before it answers 204.
 	got := lines(t, out.String())
+	require.Len(t, got, 2)
 	assert.Equal(t, "status", got[0]["kind"])
 	assert.Equal(t, "t-1", got[0]["transferId"])
 	assert.Equal(t, "approved", got[0]["status"])
@@ -191,8 +228,9 @@ func TestListenShowPIIAndSecret(t *testing.T) {
 	h := http.Header{}
 	callback.SetSignatureHeaders(h, secret, "msg_1", time.Now(), []byte(body))
 	assert.Equal(t, http.StatusNoContent, post(t, url, body, h))
-	require.Eventually(t, func() bool { return len(lines(t, out.String())) == 1 }, 5*time.Second, 5*time.Millisecond)
-	assert.Equal(t, "0xWALLET", lines(t, out.String())[0]["address"])
+	got := lines(t, out.String())
+	require.Len(t, got, 1)
+	assert.Equal(t, "0xWALLET", got[0]["address"])
 }
 
 func TestHelpNeverShowsSecrets(t *testing.T) {

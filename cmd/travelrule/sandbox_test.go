@@ -3,12 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,7 +18,9 @@ import (
 // shell would have after "travelrule sandbox".
 func sandboxEnv(t *testing.T, opts ...travelruletest.Option) (map[string]string, *travelruletest.Server) {
 	t.Helper()
-	srv := travelruletest.NewServer(opts...)
+	// The CLI is tested here, not callback delivery: the sandbox sends no
+	// callbacks to the transfers' example hosts.
+	srv := travelruletest.NewServer(append([]travelruletest.Option{travelruletest.WithoutCallbacks()}, opts...)...)
 	t.Cleanup(srv.Close)
 	tok, err := srv.TokenSource().Token()
 	require.NoError(t, err)
@@ -111,29 +111,34 @@ func requestID(out string) string {
 var envLineRE = regexp.MustCompile(`(?m)^(TRAVELRULE_\w+)=(\S+)$`)
 
 func TestSandboxCommand(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-
 	ctx, cancel := context.WithCancel(context.Background())
 	var out, errOut syncBuffer
 	c := &cli{stdin: strings.NewReader(""), stdout: &out, stderr: &errOut, getenv: func(string) string { return "" }}
 	done := make(chan int, 1)
-	go func() { done <- c.run(ctx, []string{"sandbox", "--addr", addr, "--prefix", "/api/v3"}) }()
-	require.Eventually(t, func() bool { return strings.Contains(errOut.String(), "sandbox listening") }, 5*time.Second, 5*time.Millisecond, errOut.String())
+	go func() { done <- c.run(ctx, []string{"sandbox", "--addr", "127.0.0.1:0", "--prefix", "/api/v3"}) }()
+	stopped := false
+	t.Cleanup(func() {
+		if !stopped {
+			cancel()
+			<-done
+		}
+	})
+	// The sandbox prints its environment, then says it is listening.
+	listening := errOut.waitFor(t, regexp.MustCompile(`sandbox listening on (\S+)`))
 
 	env := map[string]string{}
 	for _, m := range envLineRE.FindAllStringSubmatch(out.String(), -1) {
 		env[m[1]] = m[2]
 	}
-	assert.Equal(t, fmt.Sprintf("http://%s/api/v3", addr), env["TRAVELRULE_BASE_URL"])
+	assert.Regexp(t, `^http://127\.0\.0\.1:[1-9][0-9]*/api/v3$`, env["TRAVELRULE_BASE_URL"], "the port the system chose")
+	assert.Equal(t, listening[1], env["TRAVELRULE_BASE_URL"])
 	code, _, errOut2 := runCLI(t, context.Background(), validTransfer, map[string]string{
 		"TRAVELRULE_BASE_URL": env["TRAVELRULE_BASE_URL"], "TRAVELRULE_TOKEN": env["TRAVELRULE_TOKEN"]}, "initiate")
 	assert.Equal(t, exitOK, code, errOut2)
 
 	cancel()
 	assert.Equal(t, exitOK, <-done)
+	stopped = true
 	assert.Contains(t, errOut.String(), "stopped")
 
 	// A busy address fails cleanly.
