@@ -154,8 +154,8 @@ func TestCallbackRedaction(t *testing.T) {
 			outs = append(outs, fmt.Sprintf(verb, cb), fmt.Sprintf(verb, *cb))
 		}
 		var buf bytes.Buffer
-		slog.New(slog.NewJSONHandler(&buf, nil)).Info("cb", "callback", cb, "value", *cb)
-		slog.New(slog.NewTextHandler(&buf, nil)).Info("cb", "callback", cb)
+		slog.New(slog.NewJSONHandler(&buf, scanned)).Info("cb", "callback", cb, "value", *cb)
+		slog.New(slog.NewTextHandler(&buf, scanned)).Info("cb", "callback", cb)
 		outs = append(outs, buf.String())
 		for _, out := range outs {
 			for _, s := range secrets {

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -521,14 +523,16 @@ func TestRetryAfterBeyondCapOrDeadlineIsNotWaited(t *testing.T) {
 		{"above cap", []travelrule.Option{travelrule.WithRetryAfterMax(time.Second)}, func() (context.Context, context.CancelFunc) {
 			return context.WithCancel(context.Background())
 		}},
-		{"past deadline", nil, func() (context.Context, context.CancelFunc) {
-			return context.WithTimeout(context.Background(), 2*time.Second)
+		// An hour asked, a minute left: far apart, so that no stall of
+		// the machine decides the case.
+		{"past deadline", []travelrule.Option{travelrule.WithRetryAfterMax(2 * time.Hour)}, func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), time.Minute)
 		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c, ts := setup(t, func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Retry-After", "10")
+				w.Header().Set("Retry-After", "3600")
 				w.WriteHeader(http.StatusServiceUnavailable)
 			}, tt.opts...)
 			ctx, cancel := tt.ctx()
@@ -537,7 +541,7 @@ func TestRetryAfterBeyondCapOrDeadlineIsNotWaited(t *testing.T) {
 			var apiErr *travelrule.APIError
 			require.ErrorAs(t, err, &apiErr)
 			assert.Equal(t, 503, apiErr.StatusCode)
-			assert.Equal(t, 10*time.Second, apiErr.RetryAfter)
+			assert.Equal(t, time.Hour, apiErr.RetryAfter)
 			assert.NotErrorIs(t, err, travelrule.ErrOutcomeUnknown, "a 503 is a definite failure")
 			assert.EqualValues(t, 1, ts.hits.Load())
 			assert.NoError(t, ctx.Err(), "the call returned before the deadline instead of waiting for it")
@@ -602,20 +606,54 @@ func TestContextEndsBackoffWait(t *testing.T) {
 	assert.EqualValues(t, 1, ts.hits.Load())
 }
 
-func TestContextDeadlineDuringAttemptIsOutcomeUnknown(t *testing.T) {
-	release := make(chan struct{})
-	c, _ := setup(t, func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-	})
-	defer close(release)
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
-	_, err := c.InitiateTransfer(ctx, minimalRequest())
-	require.ErrorIs(t, err, context.DeadlineExceeded)
-	assert.ErrorIs(t, err, travelrule.ErrOutcomeUnknown, "the request was written before the deadline hit")
+// TestContextEndDuringAttemptIsOutcomeUnknown ends the caller's context
+// once the server holds the request, never before: the ending is an event,
+// not a race between a short deadline and the dial.
+func TestContextEndDuringAttemptIsOutcomeUnknown(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		want error
+	}{
+		{"cancelled", context.Canceled},
+		{"deadline", context.DeadlineExceeded},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			arrived := make(chan struct{})
+			c, ts := setup(t, func(w http.ResponseWriter, r *http.Request) {
+				close(arrived)
+				<-r.Context().Done() // the client gives up on the request
+			})
+			ctx := endsOn(arrived, tt.want)
+			_, err := c.InitiateTransfer(ctx, minimalRequest())
+			require.ErrorIs(t, err, tt.want)
+			assert.ErrorIs(t, err, travelrule.ErrOutcomeUnknown, "the request was written before the context ended")
+			assert.EqualValues(t, 1, ts.hits.Load())
+		})
+	}
+}
+
+// endsOn returns a context that ends with err (context.Canceled or
+// context.DeadlineExceeded) when event is closed: a deadline that passes
+// at a chosen moment instead of a chosen time.
+func endsOn(event <-chan struct{}, err error) context.Context {
+	return eventContext{Context: context.Background(), event: event, err: err}
+}
+
+type eventContext struct {
+	context.Context
+	event <-chan struct{}
+	err   error
+}
+
+func (c eventContext) Done() <-chan struct{} { return c.event }
+
+func (c eventContext) Err() error {
+	select {
+	case <-c.event:
+		return c.err
+	default:
+		return nil
+	}
 }
 
 func TestContextAlreadyDoneSendsNothing(t *testing.T) {
@@ -730,14 +768,22 @@ func TestSameOriginRedirects(t *testing.T) {
 }
 
 func TestConnectionRefusedIsRetriedAndDefinite(t *testing.T) {
-	ts := httptest.NewServer(http.NotFoundHandler())
-	url := ts.URL
-	ts.Close() // nothing listens here now
-	c, err := travelrule.NewClient(url, travelrule.WithTokenSource(travelrule.StaticToken("t")),
+	// Every dial is refused by the dialer itself: a port closed by a test
+	// could be taken by another process's listener before the client dials.
+	var dials atomic.Int64
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dials.Add(1)
+		return nil, &net.OpError{Op: "dial", Net: network, Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	}
+	c, err := travelrule.NewClient("http://127.0.0.1:9/api", travelrule.WithTokenSource(travelrule.StaticToken("t")),
+		travelrule.WithHTTPClient(&http.Client{Transport: tr}),
 		travelrule.WithRetryWait(time.Millisecond, 2*time.Millisecond), travelrule.WithRetryMax(2))
 	require.NoError(t, err)
 	_, err = c.ResolveInquiry(context.Background(), "secret-transfer-id", &travelrule.InquiryResolution{Approved: "true"})
 	require.Error(t, err)
+	assert.ErrorIs(t, err, syscall.ECONNREFUSED)
+	assert.EqualValues(t, 3, dials.Load(), "the first attempt and two retries")
 	assert.NotErrorIs(t, err, travelrule.ErrOutcomeUnknown, "nothing was sent")
 	assert.NotContains(t, err.Error(), "secret-transfer-id", "query strings stay out of error text")
 	assert.False(t, errors.Is(err, context.Canceled))
