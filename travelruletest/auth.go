@@ -43,8 +43,9 @@ func (s *Server) TokenSource() oauth2.TokenSource { return tokenSource{s} }
 type tokenSource struct{ s *Server }
 
 func (ts tokenSource) Token() (*oauth2.Token, error) {
-	now := time.Now()
-	exp := now.Add(ts.s.cfg.tokenLifetime)
+	now := ts.s.cfg.clock()()
+	// A JWT's exp is in whole seconds: the token's Expiry says no later.
+	exp := now.Add(ts.s.cfg.tokenLifetime).Truncate(time.Second)
 	return &oauth2.Token{
 		AccessToken: ts.s.mint(ts.s.key, now, exp),
 		TokenType:   "Bearer",
@@ -55,7 +56,7 @@ func (ts tokenSource) Token() (*oauth2.Token, error) {
 // ExpiredToken returns a token that is valid in every way except that it
 // expired an hour ago.
 func (s *Server) ExpiredToken() string {
-	now := time.Now()
+	now := s.cfg.clock()()
 	return s.mint(s.key, now.Add(-2*time.Hour), now.Add(-time.Hour))
 }
 
@@ -64,7 +65,7 @@ func (s *Server) ExpiredToken() string {
 func (s *Server) ForgedToken() string {
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
-	now := time.Now()
+	now := s.cfg.clock()()
 	return s.mint(key, now, now.Add(s.cfg.tokenLifetime))
 }
 
@@ -98,8 +99,9 @@ func (s *Server) mint(key []byte, iat, exp time.Time) string {
 	return tok
 }
 
-func newParser() *jwt.Parser {
+func newParser(now func() time.Time) *jwt.Parser {
 	return jwt.NewParser(
+		jwt.WithTimeFunc(now),
 		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
 		jwt.WithIssuer(Issuer),
 		jwt.WithAudience(Audience),
@@ -136,7 +138,7 @@ func (s *Server) authenticate(r *http.Request) *answer {
 // A token that verified is remembered until it expires, so that a client
 // reusing its token costs a map look-up rather than a JWT verification.
 func (s *Server) verify(tok string) string {
-	now := time.Now()
+	now := s.cfg.clock()()
 	s.tmu.Lock()
 	exp, ok := s.verified[tok]
 	s.tmu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -191,16 +192,40 @@ func TestTokenEndpointErrors(t *testing.T) {
 }
 
 func TestVerifiedTokenStillExpires(t *testing.T) {
-	// The server remembers tokens it verified, but not past their expiry.
-	srv := newServer(t, travelruletest.WithoutCallbacks())
+	// The server remembers tokens it verified, but not past their expiry:
+	// its clock is moved, not waited for.
+	var clock atomic.Int64
+	clock.Store(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC).UnixNano())
+	now := func() time.Time { return time.Unix(0, clock.Load()) }
+	srv := newServer(t, travelruletest.WithoutCallbacks(), travelruletest.WithClock(now))
+	exp := now().Add(time.Hour)
 	tok := srv.SignToken(jwt.RegisteredClaims{
 		Issuer:    travelruletest.Issuer,
 		Audience:  jwt.ClaimStrings{travelruletest.Audience},
-		ExpiresAt: jwt.NewNumericDate(time.Now().Add(time.Second)),
+		ExpiresAt: jwt.NewNumericDate(exp),
 	})
-	a := post(t, srv.URL+"/transfers/initiate", tok, validRequest("http://127.0.0.1:1/cb"))
-	require.Equal(t, http.StatusOK, a.Status)
-	require.Eventually(t, func() bool {
-		return post(t, srv.URL+"/transfers/initiate", tok, validRequest("http://127.0.0.1:1/cb")).Status == http.StatusUnauthorized
-	}, 5*time.Second, 100*time.Millisecond)
+	for _, tt := range []struct {
+		at   time.Time
+		want int
+	}{
+		{now(), http.StatusOK},                 // verified, then remembered
+		{exp.Add(-time.Second), http.StatusOK}, // remembered
+		{exp, http.StatusUnauthorized},         // expired, though remembered
+		{exp.Add(time.Hour), http.StatusUnauthorized},
+	} {
+		clock.Store(tt.at.UnixNano())
+		a := post(t, srv.URL+"/transfers/initiate", tok, validRequest("http://127.0.0.1:1/cb"))
+		assert.Equal(t, tt.want, a.Status, "at %s", tt.at)
+	}
+}
+
+func TestTokenSourceExpiryIsTheJWTs(t *testing.T) {
+	at := time.Date(2026, 11, 23, 10, 0, 0, 999_000_000, time.UTC)
+	srv := newServer(t, travelruletest.WithoutCallbacks(), travelruletest.WithClock(func() time.Time { return at }))
+	tok, err := srv.TokenSource().Token()
+	require.NoError(t, err)
+	var claims jwt.RegisteredClaims
+	_, _, err = jwt.NewParser().ParseUnverified(tok.AccessToken, &claims)
+	require.NoError(t, err)
+	assert.Equal(t, claims.ExpiresAt.Time.UTC(), tok.Expiry.UTC(), "the client must not think a token valid longer than the server does")
 }

@@ -3,6 +3,7 @@ package travelruletest_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"sync"
 	"testing"
@@ -127,36 +128,46 @@ func TestFaultSkipsErrorAnswers(t *testing.T) {
 }
 
 func TestFaultLatency(t *testing.T) {
-	srv := newServer(t, travelruletest.WithFaults(travelruletest.Fault{Kind: travelruletest.FaultLatency, Rate: 1, Latency: 30 * time.Millisecond}))
+	const holding, served = "travelruletest: holding request", "travelruletest: request"
+	events := newLogEvents()
+	srv := newServer(t, travelruletest.WithoutCallbacks(), travelruletest.WithLogger(slog.New(events)),
+		travelruletest.WithFaults(travelruletest.Fault{Kind: travelruletest.FaultLatency, Rate: 1, Latency: 30 * time.Millisecond}))
 	c := newClient(t, srv)
 	start := time.Now()
 	_, err := c.InitiateTransfer(context.Background(), validRequest("http://127.0.0.1:1/cb"))
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, time.Since(start), 30*time.Millisecond)
 
-	// A client that gives up ends the wait; nothing is stored.
+	// A client that gives up while its request is held ends the wait;
+	// nothing is stored.
 	srv.SetFaults(travelruletest.Fault{Kind: travelruletest.FaultLatency, Rate: 1, Latency: time.Hour})
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	go func() {
+		events.wait(t, holding, 2)
+		cancel()
+	}()
 	_, err = c.InitiateTransfer(ctx, validRequest("http://127.0.0.1:1/cb"))
-	require.ErrorIs(t, err, context.DeadlineExceeded)
-	require.Eventually(t, func() bool { return len(srv.Requests()) == 2 }, 5*time.Second, 5*time.Millisecond)
+	require.ErrorIs(t, err, context.Canceled)
+	events.wait(t, served, 2) // logged once the request is recorded
 	rs := srv.Requests()
+	require.Len(t, rs, 2)
 	assert.Zero(t, rs[1].Status)
 	assert.Equal(t, []travelruletest.FaultKind{travelruletest.FaultLatency}, rs[1].Faults)
 	assert.Len(t, srv.Transfers(), 1)
 
-	// Close ends the wait too.
+	// Close ends the wait too, and the held request gets no answer at all.
 	done := make(chan error, 1)
 	go func() {
 		_, err := c.InitiateTransfer(context.Background(), validRequest("http://127.0.0.1:1/cb"))
 		done <- err
 	}()
-	require.Eventually(t, func() bool { return srv.Stats().InFlight == 1 }, 5*time.Second, time.Millisecond)
-	start = time.Now()
+	events.wait(t, holding, 3)
 	srv.Close()
-	assert.Less(t, time.Since(start), 5*time.Second)
-	assert.Error(t, <-done)
+	err = <-done
+	assert.ErrorIs(t, err, travelrule.ErrOutcomeUnknown, "the request was sent and never answered")
+	var apiErr *travelrule.APIError
+	assert.False(t, errors.As(err, &apiErr), "no answer, not an empty 200: %v", err)
 }
 
 func TestFaultsDeterministic(t *testing.T) {

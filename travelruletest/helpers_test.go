@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -217,14 +218,77 @@ func (rc *receiver) Hits() []hit {
 	return append([]hit(nil), rc.hits...)
 }
 
-// closedURL returns an http URL on a loopback port where nothing listens.
+// closedURL returns an http URL on a loopback port where every connection
+// is closed unanswered, until the test ends. (A port merely closed could be
+// taken by another listener before the callback is sent.)
 func closedURL(t *testing.T) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	u := "http://" + ln.Addr().String() + "/callback"
-	require.NoError(t, ln.Close())
-	return u
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_ = conn.Close()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = ln.Close()
+		<-done
+	})
+	return "http://" + ln.Addr().String() + "/callback"
+}
+
+// logEvents is a slog.Handler that counts the messages a server logs, so
+// that a test waits for an event inside the server instead of polling its
+// state.
+type logEvents struct {
+	mu      sync.Mutex
+	counts  map[string]int
+	changed chan struct{} // closed and replaced on every record
+}
+
+func newLogEvents() *logEvents {
+	return &logEvents{counts: map[string]int{}, changed: make(chan struct{})}
+}
+
+func (h *logEvents) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h *logEvents) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.counts[r.Message]++
+	close(h.changed)
+	h.changed = make(chan struct{})
+	return nil
+}
+
+func (h *logEvents) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *logEvents) WithGroup(string) slog.Handler      { return h }
+
+// wait blocks until msg was logged n times in all. The 30-second bound
+// only ends a test whose event never comes.
+func (h *logEvents) wait(t testing.TB, msg string, n int) {
+	t.Helper()
+	bound := time.NewTimer(30 * time.Second)
+	defer bound.Stop()
+	for {
+		h.mu.Lock()
+		got, changed := h.counts[msg], h.changed
+		h.mu.Unlock()
+		if got >= n {
+			return
+		}
+		select {
+		case <-changed:
+		case <-bound.C:
+			t.Fatalf("%q logged %d times, want %d", msg, got, n)
+		}
+	}
 }
 
 // waitCallbacks waits at most five seconds for n finished callbacks.

@@ -97,9 +97,13 @@ func TestIdempotencyInProgress(t *testing.T) {
 		once.Do(func() { close(entered); <-release })
 		return true
 	}))
+	// Registered after newServer's Close, so it runs first: a failing
+	// test ends instead of Close waiting for the held approval forever.
+	releaseOnce := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(releaseOnce)
 	tok := token(t, srv)
 	url := srv.URL + "/transfers/initiate"
-	done := make(chan int)
+	done := make(chan int, 1)
 	go func() {
 		body, _ := json.Marshal(validRequest("http://127.0.0.1:1/cb"))
 		req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
@@ -119,7 +123,7 @@ func TestIdempotencyInProgress(t *testing.T) {
 	assert.Equal(t, "1", a.Header.Get("Retry-After"))
 	code, _, _ := a.errorBody(t)
 	assert.Equal(t, "idempotency_key_in_use", code)
-	close(release)
+	releaseOnce()
 	assert.Equal(t, http.StatusOK, <-done)
 	a = post(t, url, tok, validRequest("http://127.0.0.1:1/cb"), "Idempotency-Key", "slow")
 	assert.Equal(t, http.StatusOK, a.Status)

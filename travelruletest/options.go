@@ -56,7 +56,16 @@ type config struct {
 	seed               uint64
 	noIdempotency      bool
 	logger             *slog.Logger
+	now                func() time.Time // the clock tokens are minted and verified by; nil is time.Now
 	err                error
+}
+
+// clock returns the clock tokens are minted and verified by.
+func (c *config) clock() func() time.Time {
+	if c.now != nil {
+		return c.now
+	}
+	return time.Now
 }
 
 func (c *config) fail(err error) {
@@ -251,7 +260,8 @@ func WithoutIdempotency() Option {
 }
 
 // WithLogger sets the logger for one line per request and per callback
-// attempt (default none: the server logs nothing). The lines carry methods,
+// attempt, and one when a latency fault starts holding a request (default
+// none: the server logs nothing). The lines carry methods,
 // paths, statuses, transfer ids and callback statuses, never bodies, query
 // strings, callback URLs, tokens or personal data.
 func WithLogger(l *slog.Logger) Option {

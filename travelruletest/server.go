@@ -51,6 +51,7 @@ type Server struct {
 	verified map[string]time.Time // verified tokens and their expiry
 	hs       *http.Server
 	served   chan struct{}
+	conns    sync.WaitGroup // the connections hs is serving; Close waits for them
 	ctx      context.Context
 	cancel   context.CancelFunc
 	reqSeq   atomic.Uint64
@@ -128,7 +129,7 @@ func NewServer(opts ...Option) *Server {
 		origin:    "http://" + dialAddr(ln.Addr()),
 		prefix:    cfg.prefix,
 		key:       make([]byte, 32),
-		parser:    newParser(),
+		parser:    newParser(cfg.clock()),
 		verified:  make(map[string]time.Time),
 		served:    make(chan struct{}),
 		logger:    cfg.logger,
@@ -154,6 +155,14 @@ func NewServer(opts ...Option) *Server {
 		Handler:           http.HandlerFunc(s.serveHTTP),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          errorLog,
+		ConnState: func(_ net.Conn, st http.ConnState) {
+			switch st {
+			case http.StateNew:
+				s.conns.Add(1)
+			case http.StateClosed, http.StateHijacked:
+				s.conns.Done()
+			}
+		},
 	}
 	go func() {
 		defer close(s.served)
@@ -177,9 +186,10 @@ func dialAddr(a net.Addr) string {
 }
 
 // Close stops the server: it stops sending callbacks (those not yet
-// delivered are dropped), closes the listener and every connection, and
-// waits for the requests being served and the callback workers to end. It
-// may be called more than once.
+// delivered are dropped), closes the listener and every connection (a
+// request held by a latency fault loses its connection, unanswered), and
+// waits for the requests being served, the connections and the callback
+// workers to end. It may be called more than once.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
 		s.cmu.Lock()
@@ -191,8 +201,9 @@ func (s *Server) Close() {
 		s.dcond.Broadcast()
 		s.dmu.Unlock()
 		_ = s.hs.Close()
-		<-s.served
+		<-s.served // no connection is accepted after this
 		s.inflight.Wait()
+		s.conns.Wait()
 		s.workers.Wait()
 		s.cbClient.CloseIdleConnections()
 	})
@@ -254,8 +265,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	s.record(rec)
 
 	switch {
-	case a.abandon:
-	case a.drop:
+	case a.abandon, a.drop:
+		// An abandoned request (its client left, or the server is
+		// closing) gets no answer either: left to itself, net/http would
+		// finish it as an empty 200.
 		drop(w)
 	default:
 		w.Header().Set("X-Request-Id", "req_"+strconv.FormatUint(s.reqSeq.Add(1), 10))
@@ -322,6 +335,9 @@ func (s *Server) serveOp(r *http.Request, op Operation, rec *Request) *answer {
 
 	plan := s.drawFaults(op)
 	rec.Faults = plan.fired
+	if plan.latency > 0 {
+		s.log(r.Context(), "travelruletest: holding request", slog.String("path", r.URL.Path), slog.Duration("latency", plan.latency))
+	}
 	if plan.latency > 0 && !s.sleep(r.Context(), plan.latency) {
 		s.refund(&plan)
 		rec.Faults = plan.fired

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -79,44 +80,62 @@ func TestWaitCallbacksContext(t *testing.T) {
 	assert.Empty(t, ds)
 }
 
+// TestNoGoroutineLeak closes a server with callbacks delivered, one
+// waiting an hour for its retry, and a request held by a latency fault:
+// when Close returns, no goroutine of the server's is left (no stack runs
+// its code) and its connections are closed.
 func TestNoGoroutineLeak(t *testing.T) {
-	before := runtime.NumGoroutine()
-	func() {
-		rc := newReceiver(t, nil)
-		defer rc.Close()
-		srv := travelruletest.NewServer(
-			travelruletest.WithCallbackRetry(5, time.Hour, time.Hour), // a callback waiting to be retried
-			travelruletest.WithFaults(travelruletest.Fault{Kind: travelruletest.FaultLatency, Rate: 1, Ops: travelruletest.OpResolve, Latency: time.Hour}),
-		)
-		c := newClient(t, srv)
-		for range 20 {
-			_, err := c.InitiateTransfer(context.Background(), validRequest(rc.URL))
-			require.NoError(t, err)
-		}
-		_, err := c.InitiateTransfer(context.Background(), validRequest(closedURL(t)))
+	rc := newReceiver(t, nil)
+	events := newLogEvents()
+	srv := travelruletest.NewServer(
+		travelruletest.WithLogger(slog.New(events)),
+		travelruletest.WithCallbackRetry(5, time.Hour, time.Hour), // a callback waiting to be retried
+		travelruletest.WithFaults(travelruletest.Fault{Kind: travelruletest.FaultLatency, Rate: 1, Ops: travelruletest.OpResolve, Latency: time.Hour}),
+	)
+	defer srv.Close()
+	c := newClient(t, srv)
+	for range 20 {
+		_, err := c.InitiateTransfer(context.Background(), validRequest(rc.URL))
 		require.NoError(t, err)
-		_, err = srv.WaitCallbacks(context.Background(), 60)
-		require.NoError(t, err)
+	}
+	_, err := c.InitiateTransfer(context.Background(), validRequest(closedURL(t)))
+	require.NoError(t, err)
+	waitCallbacks(t, srv, 60) // 20 transfers' three callbacks; the last one's first attempt failed
 
-		// A request held by a latency fault while the server closes.
-		held := make(chan struct{})
-		go func() {
-			defer close(held)
-			_, _ = c.ResolveInquiry(context.Background(), "x", &travelrule.InquiryResolution{Approved: "true"})
-		}()
-		require.Eventually(t, func() bool { return srv.Stats().InFlight == 1 }, 5*time.Second, time.Millisecond)
-		srv.Close()
-		<-held
-		srv.Close() // twice is fine
+	// A request held by a latency fault while the server closes.
+	held := make(chan struct{})
+	go func() {
+		defer close(held)
+		_, _ = c.ResolveInquiry(context.Background(), "x", &travelrule.InquiryResolution{Approved: "true"})
 	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
+	events.wait(t, "travelruletest: holding request", 1)
+	srv.Close()
+	if leaked := serverGoroutines(); leaked != "" {
+		t.Fatalf("goroutines of the server left after Close:\n%s", leaked)
 	}
-	if n := runtime.NumGoroutine(); n > before {
-		buf := make([]byte, 1<<20)
-		t.Fatalf("%d goroutines before, %d after Close:\n%s", before, n, buf[:runtime.Stack(buf, true)])
+	<-held
+	srv.Close() // twice is fine
+}
+
+// serverGoroutines returns the stacks of the goroutines running the
+// server's code (package travelruletest, not its tests).
+func serverGoroutines() string {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
 	}
+	var out []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "github.com/vaspkit/travelrule/travelruletest.") {
+			out = append(out, g)
+		}
+	}
+	return strings.Join(out, "\n\n")
 }
 
 func TestManyInitiations(t *testing.T) {
