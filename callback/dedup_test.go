@@ -110,9 +110,20 @@ func TestCallbackHandlerConcurrentDuplicates(t *testing.T) {
 			results <- result{a.code, err}
 		}()
 	}
-	<-entered
+	bound := time.NewTimer(30 * time.Second) // ends a failing test only
+	defer bound.Stop()
+	select {
+	case <-entered:
+	case <-bound.C:
+		t.Fatal("the function was never called")
+	}
 	for busy := 0; busy < n-1; busy++ {
-		r := <-results
+		var r result
+		select {
+		case r = <-results:
+		case <-bound.C:
+			t.Fatalf("%d of %d duplicates answered while the first was in progress: duplicates reached the function", busy, n-1)
+		}
 		require.NoError(t, r.err)
 		require.Equal(t, http.StatusServiceUnavailable, r.code)
 	}

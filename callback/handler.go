@@ -74,6 +74,12 @@ func WithCapabilityKey(key []byte) Option {
 // Several verifiers may be added; a request must pass all of them. A nil v,
 // or a [*WebhookVerifier] without secrets, makes the handler answer 500 to
 // every request (see [Handler.Err]).
+//
+// De-duplication keys on the webhook-id header (or svix-id, when webhook-id
+// is absent) whenever a request has one. [WebhookVerifier] signs over
+// exactly that id; a verifier of your own should cover it too (or refuse
+// requests that carry an id it did not verify), or a replay with a made-up
+// id passes as a new delivery.
 func WithVerifier(v Verifier) Option {
 	return func(c *config) {
 		if isNilVerifier(v) {

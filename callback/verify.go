@@ -29,7 +29,9 @@ func (f VerifierFunc) Verify(r *http.Request, body []byte) error { return f(r, b
 // (https://www.standardwebhooks.com).
 const (
 	// HeaderID carries the delivery's identifier, the same on every
-	// redelivery; the handler de-duplicates by it.
+	// redelivery; the handler de-duplicates by it. Senders using the svix
+	// library send it as svix-id, which is read when webhook-id is absent
+	// (so are svix-timestamp and svix-signature).
 	HeaderID = "webhook-id"
 	// HeaderTimestamp carries the signing time in Unix seconds.
 	HeaderTimestamp = "webhook-timestamp"
@@ -67,8 +69,11 @@ func first(h http.Header, name, alias string) string {
 // values returns the values of header name, or of alias when name has no
 // non-empty value.
 func values(h http.Header, name, alias string) []string {
-	if v := h.Values(name); len(v) > 0 && v[0] != "" {
-		return v
+	v := h.Values(name)
+	for _, s := range v {
+		if s != "" {
+			return v
+		}
 	}
 	return h.Values(alias)
 }

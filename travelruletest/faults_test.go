@@ -144,8 +144,10 @@ func TestFaultLatency(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
-		events.wait(t, holding, 2)
-		cancel()
+		defer cancel()
+		if err := events.waitErr(holding, 2); err != nil {
+			t.Error(err)
+		}
 	}()
 	_, err = c.InitiateTransfer(ctx, validRequest("http://127.0.0.1:1/cb"))
 	require.ErrorIs(t, err, context.Canceled)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -270,10 +271,17 @@ func (h *logEvents) Handle(_ context.Context, r slog.Record) error {
 func (h *logEvents) WithAttrs([]slog.Attr) slog.Handler { return h }
 func (h *logEvents) WithGroup(string) slog.Handler      { return h }
 
-// wait blocks until msg was logged n times in all. The 30-second bound
-// only ends a test whose event never comes.
+// wait blocks until msg was logged n times in all.
 func (h *logEvents) wait(t testing.TB, msg string, n int) {
 	t.Helper()
+	if err := h.waitErr(msg, n); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitErr is wait for goroutines other than the test's. The 30-second
+// bound only ends a test whose event never comes.
+func (h *logEvents) waitErr(msg string, n int) error {
 	bound := time.NewTimer(30 * time.Second)
 	defer bound.Stop()
 	for {
@@ -281,20 +289,21 @@ func (h *logEvents) wait(t testing.TB, msg string, n int) {
 		got, changed := h.counts[msg], h.changed
 		h.mu.Unlock()
 		if got >= n {
-			return
+			return nil
 		}
 		select {
 		case <-changed:
 		case <-bound.C:
-			t.Fatalf("%q logged %d times, want %d", msg, got, n)
+			return fmt.Errorf("%q logged %d times, want %d", msg, got, n)
 		}
 	}
 }
 
-// waitCallbacks waits at most five seconds for n finished callbacks.
+// waitCallbacks waits for n finished callbacks; the 30-second bound only
+// ends a test whose callbacks never come.
 func waitCallbacks(t *testing.T, srv *travelruletest.Server, n int) []travelruletest.Delivery {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	ds, err := srv.WaitCallbacks(ctx, n)
 	require.NoError(t, err, "only %d of %d callbacks finished", len(ds), n)

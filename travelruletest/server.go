@@ -52,6 +52,7 @@ type Server struct {
 	hs       *http.Server
 	served   chan struct{}
 	conns    sync.WaitGroup // the connections hs is serving; Close waits for them
+	open     atomic.Int64   // how many connections conns counts
 	ctx      context.Context
 	cancel   context.CancelFunc
 	reqSeq   atomic.Uint64
@@ -158,8 +159,10 @@ func NewServer(opts ...Option) *Server {
 		ConnState: func(_ net.Conn, st http.ConnState) {
 			switch st {
 			case http.StateNew:
+				s.open.Add(1)
 				s.conns.Add(1)
 			case http.StateClosed, http.StateHijacked:
+				s.open.Add(-1)
 				s.conns.Done()
 			}
 		},
@@ -327,7 +330,9 @@ func (s *Server) serveOp(r *http.Request, op Operation, rec *Request) *answer {
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	if err != nil {
-		return &answer{abandon: true}
+		// A malformed body (a bad chunk) or a client that left mid-body;
+		// the answer reaches only the first.
+		return errorAnswer(http.StatusBadRequest, "bad_request", "request body could not be read", nil)
 	}
 	if len(body) > maxBody {
 		return errorAnswer(http.StatusRequestEntityTooLarge, "too_large", "body larger than 1 MiB", nil)

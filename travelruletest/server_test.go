@@ -1,10 +1,14 @@
 package travelruletest_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/url"
 	"runtime"
 	"strings"
 	"sync"
@@ -109,7 +113,9 @@ func TestNoGoroutineLeak(t *testing.T) {
 		_, _ = c.ResolveInquiry(context.Background(), "x", &travelrule.InquiryResolution{Approved: "true"})
 	}()
 	events.wait(t, "travelruletest: holding request", 1)
+	require.Positive(t, travelruletest.OpenConns(srv))
 	srv.Close()
+	assert.Zero(t, travelruletest.OpenConns(srv), "Close waits for the connections to end")
 	if leaked := serverGoroutines(); leaked != "" {
 		t.Fatalf("goroutines of the server left after Close:\n%s", leaked)
 	}
@@ -256,4 +262,26 @@ func (b *safeBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// TestMalformedBodyIsAnswered sends a chunked body whose chunk size is not
+// hex: the sandbox answers 400, as a service would, never net/http's empty
+// 200 for a handler that wrote nothing.
+func TestMalformedBodyIsAnswered(t *testing.T) {
+	srv := newServer(t, travelruletest.WithoutCallbacks())
+	u, err := url.Parse(srv.URL)
+	require.NoError(t, err)
+	conn, err := net.Dial("tcp", u.Host)
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = io.WriteString(conn, "POST "+u.Path+"/transfers/initiate HTTP/1.1\r\nHost: "+u.Host+
+		"\r\nAuthorization: Bearer "+token(t, srv)+"\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n")
+	require.NoError(t, err)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	body, _ := io.ReadAll(resp.Body)
+	assert.Contains(t, string(body), "bad_request")
+	assert.Empty(t, srv.Transfers())
 }
