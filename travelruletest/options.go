@@ -260,8 +260,9 @@ func WithoutIdempotency() Option {
 }
 
 // WithLogger sets the logger for one line per request and per callback
-// attempt, and one when a latency fault starts holding a request (default
-// none: the server logs nothing). The lines carry methods,
+// attempt, and one when a latency fault starts holding a request, with the
+// request's X-Request-Id if it sent one (default none: the server logs
+// nothing). The lines carry methods,
 // paths, statuses, transfer ids and callback statuses, never bodies, query
 // strings, callback URLs, tokens or personal data.
 func WithLogger(l *slog.Logger) Option {

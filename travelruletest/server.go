@@ -341,7 +341,8 @@ func (s *Server) serveOp(r *http.Request, op Operation, rec *Request) *answer {
 	plan := s.drawFaults(op)
 	rec.Faults = plan.fired
 	if plan.latency > 0 {
-		s.log(r.Context(), "travelruletest: holding request", slog.String("path", r.URL.Path), slog.Duration("latency", plan.latency))
+		s.log(r.Context(), "travelruletest: holding request", slog.String("path", r.URL.Path),
+			slog.String("request_id", requestID(r.Header.Get("X-Request-Id"))), slog.Duration("latency", plan.latency))
 	}
 	if plan.latency > 0 && !s.sleep(r.Context(), plan.latency) {
 		s.refund(&plan)
@@ -534,4 +535,19 @@ func newEventID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	return "msg_" + hex.EncodeToString(b[:])
+}
+
+// requestID returns a client's X-Request-Id for the log when it is a short
+// identifier (letters, digits, '.', '_', '-'), else "".
+func requestID(id string) string {
+	if len(id) > 64 {
+		return ""
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return ""
+		}
+	}
+	return id
 }

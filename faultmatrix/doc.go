@@ -1,0 +1,10 @@
+// Package faultmatrix holds the fault matrix: a test, and nothing to
+// import, that drives 24,000 transfer initiations through the public API
+// against the sandbox (package travelruletest) with injected faults and
+// checks that no transfer is ever stored twice. It lives apart from the
+// root package's unit tests so that it runs in a test binary of its own,
+// beside them, with its own time limit.
+//
+//	go test ./faultmatrix                                          # run it
+//	go test ./faultmatrix -run TestFaultMatrix -update-reliability # rewrite docs/reliability.md
+package faultmatrix
