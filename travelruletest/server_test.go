@@ -145,7 +145,7 @@ func serverGoroutines() string {
 }
 
 func TestManyInitiations(t *testing.T) {
-	const n = 10_000
+	const n = 2_000
 	srv := newServer(t, travelruletest.WithoutCallbacks())
 	c := newClient(t, srv)
 	start := time.Now()
