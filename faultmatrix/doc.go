@@ -1,5 +1,5 @@
 // Package faultmatrix holds the fault matrix: a test, and nothing to
-// import, that drives 19,200 transfer initiations through the public API
+// import, that drives 14,400 transfer initiations through the public API
 // against the sandbox (package travelruletest) with injected faults and
 // checks that no transfer is ever stored twice. It lives apart from the
 // root package's unit tests so that it runs in a test binary of its own,
