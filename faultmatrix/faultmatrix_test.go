@@ -39,10 +39,9 @@ type matrixRow struct {
 }
 
 const (
-	// 1,200 calls with a third of the requests faulted inject at least as
-	// many faults per row as 2,000 calls at 20% did (388 to 650 a row in
-	// docs/reliability.md, against 383 to 533), for
-	// 40% less work.
+	// 1,200 calls with a third of the requests faulted inject as many
+	// faults per row as 2,000 calls at 20% did (388 to 650 a row in
+	// docs/reliability.md, against 383 to 533), for 40% less work.
 	matrixCalls   = 1200
 	matrixWorkers = 32 // calls in flight at once
 	faultRate     = 1.0 / 3
