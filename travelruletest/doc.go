@@ -11,7 +11,8 @@
 // honours Idempotency-Key, injects faults on demand ([Fault]) and records what
 // it saw ([Server.Transfers], [Server.Requests], [Server.Callbacks],
 // [Server.Stats], [Server.WaitCallbacks]). It logs nothing unless given a
-// logger, and never logs personal data.
+// logger, and never logs bodies, tokens or the personal data they carry
+// (see [WithLogger] for what a line holds).
 //
 // # Behaviour where the description says "not shown"
 //

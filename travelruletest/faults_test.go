@@ -1,10 +1,13 @@
 package travelruletest_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -170,6 +173,53 @@ func TestFaultLatency(t *testing.T) {
 	assert.ErrorIs(t, err, travelrule.ErrOutcomeUnknown, "the request was sent and never answered")
 	var apiErr *travelrule.APIError
 	assert.False(t, errors.As(err, &apiErr), "no answer, not an empty 200: %v", err)
+}
+
+// TestHoldingLineCarriesRequestID: the line logged when a request is held
+// names the client's X-Request-Id when it is a short identifier, and
+// carries no request_id otherwise.
+func TestHoldingLineCarriesRequestID(t *testing.T) {
+	var logs safeBuffer
+	srv := newServer(t, travelruletest.WithoutCallbacks(),
+		travelruletest.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))),
+		travelruletest.WithFaults(travelruletest.Fault{Kind: travelruletest.FaultLatency, Rate: 1, Latency: time.Millisecond}))
+	tok, err := srv.TokenSource().Token()
+	require.NoError(t, err)
+	body, err := json.Marshal(validRequest("http://127.0.0.1:1/cb"))
+	require.NoError(t, err)
+	for _, tt := range []struct{ sent, logged string }{
+		{"req-42", "req-42"},
+		{"", ""},
+		{"Ada Lovelace", ""},
+		{strings.Repeat("x", 65), ""},
+	} {
+		req, err := http.NewRequest(http.MethodPost, srv.URL+"/transfers/initiate", bytes.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+		if tt.sent != "" {
+			req.Header.Set("X-Request-Id", tt.sent)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		require.NoError(t, resp.Body.Close())
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+
+		var line map[string]any // the last holding line: this request's
+		for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+			var m map[string]any
+			require.NoError(t, json.Unmarshal([]byte(l), &m))
+			if m["msg"] == "travelruletest: holding request" {
+				line = m
+			}
+		}
+		require.NotNil(t, line, "holding line for %q", tt.sent)
+		if tt.logged == "" {
+			assert.NotContains(t, line, "request_id", "%q", tt.sent)
+		} else {
+			assert.Equal(t, tt.logged, line["request_id"])
+		}
+	}
 }
 
 func TestFaultsDeterministic(t *testing.T) {

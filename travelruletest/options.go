@@ -260,11 +260,13 @@ func WithoutIdempotency() Option {
 }
 
 // WithLogger sets the logger for one line per request and per callback
-// attempt, and one when a latency fault starts holding a request, with the
-// request's X-Request-Id if it sent one (default none: the server logs
-// nothing). The lines carry methods,
-// paths, statuses, transfer ids and callback statuses, never bodies, query
-// strings, callback URLs, tokens or personal data.
+// attempt, and one when a latency fault starts holding a request (default
+// none: the server logs nothing). The lines carry methods, paths, statuses,
+// transfer ids and callback statuses, never bodies, query strings, callback
+// URLs, tokens or personal data. The one exception is the holding line.
+// When the client sent an X-Request-Id that is a short identifier (at most
+// 64 letters, digits, '.', '_' or '-'), that line carries it as
+// request_id, as the client sent it.
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) { c.logger = l }
 }

@@ -341,8 +341,11 @@ func (s *Server) serveOp(r *http.Request, op Operation, rec *Request) *answer {
 	plan := s.drawFaults(op)
 	rec.Faults = plan.fired
 	if plan.latency > 0 {
-		s.log(r.Context(), "travelruletest: holding request", slog.String("path", r.URL.Path),
-			slog.String("request_id", requestID(r.Header.Get("X-Request-Id"))), slog.Duration("latency", plan.latency))
+		attrs := []slog.Attr{slog.String("path", r.URL.Path), slog.Duration("latency", plan.latency)}
+		if id := requestID(r.Header.Get("X-Request-Id")); id != "" {
+			attrs = append(attrs, slog.String("request_id", id))
+		}
+		s.log(r.Context(), "travelruletest: holding request", attrs...)
 	}
 	if plan.latency > 0 && !s.sleep(r.Context(), plan.latency) {
 		s.refund(&plan)
