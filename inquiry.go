@@ -112,7 +112,7 @@ func (c *Client) ResolveInquiry(ctx context.Context, transferID string, r *Inqui
 	return &InquiryResult{
 		Status:    status,
 		RequestID: resp.header.Get("X-Request-Id"),
-		Attempts:  cl.attempts,
+		Attempts:  cl.sent(),
 		Raw:       resp.body,
 	}, nil
 }

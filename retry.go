@@ -34,13 +34,16 @@ type call struct {
 	unknown        OutcomeUnknownError
 	trace          httptrace.ClientTrace
 
-	attempts    int
-	wrote       atomic.Bool // the current attempt wrote its request headers
-	traceLive   atomic.Bool // the transport reported the current attempt's GetConn
-	ambiguous   bool        // some attempt may have been acted on by the service
-	authRetried bool
-	nextWait    time.Duration // the wait before the next attempt
-	waitBound   time.Duration // the longest the exponential wait can be
+	attempts     int          // the retry loop's attempt number
+	resent       atomic.Int32 // requests a transport sent again within the current attempt (see markWritten)
+	resentBefore int          // the same, within earlier attempts
+	wrote        atomic.Bool  // the current attempt wrote its request headers
+	traceLive    atomic.Bool  // the transport reported the current attempt's GetConn
+	inTransport  atomic.Bool  // the request is inside the client's transport (see authTransport)
+	ambiguous    bool         // some attempt may have been acted on by the service
+	authRetried  bool
+	nextWait     time.Duration // the wait before the next attempt
+	waitBound    time.Duration // the longest the exponential wait can be
 }
 
 // response is a 2xx answer, read whole.
@@ -104,9 +107,7 @@ func (cl *call) do(ctx context.Context, rawURL string, body []byte) (*response, 
 	if err != nil {
 		return nil, fmt.Errorf("travelrule: %s: %w", cl.op, err)
 	}
-	// retryablehttp sets GetBody too, which lets net/http replay the body on
-	// a 307/308 within the origin and on a reused connection that failed
-	// before anything was written.
+	req.GetBody = cl.guardReplays(req.GetBody)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", c.userAgent)
@@ -136,8 +137,50 @@ func (cl *call) do(ctx context.Context, rawURL string, body []byte) (*response, 
 	return nil, cl.fail(cl.apiError(resp, data))
 }
 
-func (cl *call) markWritten()        { cl.wrote.Store(true) }
+// markWritten runs each time a transport has written the request's headers.
+// A second time within one attempt is a request the transport sent again by
+// itself: it left the client, so it counts as an attempt.
+func (cl *call) markWritten() {
+	if cl.wrote.Swap(true) {
+		cl.resent.Add(1)
+	}
+}
+
 func (cl *call) markTraced(_ string) { cl.traceLive.Store(true) }
+
+// sent is how many requests left the client: the attempts of the retry
+// loop and any request a transport sent again within one of them.
+func (cl *call) sent() int { return cl.attempts + cl.resentBefore + int(cl.resent.Load()) }
+
+// errNotReplayed is the error a transport meets when it tries to send a
+// request again by itself.
+var errNotReplayed = errors.New("the transport's own resend was refused; the client's retry policy decides")
+
+// guardReplays decides what net/http may do with the body of a request
+// through Request.GetBody, which it calls to send a request again below
+// this file's policy: the HTTP/2 client after RST_STREAM REFUSED_STREAM or
+// PROTOCOL_ERROR or a GOAWAY, even when the server had read the whole body;
+// the HTTP/1 transport on a reused connection that failed after the request
+// was written, when the request carries an Idempotency-Key header; and
+// http.Client for a 307 or 308.
+//
+// A call that may not be repeated gets no GetBody at all: no layer can
+// send its body twice (a transport may still send a request whose body it
+// never read, which reached no one), and it follows no redirect anyway (see
+// checkRedirect). A call that may be repeated keeps GetBody for redirects
+// within the origin, but a transport's own resend is refused, so that every
+// repeat goes through checkRetry, with its backoff, budget and count.
+func (cl *call) guardReplays(getBody func() (io.ReadCloser, error)) func() (io.ReadCloser, error) {
+	if !cl.idempotent || getBody == nil {
+		return nil
+	}
+	return func() (io.ReadCloser, error) {
+		if cl.inTransport.Load() {
+			return nil, errNotReplayed
+		}
+		return getBody()
+	}
+}
 
 // maySent reports whether the current attempt may have reached the service.
 // Only a transport that reported the attempt's GetConn and then no
@@ -148,6 +191,7 @@ func (cl *call) maySent() bool { return cl.wrote.Load() || !cl.traceLive.Load() 
 // beforeAttempt runs before every attempt.
 func (cl *call) beforeAttempt(i int) {
 	cl.attempts = i + 1
+	cl.resentBefore += int(cl.resent.Swap(0))
 	cl.wrote.Store(false)
 	cl.traceLive.Store(false)
 	if l := cl.client.logger; l != nil {
@@ -297,7 +341,7 @@ func (cl *call) fail(err error) error {
 	}
 	u := cl.unknown
 	u.CallbackRef = CallbackRef(u.Callback)
-	u.Attempts = cl.attempts
+	u.Attempts = cl.sent()
 	u.IdempotencyKey = cl.idempotencyKey
 	u.Err = err
 	return &u

@@ -223,7 +223,7 @@ func (c *Client) InitiateTransfer(ctx context.Context, req *TransferRequest) (*T
 		TransferID:     transferID,
 		RequestID:      resp.header.Get("X-Request-Id"),
 		IdempotencyKey: cl.idempotencyKey,
-		Attempts:       cl.attempts,
+		Attempts:       cl.sent(),
 		Raw:            resp.body,
 	}, nil
 }

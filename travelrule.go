@@ -142,6 +142,12 @@ type authTransport struct {
 }
 
 func (a authTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if cl := callFrom(r.Context()); cl != nil {
+		// Within this frame a call to GetBody is a transport sending the
+		// request again by itself (see guardReplays).
+		cl.inTransport.Store(true)
+		defer cl.inTransport.Store(false)
+	}
 	if err := a.tokens.tokenFor(r.Context()); err != nil {
 		if r.Body != nil {
 			_ = r.Body.Close() // a RoundTripper always closes the body
