@@ -72,8 +72,9 @@ func WithCapabilityKey(key []byte) Option {
 // WithVerifier adds v to the checks a request must pass, after its body is
 // read and before it is decoded. A request that v refuses is answered 401.
 // Several verifiers may be added; a request must pass all of them. A nil v,
-// or a [*WebhookVerifier] without secrets, makes the handler answer 500 to
-// every request (see [Handler.Err]).
+// or a [*WebhookVerifier] without secrets or with a secret shorter than 16
+// bytes, makes the handler answer 500 to every request, without calling
+// the function (see [Handler.Err]).
 //
 // De-duplication keys on the webhook-id header (or svix-id, when webhook-id
 // is absent) whenever a request has one. [WebhookVerifier] signs over
@@ -189,7 +190,8 @@ func NewHandler(fn func(ctx context.Context, cb *travelrule.Callback) error, opt
 }
 
 // Err reports why the handler refuses every request (invalid options or a
-// nil function), or nil if it is configured correctly.
+// nil function), or nil if it is configured correctly. The error never
+// quotes a key or secret.
 func (h *Handler) Err() error { return h.err }
 
 // ServeHTTP implements http.Handler.
