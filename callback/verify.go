@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -130,6 +131,9 @@ var (
 // secret). A WebhookVerifier with no secret, or with one shorter than 16
 // bytes, refuses every request, and [WithVerifier] reports it. Do not
 // change its fields once it is in use.
+//
+// Its fmt and log/slog forms show how many secrets it has, never their
+// bytes.
 type WebhookVerifier struct {
 	// Secrets are the accepted signing secrets.
 	Secrets [][]byte
@@ -304,4 +308,46 @@ func unixSeconds(ts string) (int64, bool) {
 		return 0, false
 	}
 	return sec, true
+}
+
+// Format implements fmt.Formatter so that every verb prints the verifier's
+// shape, never its secrets: each is shown as "[redacted]", or as nothing if
+// it is empty. Format and LogValue have value receivers so that a copy of a
+// verifier is redacted too.
+func (v WebhookVerifier) Format(f fmt.State, verb rune) {
+	if verb == 'v' && f.Flag('#') {
+		fmt.Fprint(f, "callback.WebhookVerifier")
+	}
+	fmt.Fprint(f, "{Secrets:[")
+	for i, s := range v.Secrets {
+		if i > 0 {
+			fmt.Fprint(f, " ")
+		}
+		fmt.Fprint(f, mask(s))
+	}
+	now := "<nil>"
+	if v.Now != nil {
+		now = "func()"
+	}
+	fmt.Fprintf(f, "] Tolerance:%s Now:%s}", v.Tolerance, now)
+}
+
+// LogValue implements slog.LogValuer: the number of secrets and the
+// tolerance, never the secrets.
+func (v WebhookVerifier) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.Int("secrets", len(v.Secrets)),
+		slog.Duration("tolerance", v.Tolerance),
+	)
+}
+
+const redacted = "[redacted]"
+
+// mask returns redacted for a non-empty secret, "" otherwise, so that
+// redacted output still shows which secrets are set.
+func mask(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return redacted
 }
