@@ -52,9 +52,9 @@
 //     too.
 //
 // A handler configured with a key or a verifier never accepts a request
-// that fails the check; a handler whose options are invalid (an empty key or
-// secret, a nil function) answers 500 to everything and reports why from
-// [Handler.Err].
+// that fails the check; a handler whose options are invalid (a key or
+// secret shorter than 16 bytes, a nil function) answers 500 to everything,
+// never calling your function, and reports why from [Handler.Err].
 //
 // # De-duplication
 //

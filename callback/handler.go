@@ -23,7 +23,9 @@ const DefaultMaxBodyBytes = 1 << 20
 const retryAfterBusy = "5"
 
 // Handler is the http.Handler that receives callbacks. Make it with
-// [NewHandler]; it is safe for concurrent use.
+// [NewHandler]; it is safe for concurrent use. Its fmt and log/slog forms
+// show its configuration with the capability key redacted and its
+// verifiers and store by type only.
 type Handler struct {
 	fn        func(context.Context, *travelrule.Callback) error
 	capKey    []byte
@@ -72,8 +74,9 @@ func WithCapabilityKey(key []byte) Option {
 // WithVerifier adds v to the checks a request must pass, after its body is
 // read and before it is decoded. A request that v refuses is answered 401.
 // Several verifiers may be added; a request must pass all of them. A nil v,
-// or a [*WebhookVerifier] without secrets, makes the handler answer 500 to
-// every request (see [Handler.Err]).
+// or a [*WebhookVerifier] without secrets or with a secret shorter than 16
+// bytes, makes the handler answer 500 to every request, without calling
+// the function (see [Handler.Err]).
 //
 // De-duplication keys on the webhook-id header (or svix-id, when webhook-id
 // is absent) whenever a request has one. [WebhookVerifier] signs over
@@ -189,8 +192,42 @@ func NewHandler(fn func(ctx context.Context, cb *travelrule.Callback) error, opt
 }
 
 // Err reports why the handler refuses every request (invalid options or a
-// nil function), or nil if it is configured correctly.
+// nil function), or nil if it is configured correctly. The error never
+// quotes a key or secret.
 func (h *Handler) Err() error { return h.err }
+
+// Format implements fmt.Formatter so that every verb prints the handler's
+// configuration with the capability key shown as "[redacted]" (when set)
+// and the verifiers and store by type only: their own fields may hold
+// secrets. Format and LogValue have value receivers so that a copy of a
+// handler is redacted too.
+func (h Handler) Format(f fmt.State, verb rune) {
+	if verb == 'v' && f.Flag('#') {
+		fmt.Fprint(f, "callback.Handler")
+	}
+	fmt.Fprintf(f, "{CapabilityKey:%s Verifiers:[", mask(h.capKey))
+	for i, v := range h.verifiers {
+		if i > 0 {
+			fmt.Fprint(f, " ")
+		}
+		fmt.Fprintf(f, "%T", v)
+	}
+	fmt.Fprintf(f, "] MaxBodyBytes:%d Store:%T Err:%v}", h.maxBody, h.store, h.err)
+}
+
+// LogValue implements slog.LogValuer: the configuration as Format shows it.
+func (h Handler) LogValue() slog.Value {
+	attrs := []slog.Attr{
+		slog.String("capabilityKey", mask(h.capKey)),
+		slog.Int("verifiers", len(h.verifiers)),
+		slog.Int64("maxBodyBytes", h.maxBody),
+		slog.Bool("dedup", h.store != nil),
+	}
+	if h.err != nil {
+		attrs = append(attrs, slog.String("error", h.err.Error()))
+	}
+	return slog.GroupValue(attrs...)
+}
 
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {

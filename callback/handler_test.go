@@ -351,8 +351,9 @@ func TestCallbackHandlerMisconfigured(t *testing.T) {
 		{"empty capability key", ok, []callback.Option{callback.WithCapabilityKey(nil)}},
 		{"nil verifier", ok, []callback.Option{callback.WithVerifier(nil)}},
 		{"verifier without secret", ok, []callback.Option{callback.WithVerifier(&callback.WebhookVerifier{})}},
-		{"verifier with empty secret", ok, []callback.Option{callback.WithVerifier(&callback.WebhookVerifier{Secrets: [][]byte{[]byte("k"), {}}})}},
-		{"negative tolerance", ok, []callback.Option{callback.WithVerifier(&callback.WebhookVerifier{Secrets: [][]byte{[]byte("k")}, Tolerance: -time.Second})}},
+		{"verifier with empty secret", ok, []callback.Option{callback.WithVerifier(&callback.WebhookVerifier{Secrets: [][]byte{[]byte("whsec-test-secret-1"), {}}})}},
+		{"verifier with a 15-byte secret", ok, []callback.Option{callback.WithVerifier(&callback.WebhookVerifier{Secrets: [][]byte{[]byte("whsec-test-secret-1"), []byte("fifteen-bytes!!")}})}},
+		{"negative tolerance", ok, []callback.Option{callback.WithVerifier(&callback.WebhookVerifier{Secrets: [][]byte{[]byte("whsec-test-secret-1")}, Tolerance: -time.Second})}},
 		{"zero body limit", ok, []callback.Option{callback.WithMaxBodyBytes(0)}},
 		{"nil store", ok, []callback.Option{callback.WithStore(nil)}},
 	}

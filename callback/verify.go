@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -98,6 +100,18 @@ var (
 
 const maxTimestamp = 1 << 40 // far beyond any real clock; keeps arithmetic in range
 
+// minSecretLen is the fewest bytes a webhook secret may have, as for a
+// capability key (see [travelrule.NewCallbackURL]): a forger who can send
+// deliveries finds a secret of n bytes in at most 256^n tries.
+const minSecretLen = 16
+
+// The reasons a secret is refused, shared by [ParseSecret] and
+// [NewWebhookVerifier]. They never quote the secret.
+var (
+	errSecretBase64 = errors.New("a whsec_ secret must be base64 after the prefix")
+	errSecretShort  = errors.New("secret must have at least 16 bytes (after decoding a whsec_ secret)")
+)
+
 // WebhookVerifier is a [Verifier] of Standard Webhooks signatures: the
 // webhook-signature header must hold, among its space-separated entries, a
 // "v1,<base64>" entry whose value is the HMAC-SHA256, under one of Secrets,
@@ -111,10 +125,15 @@ const maxTimestamp = 1 << 40 // far beyond any real clock; keeps arithmetic in r
 // Standard Webhooks name or, when that is absent, under its svix name, so
 // deliveries from either library verify.
 //
-// Secrets are the raw key bytes: a Standard Webhooks secret written
-// "whsec_<base64>" must be base64-decoded first. A WebhookVerifier with no
-// secret, or with an empty one, refuses every request. Do not change its
-// fields once it is in use.
+// Secrets are the raw key bytes, at least 16 of them each: a Standard
+// Webhooks secret written "whsec_<base64>" must be base64-decoded first
+// ([NewWebhookVerifier] and [ParseSecret] do it, and refuse a short
+// secret). A WebhookVerifier with no secret, or with one shorter than 16
+// bytes, refuses every request, and [WithVerifier] reports it. Do not
+// change its fields once it is in use.
+//
+// Its fmt and log/slog forms show how many secrets it has, never their
+// bytes.
 type WebhookVerifier struct {
 	// Secrets are the accepted signing secrets.
 	Secrets [][]byte
@@ -130,8 +149,8 @@ func (v *WebhookVerifier) check() error {
 		return errors.New("WebhookVerifier has no secret")
 	}
 	for _, s := range v.Secrets {
-		if len(s) == 0 {
-			return errors.New("WebhookVerifier has an empty secret")
+		if len(s) < minSecretLen {
+			return errors.New("WebhookVerifier has a secret shorter than 16 bytes")
 		}
 	}
 	if v.Tolerance < 0 {
@@ -142,7 +161,7 @@ func (v *WebhookVerifier) check() error {
 
 // Verify implements [Verifier]. It returns [ErrNoSignature],
 // [ErrTimestamp] or [ErrSignature], or an error saying the verifier itself
-// is unusable (no secret).
+// is unusable (no secret, or one shorter than 16 bytes).
 func (v *WebhookVerifier) Verify(r *http.Request, body []byte) error {
 	if err := v.check(); err != nil {
 		return errors.New("callback: " + err.Error())
@@ -198,21 +217,52 @@ func (v *WebhookVerifier) Verify(r *http.Request, body []byte) error {
 	return nil
 }
 
+// NewWebhookVerifier returns a [WebhookVerifier] of secrets written as
+// services hand them out, each read by [ParseSecret]: "whsec_<base64>" or
+// the raw secret. During a rotation, pass the new secret and the old one.
+// It fails, without quoting any secret, when there is no secret or when one
+// is shorter than 16 bytes (after decoding). Set Tolerance and Now on the
+// result before use if the defaults do not suit.
+func NewWebhookVerifier(secrets ...string) (*WebhookVerifier, error) {
+	if len(secrets) == 0 {
+		return nil, errors.New("callback: NewWebhookVerifier: no secret")
+	}
+	v := &WebhookVerifier{Secrets: make([][]byte, len(secrets))}
+	for i, s := range secrets {
+		b, err := parseSecret(s)
+		if err != nil {
+			return nil, fmt.Errorf("callback: NewWebhookVerifier: secret %d: %w", i+1, err)
+		}
+		v.Secrets[i] = b
+	}
+	return v, nil
+}
+
 // ParseSecret turns a secret as services hand it out into the bytes that
 // [WebhookVerifier] and [Sign] use: a Standard Webhooks secret
-// "whsec_<base64>" is decoded; any other string is used as it is.
+// "whsec_<base64>" is decoded; any other string is used as it is. The
+// result must have at least 16 bytes. Its errors never quote the secret.
 func ParseSecret(s string) ([]byte, error) {
+	b, err := parseSecret(s)
+	if err != nil {
+		return nil, errors.New("callback: ParseSecret: " + err.Error())
+	}
+	return b, nil
+}
+
+// parseSecret is ParseSecret with errors that name no function.
+func parseSecret(s string) ([]byte, error) {
+	b := []byte(s)
 	if rest, ok := strings.CutPrefix(s, "whsec_"); ok {
-		b, err := base64.StdEncoding.DecodeString(rest)
-		if err != nil || len(b) == 0 {
-			return nil, errors.New("callback: ParseSecret: a whsec_ secret must be base64 after the prefix")
+		var err error
+		if b, err = base64.StdEncoding.DecodeString(rest); err != nil {
+			return nil, errSecretBase64
 		}
-		return b, nil
 	}
-	if s == "" {
-		return nil, errors.New("callback: ParseSecret: empty secret")
+	if len(b) < minSecretLen {
+		return nil, errSecretShort
 	}
-	return []byte(s), nil
+	return b, nil
 }
 
 // Sign returns the Standard Webhooks signature ("v1,<base64>") of a
@@ -258,4 +308,46 @@ func unixSeconds(ts string) (int64, bool) {
 		return 0, false
 	}
 	return sec, true
+}
+
+// Format implements fmt.Formatter so that every verb prints the verifier's
+// shape, never its secrets: each is shown as "[redacted]", or as nothing if
+// it is empty. Format and LogValue have value receivers so that a copy of a
+// verifier is redacted too.
+func (v WebhookVerifier) Format(f fmt.State, verb rune) {
+	if verb == 'v' && f.Flag('#') {
+		fmt.Fprint(f, "callback.WebhookVerifier")
+	}
+	fmt.Fprint(f, "{Secrets:[")
+	for i, s := range v.Secrets {
+		if i > 0 {
+			fmt.Fprint(f, " ")
+		}
+		fmt.Fprint(f, mask(s))
+	}
+	now := "<nil>"
+	if v.Now != nil {
+		now = "func()"
+	}
+	fmt.Fprintf(f, "] Tolerance:%s Now:%s}", v.Tolerance, now)
+}
+
+// LogValue implements slog.LogValuer: the number of secrets and the
+// tolerance, never the secrets.
+func (v WebhookVerifier) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.Int("secrets", len(v.Secrets)),
+		slog.Duration("tolerance", v.Tolerance),
+	)
+}
+
+const redacted = "[redacted]"
+
+// mask returns redacted for a non-empty secret, "" otherwise, so that
+// redacted output still shows which secrets are set.
+func mask(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return redacted
 }

@@ -1,6 +1,7 @@
 package callback_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -200,9 +201,9 @@ func TestParseSecret(t *testing.T) {
 	b, err := callback.ParseSecret("whsec_" + base64.StdEncoding.EncodeToString([]byte("0123456789abcdef")))
 	require.NoError(t, err)
 	assert.Equal(t, []byte("0123456789abcdef"), b)
-	b, err = callback.ParseSecret("plain-secret")
+	b, err = callback.ParseSecret("plain-secret-0123")
 	require.NoError(t, err)
-	assert.Equal(t, []byte("plain-secret"), b)
+	assert.Equal(t, []byte("plain-secret-0123"), b)
 	for _, bad := range []string{"", "whsec_", "whsec_!!not base64!!"} {
 		_, err := callback.ParseSecret(bad)
 		assert.Error(t, err, bad)
@@ -293,4 +294,129 @@ func TestCallbackHandlerInteropVectors(t *testing.T) {
 		}
 		assert.Equal(t, 1, rc.count(), "the redelivery under the other header names is a duplicate")
 	})
+}
+
+// TestCallbackWebhookSecretLength is the table of secret lengths: a secret
+// shorter than 16 bytes, given raw or as "whsec_<base64>" (and then counted
+// after decoding), is refused when it is read, when the verifier is made
+// and when a handler is configured with it; such a verifier refuses a
+// delivery signed with that very secret, and such a handler answers it 500
+// without calling the function.
+func TestCallbackWebhookSecretLength(t *testing.T) {
+	now := time.Unix(1_750_000_000, 0)
+	secretOf := func(n int) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte('A' + (i*7+n)%26)
+		}
+		return b
+	}
+	tests := []struct {
+		name    string
+		lens    []int // the secrets' lengths in bytes; the delivery is signed with the last
+		encoded bool  // handed out as "whsec_<base64>" rather than raw
+		ok      bool
+	}{
+		{"0 bytes", []int{0}, false, false},
+		{"1 byte", []int{1}, false, false},
+		{"15 bytes", []int{15}, false, false},
+		{"16 bytes", []int{16}, false, true},
+		{"32 bytes", []int{32}, false, true},
+		{"whsec_, 0 bytes", []int{0}, true, false},
+		{"whsec_, 1 byte", []int{1}, true, false},
+		{"whsec_, 15 bytes (20 characters encoded)", []int{15}, true, false},
+		{"whsec_, 16 bytes", []int{16}, true, true},
+		{"whsec_, 32 bytes", []int{32}, true, true},
+		{"rotation: a 32-byte and a 15-byte secret", []int{32, 15}, false, false},
+		{"rotation: a 15-byte and a 32-byte secret", []int{15, 32}, true, false},
+		{"rotation: a 16-byte and a 32-byte secret", []int{16, 32}, true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			secrets := make([][]byte, len(tt.lens))
+			given := make([]string, len(tt.lens))
+			for i, n := range tt.lens {
+				secrets[i] = secretOf(n)
+				given[i] = string(secrets[i])
+				if tt.encoded {
+					given[i] = "whsec_" + base64.StdEncoding.EncodeToString(secrets[i])
+				}
+				b, err := callback.ParseSecret(given[i])
+				if n >= 16 {
+					require.NoError(t, err)
+					assert.Equal(t, secrets[i], b)
+				} else {
+					assert.ErrorContains(t, err, "at least 16 bytes")
+					assert.Nil(t, b)
+				}
+			}
+
+			v, err := callback.NewWebhookVerifier(given...)
+			if tt.ok {
+				require.NoError(t, err)
+				assert.Equal(t, secrets, v.Secrets)
+			} else {
+				assert.ErrorContains(t, err, "at least 16 bytes")
+				assert.Nil(t, v)
+			}
+
+			body := []byte(statusBody)
+			signed := func() *http.Request {
+				r := httptest.NewRequest(http.MethodPost, "/cb", strings.NewReader(statusBody))
+				callback.SetSignatureHeaders(r.Header, secrets[len(secrets)-1], "msg_1", now, body)
+				return r
+			}
+			literal := &callback.WebhookVerifier{Secrets: secrets, Now: func() time.Time { return now }}
+			if err := literal.Verify(signed(), body); tt.ok {
+				assert.NoError(t, err)
+			} else {
+				assert.Error(t, err)
+				assert.NotErrorIs(t, err, callback.ErrSignature, "refused for the secret, not the signature")
+			}
+
+			var calls int
+			h := callback.NewHandler(func(context.Context, *travelrule.Callback) error { calls++; return nil }, callback.WithVerifier(literal))
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, signed())
+			if tt.ok {
+				assert.NoError(t, h.Err())
+				assert.Equal(t, http.StatusNoContent, w.Code)
+				assert.Equal(t, 1, calls)
+			} else {
+				assert.ErrorContains(t, h.Err(), "16 bytes")
+				assert.Equal(t, http.StatusInternalServerError, w.Code, "a misconfigured handler asks for redelivery")
+				assert.Zero(t, calls, "a misconfigured handler never calls the function")
+			}
+		})
+	}
+	_, err := callback.NewWebhookVerifier()
+	assert.Error(t, err, "no secret")
+}
+
+// TestCallbackWebhookOneByteSecretForgery is the attack a short secret
+// allows: with a 1-byte secret, one of the 256 possible secrets signs a
+// forged delivery that the verifier would accept. The verifier refuses all
+// 256, and the handler answers each 500 without calling the function.
+func TestCallbackWebhookOneByteSecretForgery(t *testing.T) {
+	now := time.Unix(1_750_000_000, 0)
+	v := &callback.WebhookVerifier{Secrets: [][]byte{{0xa7}}, Now: func() time.Time { return now }}
+	var calls int
+	h := callback.NewHandler(func(context.Context, *travelrule.Callback) error { calls++; return nil }, callback.WithVerifier(v))
+	assert.Error(t, h.Err())
+
+	forged := []byte(`{"transferId":"tr-1","status":"completed"}`)
+	verified, codes := 0, map[int]int{}
+	for guess := range 256 {
+		r := httptest.NewRequest(http.MethodPost, "/cb", bytes.NewReader(forged))
+		callback.SetSignatureHeaders(r.Header, []byte{byte(guess)}, "msg_"+strconv.Itoa(guess), now, forged)
+		if v.Verify(r, forged) == nil {
+			verified++
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		codes[w.Code]++
+	}
+	assert.Zero(t, verified, "no guess verifies")
+	assert.Equal(t, map[int]int{http.StatusInternalServerError: 256}, codes)
+	assert.Zero(t, calls)
 }

@@ -1,0 +1,193 @@
+package callback_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vaspkit/travelrule"
+	"github.com/vaspkit/travelrule/callback"
+)
+
+// Planted values: secrets, capability keys and tags, and personal data of a
+// callback body. None may come out of any rendering of the package's types.
+const (
+	plantedSecret    = "Planted-Webhook-Secret-Q7x"
+	plantedRotated   = "Planted-Rotated-Secret-W3k" // handed to NewWebhookVerifier as whsec_<base64>
+	plantedCapKey    = "Planted-Capability-Key-Z9v"
+	plantedWeak      = "PlantedWeak15b!" // 15 bytes: refused
+	plantedNotBase64 = "Planted!Not!Base64!"
+	plantedRedeliver = "msg-Zebulon-Quaxworth-id" // a webhook-id spelling a name
+	plantedTagged    = "https://b.example/trp?tr_ref=x&tr_tag=PlantedTagPlantedTag9"
+	plantedBody      = `{"transferId":"tr-77","status":"inquiry","asset":"BTC","amount":"0.25",
+ "callback":"https://bank.example/cb?tr_ref=p1&tr_tag=PlantedInquiryTagXxxx1","travelAddress":"ta1PlantedTravelAddr",
+ "email":"zebulon@planted.example",
+ "originator":{"personType":"natural","firstName":"Zebulon","lastName":"Quaxworth","dateOfBirth":"1901-02-03",
+   "streetName":"Plantedstrasse","postCode":"PLZ-99417","walletAddress":"bc1qPlantedOriginatorWallet"},
+ "beneficiary":{"personType":"natural","firstName":"Philippa","lastName":"Oxenbridge","nationalId":"NI-PLANTED-4411"},
+ "approved":{"address":"bc1qPlantedApprovedAddress","callback":"` + plantedTagged + `"},
+ "rejected":"Zebulon Quaxworth is on a list"}`
+)
+
+var planted = []string{
+	plantedSecret, plantedRotated, plantedCapKey, plantedWeak, plantedNotBase64, plantedRedeliver,
+	"PlantedTagPlantedTag9", "PlantedInquiryTagXxxx1", "ta1PlantedTravelAddr", "zebulon@planted.example",
+	"Zebulon", "Quaxworth", "1901-02-03", "Plantedstrasse", "PLZ-99417", "bc1qPlantedOriginatorWallet",
+	"Philippa", "Oxenbridge", "NI-PLANTED-4411", "bc1qPlantedApprovedAddress", "is on a list",
+}
+
+// leakForms are the spellings of a planted value that fmt and log/slog
+// produce: itself (%s, %q, %v of a string), its bytes in hex (%x, %X of a
+// string or []byte), in decimal (%v, %d of a []byte) and in base64 (JSON of
+// a []byte).
+func leakForms(s string) []string {
+	return []string{
+		s,
+		hex.EncodeToString([]byte(s)),
+		strings.Trim(fmt.Sprint([]byte(s)), "[]"),
+		strings.TrimRight(base64.StdEncoding.EncodeToString([]byte(s)), "="),
+	}
+}
+
+// holder nests a value in a struct, as an application's own types do.
+type holder struct{ Field any }
+
+// renderings formats x with every verb, alone and nested in a struct, and
+// logs it with the text and JSON handlers of log/slog as a value, in a
+// group and nested in a struct. wire leaves out the JSON handler's
+// rendering of the struct, which is encoding/json's: for a type whose JSON
+// form is the wire form, that is not redacted.
+func renderings(x any, wire bool) map[string]string {
+	out := map[string]string{
+		"Sprint":   fmt.Sprint(x),
+		"Sprintln": fmt.Sprintln(x), // as Println writes it
+	}
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%X", "%d"} {
+		out[verb] = fmt.Sprintf(verb, x)
+		out["in a struct, "+verb] = fmt.Sprintf(verb, holder{x})
+	}
+	// Without the time, whose digits could spell a planted number.
+	opts := &slog.HandlerOptions{ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+		if len(groups) == 0 && a.Key == slog.TimeKey {
+			return slog.Attr{}
+		}
+		return a
+	}}
+	for name, h := range map[string]func(io.Writer) slog.Handler{
+		"text": func(w io.Writer) slog.Handler { return slog.NewTextHandler(w, opts) },
+		"json": func(w io.Writer) slog.Handler { return slog.NewJSONHandler(w, opts) },
+	} {
+		log := func(args ...any) string {
+			var buf bytes.Buffer
+			slog.New(h(&buf)).Info("m", args...)
+			return buf.String()
+		}
+		out["slog "+name+", value"] = log("value", x)
+		out["slog "+name+", group"] = log(slog.Group("group", slog.Any("nested", x)))
+		if name == "text" || !wire {
+			out["slog "+name+", in a struct"] = log("struct", holder{x})
+		}
+	}
+	return out
+}
+
+// TestCallbackTypesRedacted renders every type of the package that holds a secret, a
+// capability key or sender bytes, and the callbacks it hands on, with
+// every fmt verb and through log/slog, and checks that no planted value
+// comes out, in any case or encoding, while the redacted form shows the
+// non-secret configuration.
+func TestCallbackTypesRedacted(t *testing.T) {
+	now := time.Unix(1_750_000_000, 0)
+	v, err := callback.NewWebhookVerifier(plantedSecret, "whsec_"+base64.StdEncoding.EncodeToString([]byte(plantedRotated)))
+	require.NoError(t, err)
+	v.Tolerance, v.Now = time.Minute, func() time.Time { return now }
+
+	var got *travelrule.Callback
+	h := callback.NewHandler(func(_ context.Context, cb *travelrule.Callback) error { got = cb; return nil },
+		callback.WithCapabilityKey([]byte(plantedCapKey)), callback.WithVerifier(v), callback.WithLogger(slog.New(slog.DiscardHandler)))
+	require.NoError(t, h.Err())
+	u, err := travelrule.NewCallbackURL("https://vasp.example/cb", "payment-42", []byte(plantedCapKey))
+	require.NoError(t, err)
+	r := httptest.NewRequest(http.MethodPost, u, strings.NewReader(plantedBody))
+	callback.SetSignatureHeaders(r.Header, []byte(plantedRotated), plantedRedeliver, now, []byte(plantedBody))
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	require.Equal(t, http.StatusNoContent, w.Code)
+	require.NotNil(t, got)
+	require.Equal(t, "payment-42", got.Ref)
+	tag := u[strings.Index(u, "tr_tag=")+len("tr_tag="):]
+
+	weak := callback.NewHandler(func(context.Context, *travelrule.Callback) error { return nil },
+		callback.WithVerifier(&callback.WebhookVerifier{Secrets: [][]byte{[]byte(plantedSecret), []byte(plantedWeak)}}))
+	_, errParseShort := callback.ParseSecret(plantedWeak)
+	_, errParseBase64 := callback.ParseSecret("whsec_" + plantedNotBase64)
+	_, errNewShort := callback.NewWebhookVerifier(plantedSecret, plantedWeak)
+	verifyErr := func(header http.Header) error {
+		r := httptest.NewRequest(http.MethodPost, "/cb", strings.NewReader(plantedBody))
+		r.Header = header
+		return v.Verify(r, []byte(plantedBody))
+	}
+	signed := func(ts string, sig string) http.Header {
+		return http.Header{"Webhook-Id": {plantedRedeliver}, "Webhook-Timestamp": {ts}, "Webhook-Signature": {sig}}
+	}
+	errTimestamp := verifyErr(signed("1901-02-03", callback.Sign([]byte(plantedSecret), plantedRedeliver, now, nil)))
+	errSignature := verifyErr(signed("1750000000", "v1,"+base64.StdEncoding.EncodeToString([]byte(plantedSecret))+" "+plantedNotBase64))
+	errNoSignature := verifyErr(http.Header{"Webhook-Id": {plantedRedeliver}, "Webhook-Timestamp": {"1750000000"}})
+	require.ErrorIs(t, errTimestamp, callback.ErrTimestamp)
+	require.ErrorIs(t, errSignature, callback.ErrSignature)
+	require.ErrorIs(t, errNoSignature, callback.ErrNoSignature)
+
+	tests := []struct {
+		name    string
+		value   any
+		wire    bool   // its JSON form is the wire form (see renderings)
+		wantFmt string // in its %+v form
+		wantLog string // in its JSON log record as "value"
+	}{
+		{"*WebhookVerifier", v, false, "{Secrets:[[redacted] [redacted]] Tolerance:1m0s Now:func()}", `"value":{"secrets":2,"tolerance":60000000000}`},
+		{"WebhookVerifier", *v, false, "{Secrets:[[redacted] [redacted]] Tolerance:1m0s Now:func()}", `"value":{"secrets":2,"tolerance":60000000000}`},
+		{"*Handler", h, false,
+			"{CapabilityKey:[redacted] Verifiers:[*callback.WebhookVerifier] MaxBodyBytes:1048576 Store:*callback.MemoryStore Err:<nil>}",
+			`"value":{"capabilityKey":"[redacted]","verifiers":1,"maxBodyBytes":1048576,"dedup":true}`},
+		{"Handler", *h, false, "{CapabilityKey:[redacted] Verifiers:[*callback.WebhookVerifier]", `"value":{"capabilityKey":"[redacted]",`},
+		{"*Handler with a weak secret", weak, false,
+			"{CapabilityKey: Verifiers:[] MaxBodyBytes:1048576 Store:*callback.MemoryStore Err:callback: WithVerifier: WebhookVerifier has a secret shorter than 16 bytes}",
+			`"value":{"capabilityKey":"","verifiers":0,"maxBodyBytes":1048576,"dedup":true,"error":"callback: WithVerifier: WebhookVerifier has a secret shorter than 16 bytes"}`},
+		{"Handler.Err", weak.Err(), false, "shorter than 16 bytes", "shorter than 16 bytes"},
+		{"ParseSecret error, short", errParseShort, false, "at least 16 bytes", "at least 16 bytes"},
+		{"ParseSecret error, not base64", errParseBase64, false, "must be base64", "must be base64"},
+		{"NewWebhookVerifier error", errNewShort, false, "secret 2: secret must have at least 16 bytes", "secret 2:"},
+		{"Verify error, timestamp", errTimestamp, false, "timestamp", "timestamp"},
+		{"Verify error, signature", errSignature, false, "signature does not verify", "signature does not verify"},
+		{"Verify error, no signature", errNoSignature, false, "no webhook signature", "no webhook signature"},
+		{"*travelrule.Callback handed to the function", got, true, "Address:[redacted]", `"kind":"inquiry"`},
+		{"travelrule.Callback handed to the function", *got, true, "Ref:payment-42", `"ref":"payment-42"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			outs := renderings(tt.value, tt.wire)
+			for rendering, out := range outs {
+				lower := strings.ToLower(out)
+				for _, p := range append(planted, tag) {
+					for _, form := range leakForms(p) {
+						assert.NotContains(t, lower, strings.ToLower(form), "%s leaks %q", rendering, p)
+					}
+				}
+			}
+			assert.Contains(t, outs["%+v"], tt.wantFmt)
+			assert.Contains(t, outs["slog json, value"], tt.wantLog)
+		})
+	}
+}
