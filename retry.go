@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptrace"
@@ -210,15 +211,17 @@ func (cl *call) afterAttempt(resp *http.Response) {
 // with the answer or the transport error, and decides whether another
 // attempt may follow and how long to wait first (in nextWait).
 //
-//   - Retried always: 429 and 503 (the service did not act), within the
-//     Retry-After cap and the context's deadline; a connection failure before
-//     the request was written (refused dial, DNS, TLS handshake); and one
-//     401, after a token refresh that yields a new token.
-//   - Retried only for an idempotent call: any 5xx but 503 and 501 (500,
-//     502, 504, a proxy's 520 or 524), and a failure after the request may
-//     have been written (dropped connection, time-out). These, and a 3xx
-//     that is not followed, mark the call ambiguous, so that its final
-//     failure is ErrOutcomeUnknown.
+//   - Retried always: 429 and 503 with a Retry-After header (the service's
+//     own "come back later": it did not act), within the Retry-After cap and
+//     the context's deadline; a connection failure before the request was
+//     written (refused dial, DNS, TLS handshake); and one 401, after a token
+//     refresh that yields a new token.
+//   - Retried only for an idempotent call: 429 and 503 without Retry-After
+//     (a proxy may send them after the service received the request), any
+//     other 5xx but 501 (500, 502, 504, a proxy's 520 or 524), and a failure
+//     after the request may have been written (dropped connection, stream
+//     reset, time-out). These, and a 3xx that is not followed, mark the call
+//     ambiguous, so that its final failure is ErrOutcomeUnknown.
 //   - Never retried: any other answer, a context that ended, a failure to
 //     obtain a token, a certificate the client does not trust.
 func (cl *call) checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
@@ -262,15 +265,19 @@ func (cl *call) checkRetry(ctx context.Context, resp *http.Response, err error) 
 		}
 		return true, nil
 	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
-		if resp.Header.Get("Retry-After") != "" {
-			// DefaultBackoff parses Retry-After (seconds or HTTP date).
-			wait := retryablehttp.DefaultBackoff(c.waitMin, c.waitMax, cl.attempts-1, resp)
+		if wait, ok := retryAfter(resp.Header, time.Now()); ok {
+			// The service's own "come back later": it did not act.
 			if wait > c.retryAfterMax {
 				return false, nil
 			}
 			cl.nextWait = wait
+			return cl.fits(ctx, "status "+http.StatusText(code)), nil
 		}
-		return cl.fits(ctx, "status "+http.StatusText(code)), nil
+		// Without Retry-After the answer may be a proxy's, sent after the
+		// service received the request (Envoy's "upstream reset before
+		// headers", a load balancer's 503): it proves nothing.
+		cl.ambiguous = true
+		return cl.idempotent && cl.fits(ctx, "status "+http.StatusText(code)+" without Retry-After"), nil
 	}
 	switch code := resp.StatusCode; {
 	case code >= 500 && code != http.StatusNotImplemented:
@@ -322,6 +329,36 @@ func backoff(min, max time.Duration, attempt int, resp *http.Response) time.Dura
 		}
 	}
 	return jitter(retryablehttp.DefaultBackoff(min, max, attempt, nil))
+}
+
+// retryAfter parses a Retry-After header: delay-seconds or an HTTP date
+// (RFC 9110, section 10.2.3). ok is false when the header is absent or does
+// not parse. A delay too large for a time.Duration is the largest one, so
+// that it is above any cap; a date in the past is zero.
+func retryAfter(h http.Header, now time.Time) (d time.Duration, ok bool) {
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0, false
+	}
+	if v[0] >= '0' && v[0] <= '9' {
+		secs, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			var ne *strconv.NumError
+			if errors.As(err, &ne) && ne.Err == strconv.ErrRange {
+				return math.MaxInt64, true
+			}
+			return 0, false
+		}
+		if secs > math.MaxInt64/uint64(time.Second) {
+			return math.MaxInt64, true
+		}
+		return time.Duration(secs) * time.Second, true
+	}
+	t, err := http.ParseTime(v)
+	if err != nil {
+		return 0, false
+	}
+	return max(t.Sub(now), 0), true
 }
 
 func isCertError(err error) bool {
@@ -406,11 +443,8 @@ func (cl *call) apiError(resp *http.Response, body []byte) *APIError {
 		RequestID:  resp.Header.Get("X-Request-Id"),
 		Header:     resp.Header,
 	}
-	if (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) &&
-		resp.Header.Get("Retry-After") != "" {
-		// With both bounds zero, DefaultBackoff returns the parsed header
-		// (seconds or HTTP date), or zero if it does not parse.
-		e.RetryAfter = retryablehttp.DefaultBackoff(0, 0, 0, resp)
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+		e.RetryAfter, _ = retryAfter(resp.Header, time.Now())
 	}
 	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
 		e.Message = "redirect not followed"

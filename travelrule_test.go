@@ -591,8 +591,9 @@ func TestContextEndsBackoffWait(t *testing.T) {
 	// wait: cancel then, never before the answer arrived.
 	waiting := &logEvent{msg: "travelrule: retrying", seen: make(chan struct{})}
 	c, ts := setup(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "60")
 		w.WriteHeader(http.StatusServiceUnavailable)
-	}, travelrule.WithRetryWait(time.Minute, time.Minute), travelrule.WithRetryMax(5),
+	}, travelrule.WithRetryAfterMax(time.Hour), travelrule.WithRetryMax(5),
 		travelrule.WithLogger(slog.New(waiting)))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -601,8 +602,8 @@ func TestContextEndsBackoffWait(t *testing.T) {
 		cancel()
 	}()
 	_, err := c.InitiateTransfer(ctx, minimalRequest())
-	require.ErrorIs(t, err, context.Canceled, "cancellation during a one-minute backoff ends the call")
-	assert.NotErrorIs(t, err, travelrule.ErrOutcomeUnknown, "the only attempt got a 503: definite")
+	require.ErrorIs(t, err, context.Canceled, "cancellation during a one-minute Retry-After wait ends the call")
+	assert.NotErrorIs(t, err, travelrule.ErrOutcomeUnknown, "the only attempt got a 503 with Retry-After: definite")
 	assert.EqualValues(t, 1, ts.hits.Load())
 }
 
