@@ -49,7 +49,8 @@ type APIError struct {
 	// It may carry personal data echoed by the server: do not log it.
 	Body []byte
 	// Code is the server's error code: the body's "error" field when it is
-	// a short identifier such as "bad_request".
+	// a short identifier such as "bad_request". A code that contains one of
+	// the request's personal values stays out of Error's text.
 	Code string
 	// Message is the server's message from the body's "message", "error"
 	// or "detail" field, shortened and with the request's personal values
@@ -60,17 +61,25 @@ type APIError struct {
 	// body carried them (see docs/assumptions.md for the shape).
 	Fields []FieldError
 	// RequestID is the value of the answer's X-Request-Id header, if any.
+	// Error's text shows it only when it has a request id's shape (at most
+	// 128 letters, digits and "-_.:;=+/") and no personal value.
 	RequestID string
 	// RetryAfter is the wait the server asked for with Retry-After on a 429
 	// or 503 that the client did not retry (zero if none).
 	RetryAfter time.Duration
-	// Header holds the answer's headers.
+	// Header holds the answer's headers, up to 64 KiB of them (see
+	// boundedHeader).
 	Header http.Header
 
-	unexpected bool
+	unexpected    bool
+	hideCode      bool // Code contains a personal value of the request
+	hideRequestID bool // RequestID is not of a request id's shape, or contains a personal value
 }
 
-// Error implements error. It never includes the raw body.
+// Error implements error. It names the operation and the status, then the
+// server's error code, the request's field paths the server named, and the
+// request id, each only when it cannot carry server text or personal data
+// (see redact.go); never the body or the message.
 func (e *APIError) Error() string {
 	var b strings.Builder
 	b.WriteString("travelrule: ")
@@ -83,7 +92,7 @@ func (e *APIError) Error() string {
 	}
 	fmt.Fprintf(&b, "%d %s", e.StatusCode, http.StatusText(e.StatusCode))
 	switch {
-	case e.Code != "":
+	case !e.hideCode && isIdentifier(e.Code, maxCode):
 		b.WriteString(": ")
 		b.WriteString(e.Code)
 	case e.unexpected || e.StatusCode/100 == 3:
@@ -91,8 +100,9 @@ func (e *APIError) Error() string {
 		b.WriteString(e.Message) // the client's own words
 	}
 	if n := 0; len(e.Fields) > 0 {
+		paths := requestPaths()
 		for _, f := range e.Fields {
-			if !isIdentifier(f.Field, 128) {
+			if !paths[f.Field] {
 				continue
 			}
 			if n == 0 {
@@ -106,7 +116,7 @@ func (e *APIError) Error() string {
 			b.WriteByte(')')
 		}
 	}
-	if e.RequestID != "" {
+	if !e.hideRequestID && showRequestID(e.RequestID, nil) {
 		b.WriteString(" (request id ")
 		b.WriteString(e.RequestID)
 		b.WriteString(")")
@@ -228,17 +238,18 @@ func (e *OutcomeUnknownError) Is(target error) bool { return target == ErrOutcom
 // Unwrap returns the cause.
 func (e *OutcomeUnknownError) Unwrap() error { return e.Err }
 
-// isIdentifier reports whether s is a short machine-made word (an error code
-// or a JSON path), which cannot carry a person's name or address.
-func isIdentifier(s string, max int) bool {
-	if s == "" || len(s) > max {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(isASCIILetter(c) || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-' || c == ':' || c == '[' || c == ']') {
-			return false
-		}
-	}
-	return true
+// transportError is a call that failed below HTTP: no answer, or no whole
+// one. Its text is the client's own (see transportText), since the
+// transports' texts can quote the server's bytes; the cause, such as a
+// *url.Error, stays reachable with errors.Is and errors.As.
+type transportError struct {
+	op  string
+	url string // the client's own request URL, without a query
+	err error
 }
+
+func (e *transportError) Error() string {
+	return "travelrule: " + e.op + ": POST " + e.url + ": " + transportText(e.err)
+}
+
+func (e *transportError) Unwrap() error { return e.err }

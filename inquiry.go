@@ -107,7 +107,7 @@ func (c *Client) ResolveInquiry(ctx context.Context, transferID string, r *Inqui
 	status, ok := parseInquiryAnswer(resp.body)
 	if !ok {
 		// The service said 2xx: the resolution may have been recorded.
-		return nil, cl.outcomeUnknown(resp.unexpected(op))
+		return nil, cl.outcomeUnknown(cl.unexpected(resp))
 	}
 	return &InquiryResult{
 		Status:    status,

@@ -45,6 +45,9 @@ type h2Server struct {
 type h2Action struct {
 	reset  http2.ErrCode
 	goAway bool
+	last   uint32        // the GOAWAY's last-stream-id
+	code   http2.ErrCode // the GOAWAY's code
+	debug  string        // the GOAWAY's debug data
 	status int
 	body   string
 }
@@ -166,7 +169,10 @@ func (s *h2Server) respond(fr *http2.Framer, enc *hpack.Encoder, hbuf *bytes.Buf
 	a := s.act(int(s.requests.Add(1)))
 	switch {
 	case a.goAway:
-		return fr.WriteGoAway(0, http2.ErrCodeNo, nil)
+		if err := fr.WriteGoAway(a.last, a.code, []byte(a.debug)); err != nil || a.last == 0 {
+			return err
+		}
+		return errors.New("GOAWAY for a stream being processed: close the connection")
 	case a.reset != 0:
 		return fr.WriteRSTStream(id, a.reset)
 	}

@@ -1,6 +1,7 @@
 package travelrule
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -8,16 +9,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/hashicorp/go-retryablehttp"
 )
@@ -118,7 +120,8 @@ func (cl *call) do(ctx context.Context, rawURL string, body []byte) (*response, 
 
 	resp, err := c.rc.Do(req)
 	if err != nil {
-		return nil, cl.fail(fmt.Errorf("travelrule: %s: %w", cl.op, sanitize(err)))
+		shown, _, _ := strings.Cut(rawURL, "?") // the query carries the transfer id
+		return nil, cl.fail(&transportError{op: cl.op, url: shown, err: sanitize(err)})
 	}
 	defer resp.Body.Close()
 
@@ -130,7 +133,7 @@ func (cl *call) do(ctx context.Context, rawURL string, body []byte) (*response, 
 			cl.ambiguous = true
 			e := cl.apiError(resp, data)
 			e.unexpected = true
-			e.Message = readErr.Error()
+			e.Message = transportText(readErr)
 			return nil, cl.fail(e)
 		}
 		return &response{status: resp.StatusCode, header: resp.Header, body: data}, nil
@@ -403,23 +406,46 @@ func sanitize(err error) error {
 
 var errTooLarge = errors.New("answer body exceeds the size limit")
 
-// readBody reads the answer through the client's size limit.
+// readBody reads the answer through the client's size limit. The buffer
+// grows as bytes arrive: a declared Content-Length only refuses an answer
+// that would be too large, it never sizes an allocation before anything
+// came (512 MiB declared and 10 bytes sent allocated 512 MiB).
 func readBody(resp *http.Response, max int64) ([]byte, error) {
 	if resp.ContentLength > max {
 		return nil, errTooLarge
 	}
-	if resp.ContentLength >= 0 {
-		buf := make([]byte, resp.ContentLength)
-		if _, err := io.ReadFull(resp.Body, buf); err != nil {
-			return buf, err
-		}
-		return buf, nil
+	var buf bytes.Buffer
+	if resp.ContentLength > 0 {
+		buf.Grow(int(min(resp.ContentLength, 32<<10)))
 	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
+	_, err := buf.ReadFrom(io.LimitReader(resp.Body, max+1))
+	data := buf.Bytes()
 	if err == nil && int64(len(data)) > max {
 		return data[:max], errTooLarge
 	}
 	return data, err
+}
+
+// maxHeaderCopy bounds the headers an error keeps; the default transport
+// refuses larger headers outright (MaxResponseHeaderBytes), a transport
+// given to WithHTTPClient may not.
+const maxHeaderCopy = 64 << 10
+
+// boundedHeader copies h, key by key in sorted order, until the copy holds
+// maxHeaderCopy bytes of keys and values; what does not fit is left out.
+func boundedHeader(h http.Header) http.Header {
+	out := make(http.Header, min(len(h), 32))
+	size := 0
+	for _, k := range slices.Sorted(maps.Keys(h)) {
+		for _, v := range h[k] {
+			size += len(k) + len(v)
+			if size > maxHeaderCopy {
+				return out
+			}
+			out[k] = append(out[k], v)
+		}
+	}
+	return out
 }
 
 // errorBody is the error shape the client understands: "message" or "error"
@@ -436,13 +462,15 @@ type errorBody struct {
 // control characters, and scrubbed of the request's personal values, which
 // a server may echo.
 func (cl *call) apiError(resp *http.Response, body []byte) *APIError {
+	pii := cl.piiValues()
 	e := &APIError{
 		Op:         cl.op,
 		StatusCode: resp.StatusCode,
 		Body:       body,
 		RequestID:  resp.Header.Get("X-Request-Id"),
-		Header:     resp.Header,
+		Header:     boundedHeader(resp.Header),
 	}
+	e.hideRequestID = !showRequestID(e.RequestID, pii)
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
 		e.RetryAfter, _ = retryAfter(resp.Header, time.Now())
 	}
@@ -463,13 +491,13 @@ func (cl *call) apiError(resp *http.Response, body []byte) *APIError {
 	switch {
 	case len(eb.Error) == 0:
 	case json.Unmarshal(eb.Error, &code) == nil:
-		if isIdentifier(code, 64) {
+		if isIdentifier(code, maxCode) {
 			e.Code = code
 		} else {
 			msg = code
 		}
 	case json.Unmarshal(eb.Error, &obj) == nil:
-		if isIdentifier(obj.Code, 64) {
+		if isIdentifier(obj.Code, maxCode) {
 			e.Code = obj.Code
 		}
 		msg = obj.Message
@@ -482,7 +510,7 @@ func (cl *call) apiError(resp *http.Response, body []byte) *APIError {
 	if eb.Message != "" {
 		msg = eb.Message
 	}
-	pii := cl.piiValues()
+	e.hideCode = !showCode(e.Code, pii)
 	e.Message = scrub(msg, pii)
 	for _, f := range eb.Fields {
 		e.Fields = append(e.Fields, FieldError{Field: scrub(f.Field, pii), Reason: scrub(f.Reason, pii)})
@@ -500,15 +528,16 @@ func (cl *call) piiValues() []string {
 }
 
 // unexpected is the error for a 2xx answer whose body does not mean success.
-func (r *response) unexpected(op string) *APIError {
+func (cl *call) unexpected(r *response) *APIError {
 	return &APIError{
-		Op:         op,
-		StatusCode: r.status,
-		Body:       r.body,
-		Message:    "answer body not understood",
-		RequestID:  r.header.Get("X-Request-Id"),
-		Header:     r.header,
-		unexpected: true,
+		Op:            cl.op,
+		StatusCode:    r.status,
+		Body:          r.body,
+		Message:       "answer body not understood",
+		RequestID:     r.header.Get("X-Request-Id"),
+		Header:        boundedHeader(r.header),
+		unexpected:    true,
+		hideRequestID: !showRequestID(r.header.Get("X-Request-Id"), cl.piiValues()),
 	}
 }
 
@@ -516,31 +545,4 @@ func (r *response) unexpected(op string) *APIError {
 func (cl *call) outcomeUnknown(err error) error {
 	cl.ambiguous = true
 	return cl.fail(err)
-}
-
-const maxMessage = 200
-
-// scrub shortens a server message, drops control characters and replaces
-// every personal value of the request it contains.
-func scrub(msg string, pii []string) string {
-	if msg == "" {
-		return ""
-	}
-	// Replace before shortening, so that no value is cut in two and half
-	// kept.
-	for _, v := range pii {
-		if utf8.RuneCountInString(v) >= 2 {
-			msg = strings.ReplaceAll(msg, v, redacted)
-		}
-	}
-	msg = strings.Map(func(r rune) rune {
-		if r < ' ' || r == 0x7f {
-			return ' '
-		}
-		return r
-	}, msg)
-	if utf8.RuneCountInString(msg) > maxMessage {
-		msg = string([]rune(msg)[:maxMessage]) + "…"
-	}
-	return msg
 }

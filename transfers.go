@@ -216,7 +216,7 @@ func (c *Client) InitiateTransfer(ctx context.Context, req *TransferRequest) (*T
 	if !ok {
 		// The service said 2xx, so a transfer may well exist: the caller
 		// must reconcile, exactly as after a dropped connection.
-		return nil, cl.outcomeUnknown(resp.unexpected(op))
+		return nil, cl.outcomeUnknown(cl.unexpected(resp))
 	}
 	return &TransferResult{
 		Status:         status,

@@ -158,8 +158,9 @@ func (a authTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // defaultTransport is the standard library's transport tuned for a service
-// client: TLS 1.2 at least, and enough idle connections per host that
-// concurrent callers reuse connections instead of opening new ones.
+// client: TLS 1.2 at least, at most 64 KiB of answer headers, and enough
+// idle connections per host that concurrent callers reuse connections
+// instead of opening new ones.
 func defaultTransport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConns = 256
@@ -167,6 +168,9 @@ func defaultTransport() *http.Transport {
 	t.IdleConnTimeout = 90 * time.Second
 	t.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12}
 	t.ResponseHeaderTimeout = DefaultAttemptTimeout
+	// net/http's default is 10 MiB of headers, far above any answer of the
+	// service; a larger header ends the attempt with an error.
+	t.MaxResponseHeaderBytes = maxHeaderCopy
 	return t
 }
 

@@ -1,0 +1,122 @@
+package travelrule_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/net/http2"
+
+	"github.com/vaspkit/travelrule"
+)
+
+// hostileRequest is a request whose personal values have identifier shapes
+// (a server can send them back as an error code or a field name).
+func hostileRequest() *travelrule.TransferRequest {
+	r := fullRequest()
+	r.Originator.LastName = "Quarterfield"
+	r.Originator.NationalID = "AB123456"
+	return r
+}
+
+// assertNoPersonalData checks s for every personal value of r, whatever
+// its case.
+func assertNoPersonalData(t *testing.T, s string, r *travelrule.TransferRequest) {
+	t.Helper()
+	for _, v := range piiOf(r) {
+		assert.NotContains(t, strings.ToLower(s), strings.ToLower(v))
+	}
+}
+
+// An error string carries only the operation, the status, a code that is
+// an identifier free of the request's personal values, a bounded request id
+// and the request's field paths; the rest stays in the fields.
+func TestAPIErrorTextCarriesNoServerText(t *testing.T) {
+	req := hostileRequest()
+	tests := []struct {
+		name      string
+		body      string
+		requestID string
+		wantText  string
+	}{
+		{"code is a last name, other case", `{"error":"QUARTERFIELD"}`, "req-1",
+			"travelrule: InitiateTransfer: 400 Bad Request (request id req-1)"},
+		{"code is a wallet address", `{"error":"` + strings.ToUpper(req.Originator.WalletAddress) + `"}`, "",
+			"travelrule: InitiateTransfer: 400 Bad Request"},
+		{"code contains a national id", `{"error":{"code":"rejected_ab123456"}}`, "",
+			"travelrule: InitiateTransfer: 400 Bad Request"},
+		{"plain code", `{"error":"invalid_party"}`, "",
+			"travelrule: InitiateTransfer: 400 Bad Request: invalid_party"},
+		{"field names that are not the request's paths", `{"error":"invalid","fields":[{"field":"Quarterfield","reason":"x"},{"field":"originator.lastName","reason":"unknown QUARTERFIELD"},{"field":"AB123456","reason":"x"}]}`, "",
+			"travelrule: InitiateTransfer: 400 Bad Request: invalid (fields: originator.lastName)"},
+		{"request id with a name in it", `{}`, "trace-quarterfield",
+			"travelrule: InitiateTransfer: 400 Bad Request"},
+		{"request id of any text", `{}`, "Zoë Quarterfield, Berlin",
+			"travelrule: InitiateTransfer: 400 Bad Request"},
+		{"request id too long", `{}`, strings.Repeat("a", 10<<10),
+			"travelrule: InitiateTransfer: 400 Bad Request"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, _ := setup(t, func(w http.ResponseWriter, r *http.Request) {
+				if tt.requestID != "" {
+					w.Header().Set("X-Request-Id", tt.requestID)
+				}
+				answer(400, tt.body)(w, r)
+			})
+			_, err := c.InitiateTransfer(context.Background(), req)
+			var apiErr *travelrule.APIError
+			require.ErrorAs(t, err, &apiErr)
+			assert.Equal(t, tt.wantText, err.Error())
+			assertNoPersonalData(t, err.Error(), req)
+			assertNoPersonalData(t, apiErr.Message, req)
+			assert.Equal(t, tt.requestID, apiErr.RequestID, "the field keeps what the server sent")
+			assert.Equal(t, tt.body, string(apiErr.Body))
+		})
+	}
+}
+
+// hijacked answers every request with raw bytes, as a broken or hostile
+// server (or proxy) would.
+func hijacked(raw string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		conn, buf, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			panic(err)
+		}
+		defer conn.Close()
+		_, _ = buf.WriteString(raw)
+		_ = buf.Flush()
+	}
+}
+
+// A transport's error text can quote the server's bytes; the SDK's never
+// does.
+func TestTransportErrorQuotesNoServerBytes(t *testing.T) {
+	req := hostileRequest()
+	for _, tt := range []struct{ name, raw string }{
+		{"malformed Location", "HTTP/1.1 307 Temporary Redirect\r\nLocation: http://[Quarterfield%zz\r\nContent-Length: 0\r\n\r\n"},
+		{"malformed status line", "HTTP/1.1 Quarterfield AB123456\r\nContent-Length: 0\r\n\r\n"},
+		{"malformed header", "HTTP/1.1 200 OK\r\nQuarterfield AB123456\r\n\r\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, opts := range [][]travelrule.Option{nil, {travelrule.WithIdempotency()}} {
+				c, _ := setup(t, hijacked(tt.raw), opts...)
+				_, err := c.InitiateTransfer(context.Background(), req)
+				require.ErrorIs(t, err, travelrule.ErrOutcomeUnknown)
+				assertNoPersonalData(t, err.Error(), req)
+			}
+		})
+	}
+	t.Run("HTTP/2 GOAWAY debug data", func(t *testing.T) {
+		s := newH2Server(t, func(int) h2Action {
+			return h2Action{goAway: true, last: 1, code: http2.ErrCodeNo, debug: "Quarterfield AB123456"}
+		})
+		_, err := h2Client(t, s).InitiateTransfer(context.Background(), req)
+		require.ErrorIs(t, err, travelrule.ErrOutcomeUnknown)
+		assertNoPersonalData(t, err.Error(), req)
+	})
+}

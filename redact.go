@@ -1,0 +1,235 @@
+package travelrule
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"io"
+	"net"
+	"reflect"
+	"strings"
+	"sync"
+	"syscall"
+	"unicode/utf8"
+
+	"golang.org/x/text/language"
+	"golang.org/x/text/search"
+)
+
+// What may appear in an error string. The server's bytes and the request's
+// personal values never do: error strings end up in logs, alerts and
+// tickets. Error strings carry the operation, the status, a server error
+// code of a strict identifier shape that contains none of the request's
+// personal values, a request id of bounded length and charset, the JSON
+// paths of the request's fields, and the client's own words. Everything
+// else stays in the error's fields.
+
+const (
+	maxMessage   = 200 // runes of a server message kept in APIError.Message
+	maxCode      = 64  // bytes of a server error code shown
+	maxRequestID = 128 // bytes of a request id shown
+)
+
+// looseMatch finds a personal value in server text whatever its case, width
+// or diacritics: "QUARTERFIELD", "Müller" and "MULLER" are the same name.
+var looseMatch = search.New(language.Und, search.Loose)
+
+// significant reports whether a personal value is long enough to look for:
+// a one-character value would match nearly any text.
+func significant(v string) bool { return utf8.RuneCountInString(v) >= 2 }
+
+// containsAny reports whether s contains one of values, compared loosely.
+func containsAny(s string, values []string) bool {
+	for _, v := range values {
+		if significant(v) {
+			if start, _ := looseMatch.IndexString(s, v); start >= 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// scrub shortens a server message, drops control characters and replaces
+// every personal value of the request it contains, compared loosely.
+func scrub(msg string, pii []string) string {
+	if msg == "" {
+		return ""
+	}
+	// Cut to what can matter before searching (the body may be a
+	// mebibyte), leaving room for a value that starts within the kept part
+	// to be found whole: no value is cut in two and half kept.
+	longest := 0
+	for _, v := range pii {
+		longest = max(longest, utf8.RuneCountInString(v))
+	}
+	msg = cutRunes(msg, maxMessage+longest)
+	for _, v := range pii {
+		if !significant(v) {
+			continue
+		}
+		var b strings.Builder
+		rest := msg
+		for {
+			start, end := looseMatch.IndexString(rest, v)
+			if start < 0 {
+				break
+			}
+			b.WriteString(rest[:start])
+			b.WriteString(redacted)
+			rest = rest[end:]
+		}
+		if b.Len() > 0 {
+			b.WriteString(rest)
+			msg = b.String()
+		}
+	}
+	msg = strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f || r == utf8.RuneError {
+			return ' '
+		}
+		return r
+	}, msg)
+	if utf8.RuneCountInString(msg) > maxMessage {
+		msg = cutRunes(msg, maxMessage) + "…"
+	}
+	return msg
+}
+
+// cutRunes returns the first n runes of s.
+func cutRunes(s string, n int) string {
+	i := 0
+	for j := range s {
+		if i == n {
+			return s[:j]
+		}
+		i++
+	}
+	return s
+}
+
+// isIdentifier reports whether s is a short machine-made word (an error code
+// or a JSON path) of at most max bytes.
+func isIdentifier(s string, max int) bool {
+	if s == "" || len(s) > max {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(isASCIILetter(c) || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-' || c == ':' || c == '[' || c == ']') {
+			return false
+		}
+	}
+	return true
+}
+
+// showCode reports whether a server error code may appear in an error
+// string: an identifier that contains none of the request's personal
+// values (a code can be a wallet address, a last name or a national id).
+func showCode(code string, pii []string) bool {
+	return isIdentifier(code, maxCode) && !containsAny(code, pii)
+}
+
+// showRequestID reports whether a request id may appear in an error string:
+// at most maxRequestID bytes of the characters request and trace ids use,
+// and none of the request's personal values.
+func showRequestID(id string, pii []string) bool {
+	if id == "" || len(id) > maxRequestID {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(isASCIILetter(c) || c >= '0' && c <= '9' || strings.IndexByte("-_.:;=+/", c) >= 0) {
+			return false
+		}
+	}
+	return !containsAny(id, pii)
+}
+
+// requestPaths is the set of JSON paths of the requests' fields
+// ("asset", "originator.firstName", "approved"): a server's field path is
+// shown in an error string only if it is one of them.
+var requestPaths = sync.OnceValue(func() map[string]bool {
+	paths := map[string]bool{}
+	var walk func(prefix string, t reflect.Type)
+	walk = func(prefix string, t reflect.Type) {
+		for i := range t.NumField() {
+			name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+			if name == "" || name == "-" {
+				continue
+			}
+			paths[prefix+name] = true
+			if ft := t.Field(i).Type; ft.Kind() == reflect.Struct {
+				walk(prefix+name+".", ft)
+			}
+		}
+	}
+	walk("", reflect.TypeFor[TransferRequest]())
+	walk("", reflect.TypeFor[InquiryResolution]())
+	return paths
+})
+
+// transportText describes a failure below HTTP in the client's own words.
+// The transports' own texts can quote what the server sent (a malformed
+// status line or Location header, the debug data of an HTTP/2 GOAWAY, the
+// names in a certificate), so they are never used; the error itself stays
+// reachable with errors.Is and errors.As.
+func transportText(err error) string {
+	var (
+		te      *tokenError
+		dnsErr  *net.DNSError
+		opErr   *net.OpError
+		alert   tls.AlertError
+		recErr  tls.RecordHeaderError
+		errno   syscall.Errno
+		timeout interface{ Timeout() bool }
+	)
+	switch {
+	case errors.As(err, &te):
+		return te.Error()
+	case errors.Is(err, context.Canceled):
+		return "context canceled"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "context deadline exceeded or attempt timed out"
+	case errors.Is(err, errNotReplayed):
+		return errNotReplayed.Error()
+	case errors.Is(err, errTooLarge):
+		return errTooLarge.Error()
+	case isCertError(err):
+		return "the server's certificate is not trusted"
+	case errors.As(err, &recErr):
+		return "TLS handshake failed: the server does not speak TLS"
+	case errors.As(err, &alert):
+		return "TLS handshake failed: " + alert.Error()
+	case strings.HasPrefix(innermost(err).Error(), "tls: "):
+		// crypto/tls's own words about the handshake ("tls: server
+		// selected unsupported protocol version 301"): numbers and types,
+		// never the server's bytes.
+		return "TLS handshake failed: " + cutRunes(innermost(err).Error(), 120)
+	case errors.As(err, &dnsErr):
+		return "DNS lookup failed"
+	case errors.As(err, &opErr) && opErr.Op == "dial":
+		if errors.As(err, &errno) {
+			return "connection failed: " + errno.Error()
+		}
+		return "connection failed"
+	case errors.As(err, &errno):
+		return "connection failed: " + errno.Error()
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "connection closed before the answer was complete"
+	case errors.As(err, &timeout) && timeout.Timeout():
+		return "timed out"
+	}
+	return "connection or protocol failure"
+}
+
+// innermost follows err's chain of single causes to its end.
+func innermost(err error) error {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return err
+		}
+		err = next
+	}
+}

@@ -1,0 +1,132 @@
+package travelrule
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+var testPII = []string{"Quarterfield", "Ødegård-Müller", "0x742d35Cc6634C0532925a3b844Bc454e4438f44e", "AB123456", "1984-02-29", "5"}
+
+func TestShowCode(t *testing.T) {
+	tests := []struct {
+		code string
+		want bool
+	}{
+		{"bad_request", true},
+		{"E42", true},
+		{"invalid-travel-address", true},
+		{"", false},
+		{"has space", false},
+		{strings.Repeat("a", maxCode+1), false},
+		{"Quarterfield", false},
+		{"QUARTERFIELD", false},                                         // case-insensitive
+		{"unknown_quarterfield", false},                                 // contained
+		{"0x742D35CC6634C0532925A3B844BC454E4438F44E", false},           // a wallet address, other case
+		{"id_ab123456_rejected", false},                                 // a national id
+		{"odegard-muller", false},                                       // without diacritics
+		{"E5", true},                                                    // a one-character value is not looked for
+		{"1984-02-29", false},                                           // a date of birth
+		{"born_" + strings.ToUpper("1984-02-29"), false},                //
+		{"\u0130STANBUL", false},                                        // not an identifier (non-ASCII)
+		{"ok_code_with_digits_123", true},                               //
+		{"<script>", false},                                             //
+		{"code\nInjected: header", false},                               //
+		{"a.b:c[0]", true},                                              //
+		{"0X742D35CC6634C0532925A3B844BC454E4438F44E_FORBIDDEN", false}, //
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, showCode(tt.code, testPII), "%q", tt.code)
+	}
+}
+
+func TestShowRequestID(t *testing.T) {
+	tests := []struct {
+		id   string
+		want bool
+	}{
+		{"req_01HZX3", true},
+		{"5f0c6a3e-7c1b-4a8e-9d2a-3b1c0e9f8a7d", true},
+		{"Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8", true},
+		{"", false},
+		{strings.Repeat("a", maxRequestID), true},
+		{strings.Repeat("a", maxRequestID+1), false},
+		{"id with spaces", false},
+		{"ada@example.com", false},
+		{"QUARTERFIELD-7", false},
+		{"trace:ab123456", false},
+		{"\x1b[31mred", false},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, showRequestID(tt.id, testPII), "%q", tt.id)
+	}
+}
+
+func TestScrub(t *testing.T) {
+	tests := []struct{ msg, want string }{
+		{"", ""},
+		{"no personal data", "no personal data"},
+		{"unknown Quarterfield", "unknown [redacted]"},
+		{"UNKNOWN QUARTERFIELD, quarterfield and QuArTeRfIeLd", "UNKNOWN [redacted], [redacted] and [redacted]"},
+		{"name ODEGARD-MULLER", "name [redacted]"},
+		{"wallet 0X742D35CC6634C0532925A3B844BC454E4438F44E!", "wallet [redacted]!"},
+		{"line\nbreak\x00nul", "line break nul"},
+		{strings.Repeat("x", maxMessage) + "Quarterfield", strings.Repeat("x", maxMessage) + "…"},
+		{strings.Repeat("x", maxMessage-3) + "Quarterfield", strings.Repeat("x", maxMessage-3) + "[re…"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, scrub(tt.msg, testPII), "%q", tt.msg)
+	}
+}
+
+func TestRequestPaths(t *testing.T) {
+	for _, p := range []string{"asset", "amount", "callback", "travelAddress", "originator", "originator.firstName", "beneficiary.walletAddress", "beneficiary.nationalIdType", "approved"} {
+		assert.True(t, requestPaths()[p], p)
+	}
+	for _, p := range []string{"", "Quarterfield", "originator.Quarterfield", "0x742d35Cc6634C0532925a3b844Bc454e4438f44e", "originator.firstName.x"} {
+		assert.False(t, requestPaths()[p], p)
+	}
+}
+
+// transportText never repeats a transport's own text, which can quote the
+// server's bytes.
+func TestTransportText(t *testing.T) {
+	const planted = "Quarterfield"
+	wrap := func(err error) error { return &url.Error{Op: "Post", URL: "https://svc.example/x", Err: err} }
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"canceled", wrap(context.Canceled), "context canceled"},
+		{"deadline", wrap(fmt.Errorf("reading: %w", context.DeadlineExceeded)), "context deadline exceeded or attempt timed out"},
+		{"refused", wrap(&net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}), "connection failed: connection refused"},
+		{"reset", wrap(&net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}), "connection failed: connection reset by peer"},
+		{"dns", wrap(&net.OpError{Op: "dial", Err: &net.DNSError{Err: "no such host", Name: planted}}), "DNS lookup failed"},
+		{"eof", wrap(io.EOF), "connection closed before the answer was complete"},
+		{"unexpected eof", wrap(io.ErrUnexpectedEOF), "connection closed before the answer was complete"},
+		{"certificate", wrap(x509.HostnameError{Certificate: &x509.Certificate{DNSNames: []string{planted}}, Host: "h"}), "the server's certificate is not trusted"},
+		{"tls", wrap(errors.New("tls: server selected unsupported protocol version 301")), "TLS handshake failed: tls: server selected unsupported protocol version 301"},
+		{"malformed Location", wrap(fmt.Errorf("failed to parse Location header %q: %w", "http://["+planted, errors.New("missing ']' in host"))), "connection or protocol failure"},
+		{"malformed status", wrap(fmt.Errorf("net/http: HTTP/1.x transport connection broken: %w", fmt.Errorf("malformed HTTP status code %q", planted))), "connection or protocol failure"},
+		{"goaway debug", wrap(fmt.Errorf("http2: server sent GOAWAY and closed the connection; LastStreamID=0, ErrCode=PROTOCOL_ERROR, debug=%q", planted)), "connection or protocol failure"},
+		{"not replayed", wrap(errNotReplayed), errNotReplayed.Error()},
+		{"token", wrap(&tokenError{errors.New("token source down")}), "obtaining an access token: token source down"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := transportText(tt.err)
+			assert.Equal(t, tt.want, got)
+			assert.NotContains(t, strings.ToLower(got), strings.ToLower(planted))
+		})
+	}
+}
