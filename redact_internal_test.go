@@ -29,19 +29,19 @@ func TestShowCode(t *testing.T) {
 		{"has space", false},
 		{strings.Repeat("a", maxCode+1), false},
 		{"Quarterfield", false},
-		{"QUARTERFIELD", false},                                         // case-insensitive
-		{"unknown_quarterfield", false},                                 // contained
-		{"0x742D35CC6634C0532925A3B844BC454E4438F44E", false},           // a wallet address, other case
-		{"id_ab123456_rejected", false},                                 // a national id
-		{"odegard-muller", false},                                       // without diacritics
-		{"E5", true},                                                    // a one-character value is not looked for
-		{"1984-02-29", false},                                           // a date of birth
-		{"born_" + strings.ToUpper("1984-02-29"), false},                //
-		{"\u0130STANBUL", false},                                        // not an identifier (non-ASCII)
-		{"ok_code_with_digits_123", true},                               //
-		{"<script>", false},                                             //
-		{"code\nInjected: header", false},                               //
-		{"a.b:c[0]", true},                                              //
+		{"QUARTERFIELD", false},                               // case-insensitive
+		{"unknown_quarterfield", false},                       // contained
+		{"0x742D35CC6634C0532925A3B844BC454E4438F44E", false}, // a wallet address, other case
+		{"id_ab123456_rejected", false},                       // a national id
+		{"odegard-muller", false},                             // without diacritics
+		{"E5", true},                                          // a one-character value is not looked for
+		{"1984-02-29", false},                                 // a date of birth
+		{"born_" + strings.ToUpper("1984-02-29"), false},      //
+		{"\u0130STANBUL", false},                              // not an identifier (non-ASCII)
+		{"ok_code_with_digits_123", true},                     //
+		{"<script>", false},                                   //
+		{"code\nInjected: header", false},                     //
+		{"a.b:c[0]", true},                                    //
 		{"0X742D35CC6634C0532925A3B844BC454E4438F44E_FORBIDDEN", false}, //
 	}
 	for _, tt := range tests {
