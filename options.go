@@ -67,11 +67,12 @@ func WithClientCredentials(cfg *clientcredentials.Config) Option {
 }
 
 // WithHTTPClient sets the HTTP client whose transport, timeout and cookie
-// jar are used under the client's authentication and retries. Its
-// CheckRedirect is consulted only for redirects within the base URL's
-// origin. The default is a transport tuned for concurrent use that requires
-// TLS 1.2 or later and waits at most [DefaultAttemptTimeout] for an answer's
-// headers.
+// jar are used under the client's authentication and retries. Its Timeout
+// bounds each attempt, answer body included; zero keeps the default,
+// [DefaultAttemptTimeout]. Its CheckRedirect is consulted only for
+// redirects within the base URL's origin. The default is a transport tuned
+// for concurrent use that requires TLS 1.2 or later and reads at most 64 KiB
+// of answer headers.
 func WithHTTPClient(hc *http.Client) Option {
 	return func(o *options) {
 		if hc == nil {

@@ -2,7 +2,9 @@ package travelrule_test
 
 import (
 	"context"
+	"io"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -90,4 +92,76 @@ func TestRetryAfterOverflowIsNotWaited(t *testing.T) {
 			assert.EqualValues(t, 1, ts.hits.Load())
 		})
 	}
+}
+
+// allocated runs f and returns the bytes the process allocated meanwhile.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// A declared Content-Length refuses a too-large answer but never sizes a
+// buffer before the bytes arrive: 512 MiB declared and 10 bytes sent
+// allocated 512 MiB.
+func TestDeclaredLengthDoesNotSizeTheBuffer(t *testing.T) {
+	c, _ := setup(t, hijacked("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 536870912\r\n\r\n{\"status\":"),
+		travelrule.WithMaxResponseBytes(1<<30))
+	var err error
+	n := allocated(func() { _, err = c.InitiateTransfer(context.Background(), minimalRequest()) })
+	require.ErrorIs(t, err, travelrule.ErrOutcomeUnknown, "a 2xx whose body broke off: the service acted")
+	assert.Less(t, n, uint64(16<<20), "bytes allocated")
+}
+
+// hugeHeader answers status with a header of size bytes.
+func hugeHeader(status, size int) http.HandlerFunc {
+	return hijacked("HTTP/1.1 " + strconv.Itoa(status) + " X\r\nX-Big: " + strings.Repeat("a", size) + "\r\nContent-Length: 2\r\n\r\n{}")
+}
+
+// The default transport reads at most 64 KiB of answer headers: a 9 MiB
+// header allocated 67 MiB with WithMaxResponseBytes(1024).
+func TestHugeHeaderIsRefused(t *testing.T) {
+	c, _ := setup(t, hugeHeader(400, 9<<20), travelrule.WithMaxResponseBytes(1024))
+	var err error
+	n := allocated(func() { _, err = c.InitiateTransfer(context.Background(), minimalRequest()) })
+	require.ErrorIs(t, err, travelrule.ErrOutcomeUnknown)
+	assert.Less(t, n, uint64(4<<20), "bytes allocated")
+}
+
+// An error keeps a bounded copy of the answer's headers, whatever the
+// transport let through (APIError.Header kept 9 MiB).
+func TestAPIErrorKeepsBoundedHeaders(t *testing.T) {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxResponseHeaderBytes = 16 << 20
+	c, _ := setup(t, hugeHeader(400, 9<<20), travelrule.WithHTTPClient(&http.Client{Transport: tr}))
+	_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+	var apiErr *travelrule.APIError
+	require.ErrorAs(t, err, &apiErr)
+	size := 0
+	for k, vs := range apiErr.Header {
+		for _, v := range vs {
+			size += len(k) + len(v)
+		}
+	}
+	assert.LessOrEqual(t, size, 64<<10)
+	assert.Equal(t, "2", apiErr.Header.Get("Content-Length"), "what fits is kept")
+}
+
+// The attempt limit covers the answer's body, not only its headers: a body
+// that drips kept an attempt busy past DefaultAttemptTimeout.
+func TestAttemptLimitCoversTheBody(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	c, ts := setup(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		_, _ = io.WriteString(w, `{"status":`)
+		http.NewResponseController(w).Flush()
+		<-release // drips nothing more until the test ends
+	}, travelrule.WithHTTPClient(&http.Client{Timeout: 100 * time.Millisecond}))
+	_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+	require.ErrorIs(t, err, travelrule.ErrOutcomeUnknown)
+	assert.EqualValues(t, 1, ts.hits.Load())
 }

@@ -107,16 +107,19 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 
 	var baseRT http.RoundTripper = defaultTransport()
 	var userRedirect func(*http.Request, []*http.Request) error
-	// The default per-attempt limit is the transport's response-header
-	// time-out rather than http.Client.Timeout, which costs every request a
-	// timer and a context; the caller's context bounds the whole call.
-	hc := &http.Client{}
+	// Each attempt is bounded as a whole, headers and body, by
+	// http.Client.Timeout: a response-header time-out alone let a body
+	// that drips a byte a second hold an attempt for as long as it drips.
+	// The caller's context bounds the whole call.
+	hc := &http.Client{Timeout: DefaultAttemptTimeout}
 	if o.httpClient != nil {
 		baseRT = o.httpClient.Transport
 		if baseRT == nil {
 			baseRT = http.DefaultTransport
 		}
-		hc.Timeout = o.httpClient.Timeout
+		if o.httpClient.Timeout > 0 {
+			hc.Timeout = o.httpClient.Timeout
+		}
 		hc.Jar = o.httpClient.Jar
 		userRedirect = o.httpClient.CheckRedirect
 	}

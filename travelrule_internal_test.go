@@ -24,3 +24,21 @@ func TestTransportHidesCancelRequest(t *testing.T) {
 		assert.False(t, ok)
 	}
 }
+
+// Each attempt is bounded as a whole by http.Client.Timeout (the response
+// header time-out alone left the body unbounded); a client given to
+// WithHTTPClient keeps its own limit, or gets the default if it has none.
+func TestAttemptTimeoutCoversTheWholeAttempt(t *testing.T) {
+	for _, tt := range []struct {
+		opts []Option
+		want time.Duration
+	}{
+		{nil, DefaultAttemptTimeout},
+		{[]Option{WithHTTPClient(&http.Client{})}, DefaultAttemptTimeout},
+		{[]Option{WithHTTPClient(&http.Client{Timeout: time.Second})}, time.Second},
+	} {
+		c, err := NewClient("https://travelrule.example", append(tt.opts, WithTokenSource(StaticToken("t")))...)
+		require.NoError(t, err)
+		assert.Equal(t, tt.want, c.hc.Timeout)
+	}
+}
