@@ -5,29 +5,43 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/http"
+	"reflect"
+	"runtime"
 	"sync"
-	"time"
 
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
 )
 
-// tokenCache caches the tokens of a source with oauth2.ReuseTokenSource and
-// can be invalidated after a 401, which ReuseTokenSource itself cannot: an
-// invalidation replaces the cache with a fresh one over the same source.
-// Only the first invalidation for a rejected token does so, so a burst of
-// 401s refreshes once.
+// tokenCache holds the client's bearer token and fetches a new one from
+// src when there is none, when it is about to expire (oauth2.Token.Valid:
+// 10 seconds before its expiry) or when the service rejected it. At most one
+// fetch runs at a time, in a goroutine of its own; a call waits for it or
+// for its context, whichever ends first, so a source that hangs holds one
+// goroutine however many calls wait and give up. The source is never asked
+// in a caller's goroutine, where nothing could bound it.
 type tokenCache struct {
-	src oauth2.TokenSource
+	src    oauth2.TokenSource
+	static bool // src always yields the same token: a refresh cannot help
 
-	mu   sync.Mutex
-	cur  oauth2.TokenSource
-	last *oauth2.Token // the token cur last returned
+	mu       sync.Mutex
+	tok      *oauth2.Token // the last token src issued; nil before the first
+	rejected bool          // the service refused tok: the next call fetches
+	fetching *tokenFetch   // the fetch in flight, if any
+}
+
+// tokenFetch is one fetch from the source. err is set before done is
+// closed.
+type tokenFetch struct {
+	done chan struct{}
+	err  error
 }
 
 func newTokenCache(src oauth2.TokenSource) *tokenCache {
-	return &tokenCache{src: src, cur: oauth2.ReuseTokenSource(nil, src)}
+	_, static := src.(staticTokenSource)
+	return &tokenCache{src: src, static: static}
 }
 
 // tokenError marks a failure to obtain a token, so that the retry policy
@@ -50,70 +64,139 @@ func (e *tokenError) Error() string {
 }
 func (e *tokenError) Unwrap() error { return e.err }
 
-// Token implements oauth2.TokenSource. The lock is not held while the source
-// fetches a token.
+// Faults of a token source, which a fetch turns into errors: a source
+// that misbehaves fails the calls waiting for it, and the next call asks it
+// again.
+var (
+	errNoToken      = errors.New("token source returned no token and no error")
+	errEmptyToken   = errors.New("token source returned a token without an access token")
+	errSourceExited = errors.New("token source ended its goroutine (runtime.Goexit)")
+	errNotFetched   = errors.New("no token has been obtained")
+)
+
+// sourcePanicError is the error of a fetch whose source panicked. It names
+// the runtime's error when the runtime itself panicked (a nil dereference,
+// an index out of range: the runtime's words, never data), and nothing of
+// any other panic value, which is the source's own and may carry the secret
+// or the token it was handling.
+func sourcePanicError(v any) error {
+	if re, ok := v.(runtime.Error); ok {
+		t := reflect.TypeOf(re)
+		if t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t.PkgPath() == "runtime" {
+			return fmt.Errorf("token source panicked: %w", re)
+		}
+	}
+	return errors.New("token source panicked")
+}
+
+// Token implements oauth2.TokenSource for the oauth2.Transport under
+// authTransport, which asks for a token only after tokenFor obtained one for
+// the request. It returns the cached token, even one that has crossed the
+// renewal margin since or that a concurrent 401 marked rejected (the request
+// then meets a 401 of its own and refreshes), and never asks the source:
+// oauth2.Transport would wait for it in the caller's goroutine, bounded by
+// nothing.
 func (t *tokenCache) Token() (*oauth2.Token, error) {
 	t.mu.Lock()
-	cur := t.cur
+	tok := t.tok
 	t.mu.Unlock()
-	tok, err := cur.Token()
-	if err != nil {
-		return nil, &tokenError{err}
+	if tok == nil {
+		return nil, &tokenError{errNotFetched}
 	}
-	t.mu.Lock()
-	if t.cur == cur {
-		t.last = tok
-	}
-	t.mu.Unlock()
 	return tok, nil
 }
 
-// valid reports whether the cache holds a token that oauth2.ReuseTokenSource
-// will hand out without a fetch (it renews 10 seconds before expiry), so
-// that a call need not wait for one.
-func (t *tokenCache) valid() bool {
-	t.mu.Lock()
-	tok := t.last
-	t.mu.Unlock()
-	return tok != nil && tok.AccessToken != "" && (tok.Expiry.IsZero() || time.Until(tok.Expiry) > 10*time.Second)
-}
-
-// tokenFor returns a token, or the context's error as a *tokenError as soon
-// as ctx ends: oauth2.Transport asks its source without a context, so a
-// slow token endpoint would otherwise hold the call past its deadline. The
-// fetch goes on in the background and its token is cached.
+// tokenFor makes sure that the cache holds a token for a request made in
+// ctx, waiting for a fetch if need be. It returns a *tokenError with the
+// source's failure, or with the context's error as soon as ctx ends; the
+// fetch then goes on in its goroutine, and the calls that come after it
+// wait for the same fetch instead of starting another. A fetch that
+// succeeds serves the calls that waited for it even if its token is
+// already inside the renewal margin.
 func (t *tokenCache) tokenFor(ctx context.Context) error {
-	if t.valid() {
+	t.mu.Lock()
+	if t.tok.Valid() && !t.rejected {
+		t.mu.Unlock()
 		return nil
 	}
-	done := make(chan error, 1)
-	go func() {
-		_, err := t.Token()
-		done <- err
-	}()
+	if err := ctx.Err(); err != nil {
+		t.mu.Unlock()
+		return &tokenError{err}
+	}
+	f := t.fetching
+	if f == nil {
+		f = &tokenFetch{done: make(chan struct{})}
+		t.fetching = f
+		go t.fetch(f)
+	}
+	t.mu.Unlock()
 	select {
-	case err := <-done:
-		return err
+	case <-f.done:
+		if f.err != nil {
+			return &tokenError{f.err}
+		}
+		return nil
 	case <-ctx.Done():
 		return &tokenError{ctx.Err()}
 	}
 }
 
-// refresh drops the cached token if it is still the rejected one and
-// reports whether a token different from the rejected one is now available.
+// fetch asks the source for a token and ends f. A panic, a nil token, an
+// empty access token and a source that ends its goroutine become f's error,
+// so that no fault of the source ends the process or leaves the cache
+// waiting for a fetch that will never end.
+func (t *tokenCache) fetch(f *tokenFetch) {
+	var tok *oauth2.Token
+	err := errSourceExited // kept if the source calls runtime.Goexit, which runs only deferred calls
+	defer func() {
+		if v := recover(); v != nil {
+			tok, err = nil, sourcePanicError(v)
+		}
+		t.mu.Lock()
+		if err == nil {
+			t.tok, t.rejected = tok, false
+		}
+		t.fetching = nil
+		f.err = err
+		t.mu.Unlock()
+		close(f.done)
+	}()
+	tok, err = t.src.Token()
+	switch {
+	case err != nil:
+	case tok == nil:
+		err = errNoToken
+	case tok.AccessToken == "":
+		err = errEmptyToken
+	}
+}
+
+// refresh is called after a 401 answer to a request that carried the
+// rejected token ("" when the transport did not say) and reports whether
+// the call should try again with another token. It marks the cached token
+// rejected if it is still the rejected one, so that the next request
+// fetches a new token, and a burst of 401s leads to one fetch: a caller
+// whose 401 comes after another caller's refresh finds the new token, or
+// the fetch under way, instead of rejecting again.
+//
+// refresh does not fetch: it is given no context to bound a fetch with, and
+// the retried request's tokenFor fetches within the request's context. It
+// answers false only for a static source, which cannot yield another
+// token; a source that yields the rejected token again costs the retry
+// another 401.
 func (t *tokenCache) refresh(rejected string) bool {
+	if t.static {
+		return false
+	}
 	t.mu.Lock()
-	// Reset only the cache that issued the rejected token (or, when the
-	// rejected token is unknown, the current one): a caller whose 401 comes
-	// after another caller's refresh finds the new token instead of
-	// resetting again.
-	if t.last != nil && (rejected == "" || t.last.AccessToken == rejected) {
-		t.cur = oauth2.ReuseTokenSource(nil, t.src)
-		t.last = nil
+	if t.tok != nil && (rejected == "" || t.tok.AccessToken == rejected) {
+		t.rejected = true
 	}
 	t.mu.Unlock()
-	tok, err := t.Token()
-	return err == nil && tok.AccessToken != rejected
+	return true
 }
 
 // clientCredentialsSource fetches a token with the client-credentials grant
@@ -126,14 +209,26 @@ type clientCredentialsSource struct {
 	hc  *http.Client // set by NewClient
 }
 
+// Token implements oauth2.TokenSource. The token request follows no
+// redirect, whatever the CheckRedirect of s.hc or of WithHTTPClient's
+// client: net/http resends the body of a 307 or 308 (client_secret, with
+// AuthStyleInParams) and the Authorization header to the same host on
+// another port (client_id:client_secret, with AuthStyleInHeader), and the
+// token that the other place minted would then be sent to the service. A
+// 3xx answer is an *oauth2.RetrieveError, a failure of the call.
 func (s *clientCredentialsSource) Token() (*oauth2.Token, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), DefaultAttemptTimeout)
 	defer cancel()
+	hc := &http.Client{CheckRedirect: refuseRedirect}
 	if s.hc != nil {
-		ctx = context.WithValue(ctx, oauth2.HTTPClient, s.hc)
+		hc.Transport, hc.Timeout = s.hc.Transport, s.hc.Timeout
 	}
-	return s.cfg.Token(ctx)
+	return s.cfg.Token(context.WithValue(ctx, oauth2.HTTPClient, hc))
 }
+
+// refuseRedirect is the CheckRedirect of token requests: the 3xx answer is
+// returned as it is.
+func refuseRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // idempotencyKeyFrom returns the context's key or a new one.
 func idempotencyKeyFrom(ctx context.Context) string {

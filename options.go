@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -36,18 +37,42 @@ func (o *options) fail(err error) {
 }
 
 // WithTokenSource sets the source of the bearer JWTs sent on every request.
-// It is required, unless [WithClientCredentials] is given. The client caches
-// the source's tokens until they expire and, after a 401 answer, asks it once
-// for a new token: a source that caches tokens itself (such as
-// oauth2.ReuseTokenSource) should be given without its cache where possible
-// so that this refresh can get a fresh token.
+// It is required, unless [WithClientCredentials] is given; a nil source, or
+// a nil pointer (or other nil value) of a type that implements
+// oauth2.TokenSource, makes NewClient fail.
+//
+// The client caches the source's tokens until they are about to expire and
+// asks the source from a goroutine of its own, one fetch at a time: a call
+// waits for the fetch or for its context, whichever ends first, and gives
+// up with the context's error while the fetch goes on for the calls that
+// come after it. A source that panics, returns a nil token without an
+// error, or a token with an empty AccessToken fails the calls waiting for
+// it; the next call asks it again.
+//
+// After a 401 answer the client asks the source for a new token and sends
+// the request once more: a source that caches tokens itself (such as
+// oauth2.ReuseTokenSource) should be given without its cache where possible,
+// since the request is sent again with whatever token the source returns.
 func WithTokenSource(ts oauth2.TokenSource) Option {
 	return func(o *options) {
-		if ts == nil {
+		if isNil(ts) {
 			o.fail(errors.New("travelrule: WithTokenSource: nil token source"))
 		}
 		o.tokenSource = ts
 	}
+}
+
+// isNil reports whether ts is nil or holds a nil pointer, map, slice,
+// function or channel, whose Token method would most likely panic.
+func isNil(ts oauth2.TokenSource) bool {
+	if ts == nil {
+		return true
+	}
+	switch v := reflect.ValueOf(ts); v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.UnsafePointer:
+		return v.IsNil()
+	}
+	return false
 }
 
 // WithClientCredentials obtains tokens with the OAuth2 client-credentials
@@ -55,7 +80,10 @@ func WithTokenSource(ts oauth2.TokenSource) Option {
 // bounded by [DefaultAttemptTimeout] (never the context NewClient was
 // called in) and through the client's base transport (see WithHTTPClient),
 // and the client caches the token until it expires or the service answers
-// 401.
+// 401. A token request follows no redirect: the client's secret goes to
+// cfg.TokenURL and nowhere else, and a 3xx answer fails the call with an
+// *oauth2.RetrieveError (reachable with errors.As) before anything is sent
+// to the service.
 func WithClientCredentials(cfg *clientcredentials.Config) Option {
 	return func(o *options) {
 		if cfg == nil {
@@ -70,9 +98,10 @@ func WithClientCredentials(cfg *clientcredentials.Config) Option {
 // jar are used under the client's authentication and retries. Its Timeout
 // bounds each attempt, answer body included; zero keeps the default,
 // [DefaultAttemptTimeout]. Its CheckRedirect is consulted only for
-// redirects within the base URL's origin. The default is a transport tuned
-// for concurrent use that requires TLS 1.2 or later and reads at most 64 KiB
-// of answer headers.
+// redirects within the base URL's origin, and never for token requests (see
+// [WithClientCredentials]). The default is a transport tuned for concurrent
+// use that requires TLS 1.2 or later and reads at most 64 KiB of answer
+// headers.
 func WithHTTPClient(hc *http.Client) Option {
 	return func(o *options) {
 		if hc == nil {
@@ -179,5 +208,14 @@ func ContextWithIdempotencyKey(ctx context.Context, key string) context.Context 
 // that issue long-lived bearer JWTs. A 401 answer cannot be cured by a
 // refresh and is returned at once.
 func StaticToken(token string) oauth2.TokenSource {
-	return oauth2.StaticTokenSource(&oauth2.Token{AccessToken: token, TokenType: "Bearer"})
+	return staticTokenSource(token)
+}
+
+// staticTokenSource is the source of StaticToken; the client knows that a
+// refresh cannot change its token.
+type staticTokenSource string
+
+// Token implements oauth2.TokenSource.
+func (s staticTokenSource) Token() (*oauth2.Token, error) {
+	return &oauth2.Token{AccessToken: string(s), TokenType: "Bearer"}, nil
 }

@@ -72,6 +72,10 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 		maxResponse:   DefaultMaxResponseBytes,
 	}
 	for _, opt := range opts {
+		if opt == nil {
+			o.fail(errors.New("travelrule: NewClient: nil option"))
+			continue
+		}
 		opt(&o)
 	}
 	if o.err != nil {
