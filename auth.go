@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"reflect"
 	"runtime"
 	"sync"
@@ -49,19 +50,30 @@ func newTokenCache(src oauth2.TokenSource) *tokenCache {
 type tokenError struct{ err error }
 
 // Error names the token endpoint's status and error code, never its body
-// (oauth2.RetrieveError's own Error appends the raw answer); the cause stays
-// reachable with errors.As.
+// (oauth2.RetrieveError's own Error appends the raw answer), and never the
+// text of a token source's own error, which is the integrator's code and
+// may carry a secret; the cause stays reachable with errors.As.
 func (e *tokenError) Error() string {
+	const prefix = "obtaining an access token: "
 	var re *oauth2.RetrieveError
-	if errors.As(e.err, &re) && re.Response != nil {
-		msg := "obtaining an access token: token endpoint answered " + re.Response.Status
-		if isIdentifier(re.ErrorCode, 64) {
+	var ue *url.Error
+	switch {
+	case errors.As(e.err, &re) && re.Response != nil:
+		msg := prefix + "token endpoint answered " + re.Response.Status
+		if isIdentifier(re.ErrorCode, maxCode) {
 			msg += ": " + re.ErrorCode
 		}
 		return msg
+	case errors.Is(e.err, context.Canceled), errors.Is(e.err, context.DeadlineExceeded),
+		errors.Is(e.err, errNoToken), errors.Is(e.err, errEmptyToken), errors.Is(e.err, errSourceExited),
+		errors.Is(e.err, errNotFetched), errors.Is(e.err, errSourcePanicked):
+		return prefix + e.err.Error() // the client's own words
+	case errors.As(e.err, &ue):
+		return prefix + "token endpoint unreachable: " + transportText(ue)
 	}
-	return "obtaining an access token: " + e.err.Error()
+	return prefix + "the token source failed"
 }
+
 func (e *tokenError) Unwrap() error { return e.err }
 
 // Faults of a token source, which a fetch turns into errors: a source
@@ -72,6 +84,9 @@ var (
 	errEmptyToken   = errors.New("token source returned a token without an access token")
 	errSourceExited = errors.New("token source ended its goroutine (runtime.Goexit)")
 	errNotFetched   = errors.New("no token has been obtained")
+	// errSourcePanicked is matched by the error of a fetch whose source
+	// panicked.
+	errSourcePanicked = errors.New("token source panicked")
 )
 
 // sourcePanicError is the error of a fetch whose source panicked. It names
@@ -86,10 +101,10 @@ func sourcePanicError(v any) error {
 			t = t.Elem()
 		}
 		if t.PkgPath() == "runtime" {
-			return fmt.Errorf("token source panicked: %w", re)
+			return fmt.Errorf("%w: %w", errSourcePanicked, re)
 		}
 	}
-	return errors.New("token source panicked")
+	return errSourcePanicked
 }
 
 // Token implements oauth2.TokenSource for the oauth2.Transport under
@@ -176,18 +191,12 @@ func (t *tokenCache) fetch(f *tokenFetch) {
 
 // refresh is called after a 401 answer to a request that carried the
 // rejected token ("" when the transport did not say) and reports whether
-// the call should try again with another token. It marks the cached token
-// rejected if it is still the rejected one, so that the next request
-// fetches a new token, and a burst of 401s leads to one fetch: a caller
-// whose 401 comes after another caller's refresh finds the new token, or
-// the fetch under way, instead of rejecting again.
-//
-// refresh does not fetch: it is given no context to bound a fetch with, and
-// the retried request's tokenFor fetches within the request's context. It
-// answers false only for a static source, which cannot yield another
-// token; a source that yields the rejected token again costs the retry
-// another 401.
-func (t *tokenCache) refresh(rejected string) bool {
+// a token other than the rejected one is now at hand, fetched within ctx.
+// It marks the cached token rejected if it is still the rejected one, so
+// a burst of 401s leads to one fetch: a caller whose 401 comes after
+// another caller's refresh finds the new token, or the fetch under way,
+// instead of rejecting again. A static source cannot yield another token.
+func (t *tokenCache) refresh(ctx context.Context, rejected string) bool {
 	if t.static {
 		return false
 	}
@@ -196,7 +205,12 @@ func (t *tokenCache) refresh(rejected string) bool {
 		t.rejected = true
 	}
 	t.mu.Unlock()
-	return true
+	if t.tokenFor(ctx) != nil {
+		return false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.tok != nil && t.tok.AccessToken != rejected
 }
 
 // clientCredentialsSource fetches a token with the client-credentials grant
@@ -223,7 +237,16 @@ func (s *clientCredentialsSource) Token() (*oauth2.Token, error) {
 	if s.hc != nil {
 		hc.Transport, hc.Timeout = s.hc.Transport, s.hc.Timeout
 	}
-	return s.cfg.Token(context.WithValue(ctx, oauth2.HTTPClient, hc))
+	tok, err := s.cfg.Token(context.WithValue(ctx, oauth2.HTTPClient, hc))
+	var re *oauth2.RetrieveError
+	if errors.As(err, &re) && containsAny(re.ErrorCode+" "+re.ErrorDescription, []string{s.cfg.ClientSecret}) {
+		// An endpoint that echoes the secret as its error code: keep the
+		// answer, drop the echo from what an error string could show.
+		clean := *re
+		clean.ErrorCode, clean.ErrorDescription = "", ""
+		return nil, &clean
+	}
+	return tok, err
 }
 
 // refuseRedirect is the CheckRedirect of token requests: the 3xx answer is

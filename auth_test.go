@@ -289,8 +289,10 @@ func TestTokenSourceNeverRunsInTheCallersGoroutine(t *testing.T) {
 		// oauth2.Transport asks its source again after tokenFor: a token
 		// inside the renewal margin would be fetched there.
 		{"token inside the renewal margin", &oauth2.Token{AccessToken: "short-lived", Expiry: time.Now().Add(5 * time.Second)}, 200, nil, 1, 1},
-		// The refresh after a 401 is asked for in checkRetry, in the call.
-		{"refresh after a 401", &oauth2.Token{AccessToken: "tok-1", Expiry: time.Now().Add(time.Hour)}, 401, context.Canceled, 1, 2},
+		// The refresh after a 401 is asked for in checkRetry, in the call;
+		// a call whose context ends while it waits for the new token ends
+		// with the 401.
+		{"refresh after a 401", &oauth2.Token{AccessToken: "tok-1", Expiry: time.Now().Add(time.Hour)}, 401, travelrule.ErrUnauthorized, 1, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -316,7 +318,6 @@ func TestTokenSourceNeverRunsInTheCallersGoroutine(t *testing.T) {
 			}
 			if tt.wantErr != nil {
 				require.ErrorIs(t, err, tt.wantErr)
-				assert.Contains(t, err.Error(), "obtaining an access token")
 				assert.NotErrorIs(t, err, travelrule.ErrOutcomeUnknown)
 			} else {
 				require.NoError(t, err)

@@ -120,7 +120,8 @@ func TestTransportText(t *testing.T) {
 		{"malformed status", wrap(fmt.Errorf("net/http: HTTP/1.x transport connection broken: %w", fmt.Errorf("malformed HTTP status code %q", planted))), "connection or protocol failure"},
 		{"goaway debug", wrap(fmt.Errorf("http2: server sent GOAWAY and closed the connection; LastStreamID=0, ErrCode=PROTOCOL_ERROR, debug=%q", planted)), "connection or protocol failure"},
 		{"not replayed", wrap(errNotReplayed), errNotReplayed.Error()},
-		{"token", wrap(&tokenError{errors.New("token source down")}), "obtaining an access token: token source down"},
+		{"token source", wrap(&tokenError{errors.New("token source down: " + planted)}), "obtaining an access token: the token source failed"},
+		{"token endpoint", wrap(&tokenError{&url.Error{Op: "Post", URL: "https://idp.example/token", Err: fmt.Errorf("malformed HTTP status code %q", planted)}}), "obtaining an access token: token endpoint unreachable: connection or protocol failure"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

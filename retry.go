@@ -259,7 +259,7 @@ func (cl *call) checkRetry(ctx context.Context, resp *http.Response, err error) 
 		if resp.Request != nil {
 			rejected = strings.TrimPrefix(resp.Request.Header.Get("Authorization"), "Bearer ")
 		}
-		if !c.tokens.refresh(rejected) {
+		if !c.tokens.refresh(ctx, rejected) {
 			return false, nil
 		}
 		cl.nextWait = 0
