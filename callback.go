@@ -178,8 +178,9 @@ func ParseCallback(body []byte) (*Callback, error) {
 	return cb, nil
 }
 
-// Format implements fmt.Formatter so that %v, %+v, %s and %#v never print
-// personal data, capability tags or the raw body.
+// Format implements fmt.Formatter so that no verb prints personal data,
+// capability tags, the raw body, or a value of the sender's that is not an
+// identifier.
 func (c Callback) Format(f fmt.State, verb rune) {
 	if verb == 'v' && f.Flag('#') {
 		fmt.Fprint(f, "travelrule.Callback")
@@ -189,7 +190,7 @@ func (c Callback) Format(f fmt.State, verb rune) {
 		ts = c.Timestamp.Format(time.RFC3339Nano)
 	}
 	fmt.Fprintf(f, "{Kind:%s TransferID:%s Status:%s TxID:%s Timestamp:%s Ref:%s Address:%s ApprovedCallback:%s Reason:%s Inquiry:",
-		c.Kind, c.TransferID, c.Status, c.TxID, ts, c.Ref, mask(c.Address), mask(c.ApprovedCallback), mask(c.Reason))
+		shownID(string(c.Kind)), shownID(c.TransferID), shownID(c.Status), shownID(c.TxID), ts, shownID(c.Ref), mask(c.Address), mask(c.ApprovedCallback), mask(c.Reason))
 	if c.Inquiry == nil {
 		fmt.Fprint(f, "<nil>")
 	} else {
@@ -203,11 +204,11 @@ func (c Callback) Format(f fmt.State, verb rune) {
 func (c Callback) LogValue() slog.Value {
 	attrs := make([]slog.Attr, 0, 8)
 	attrs = append(attrs,
-		slog.String("kind", string(c.Kind)),
-		slog.String("transferId", c.TransferID),
-		slog.String("status", c.Status),
-		slog.String("txId", c.TxID),
-		slog.String("ref", c.Ref),
+		slog.String("kind", shownID(string(c.Kind))),
+		slog.String("transferId", shownID(c.TransferID)),
+		slog.String("status", shownID(c.Status)),
+		slog.String("txId", shownID(c.TxID)),
+		slog.String("ref", shownID(c.Ref)),
 	)
 	if !c.Timestamp.IsZero() {
 		attrs = append(attrs, slog.Time("timestamp", c.Timestamp))

@@ -1,8 +1,10 @@
 package travelrule
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -124,6 +126,39 @@ func (e *APIError) Error() string {
 	return b.String()
 }
 
+// Format implements fmt.Formatter: every verb prints the text of Error,
+// and %+v and %#v the fields too, without the body, the headers, the
+// server's message or any value Error leaves out.
+func (e *APIError) Format(f fmt.State, verb rune) {
+	if verb == 'v' && (f.Flag('#') || f.Flag('+')) {
+		code, requestID := e.Code, e.RequestID
+		if e.hideCode || !isIdentifier(code, maxCode) {
+			code = mask(code)
+		}
+		if e.hideRequestID {
+			requestID = mask(requestID)
+		}
+		fmt.Fprintf(f, "&travelrule.APIError{Op:%s StatusCode:%d Code:%s Message:%s Fields:%v RequestID:%s RetryAfter:%s Body:%s Header:[%d keys]}",
+			e.Op, e.StatusCode, code, mask(e.Message), e.Fields, shownRequestID(requestID), e.RetryAfter, size(e.Body), len(e.Header))
+		return
+	}
+	writeError(f, verb, e.Error())
+}
+
+// MarshalJSON encodes the error as the JSON string of its Error text, so
+// that a log line or a struct that carries it as JSON shows no more than
+// Error does.
+func (e *APIError) MarshalJSON() ([]byte, error) { return json.Marshal(e.Error()) }
+
+// writeError writes an error's text as %q asks, or as it is.
+func writeError(f fmt.State, verb rune, text string) {
+	if verb == 'q' {
+		fmt.Fprintf(f, "%q", text)
+		return
+	}
+	io.WriteString(f, text)
+}
+
 // Is reports whether the error matches one of the package's sentinels.
 func (e *APIError) Is(target error) bool {
 	switch target {
@@ -152,10 +187,37 @@ type FieldError struct {
 	Field string `json:"field"`
 	// Reason says what is wrong, without the value.
 	Reason string `json:"reason"`
+
+	server bool // from the service's answer: Reason is its text
 }
 
-// Error implements error.
-func (f FieldError) Error() string { return f.Field + ": " + f.Reason }
+// Error implements error. The reason the service gave and a path that is
+// not one of the request's are shown as "[redacted]": read them from the
+// fields.
+func (f FieldError) Error() string { return f.shownField() + ": " + f.shownReason() }
+
+// Format implements fmt.Formatter with the text of Error under every verb.
+func (f FieldError) Format(s fmt.State, verb rune) {
+	if verb == 'v' && s.Flag('#') {
+		fmt.Fprintf(s, "travelrule.FieldError{Field:%s Reason:%s}", f.shownField(), f.shownReason())
+		return
+	}
+	io.WriteString(s, f.Error())
+}
+
+func (f FieldError) shownField() string {
+	if !f.server || requestPaths()[f.Field] {
+		return f.Field
+	}
+	return mask(f.Field)
+}
+
+func (f FieldError) shownReason() string {
+	if f.server {
+		return mask(f.Reason)
+	}
+	return f.Reason
+}
 
 // ValidationError lists every fault the client found in a request before
 // sending it. Nothing was sent. It matches [ErrInvalidRequest].
@@ -231,6 +293,21 @@ type OutcomeUnknownError struct {
 func (e *OutcomeUnknownError) Error() string {
 	return fmt.Sprintf("travelrule: %s: outcome unknown after %d attempt(s), reconcile before sending again: %v", e.Op, e.Attempts, e.Err)
 }
+
+// Format implements fmt.Formatter: every verb prints the text of Error,
+// and %+v and %#v the fields too, with the callback URL (which may carry a
+// capability tag) redacted.
+func (e *OutcomeUnknownError) Format(f fmt.State, verb rune) {
+	if verb == 'v' && (f.Flag('#') || f.Flag('+')) {
+		fmt.Fprintf(f, "&travelrule.OutcomeUnknownError{Op:%s Attempts:%d TxID:%s TransferID:%s Callback:%s CallbackRef:%s IdempotencyKey:%s Err:%v}",
+			e.Op, e.Attempts, shownID(e.TxID), shownID(e.TransferID), mask(e.Callback), shownID(e.CallbackRef), e.IdempotencyKey, e.Err)
+		return
+	}
+	writeError(f, verb, e.Error())
+}
+
+// MarshalJSON encodes the error as the JSON string of its Error text.
+func (e *OutcomeUnknownError) MarshalJSON() ([]byte, error) { return json.Marshal(e.Error()) }
 
 // Is makes errors.Is(err, ErrOutcomeUnknown) hold.
 func (e *OutcomeUnknownError) Is(target error) bool { return target == ErrOutcomeUnknown }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"log/slog"
 	"net/url"
 )
 
@@ -44,6 +46,38 @@ func (r *InquiryResolution) Validate() error {
 		return &ValidationError{Fields: errs}
 	}
 	return nil
+}
+
+// Format implements fmt.Formatter so that no verb prints the callback URL,
+// which may carry a capability tag.
+func (r InquiryResolution) Format(f fmt.State, verb rune) {
+	if verb == 'v' && f.Flag('#') {
+		fmt.Fprint(f, "travelrule.InquiryResolution")
+	}
+	fmt.Fprintf(f, "{Approved:%s Callback:%s}", shownID(r.Approved), mask(r.Callback))
+}
+
+// LogValue implements slog.LogValuer: the decision, not the callback URL.
+func (r InquiryResolution) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("approved", shownID(r.Approved)))
+}
+
+// Format implements fmt.Formatter so that no verb prints the answer's body.
+func (r InquiryResult) Format(f fmt.State, verb rune) {
+	if verb == 'v' && f.Flag('#') {
+		fmt.Fprint(f, "travelrule.InquiryResult")
+	}
+	fmt.Fprintf(f, "{Status:%t RequestID:%s Attempts:%d Raw:%s}", r.Status, shownRequestID(r.RequestID), r.Attempts, size(r.Raw))
+}
+
+// LogValue implements slog.LogValuer, with the same fields as Format.
+func (r InquiryResult) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.Bool("status", r.Status),
+		slog.String("requestId", shownRequestID(r.RequestID)),
+		slog.Int("attempts", r.Attempts),
+		slog.Int("rawBytes", len(r.Raw)),
+	)
 }
 
 // boolish decodes a JSON boolean, tolerating the strings "true" and "false".

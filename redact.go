@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -232,4 +233,33 @@ func innermost(err error) error {
 		}
 		err = next
 	}
+}
+
+// The fmt and slog forms of the types that hold server text: a value the
+// server chose is shown only when it has an identifier's shape, and bodies
+// only by their size.
+
+// shownID returns s if it is a short identifier, or "[redacted]".
+func shownID(s string) string {
+	if s == "" || isIdentifier(s, maxRequestID) {
+		return s
+	}
+	return redacted
+}
+
+// shownRequestID returns a request id if it has a request id's shape, or
+// "[redacted]".
+func shownRequestID(s string) string {
+	if s == "" || showRequestID(s, nil) {
+		return s
+	}
+	return redacted
+}
+
+// size describes a body by its length only.
+func size(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return "[" + strconv.Itoa(len(b)) + " bytes]"
 }

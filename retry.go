@@ -513,7 +513,7 @@ func (cl *call) apiError(resp *http.Response, body []byte) *APIError {
 	e.hideCode = !showCode(e.Code, pii)
 	e.Message = scrub(msg, pii)
 	for _, f := range eb.Fields {
-		e.Fields = append(e.Fields, FieldError{Field: scrub(f.Field, pii), Reason: scrub(f.Reason, pii)})
+		e.Fields = append(e.Fields, FieldError{Field: scrub(f.Field, pii), Reason: scrub(f.Reason, pii), server: true})
 	}
 	return e
 }

@@ -131,6 +131,28 @@ func (r TransferRequest) LogValue() slog.Value {
 	)
 }
 
+// Format implements fmt.Formatter so that no verb prints the answer's body
+// or a value of the server's that is not an identifier.
+func (r TransferResult) Format(f fmt.State, verb rune) {
+	if verb == 'v' && f.Flag('#') {
+		fmt.Fprint(f, "travelrule.TransferResult")
+	}
+	fmt.Fprintf(f, "{Status:%s TransferID:%s RequestID:%s IdempotencyKey:%s Attempts:%d Raw:%s}",
+		shownID(r.Status), shownID(r.TransferID), shownRequestID(r.RequestID), r.IdempotencyKey, r.Attempts, size(r.Raw))
+}
+
+// LogValue implements slog.LogValuer, with the same fields as Format.
+func (r TransferResult) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("status", shownID(r.Status)),
+		slog.String("transferId", shownID(r.TransferID)),
+		slog.String("requestId", shownRequestID(r.RequestID)),
+		slog.String("idempotencyKey", r.IdempotencyKey),
+		slog.Int("attempts", r.Attempts),
+		slog.Int("rawBytes", len(r.Raw)),
+	)
+}
+
 func (r *TransferRequest) piiValues() []string {
 	v := make([]string, 0, 24)
 	v = append(v, r.TravelAddress, r.Email, r.Callback)
