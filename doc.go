@@ -36,8 +36,9 @@
 // and the others with errors.Is), and [*OutcomeUnknownError] (matched by
 // [ErrOutcomeUnknown]): the service may have acted, but no answer says
 // whether it did. A transfer initiation is not idempotent, so the client
-// retries it only where the service cannot have acted (429 and 503,
-// honouring Retry-After; connection failures before anything was written;
+// retries it only where the service cannot have acted (429 and 503 that
+// carry Retry-After, honouring it; connection failures before anything was
+// written;
 // one retry with a refreshed token after a 401) and returns
 // ErrOutcomeUnknown otherwise, carrying the txId and the callback reference
 // to reconcile with. [WithIdempotency] sends an Idempotency-Key so that a

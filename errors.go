@@ -256,9 +256,10 @@ func (e *ValidationError) Has(field string) bool {
 }
 
 // OutcomeUnknownError reports a call that failed after the service may have
-// acted on it: a 5xx answer other than 503 and 501, an unfollowed 3xx, a
-// time-out or cancellation after the request was written, or a connection
-// dropped before the answer came. For a
+// acted on it: a 5xx answer other than 501 and a 503 with Retry-After, a 429
+// without Retry-After, an unfollowed 3xx, a time-out or cancellation after
+// the request was written, or a connection dropped or an HTTP/2 stream reset
+// before the answer came. For a
 // transfer initiation this means a transfer may exist: reconcile it (through
 // its status callback, matched by CallbackRef or TxID, or with the service's
 // operator) before initiating the same payment again, or send it again with

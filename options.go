@@ -166,8 +166,8 @@ func WithLogger(l *slog.Logger) Option {
 // WithIdempotency makes the client send an Idempotency-Key header with each
 // logical call, the same on every attempt, and, because the service can then
 // recognise a repeat, retry InitiateTransfer also after failures where the
-// service may have acted (5xx but 503 and 501, time-outs and dropped
-// connections).
+// service may have acted (5xx but 501, 429 and 503 without Retry-After,
+// time-outs, dropped connections and HTTP/2 stream resets).
 // Use it only with a service that honours the header: the interface
 // description does not document one. The key is random, unless the context
 // carries one from [ContextWithIdempotencyKey].

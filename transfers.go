@@ -199,8 +199,9 @@ func (f *flexString) UnmarshalJSON(data []byte) error {
 // and nothing is sent.
 //
 // Initiation is not idempotent: it is retried only where the service cannot
-// have acted (429 and 503 answers, a 401 that a fresh token may cure, and
-// connection failures before anything was written). A failure after the
+// have acted (429 and 503 answers that carry Retry-After, a 401 that a fresh
+// token may cure, and connection failures before anything was written); no
+// transport below the client sends it again on its own. A failure after the
 // service may have acted is an [*OutcomeUnknownError]; see
 // [WithIdempotency] for a service that honours Idempotency-Key.
 func (c *Client) InitiateTransfer(ctx context.Context, req *TransferRequest) (*TransferResult, error) {
