@@ -1,0 +1,438 @@
+package travelrule_test
+
+// Adversarial review (branch i11-review). Each TestReview* test states the
+// behaviour the SDK promises; the ones that fail show a finding (see the
+// review report). TestReviewHeld* tests pin attacks that held.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"math/big"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/clientcredentials"
+
+	"github.com/vaspkit/travelrule"
+)
+
+// rawHTTP1 serves HTTP/1.1 on loopback with a handler that writes raw bytes
+// after reading one request; it returns the base URL.
+func rawHTTP1(t *testing.T, respond func(w io.Writer, r *http.Request, n int) bool) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	var n atomic.Int32
+	var mu sync.Mutex
+	var conns []net.Conn
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer c.Close()
+				_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+				br := bufio.NewReader(c)
+				for {
+					r, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					keep := respond(c, r, int(n.Add(1)))
+					_, _ = io.Copy(io.Discard, r.Body)
+					if !keep {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return "http://" + ln.Addr().String()
+}
+
+// Finding: the token endpoint's HTTP/1 reason phrase (any bytes it likes,
+// such as the client secret it was just sent) is copied into tokenError's
+// text through oauth2.RetrieveError.Response.Status.
+func TestReviewTokenEndpointReasonPhraseStaysOutOfErrors(t *testing.T) {
+	const secret = "CLIENT-SECRET-MARKER"
+	tokenURL := rawHTTP1(t, func(w io.Writer, r *http.Request, _ int) bool {
+		_ = r.ParseForm()
+		echo := r.PostForm.Get("client_secret") // the endpoint echoes what it got
+		_, _ = io.WriteString(w, "HTTP/1.1 401 "+echo+" Quarterfield\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}")
+		return false
+	})
+	c, ts := setup(t, answer(200, `{"status":"succes"}`), travelrule.WithClientCredentials(&clientcredentials.Config{
+		ClientID: "id", ClientSecret: secret, TokenURL: tokenURL + "/token", AuthStyle: oauth2.AuthStyleInParams,
+	}))
+	_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+	require.Error(t, err)
+	assert.Zero(t, ts.hits.Load())
+	assert.NotContains(t, err.Error(), "MARKER", "the secret echoed in the status line")
+	assert.NotContains(t, err.Error(), "Quarterfield", "server text in the status line")
+}
+
+// selfSignedWithURI makes a TLS certificate whose URI SAN crypto/x509
+// refuses to parse ("invalid domain"), so that the handshake fails with
+// crypto/tls's "failed to parse certificate from server" and x509's error,
+// which quotes the URI.
+func selfSignedWithURI(t *testing.T, uri *url.URL) tls.Certificate {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "127.0.0.1"},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
+		URIs:         []*url.URL{uri},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+}
+
+// Finding: transportText passes crypto/tls's own error text through when it
+// starts with "tls: ", but "tls: failed to parse certificate from server: "
+// appends x509's parse error, which quotes the certificate's URI SAN: bytes
+// chosen by whoever answers the TCP connection (before any trust check, so
+// an on-path attacker too) end up in every error string.
+func TestReviewCertificateBytesStayOutOfErrors(t *testing.T) {
+	cert := selfSignedWithURI(t, &url.URL{Scheme: "https", Host: "Quarterfield..x"})
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}})
+	require.NoError(t, err)
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { _ = c.(*tls.Conn).Handshake(); c.Close() }()
+		}
+	}()
+	c, err := travelrule.NewClient("https://"+ln.Addr().String(), travelrule.WithTokenSource(travelrule.StaticToken("t")),
+		travelrule.WithRetryMax(0))
+	require.NoError(t, err)
+	_, err = c.InitiateTransfer(context.Background(), minimalRequest())
+	require.Error(t, err)
+	t.Log(err)
+	assert.NotContains(t, err.Error(), "Quarterfield")
+}
+
+// Finding: a code or request id is shown when it is an identifier that does
+// not contain a personal value "loosely"; any reversible reshaping of the
+// value passes: hex, base64, a separator instead of a space, an account
+// number without its spaces.
+func TestReviewReshapedPersonalValuesStayOutOfErrors(t *testing.T) {
+	req := hostileRequest()
+	req.Originator.AccountNumber = "DE89 3704 0044 0532 0130 00"
+	req.Beneficiary.FirstName = "Anna Maria"
+	req.Beneficiary.LastName = "Müller"
+	last := req.Originator.LastName // "Quarterfield"
+	tests := []struct {
+		name, code, requestID, leak string
+	}{
+		{"hex code", hex.EncodeToString([]byte(last)), "", hex.EncodeToString([]byte(last))},
+		{"base64 request id", "bad_request", base64.StdEncoding.EncodeToString([]byte(last)), base64.StdEncoding.EncodeToString([]byte(last))},
+		{"separator", "unknown_Anna_Maria", "", "Anna_Maria"},
+		{"account number without spaces", "iban_DE89370400440532013000", "", "DE89370400440532013000"},
+		{"ICAO transliteration", "sanctions_hit_MUELLER", "", "MUELLER"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, _ := setup(t, func(w http.ResponseWriter, r *http.Request) {
+				if tt.requestID != "" {
+					w.Header().Set("X-Request-Id", tt.requestID)
+				}
+				answer(400, `{"error":"`+tt.code+`"}`)(w, r)
+			})
+			_, err := c.InitiateTransfer(context.Background(), req)
+			require.ErrorIs(t, err, travelrule.ErrBadRequest)
+			assert.NotContains(t, err.Error(), tt.leak)
+			assert.NotContains(t, fmt.Sprintf("%+v", err), tt.leak)
+		})
+	}
+}
+
+// Finding: the fmt and slog forms of a Callback show an inquiry's TxID,
+// Asset, Amount, PersonType, Country, AddressType and NationalIDType as
+// they came: they are the sender's text there (TransferRequest shows them
+// because they are the integrator's own values in a request it built).
+func TestReviewInquiryCallbackRedaction(t *testing.T) {
+	const name = "Zebulon Quaxworth"
+	body := `{"status":"inquiry","transferId":"t-1","txId":"` + name + `","asset":"` + name + `","amount":"` + name +
+		`","callback":"https://x.example/cb","originator":{"personType":"` + name + `","country":"` + name +
+		`","addressType":"` + name + `","nationalIdType":"` + name + `","firstName":"A","lastName":"B","dateOfBirth":"C"}}`
+	cb, err := travelrule.ParseCallback([]byte(body))
+	require.NoError(t, err)
+	require.Equal(t, travelrule.KindInquiry, cb.Kind)
+	var buf bytes.Buffer
+	slog.New(slog.NewJSONHandler(&buf, nil)).Info("callback", "cb", cb)
+	slog.New(slog.NewTextHandler(&buf, nil)).Info("callback", "cb", cb)
+	for form, out := range map[string]string{"%v": fmt.Sprintf("%v", cb), "%+v": fmt.Sprintf("%+v", cb), "slog": buf.String()} {
+		assert.NotContains(t, out, "Quaxworth", form)
+	}
+}
+
+// Finding (low): a server's FieldErrors logged as a slice with slog's JSON
+// handler (or encoding/json) carry the server's reason text and unknown
+// field names unredacted: FieldError has JSON tags and no MarshalJSON, and
+// only a single FieldError goes through Error.
+func TestReviewServerFieldErrorsInSlogJSON(t *testing.T) {
+	c, _ := setup(t, answer(400, `{"fields":[{"field":"Zebulon Quaxworth","reason":"Zebulon Quaxworth is not allowed"}]}`))
+	_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+	var apiErr *travelrule.APIError
+	require.ErrorAs(t, err, &apiErr)
+	var buf bytes.Buffer
+	slog.New(slog.NewJSONHandler(&buf, nil)).Info("rejected", "fields", apiErr.Fields)
+	assert.NotContains(t, buf.String(), "Quaxworth")
+}
+
+// Finding: net/http's HTTP/1 transport logs, with the standard logger, up to
+// 4 KiB of whatever a server sends on a connection that has no request in
+// flight ("Unsolicited response received on idle HTTP channel starting with
+// ..."). A hostile service echoes the request's personal data after its
+// answer, and the default transport puts it in the process's log.
+func TestReviewUnsolicitedBytesStayOutOfTheStandardLog(t *testing.T) {
+	req := hostileRequest()
+	base := rawHTTP1(t, func(w io.Writer, r *http.Request, _ int) bool {
+		const ok = `{"status":"succes"}`
+		_, _ = io.WriteString(w, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "+strconv.Itoa(len(ok))+"\r\n\r\n"+ok)
+		_, _ = io.WriteString(w, "HTTP/1.1 200 "+req.Originator.LastName+" "+req.Originator.NationalID+"\r\n\r\n")
+		time.Sleep(300 * time.Millisecond)
+		return false
+	})
+	var mu sync.Mutex
+	var logged bytes.Buffer
+	prev, prevFlags := log.Writer(), log.Flags()
+	log.SetOutput(lockedWriter{&mu, &logged})
+	t.Cleanup(func() { log.SetOutput(prev); log.SetFlags(prevFlags) })
+
+	c, err := travelrule.NewClient(base, travelrule.WithTokenSource(travelrule.StaticToken("t")))
+	require.NoError(t, err)
+	_, err = c.InitiateTransfer(context.Background(), req)
+	require.NoError(t, err)
+	time.Sleep(200 * time.Millisecond) // the transport's read loop logs once the answer is read
+	mu.Lock()
+	out := logged.String()
+	mu.Unlock()
+	t.Log(out)
+	assertNoPersonalData(t, out, req)
+}
+
+// Finding (low): a request that net/http refuses before dialing (an access
+// token with a line break from a buggy token endpoint, a User-Agent product
+// with one) reports no GetConn, so the client counts it as possibly sent:
+// every call ends in ErrOutcomeUnknown (and is "retried") although nothing
+// ever left, forcing a reconciliation of transfers that do not exist.
+func TestReviewRefusedBeforeDialIsNotOutcomeUnknown(t *testing.T) {
+	for name, opt := range map[string]travelrule.Option{
+		"token with a line break":      travelrule.WithTokenSource(oauth2.StaticTokenSource(&oauth2.Token{AccessToken: "abc\r\nX-Evil: 1"})),
+		"user agent with a line break": travelrule.WithUserAgent("acme\r\nX-Evil: 1"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			c, ts := setup(t, answer(200, `{"status":"succes"}`), opt)
+			_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+			require.Error(t, err)
+			assert.Zero(t, ts.hits.Load())
+			assert.NotErrorIs(t, err, travelrule.ErrOutcomeUnknown, "nothing was sent: %v", err)
+		})
+	}
+}
+
+// typedSource issues a new token of a type other than Bearer on each call.
+type typedSource struct{ n atomic.Int32 }
+
+func (s *typedSource) Token() (*oauth2.Token, error) {
+	return &oauth2.Token{AccessToken: "tok-" + strconv.Itoa(int(s.n.Add(1))), TokenType: "MAC", Expiry: time.Now().Add(time.Hour)}, nil
+}
+
+// Finding (low): after a 401 the rejected token is read back from the
+// Authorization header by trimming "Bearer "; for any other token type
+// (oauth2.Token.Type: "MAC", "Basic", "DPoP", ...) the cached token is
+// never marked rejected, no new token is fetched, and the request is sent
+// again with the token the service just refused.
+func TestReviewUnauthorizedRefreshesNonBearerTokens(t *testing.T) {
+	src := &typedSource{}
+	var seen []string
+	var mu sync.Mutex
+	c, ts := setup(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Header.Get("Authorization"))
+		mu.Unlock()
+		if r.Header.Get("Authorization") == "MAC tok-1" {
+			answer(401, `{}`)(w, r)
+			return
+		}
+		answer(200, `{"status":"succes"}`)(w, r)
+	}, travelrule.WithTokenSource(src))
+	_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+	t.Log(seen)
+	assert.NoError(t, err, "a refreshed token would have been accepted")
+	assert.EqualValues(t, 2, ts.hits.Load())
+	assert.EqualValues(t, 2, src.n.Load(), "one fetch after the 401")
+}
+
+// Held: on a reused HTTP/1 connection the server reads the whole initiation
+// and closes without answering. net/http would resend a request with GetBody
+// and an Idempotency-Key header by itself; the guard refuses, and every
+// request that left is counted.
+func TestReviewHeldHTTP1ReusedConnectionDropIsCounted(t *testing.T) {
+	for _, idem := range []bool{false, true} {
+		t.Run("idempotency "+strconv.FormatBool(idem), func(t *testing.T) {
+			var reqs atomic.Int32
+			base := rawHTTP1(t, func(w io.Writer, r *http.Request, n int) bool {
+				reqs.Add(1)
+				if n == 2 {
+					return false // the whole request was read; the connection closes unanswered
+				}
+				const ok = `{"status":"succes"}`
+				_, _ = io.WriteString(w, "HTTP/1.1 200 OK\r\nContent-Length: "+strconv.Itoa(len(ok))+"\r\n\r\n"+ok)
+				return true
+			})
+			opts := []travelrule.Option{travelrule.WithTokenSource(travelrule.StaticToken("t")), travelrule.WithRetryWait(0, 0)}
+			if idem {
+				opts = append(opts, travelrule.WithIdempotency())
+			}
+			c, err := travelrule.NewClient(base, opts...)
+			require.NoError(t, err)
+			_, err = c.InitiateTransfer(context.Background(), minimalRequest()) // primes a kept-alive connection
+			require.NoError(t, err)
+			res, err := c.InitiateTransfer(context.Background(), minimalRequest())
+			if idem {
+				require.NoError(t, err)
+				assert.Equal(t, 2, res.Attempts)
+				assert.EqualValues(t, 3, reqs.Load())
+				return
+			}
+			var ou *travelrule.OutcomeUnknownError
+			require.ErrorAs(t, err, &ou)
+			assert.Equal(t, 1, ou.Attempts)
+			assert.EqualValues(t, 2, reqs.Load())
+		})
+	}
+}
+
+// digestTransport signs the body, as transports for HTTP message signatures
+// (Content-Digest) do: it reads a copy of the body through GetBody when
+// there is one, then sends the request once.
+type digestTransport struct{ base http.RoundTripper }
+
+func (d digestTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	var body []byte
+	if r.GetBody != nil {
+		rc, err := r.GetBody()
+		if err != nil {
+			if r.Body != nil {
+				r.Body.Close()
+			}
+			return nil, err
+		}
+		body, _ = io.ReadAll(rc)
+	} else if r.Body != nil {
+		body, _ = io.ReadAll(r.Body)
+		r.Body.Close()
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	r = r.Clone(r.Context())
+	r.Header.Set("Content-Digest", "len="+strconv.Itoa(len(body)))
+	return d.base.RoundTrip(r)
+}
+
+// Finding (low/medium): the guard refuses every GetBody call made inside
+// RoundTrip, not only a resend: a transport given to WithHTTPClient that
+// reads a copy of the body once before sending (signing, digests) fails
+// every repeatable call (ResolveInquiry, any call WithIdempotency), and
+// since the failure comes before any GetConn it is reported as
+// ErrOutcomeUnknown after RetryMax+1 "attempts" that never left.
+func TestReviewSigningTransportWorksForRepeatableCalls(t *testing.T) {
+	c, ts := setup(t, answer(200, `{"status":true}`),
+		travelrule.WithHTTPClient(&http.Client{Transport: digestTransport{http.DefaultTransport}}))
+	res, err := c.ResolveInquiry(context.Background(), "t-1", &travelrule.InquiryResolution{Approved: "true"})
+	require.NoError(t, err, "hits %d", ts.hits.Load())
+	assert.Equal(t, 1, res.Attempts)
+}
+
+// Finding: the check that keeps an echoed client secret out of the token
+// error's code compares the code with the secret as it is; an endpoint that
+// echoes the Basic credentials it received (base64 of "id:secret") as its
+// error code passes it, and the code is shown.
+func TestReviewTokenEndpointEchoedCredentialsStayOutOfErrors(t *testing.T) {
+	const secret = "CLIENT-SECRET-MARKER"
+	tokenURL := rawHTTP1(t, func(w io.Writer, r *http.Request, _ int) bool {
+		cred := strings.TrimRight(strings.TrimPrefix(r.Header.Get("Authorization"), "Basic "), "=")
+		body := `{"error":"` + cred + `"}`
+		_, _ = io.WriteString(w, "HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"+body)
+		return false
+	})
+	c, _ := setup(t, answer(200, `{"status":"succes"}`), travelrule.WithClientCredentials(&clientcredentials.Config{
+		ClientID: "id", ClientSecret: secret, TokenURL: tokenURL + "/token", AuthStyle: oauth2.AuthStyleInHeader,
+	}))
+	_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+	require.Error(t, err)
+	enc := strings.TrimRight(base64.StdEncoding.EncodeToString([]byte("id:"+secret)), "=")
+	assert.NotContains(t, err.Error(), enc, "base64 of id:secret")
+}
+
+// Finding: transportText trusts any innermost error text that starts with
+// "tls: " as crypto/tls's own words. net/http turns an HTTPS proxy's refusal
+// of CONNECT into errors.New(<the proxy's reason phrase>), so a proxy that
+// answers "403 tls: <anything>" writes its own text into every error.
+func TestReviewProxyReasonPhraseStaysOutOfErrors(t *testing.T) {
+	proxy := rawHTTP1(t, func(w io.Writer, r *http.Request, _ int) bool {
+		_, _ = io.WriteString(w, "HTTP/1.1 403 tls: Quarterfield AB123456\r\nContent-Length: 0\r\n\r\n")
+		return false
+	})
+	proxyURL, err := url.Parse(proxy)
+	require.NoError(t, err)
+	c, err := travelrule.NewClient("https://travelrule.example", travelrule.WithTokenSource(travelrule.StaticToken("t")),
+		travelrule.WithRetryMax(0), travelrule.WithHTTPClient(&http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxyURL)}}))
+	require.NoError(t, err)
+	_, err = c.InitiateTransfer(context.Background(), minimalRequest())
+	require.Error(t, err)
+	t.Log(err)
+	assert.NotContains(t, err.Error(), "Quarterfield")
+}
