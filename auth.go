@@ -10,8 +10,10 @@ import (
 	"net/url"
 	"reflect"
 	"runtime"
+	"strconv"
 	"sync"
 
+	"golang.org/x/net/http/httpguts"
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
 )
@@ -59,13 +61,17 @@ func (e *tokenError) Error() string {
 	var ue *url.Error
 	switch {
 	case errors.As(e.err, &re) && re.Response != nil:
-		msg := prefix + "token endpoint answered " + re.Response.Status
-		if isIdentifier(re.ErrorCode, maxCode) {
+		// The status line's reason phrase is the endpoint's own text: the
+		// number and the standard's words only, and an error code only if
+		// RFC 6749 (section 5.2) defines it.
+		code := re.Response.StatusCode
+		msg := prefix + "token endpoint answered " + strconv.Itoa(code) + " " + http.StatusText(code)
+		if oauthErrorCodes[re.ErrorCode] {
 			msg += ": " + re.ErrorCode
 		}
 		return msg
 	case errors.Is(e.err, context.Canceled), errors.Is(e.err, context.DeadlineExceeded),
-		errors.Is(e.err, errNoToken), errors.Is(e.err, errEmptyToken), errors.Is(e.err, errSourceExited),
+		errors.Is(e.err, errNoToken), errors.Is(e.err, errEmptyToken), errors.Is(e.err, errBadToken), errors.Is(e.err, errSourceExited),
 		errors.Is(e.err, errNotFetched), errors.Is(e.err, errSourcePanicked):
 		return prefix + e.err.Error() // the client's own words
 	case errors.As(e.err, &ue):
@@ -76,12 +82,21 @@ func (e *tokenError) Error() string {
 
 func (e *tokenError) Unwrap() error { return e.err }
 
+// oauthErrorCodes are the error codes of a token endpoint that RFC 6749
+// (section 5.2) and RFC 6749's registry define; no other code is shown.
+var oauthErrorCodes = map[string]bool{
+	"invalid_request": true, "invalid_client": true, "invalid_grant": true, "unauthorized_client": true,
+	"unsupported_grant_type": true, "invalid_scope": true, "access_denied": true,
+	"server_error": true, "temporarily_unavailable": true,
+}
+
 // Faults of a token source, which a fetch turns into errors: a source
 // that misbehaves fails the calls waiting for it, and the next call asks it
 // again.
 var (
 	errNoToken      = errors.New("token source returned no token and no error")
 	errEmptyToken   = errors.New("token source returned a token without an access token")
+	errBadToken     = errors.New("token source returned a token that cannot go in an Authorization header")
 	errSourceExited = errors.New("token source ended its goroutine (runtime.Goexit)")
 	errNotFetched   = errors.New("no token has been obtained")
 	// errSourcePanicked is matched by the error of a fetch whose source
@@ -186,11 +201,14 @@ func (t *tokenCache) fetch(f *tokenFetch) {
 		err = errNoToken
 	case tok.AccessToken == "":
 		err = errEmptyToken
+	case !httpguts.ValidHeaderFieldValue(authorization(tok)):
+		// net/http would refuse the request before sending it.
+		err = errBadToken
 	}
 }
 
 // refresh is called after a 401 answer to a request that carried the
-// rejected token ("" when the transport did not say) and reports whether
+// rejected Authorization header ("" when the transport did not say) and reports whether
 // a token other than the rejected one is now at hand, fetched within ctx.
 // It marks the cached token rejected if it is still the rejected one, so
 // a burst of 401s leads to one fetch: a caller whose 401 comes after
@@ -201,7 +219,7 @@ func (t *tokenCache) refresh(ctx context.Context, rejected string) bool {
 		return false
 	}
 	t.mu.Lock()
-	if t.tok != nil && (rejected == "" || t.tok.AccessToken == rejected) {
+	if t.tok != nil && (rejected == "" || authorization(t.tok) == rejected) {
 		t.rejected = true
 	}
 	t.mu.Unlock()
@@ -210,8 +228,12 @@ func (t *tokenCache) refresh(ctx context.Context, rejected string) bool {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.tok != nil && t.tok.AccessToken != rejected
+	return t.tok != nil && authorization(t.tok) != rejected
 }
+
+// authorization is the Authorization header a token makes, as
+// oauth2.Token.SetAuthHeader writes it, whatever its type.
+func authorization(tok *oauth2.Token) string { return tok.Type() + " " + tok.AccessToken }
 
 // clientCredentialsSource fetches a token with the client-credentials grant
 // on every call, with a context of its own (never the caller's, which may

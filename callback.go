@@ -194,7 +194,7 @@ func (c Callback) Format(f fmt.State, verb rune) {
 	if c.Inquiry == nil {
 		fmt.Fprint(f, "<nil>")
 	} else {
-		c.Inquiry.Format(f, 'v')
+		c.Inquiry.format(f, true)
 	}
 	fmt.Fprintf(f, " Raw:[%d bytes]}", len(c.Raw))
 }
@@ -214,7 +214,7 @@ func (c Callback) LogValue() slog.Value {
 		attrs = append(attrs, slog.Time("timestamp", c.Timestamp))
 	}
 	if c.Inquiry != nil {
-		attrs = append(attrs, slog.Any("inquiry", *c.Inquiry))
+		attrs = append(attrs, slog.Attr{Key: "inquiry", Value: c.Inquiry.logValue(true)})
 	}
 	if c.Address != "" || c.ApprovedCallback != "" || c.Reason != "" {
 		attrs = append(attrs, slog.String("personalData", redacted))

@@ -205,6 +205,13 @@ func (f FieldError) Format(s fmt.State, verb rune) {
 	io.WriteString(s, f.Error())
 }
 
+// MarshalJSON encodes the field error's wire form, or, for one from the
+// service's answer, the form Error shows.
+func (f FieldError) MarshalJSON() ([]byte, error) {
+	type wire FieldError // without this method
+	return json.Marshal(wire{Field: f.shownField(), Reason: f.shownReason()})
+}
+
 func (f FieldError) shownField() string {
 	if !f.server || requestPaths()[f.Field] {
 		return f.Field

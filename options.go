@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"time"
 
+	"golang.org/x/net/http/httpguts"
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
 )
@@ -153,7 +154,12 @@ func WithRetryAfterMax(d time.Duration) Option {
 // WithUserAgent prepends product (such as "acme-exchange/2.1") to the SDK's
 // own User-Agent, "travelrule-go/<Version>".
 func WithUserAgent(product string) Option {
-	return func(o *options) { o.userAgent = product }
+	return func(o *options) {
+		if !httpguts.ValidHeaderFieldValue(product) {
+			o.fail(errors.New("travelrule: WithUserAgent: product is not a valid header value"))
+		}
+		o.userAgent = product
+	}
 }
 
 // WithLogger sets the logger for the client's debug and warning lines. nil,

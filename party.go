@@ -2,6 +2,7 @@ package travelrule
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
 )
 
@@ -49,6 +50,9 @@ type Party struct {
 
 const redacted = "[redacted]"
 
+// nationalIDTypes are IVMS101's national identifier type codes.
+var nationalIDTypes = []string{"ARNU", "CCPT", "RAID", "DRLC", "FIIN", "TXID", "SOCS", "IDCD", "LEIX", "MISC"}
+
 // mask returns redacted for a non-empty value, "" otherwise, so that redacted
 // output still shows which fields are set.
 func mask(s string) string {
@@ -64,21 +68,57 @@ func (p Party) Format(f fmt.State, verb rune) {
 	if verb == 'v' && f.Flag('#') {
 		fmt.Fprint(f, "travelrule.Party")
 	}
+	p.format(f, false)
+}
+
+// format writes the fmt form; a party from a sender (an inbound inquiry)
+// shows its codes only when they are codes of IVMS101, since they are the
+// sender's text.
+func (p Party) format(f io.Writer, sender bool) {
+	c := p.codes(sender)
 	fmt.Fprintf(f, "{PersonType:%s FirstName:%s LastName:%s DateOfBirth:%s AddressType:%s StreetName:%s BuildingNumber:%s PostCode:%s TownName:%s Country:%s NationalID:%s NationalIDType:%s AccountNumber:%s WalletAddress:%s}",
-		p.PersonType, mask(p.FirstName), mask(p.LastName), mask(p.DateOfBirth), p.AddressType,
-		mask(p.StreetName), mask(p.BuildingNumber), mask(p.PostCode), mask(p.TownName), p.Country,
-		mask(p.NationalID), p.NationalIDType, mask(p.AccountNumber), mask(p.WalletAddress))
+		c.personType, mask(p.FirstName), mask(p.LastName), mask(p.DateOfBirth), c.addressType,
+		mask(p.StreetName), mask(p.BuildingNumber), mask(p.PostCode), mask(p.TownName), c.country,
+		mask(p.NationalID), c.nationalIDType, mask(p.AccountNumber), mask(p.WalletAddress))
 }
 
 // LogValue implements slog.LogValuer: the non-personal fields only.
-func (p Party) LogValue() slog.Value {
+func (p Party) LogValue() slog.Value { return p.logValue(false) }
+
+func (p Party) logValue(sender bool) slog.Value {
+	c := p.codes(sender)
 	return slog.GroupValue(
-		slog.String("personType", p.PersonType),
-		slog.String("country", p.Country),
-		slog.String("addressType", p.AddressType),
-		slog.String("nationalIdType", p.NationalIDType),
+		slog.String("personType", c.personType),
+		slog.String("country", c.country),
+		slog.String("addressType", c.addressType),
+		slog.String("nationalIdType", c.nationalIDType),
 		slog.String("personalData", redacted),
 	)
+}
+
+// partyCodes are the fields of a party that its fmt and slog forms show.
+type partyCodes struct{ personType, addressType, country, nationalIDType string }
+
+// codes returns the party's codes as they are shown: as they are in a
+// request the integrator built; from a sender, only values of the IVMS101
+// code lists, anything else "[redacted]".
+func (p Party) codes(sender bool) partyCodes {
+	c := partyCodes{p.PersonType, p.AddressType, p.Country, p.NationalIDType}
+	if !sender {
+		return c
+	}
+	only := func(v string, ok bool) string {
+		if v == "" || ok {
+			return v
+		}
+		return redacted
+	}
+	return partyCodes{
+		personType:     only(c.personType, oneOf(c.personType, "natural", "legal")),
+		addressType:    only(c.addressType, oneOf(c.addressType, "HOME", "BIZZ", "GEOG")),
+		country:        only(c.country, isTwoLetters(c.country) && isISORegion(c.country)),
+		nationalIDType: only(c.nationalIDType, oneOf(c.nationalIDType, nationalIDTypes...)),
+	}
 }
 
 // piiValues appends the party's personal values to dst; they are scrubbed
@@ -116,7 +156,7 @@ func (p *Party) validateStrict(prefix string, errs []FieldError) []FieldError {
 	if p.Country != "" && isTwoLetters(p.Country) && !isISORegion(p.Country) {
 		errs = append(errs, FieldError{Field: prefix + ".country", Reason: "must be an ISO 3166-1 alpha-2 country code"})
 	}
-	if p.NationalIDType != "" && !oneOf(p.NationalIDType, "ARNU", "CCPT", "RAID", "DRLC", "FIIN", "TXID", "SOCS", "IDCD", "LEIX", "MISC") {
+	if p.NationalIDType != "" && !oneOf(p.NationalIDType, nationalIDTypes...) {
 		errs = append(errs, FieldError{Field: prefix + ".nationalIdType", Reason: "must be an IVMS101 national identifier type code"})
 	}
 	if p.NationalIDType != "" && p.NationalID == "" {

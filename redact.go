@@ -3,6 +3,8 @@ package travelrule
 import (
 	"context"
 	"crypto/tls"
+	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"io"
 	"net"
@@ -11,10 +13,12 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/text/language"
 	"golang.org/x/text/search"
+	"golang.org/x/text/unicode/norm"
 )
 
 // What may appear in an error string. The server's bytes and the request's
@@ -39,16 +43,79 @@ var looseMatch = search.New(language.Und, search.Loose)
 // a one-character value would match nearly any text.
 func significant(v string) bool { return utf8.RuneCountInString(v) >= 2 }
 
-// containsAny reports whether s contains one of values, compared loosely.
+// containsAny reports whether s, or what it decodes to as hex or base64,
+// contains one of values: compared loosely, and again with both reduced to
+// their letters and digits, with umlauts written out and accents dropped,
+// so that a value reshaped into an identifier ("unknown_Anna_Maria",
+// "MUELLER" for "Müller", an IBAN without its spaces) is still found.
 func containsAny(s string, values []string) bool {
+	if s == "" {
+		return false
+	}
+	forms := append([]string{s}, decodings(s)...)
 	for _, v := range values {
-		if significant(v) {
-			if start, _ := looseMatch.IndexString(s, v); start >= 0 {
+		if !significant(v) {
+			continue
+		}
+		vs := squashes(v)
+		for _, f := range forms {
+			if start, _ := looseMatch.IndexString(f, v); start >= 0 {
 				return true
+			}
+			for _, fs := range squashes(f) {
+				for _, v := range vs {
+					if utf8.RuneCountInString(v) >= 2 && strings.Contains(fs, v) {
+						return true
+					}
+				}
 			}
 		}
 	}
 	return false
+}
+
+// decodings returns what s decodes to as hex or as base64 (any alphabet,
+// with or without padding), when it does and the result is text.
+func decodings(s string) []string {
+	var out []string
+	add := func(b []byte, err error) {
+		if err == nil && len(b) > 0 && utf8.Valid(b) {
+			out = append(out, string(b))
+		}
+	}
+	if len(s) >= 4 && len(s)%2 == 0 {
+		add(hex.DecodeString(s))
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
+		add(enc.DecodeString(s))
+	}
+	return out
+}
+
+// squashes returns s lower-cased and reduced to its letters and digits,
+// once with umlauts and ligatures written out ("müller" → "mueller") and
+// once with accents dropped ("muller").
+func squashes(s string) [2]string {
+	var out, bare strings.Builder
+	for _, r := range norm.NFC.String(s) {
+		if spelled, ok := spelledOut[unicode.ToLower(r)]; ok {
+			out.WriteString(spelled)
+		} else if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			out.WriteRune(unicode.ToLower(r))
+		}
+	}
+	for _, r := range norm.NFD.String(s) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			bare.WriteRune(unicode.ToLower(r))
+		}
+	}
+	return [2]string{out.String(), bare.String()}
+}
+
+// spelledOut are the letters that passports and bank systems write out
+// (ICAO 9303) where ASCII has none.
+var spelledOut = map[rune]string{
+	'ä': "ae", 'ö': "oe", 'ü': "ue", 'ß': "ss", 'æ': "ae", 'œ': "oe", 'ø': "oe", 'å': "aa", 'þ': "th", 'ð': "d",
 }
 
 // scrub shortens a server message, drops control characters and replaces
@@ -203,10 +270,9 @@ func transportText(err error) string {
 	case errors.As(err, &alert):
 		return "TLS handshake failed: " + alert.Error()
 	case strings.HasPrefix(innermost(err).Error(), "tls: "):
-		// crypto/tls's own words about the handshake ("tls: server
-		// selected unsupported protocol version 301"): numbers and types,
-		// never the server's bytes.
-		return "TLS handshake failed: " + cutRunes(innermost(err).Error(), 120)
+		// Not its text: crypto/tls appends x509's parse errors, which quote
+		// the certificate, and a proxy's refusal can spell anything.
+		return "TLS handshake failed"
 	case errors.As(err, &dnsErr):
 		return "DNS lookup failed"
 	case errors.As(err, &opErr) && opErr.Op == "dial":
@@ -254,6 +320,44 @@ func shownRequestID(s string) string {
 		return s
 	}
 	return redacted
+}
+
+// shownIf returns s if ok, or "[redacted]".
+func shownIf(s string, ok bool) string {
+	if s == "" || ok {
+		return s
+	}
+	return redacted
+}
+
+// isTicker reports whether s looks like an asset's ticker: 1 to 20
+// capital letters, digits, '.', '-' or '_'.
+func isTicker(s string) bool {
+	if s == "" || len(s) > 20 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// isDecimal reports whether s is an unsigned decimal number such as
+// "0.25".
+func isDecimal(s string) bool {
+	dot := false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9':
+		case c == '.' && !dot && i > 0 && i < len(s)-1:
+			dot = true
+		default:
+			return false
+		}
+	}
+	return s != "" && len(s) <= 50
 }
 
 // size describes a body by its length only.

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -226,7 +227,10 @@ func TestDefaultTransportRequiresTLS12(t *testing.T) {
 	require.NoError(t, err)
 	_, err = c.InitiateTransfer(context.Background(), minimalRequest())
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "protocol version")
+	assert.Contains(t, err.Error(), "TLS handshake failed")
+	var ue *url.Error
+	require.ErrorAs(t, err, &ue, "the transport's error stays reachable")
+	assert.Contains(t, ue.Err.Error(), "protocol version")
 	assert.NotErrorIs(t, err, travelrule.ErrOutcomeUnknown)
 	ts.Close() // waits for the connection, and so for its log line
 	mu.Lock()

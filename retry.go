@@ -43,6 +43,7 @@ type call struct {
 	wrote        atomic.Bool  // the current attempt wrote its request headers
 	traceLive    atomic.Bool  // the transport reported the current attempt's GetConn
 	inTransport  atomic.Bool  // the request is inside the client's transport (see authTransport)
+	rtWrote      atomic.Bool  // the transport wrote the request's headers within that RoundTrip
 	ambiguous    bool         // some attempt may have been acted on by the service
 	authRetried  bool
 	nextWait     time.Duration // the wait before the next attempt
@@ -145,6 +146,7 @@ func (cl *call) do(ctx context.Context, rawURL string, body []byte) (*response, 
 // A second time within one attempt is a request the transport sent again by
 // itself: it left the client, so it counts as an attempt.
 func (cl *call) markWritten() {
+	cl.rtWrote.Store(true)
 	if cl.wrote.Swap(true) {
 		cl.resent.Add(1)
 	}
@@ -172,14 +174,16 @@ var errNotReplayed = errors.New("the transport's own resend was refused; the cli
 // send its body twice (a transport may still send a request whose body it
 // never read, which reached no one), and it follows no redirect anyway (see
 // checkRedirect). A call that may be repeated keeps GetBody for redirects
-// within the origin, but a transport's own resend is refused, so that every
-// repeat goes through checkRetry, with its backoff, budget and count.
+// within the origin and for a transport that reads a copy of the body
+// before sending (to sign it, say), but a transport's resend of a request
+// it has written is refused, so that every repeat goes through checkRetry,
+// with its backoff, budget and count.
 func (cl *call) guardReplays(getBody func() (io.ReadCloser, error)) func() (io.ReadCloser, error) {
 	if !cl.idempotent || getBody == nil {
 		return nil
 	}
 	return func() (io.ReadCloser, error) {
-		if cl.inTransport.Load() {
+		if cl.inTransport.Load() && cl.rtWrote.Load() {
 			return nil, errNotReplayed
 		}
 		return getBody()
@@ -257,7 +261,7 @@ func (cl *call) checkRetry(ctx context.Context, resp *http.Response, err error) 
 		cl.authRetried = true
 		var rejected string // unknown if the transport gave no request back: refresh anyway
 		if resp.Request != nil {
-			rejected = strings.TrimPrefix(resp.Request.Header.Get("Authorization"), "Bearer ")
+			rejected = resp.Request.Header.Get("Authorization")
 		}
 		if !c.tokens.refresh(ctx, rejected) {
 			return false, nil

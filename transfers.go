@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 )
@@ -115,20 +116,47 @@ func (r TransferRequest) Format(f fmt.State, verb rune) {
 	if verb == 'v' && f.Flag('#') {
 		fmt.Fprint(f, "travelrule.TransferRequest")
 	}
-	fmt.Fprintf(f, "{TravelAddress:%s Email:%s TxID:%s Asset:%s Amount:%s Callback:%s Originator:%v Beneficiary:%v}",
-		mask(r.TravelAddress), mask(r.Email), r.TxID, r.Asset, r.Amount, mask(r.Callback), r.Originator, r.Beneficiary)
+	r.format(f, false)
+}
+
+// format writes the fmt form. A request from a sender (an inbound
+// inquiry) is the sender's text throughout: its txId, asset and amount are
+// shown only in their own shapes, and its parties as from a sender.
+func (r TransferRequest) format(f io.Writer, sender bool) {
+	txID, asset, amount := r.shownValues(sender)
+	fmt.Fprintf(f, "{TravelAddress:%s Email:%s TxID:%s Asset:%s Amount:%s Callback:%s Originator:",
+		mask(r.TravelAddress), mask(r.Email), txID, asset, amount, mask(r.Callback))
+	r.Originator.format(f, sender)
+	io.WriteString(f, " Beneficiary:")
+	r.Beneficiary.format(f, sender)
+	io.WriteString(f, "}")
 }
 
 // LogValue implements slog.LogValuer: no personal data and no callback URL
 // (it may carry a capability tag).
-func (r TransferRequest) LogValue() slog.Value {
+func (r TransferRequest) LogValue() slog.Value { return r.logValue(false) }
+
+func (r TransferRequest) logValue(sender bool) slog.Value {
+	txID, asset, amount := r.shownValues(sender)
 	return slog.GroupValue(
-		slog.String("asset", r.Asset),
-		slog.String("amount", r.Amount),
-		slog.String("txId", r.TxID),
-		slog.Any("originator", r.Originator),
-		slog.Any("beneficiary", r.Beneficiary),
+		slog.String("asset", asset),
+		slog.String("amount", amount),
+		slog.String("txId", txID),
+		slog.Attr{Key: "originator", Value: r.Originator.logValue(sender)},
+		slog.Attr{Key: "beneficiary", Value: r.Beneficiary.logValue(sender)},
 	)
+}
+
+// shownValues returns the txId, asset and amount as the fmt and slog forms
+// show them: a sender's only when the txId is an identifier free of the
+// request's personal values, the asset a ticker and the amount a number.
+func (r TransferRequest) shownValues(sender bool) (txID, asset, amount string) {
+	if !sender {
+		return r.TxID, r.Asset, r.Amount
+	}
+	pii := r.piiValues()
+	txID = shownIf(r.TxID, isIdentifier(r.TxID, maxRequestID) && !containsAny(r.TxID, pii))
+	return txID, shownIf(r.Asset, isTicker(r.Asset) && !containsAny(r.Asset, pii)), shownIf(r.Amount, isDecimal(r.Amount))
 }
 
 // Format implements fmt.Formatter so that no verb prints the answer's body
@@ -230,6 +258,11 @@ func (c *Client) InitiateTransfer(ctx context.Context, req *TransferRequest) (*T
 	if c.idempotency {
 		cl.idempotencyKey = idempotencyKeyFrom(ctx)
 		cl.idempotent = true
+		if !isIdentifier(cl.idempotencyKey, 255) {
+			// Nothing was sent: net/http would refuse a key that cannot go
+			// in a header, after the call had been counted as sent.
+			return nil, &ValidationError{Fields: []FieldError{{Field: "Idempotency-Key", Reason: "must be 1..255 letters, digits and -_.:"}}}
+		}
 	}
 	resp, err := cl.do(ctx, c.initiateURL, body)
 	if err != nil {

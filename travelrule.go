@@ -150,8 +150,10 @@ type authTransport struct {
 
 func (a authTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if cl := callFrom(r.Context()); cl != nil {
-		// Within this frame a call to GetBody is a transport sending the
-		// request again by itself (see guardReplays).
+		// Within this frame a call to GetBody after the request's headers
+		// were written is a transport sending it again by itself (see
+		// guardReplays).
+		cl.rtWrote.Store(false)
 		cl.inTransport.Store(true)
 		defer cl.inTransport.Store(false)
 	}

@@ -16,12 +16,12 @@ import (
 	"github.com/vaspkit/travelrule/callback"
 )
 
-// Finding (review, branch i11-review): an inbound inquiry's txId, asset,
+// an inbound inquiry's txId, asset,
 // amount and the parties' personType, country, addressType and
 // nationalIdType are the sender's text, yet Callback's slog form shows them
 // as they came (through TransferRequest.LogValue), so the handler's
 // "callback: delivered" debug line carries whatever the sender put there.
-func TestReviewInquiryTextStaysOutOfHandlerLogs(t *testing.T) {
+func TestInquiryTextStaysOutOfHandlerLogs(t *testing.T) {
 	const name = "Zebulon Quaxworth"
 	var logs bytes.Buffer
 	h := callback.NewHandler(func(context.Context, *travelrule.Callback) error { return nil },
