@@ -336,6 +336,8 @@ func TestHTTP2FaultsOverHTTP1(t *testing.T) {
 			c := newClient(t, srv, travelrule.WithHTTPClient(hc))
 			_, err := c.InitiateTransfer(context.Background(), validRequest("http://127.0.0.1:1/cb"))
 			require.ErrorIs(t, err, travelrule.ErrOutcomeUnknown, "the connection was closed after sending")
+			var apiErr *travelrule.APIError
+			assert.NotErrorAs(t, err, &apiErr, "no answer at all: %v", err)
 			require.Len(t, srv.Transfers(), 1)
 			rs := srv.Requests()
 			require.Len(t, rs, 1)

@@ -46,7 +46,6 @@ func TestRecordLimit(t *testing.T) {
 			}
 			ds := waitCallbacks(t, srv, 3*n)
 			assert.Len(t, ds, kept(3*n), "the most recent callbacks")
-			assert.Equal(t, ds[len(ds)-1].TransferID, ids[n-1])
 
 			ts := srv.Transfers()
 			require.Len(t, ts, kept(n))
@@ -79,6 +78,8 @@ func TestRecordLimitKeepsPending(t *testing.T) {
 		}
 		return http.StatusNoContent
 	})
+	unblock := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(unblock) // before the receiver closes, should the test fail early
 	srv := newServer(t, travelruletest.WithRecordLimit(2))
 	c := newClient(t, srv)
 
@@ -105,7 +106,7 @@ func TestRecordLimitKeepsPending(t *testing.T) {
 	assert.Equal(t, []string{inquiry, slow.TransferID}, got[:2], "pending ones, oldest first")
 	assert.Equal(t, last, got[3])
 
-	close(release)
+	unblock()
 	waitCallbacks(t, srv, 1+3*11)
 	assert.NotContains(t, ids(), slow.TransferID, "forgotten once its callbacks are delivered")
 	assert.Contains(t, ids(), inquiry)
