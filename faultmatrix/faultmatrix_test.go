@@ -5,11 +5,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptrace"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,16 +29,25 @@ import (
 
 var updateReliability = flag.Bool("update-reliability", false, "rewrite docs/reliability.md from the fault matrix")
 
-// matrixRow is one row of the fault matrix: a fault mix and whether the
-// client sends idempotency keys.
+// matrixRow is one row of the fault matrix: a fault mix, the transport,
+// and whether the client sends idempotency keys.
 type matrixRow struct {
 	name        string
 	faults      []travelruletest.Fault
+	h2          bool // HTTP/2 over TLS (travelruletest.NewTLSServer), else HTTP/1.1
 	idempotency bool
 
 	calls, succeeded, definite, unknown int
 	stored, duplicates, attempts        int
 	injected                            int
+}
+
+// transport names the row's transport in test names and the report.
+func (r *matrixRow) transport() string {
+	if r.h2 {
+		return "HTTP/2"
+	}
+	return "HTTP/1.1"
 }
 
 const (
@@ -55,46 +67,84 @@ const (
 	attemptLimit = 30 * time.Second
 )
 
+const (
+	// resetRate is the share of requests a RST_STREAM PROTOCOL_ERROR or
+	// REFUSED_STREAM hits. net/http's HTTP/2 client resends a request after
+	// these by itself when it can (a call with a key, or a client that
+	// does not prevent it), waiting 1 s, 2 s, 4 s... from the second
+	// resend on: at a third, a call ran out of its 30 s in 1,200 (a
+	// call hit 6 times in a row). At 1/16 that takes 7e-5 per row, and the
+	// waits of a second, about 5 calls a row.
+	resetRate = 1.0 / 16
+	// goAwayRate is the share of requests a GOAWAY fault hits. A GOAWAY ends
+	// every stream of its connection, which the calls in flight share over
+	// HTTP/2, so it cuts several attempts at once.
+	goAwayRate = faultRate / matrixWorkers
+)
+
 func matrixRows() []*matrixRow {
-	kinds := []struct {
+	type kind struct {
 		name string
 		kind travelruletest.FaultKind
-	}{
-		{"429 + Retry-After", travelruletest.FaultRateLimit},
-		{"503 + Retry-After", travelruletest.FaultUnavailable},
-		{"500 after storing", travelruletest.FaultInternal},
-		{"connection dropped after storing", travelruletest.FaultDrop},
-		{"held until the client gives up", travelruletest.FaultLatency},
+		rate float64
+	}
+	common := []kind{
+		{"429 + Retry-After", travelruletest.FaultRateLimit, faultRate},
+		{"503 + Retry-After", travelruletest.FaultUnavailable, faultRate},
+		{"500 after storing", travelruletest.FaultInternal, faultRate},
+		{"connection dropped after storing", travelruletest.FaultDrop, faultRate},
+		{"held until the client gives up", travelruletest.FaultLatency, faultRate},
+	}
+	proxy := kind{"proxy's 503 without Retry-After after storing", travelruletest.FaultProxyUnavailable, faultRate}
+	h2only := []kind{
+		{"RST_STREAM PROTOCOL_ERROR after storing", travelruletest.FaultResetProtocolError, resetRate},
+		{"RST_STREAM REFUSED_STREAM after storing", travelruletest.FaultResetRefusedStream, resetRate},
+		{"GOAWAY (last-stream-id 0) after storing", travelruletest.FaultGoAway, goAwayRate},
+	}
+	row := func(k kind, h2, idem bool) *matrixRow {
+		f := travelruletest.Fault{Kind: k.kind, Rate: k.rate, Ops: travelruletest.OpInitiate, Latency: latency}
+		return &matrixRow{name: k.name, faults: []travelruletest.Fault{f}, h2: h2, idempotency: idem}
 	}
 	var rows []*matrixRow
 	for _, idem := range []bool{false, true} {
 		var mixed []travelruletest.Fault
-		for _, k := range kinds {
-			f := travelruletest.Fault{Kind: k.kind, Rate: faultRate, Ops: travelruletest.OpInitiate, Latency: latency}
-			rows = append(rows, &matrixRow{name: k.name, faults: []travelruletest.Fault{f}, idempotency: idem})
-			f.Rate = faultRate / float64(len(kinds))
+		for _, k := range common {
+			rows = append(rows, row(k, false, idem))
+			f := row(k, false, idem).faults[0]
+			f.Rate = faultRate / float64(len(common))
 			mixed = append(mixed, f)
 		}
 		rows = append(rows, &matrixRow{name: "all kinds mixed (6.7% each)", faults: mixed, idempotency: idem})
+		rows = append(rows, row(proxy, false, idem))
+		// Over HTTP/2 with TLS: the kinds above (a dropped connection is a
+		// RST_STREAM INTERNAL_ERROR of the request's stream there), then
+		// the resets and the GOAWAY that net/http's HTTP/2 client may
+		// replay by itself.
+		for _, k := range append(append(common, proxy), h2only...) {
+			rows = append(rows, row(k, true, idem))
+		}
 	}
 	return rows
 }
 
 // TestFaultMatrix drives the sandbox's fault injection through the public
-// API: 1,200 initiations per row, a third of requests hit by each fault kind in
-// turn, then all kinds mixed, with idempotency keys off and on. It asserts
-// zero duplicate transfers, every stored transfer accounted for by a success
-// or an outcome-unknown error, and every transient fault recovered within
-// the retry budget. go test ./faultmatrix -run TestFaultMatrix -update-reliability
-// rewrites docs/reliability.md.
+// API: 1,200 initiations per row, a third of requests hit by each fault
+// kind in turn (resets 1/16 and GOAWAY 1/96: see resetRate and
+// goAwayRate), then all kinds mixed, over
+// HTTP/1.1 and over HTTP/2 with TLS, with idempotency keys off and on. It
+// asserts zero duplicate transfers, every stored transfer accounted for by
+// a success or an outcome-unknown error, the requests sent and the calls
+// left outcome unknown, and every transient fault recovered within the
+// retry budget. go test ./faultmatrix -run TestFaultMatrix
+// -update-reliability rewrites docs/reliability.md.
 func TestFaultMatrix(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the fault matrix makes 14,400 initiations")
-	}
 	rows := matrixRows()
-	for i, row := range rows {
-		t.Run(fmt.Sprintf("%s/idempotency=%t", row.name, row.idempotency), func(t *testing.T) {
-			runMatrixRow(t, row, uint64(i+1))
+	if testing.Short() {
+		t.Skipf("the fault matrix makes %d initiations", len(rows)*matrixCalls)
+	}
+	for _, row := range rows {
+		t.Run(fmt.Sprintf("%s/%s/idempotency=%t", row.transport(), row.name, row.idempotency), func(t *testing.T) {
+			runMatrixRow(t, row, rowSeed(row))
 		})
 	}
 	if *updateReliability {
@@ -102,15 +152,28 @@ func TestFaultMatrix(t *testing.T) {
 	}
 }
 
+// rowSeed is the seed of a row's faults, from what the row is, so that
+// adding a row changes no other row's faults.
+func rowSeed(row *matrixRow) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s/%s/%t", row.transport(), row.name, row.idempotency)
+	return h.Sum64()
+}
+
 func runMatrixRow(t *testing.T, row *matrixRow, seed uint64) {
-	tr := newAbandoning(tunedTransport())
-	srv := travelruletest.NewServer(
+	tr := newAbandoning()
+	newServer := travelruletest.NewServer
+	if row.h2 {
+		newServer = travelruletest.NewTLSServer
+	}
+	srv := newServer(
 		travelruletest.WithFaults(row.faults...),
 		travelruletest.WithSeed(seed),
 		travelruletest.WithoutCallbacks(), // the matrix is about initiations
 		travelruletest.WithLogger(slog.New(tr)),
 	)
 	defer srv.Close()
+	tr.rt = tunedTransport(srv)
 	opts := []travelrule.Option{
 		travelrule.WithTokenSource(srv.TokenSource()),
 		// A call fails for good only if all 22 attempts are hit, a third of
@@ -193,18 +256,35 @@ func runMatrixRow(t *testing.T, row *matrixRow, seed uint64) {
 			t.Errorf("stored transfer %s not accounted for by a success or an outcome-unknown error (%s)", tr.Request.TxID, o)
 		}
 	}
+	var twice []string
 	for txID, n := range perTx {
 		if n > 1 {
 			row.duplicates += n - 1
-			t.Errorf("transfer %s stored %d times", txID, n)
+			twice = append(twice, fmt.Sprintf("%s %d times", txID, n))
 		}
+	}
+	if len(twice) > 0 {
+		slices.Sort(twice)
+		t.Errorf("%d transfers stored more than once (%d duplicates), such as %s",
+			len(twice), row.duplicates, strings.Join(twice[:min(len(twice), 5)], ", "))
 	}
 	for txID, o := range outcomes {
 		if o == "success" && perTx[txID] != 1 {
 			t.Errorf("success for %s but %d transfers stored", txID, perTx[txID])
 		}
 	}
-	row.injected = srv.Stats().Faults
+	st := srv.Stats()
+	row.injected = st.Faults
+	require.Equal(t, st.Requests, len(srv.Requests()), "every request record kept")
+	require.Equal(t, st.Initiated, row.stored, "every transfer kept")
+	t.Logf("%s: %d calls, %d succeeded, %d definite, %d outcome unknown, %d stored, %d duplicates, %d attempts, %d faults",
+		row.transport(), row.calls, row.succeeded, row.definite, row.unknown, row.stored, row.duplicates, row.attempts, row.injected)
+	if row.h2 {
+		assert.Zero(t, tr.http1.Load(), "every answer came over HTTP/2")
+		assert.Positive(t, tr.http2.Load())
+	} else {
+		assert.Zero(t, tr.http2.Load(), "every answer came over HTTP/1.1")
+	}
 	held := 0
 	for _, f := range row.faults {
 		if f.Kind == travelruletest.FaultLatency {
@@ -230,22 +310,42 @@ func runMatrixRow(t *testing.T, row *matrixRow, seed uint64) {
 			ambiguousOnly = false
 		}
 	}
+	// The answers that prove the service did nothing: 429, and 503 with
+	// Retry-After (the proxy's 503 has none). The answers after which it may
+	// have acted: 500, the proxy's 503, none at all (a dropped connection,
+	// a reset stream, a GOAWAY, an abandoned attempt), and a 2xx whose body
+	// a GOAWAY cut after its headers.
+	proxy503 := st.ByFault[travelruletest.FaultProxyUnavailable]
+	throttled := st.ByStatus[http.StatusTooManyRequests] + st.ByStatus[http.StatusServiceUnavailable] - proxy503
+	cut2xx := 0
+	for _, r := range srv.Requests() {
+		if r.Truncated && r.Status/100 == 2 {
+			cut2xx++
+		}
+	}
+	ambiguous := st.ByStatus[http.StatusInternalServerError] + proxy503 + st.ByStatus[0] + cut2xx
 	if !row.idempotency {
 		// Without keys an initiation is sent again only after an answer
-		// that proves the service did not act (429, 503), and every other
-		// failed attempt (500, dropped, abandoned) ends its call as outcome
-		// unknown: one request per call, plus one per throttling answer.
-		byStatus := srv.Stats().ByStatus
-		assert.Equal(t, matrixCalls+byStatus[http.StatusTooManyRequests]+byStatus[http.StatusServiceUnavailable], row.attempts,
-			"without keys a call is sent again only after a 429 or 503")
-		assert.Equal(t, byStatus[http.StatusInternalServerError]+byStatus[0], row.unknown,
+		// that proves the service did not act, or after an attempt that
+		// failed before its request was written (over HTTP/2, a GOAWAY or
+		// a PROTOCOL_ERROR reset also ends the connection for requests
+		// about to use it), and every answer after which the service may
+		// have acted ends its call as outcome unknown: one request per
+		// call, plus one per throttling answer or unsent attempt.
+		assert.Equal(t, matrixCalls+throttled+int(tr.unsent.Load()), row.attempts,
+			"without keys a call is sent again only after a 429, a 503 with Retry-After or an attempt never sent")
+		assert.Equal(t, ambiguous, row.unknown,
 			"without keys each answer after which the service may have acted ends one call as outcome unknown")
 	}
 	switch {
 	case row.idempotency:
-		assert.Equal(t, matrixCalls, row.succeeded, "with idempotency keys every fault is recovered within the retry budget")
+		// The client does not retry a 2xx whose body was cut, key or not:
+		// those calls alone end outcome unknown.
+		assert.Equal(t, matrixCalls, row.succeeded+row.unknown)
+		assert.LessOrEqual(t, row.unknown, cut2xx,
+			"with idempotency keys every fault is recovered within the retry budget, but for a 2xx answer cut short")
 	case !ambiguousOnly && len(row.faults) == 1:
-		assert.Equal(t, matrixCalls, row.succeeded, "429 and 503 are always recovered within the retry budget")
+		assert.Equal(t, matrixCalls, row.succeeded, "429 and 503 with Retry-After are always recovered within the retry budget")
 	default:
 		assert.Positive(t, row.unknown, "ambiguous faults without idempotency keys are reported, not retried")
 		assert.Equal(t, matrixCalls, row.succeeded+row.unknown)
@@ -256,26 +356,41 @@ func runMatrixRow(t *testing.T, row *matrixRow, seed uint64) {
 // sandbox reports holding it, as an attempt time-out would: each attempt
 // carries an X-Request-Id, and abandoning is also the slog.Handler of the
 // sandbox's log, where "travelruletest: holding request" names that id.
+// It also counts the answers by protocol, and the attempts that failed
+// before their request was written (which the client may send again).
 type abandoning struct {
-	rt        http.RoundTripper
-	next      atomic.Uint64
-	cancels   sync.Map // request id -> context.CancelFunc of the attempt
-	abandoned atomic.Int64
+	rt           http.RoundTripper // set before the first request
+	next         atomic.Uint64
+	cancels      sync.Map // request id -> context.CancelFunc of the attempt
+	abandoned    atomic.Int64
+	http1, http2 atomic.Int64 // answers
+	unsent       atomic.Int64
 }
 
-func newAbandoning(rt http.RoundTripper) *abandoning { return &abandoning{rt: rt} }
+func newAbandoning() *abandoning { return &abandoning{} }
 
 func (a *abandoning) RoundTrip(r *http.Request) (*http.Response, error) {
 	id := "attempt-" + strconv.FormatUint(a.next.Add(1), 10)
 	ctx, cancel := context.WithCancel(r.Context())
 	a.cancels.Store(id, cancel)
+	var wrote atomic.Bool
+	// Composed with the client's own trace, which tells it the same.
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteHeaders: func() { wrote.Store(true) }})
 	r = r.Clone(ctx)
 	r.Header.Set("X-Request-Id", id)
 	resp, err := a.rt.RoundTrip(r)
 	if err != nil {
+		if !wrote.Load() {
+			a.unsent.Add(1)
+		}
 		a.cancels.Delete(id)
 		cancel()
 		return nil, err
+	}
+	if resp.ProtoMajor == 2 {
+		a.http2.Add(1)
+	} else {
+		a.http1.Add(1)
 	}
 	resp.Body = &releasingBody{ReadCloser: resp.Body, release: func() {
 		a.cancels.Delete(id)
@@ -318,9 +433,15 @@ func (a *abandoning) Handle(_ context.Context, r slog.Record) error {
 func (a *abandoning) WithAttrs([]slog.Attr) slog.Handler { return a }
 func (a *abandoning) WithGroup(string) slog.Handler      { return a }
 
-func tunedTransport() *http.Transport {
+// tunedTransport is a transport for srv with an idle connection per worker;
+// for a TLS server it trusts the server's certificate and attempts HTTP/2
+// (as http.DefaultTransport does).
+func tunedTransport(srv *travelruletest.Server) *http.Transport {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = matrixWorkers
+	if base, ok := srv.Client().Transport.(*http.Transport); ok && base.TLSClientConfig != nil {
+		tr.TLSClientConfig = base.TLSClientConfig.Clone()
+	}
 	return tr
 }
 
@@ -333,50 +454,96 @@ Generated by ` + "`TestFaultMatrix`" + ` (faultmatrix/faultmatrix_test.go); rewr
     go test ./faultmatrix -run TestFaultMatrix -update-reliability
 
 Each row makes 1,200 transfer initiations through the public API against the
-sandbox (` + "`travelruletest`" + `), 32 at a time, with a third of initiation
-requests hit by one fault kind (the last row of each half: all kinds, 6.7%
-each). The client retries at most 21 times and waits 1-5 ms between
-attempts. The latency fault holds a request without answer until the client
-gives up on the attempt, which the client does the moment the sandbox
-reports holding it (as an attempt time-out would, without racing a short
-time-out against answers slowed by a loaded machine). The 500 and
-dropped-connection faults strike after the sandbox stored the transfer: the
-case a client must never retry blindly.
+sandbox (` + "`travelruletest`" + `), 32 at a time, over HTTP/1.1 (` + "`NewServer`" + `) or over
+HTTP/2 with TLS (` + "`NewTLSServer`" + `, the 32 calls sharing connections), with one
+fault kind hitting a third of the initiation requests (the mixed row: five
+kinds, 6.7% each; the HTTP/2 resets 1/16 and GOAWAY 1/96, see below). The
+client retries at most 21 times and waits 1-5 ms between attempts.
+
+The kinds: 429 and 503 with Retry-After come before the sandbox acts. All
+the others strike after it stored the transfer, the case a client must never
+retry blindly: a 500; a dropped connection (over HTTP/2, a RST_STREAM
+INTERNAL_ERROR of the request's stream); a proxy's 503 without Retry-After
+(an upstream reset before headers); and over HTTP/2 a RST_STREAM
+PROTOCOL_ERROR or REFUSED_STREAM, or a GOAWAY with last-stream-id 0, each of
+which claims the request was not processed, and after which net/http's
+HTTP/2 client resends the request by itself if it can rewind the body. A
+GOAWAY ends every stream of its connection: one fault cuts the answers of the
+calls in flight on it, hence its lower rate. The resets are at 1/16 because
+net/http waits 1 s, 2 s, 4 s... between its own resends. The latency fault
+holds a request without answer until the client gives up on the attempt,
+which the client does the moment the sandbox reports holding it (as an
+attempt time-out would, without racing a short time-out against answers
+slowed by a loaded machine).
 
 Columns: calls that **succeeded**; **definite** failures (nothing was
 created); **outcome unknown** failures (` + "`ErrOutcomeUnknown`" + `: the caller must
 reconcile); transfers the sandbox **stored**; **duplicates** (a payment stored
-more than once); **attempts** (requests sent in all); **faults** injected.
+more than once); **attempts** (requests the client sent, each counted once
+however often net/http resent it underneath); **faults** injected.
 
-| faults | idempotency key | calls | succeeded | definite | outcome unknown | stored | duplicates | attempts | faults |
-|---|---|---:|---:|---:|---:|---:|---:|---:|---:|
+| transport | faults | idempotency key | calls | succeeded | definite | outcome unknown | stored | duplicates | attempts | faults |
+|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|
 `)
+	dupRows, keyedShort := 0, map[string]int{}
 	for _, r := range rows {
 		idem := "off"
 		if r.idempotency {
 			idem = "on"
+			if r.succeeded < r.calls {
+				keyedShort[r.transport()+" "+r.name] += r.calls - r.succeeded
+			}
 		}
-		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %d | %d | %d | %d |\n",
-			r.name, idem, r.calls, r.succeeded, r.definite, r.unknown, r.stored, r.duplicates, r.attempts, r.injected)
+		if r.duplicates > 0 {
+			dupRows++
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %d | %d | %d | %d | %d | %d |\n",
+			r.transport(), r.name, idem, r.calls, r.succeeded, r.definite, r.unknown, r.stored, r.duplicates, r.attempts, r.injected)
 	}
-	b.WriteString(`
-What the rows show:
-
-- **Zero duplicates in every row.** Without idempotency keys the client never
-  sends an initiation again once the service may have acted on it; the
-  sandbox stores fewer transfers than succeeded + outcome unknown only where
-  the attempt was abandoned before the sandbox acted (held requests).
-- **429 and 503 are always recovered** within the retry budget, keys or not:
-  they are answered before the service acts.
-- **500, dropped connections and abandoned attempts without keys are reported as
-  outcome unknown**, never as definite failures and never retried; every
+	b.WriteString("\nWhat the rows show:\n\n")
+	if dupRows == 0 {
+		b.WriteString(`- **Zero duplicates in every row.** Without idempotency keys the client never
+  sends an initiation again once the service may have acted on it, and never
+  lets net/http resend it underneath; the sandbox stores fewer transfers than
+  succeeded + outcome unknown only where the service had not acted: attempts
+  abandoned while held, and requests that reached a connection after its
+  GOAWAY.
+`)
+	} else {
+		fmt.Fprintf(&b, "- **DUPLICATES in %d rows**: the client sent an initiation again after the service may have acted on it.\n", dupRows)
+	}
+	b.WriteString(`- **429 and 503 with Retry-After are always recovered** within the retry
+  budget, keys or not: they are answered before the service acts.
+- **Without keys, every fault after storing ends its call as outcome
+  unknown**, never as a definite failure and never resent: 500, a dropped
+  connection or reset stream, a proxy's 503 without Retry-After (which does
+  not prove the service did nothing), a GOAWAY, an abandoned attempt. Every
   stored transfer is accounted for by a success or one of these.
-- **With idempotency keys every row succeeds in full**: the client retries
+`)
+	if len(keyedShort) == 0 {
+		b.WriteString(`- **With idempotency keys every row succeeds in full**: the client retries
   ambiguous failures with the same key and the sandbox replays the stored
-  answer instead of storing a second transfer. (Attempts count the client's
-  own attempts: net/http itself resends a request that carries an
-  Idempotency-Key when a reused connection drops before the answer, which is
-  why the dropped-connection row needs few of them.)
+  answer instead of storing a second transfer.
+`)
+	} else {
+		var short []string
+		for name, n := range keyedShort {
+			short = append(short, fmt.Sprintf("%s (%d calls)", name, n))
+		}
+		slices.Sort(short)
+		b.WriteString(`- **With idempotency keys every row succeeds in full but ` + strings.Join(short, ", ") + `**:
+  the client retries ambiguous failures with the same key and the sandbox
+  replays the stored answer instead of storing a second transfer. The calls
+  short are those whose 2xx answer a GOAWAY cut after its headers: the
+  client does not send a call again after a 2xx, key or not, and reports it
+  as outcome unknown.
+`)
+	}
+	b.WriteString(`- Attempts count the client's own attempts. Underneath, net/http resends a
+  request that carries an Idempotency-Key when a reused HTTP/1.1 connection
+  drops before the answer (which is why the dropped-connection row needs few
+  of them), and, over HTTP/2, a keyed request after a reset or GOAWAY that
+  claims it was not processed.
 `)
 	return b.String()
 }

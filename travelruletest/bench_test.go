@@ -2,6 +2,9 @@ package travelruletest_test
 
 import (
 	"context"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -36,4 +39,76 @@ func BenchmarkSandbox(b *testing.B) {
 		}
 	})
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "initiations/s")
+}
+
+// BenchmarkRetainedHeap reports the heap the sandbox keeps after b.N
+// initiations through the SDK (each with its request record and three
+// callback records), measured after a garbage collection once all their
+// callbacks finished: with the default record limit, and with none (which
+// is how the sandbox behaved before it had one). Run it with
+// -benchtime 100000x to see a long run's memory.
+func BenchmarkRetainedHeap(b *testing.B) {
+	for _, bc := range []struct {
+		name  string
+		limit int
+	}{
+		{"limit=default", travelruletest.DefaultRecordLimit},
+		{"limit=none", 0},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			srv := travelruletest.NewServer(travelruletest.WithoutCallbacks(), travelruletest.WithRecordLimit(bc.limit))
+			defer srv.Close()
+			client, err := travelrule.NewClient(srv.URL, travelrule.WithTokenSource(srv.TokenSource()))
+			if err != nil {
+				b.Fatal(err)
+			}
+			req := &travelrule.TransferRequest{
+				Asset: "BTC", Amount: "0.5", Callback: "https://vasp-a.example/cb",
+				Originator:  travelrule.Party{PersonType: "natural", FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1815-12-10"},
+				Beneficiary: travelrule.Party{PersonType: "natural", FirstName: "Alan", LastName: "Turing", DateOfBirth: "1912-06-23"},
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			// One call first, so that the token and the connections are
+			// not counted.
+			if _, err := client.InitiateTransfer(ctx, req); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := srv.WaitCallbacks(ctx, 3); err != nil {
+				b.Fatal(err)
+			}
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			b.ResetTimer()
+			var next atomic.Int64
+			var wg sync.WaitGroup
+			for range 16 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for next.Add(1) <= int64(b.N) {
+						if _, err := client.InitiateTransfer(ctx, req); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			if _, err := srv.WaitCallbacks(ctx, 3*(b.N+1)); err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			retained := float64(int64(after.HeapAlloc) - int64(before.HeapAlloc))
+			b.ReportMetric(retained/float64(b.N), "retained-B/op")
+			b.ReportMetric(retained/(1<<20), "retained-MiB")
+			if st := srv.Stats(); st.Initiated != b.N+1 {
+				b.Fatalf("%d initiations counted, want %d", st.Initiated, b.N+1)
+			}
+			runtime.KeepAlive(srv)
+		})
+	}
 }

@@ -137,9 +137,9 @@ func (s *Server) runLane(l *lane) {
 
 		s.takeUp(ev)
 		if s.cfg.noCallbacks {
-			s.finish(Delivery{ID: ev.id, TransferID: ev.transferID, Status: ev.status, URL: ev.url, Body: ev.body})
+			s.finish(Delivery{ID: ev.id, TransferID: ev.transferID, Status: ev.status, URL: ev.url, Body: ev.body}, true)
 		} else {
-			s.finish(s.deliver(s.ctx, ev))
+			s.finish(s.deliver(s.ctx, ev), true)
 		}
 
 		s.dmu.Lock()
@@ -295,9 +295,7 @@ func (s *Server) StartInquiry(ctx context.Context, callbackURL string, req *trav
 	defer release()
 	now := time.Now()
 	s.mu.Lock()
-	t := &Transfer{ID: id, Request: *req, State: StateInquiry, Inquiry: true, Created: now, Updated: now}
-	s.transfers[id] = t
-	s.order = append(s.order, t)
+	s.store(&transferRec{Transfer: Transfer{ID: id, Request: *req, State: StateInquiry, Inquiry: true, Created: now, Updated: now}})
 	s.stats.Inquiries++
 	s.mu.Unlock()
 
@@ -306,7 +304,7 @@ func (s *Server) StartInquiry(ctx context.Context, callbackURL string, req *trav
 	stop := context.AfterFunc(s.ctx, cancel)
 	defer stop()
 	d := s.deliver(ctx, &event{id: newEventID(), transferID: id, status: StateInquiry, url: callbackURL, body: body})
-	s.finish(d)
+	s.finish(d, false)
 	if !d.Delivered {
 		last := "no attempt"
 		if n := len(d.Attempts); n > 0 {

@@ -6,13 +6,23 @@
 //	defer srv.Close()
 //	client, err := travelrule.NewClient(srv.URL, travelrule.WithTokenSource(srv.TokenSource()))
 //
+// [NewTLSServer] serves HTTPS instead, with HTTP/2 for clients that offer it
+// by ALPN (HTTP/1.1 for the others), a certificate of its own
+// ([Server.Certificate]) and a client that trusts it ([Server.Client]):
+//
+//	srv := travelruletest.NewTLSServer()
+//	defer srv.Close()
+//	client, err := travelrule.NewClient(srv.URL,
+//		travelrule.WithTokenSource(srv.TokenSource()), travelrule.WithHTTPClient(srv.Client()))
+//
 // The server checks every request as the description says, sends status
 // callbacks over HTTP, can play the counterparty VASP ([Server.StartInquiry]),
 // honours Idempotency-Key, injects faults on demand ([Fault]) and records what
 // it saw ([Server.Transfers], [Server.Requests], [Server.Callbacks],
-// [Server.Stats], [Server.WaitCallbacks]). It logs nothing unless given a
-// logger, and never logs bodies, tokens or the personal data they carry
-// (see [WithLogger] for what a line holds).
+// [Server.Stats], [Server.WaitCallbacks]), the most recent
+// [DefaultRecordLimit] of each kind ([WithRecordLimit]). It logs nothing
+// unless given a logger, and never logs bodies, tokens or the personal data
+// they carry (see [WithLogger] for what a line holds).
 //
 // # Behaviour where the description says "not shown"
 //
@@ -83,13 +93,36 @@
 //     (and query) without acting again. The same key with a different body
 //     is answered 422, and a request whose key is still being processed
 //     409. 429 and 503 answers are not stored. The stored answer is the one
-//     the operation gave before any 500 or drop fault, so a retry after
-//     those faults gets the original success.
+//     the operation gave before any fault after acting (500, drop, reset,
+//     GOAWAY, a proxy's 503), so a retry after those faults gets the
+//     original success.
 //   - Faults ([Fault], [WithFaults], [Server.SetFaults]): 429 and 503 (with
 //     Retry-After in seconds) are answered before the request is acted on;
-//     500 and a dropped connection after the transfer was stored or the
-//     resolution recorded; latency delays the request before anything else
-//     and ends early if the client gives up. Which requests faults hit is
-//     random, from a seeded generator ([WithSeed]): the same seed, faults
-//     and sequence of requests give the same faults.
+//     the others after the transfer was stored or the resolution recorded:
+//     500; a dropped connection (over HTTP/2, a RST_STREAM INTERNAL_ERROR
+//     of the request's stream); over HTTP/2, a RST_STREAM PROTOCOL_ERROR or
+//     REFUSED_STREAM of the stream, or a GOAWAY with last-stream-id 0 (over
+//     HTTP/1.1 these three drop the connection); and a proxy's 503 without
+//     Retry-After. Latency delays the request before anything else and ends
+//     early if the client gives up. Which requests faults hit is random,
+//     from a seeded generator ([WithSeed]): the same seed, faults and
+//     sequence of requests give the same faults.
+//   - After a GOAWAY fault the sandbox writes nothing more on the
+//     connection (it half-closes it) but still reads it. The answers that
+//     had not gone out in full are cut: one whose HEADERS had not gone out
+//     is recorded with Status 0, one cut after its HEADERS keeps its Status
+//     and is marked Truncated (the client saw the status, not the body). A
+//     request that arrives on the connection afterwards (the client sent it
+//     before it saw the GOAWAY) is recorded with Status 0 and not acted on;
+//     one already being acted on finishes, and its answer is cut. So one
+//     GOAWAY fault can leave several requests of the connection without a
+//     whole answer, as a proxy's GOAWAY would; Stats.ByStatus[0] and
+//     Stats.Truncated count them.
+//   - Records: the server keeps the most recent [DefaultRecordLimit]
+//     transfers, requests, finished callbacks and Idempotency-Key answers
+//     ([WithRecordLimit]), and older ones that are still pending: an
+//     inquiry awaiting resolution, a transfer with callbacks still to
+//     deliver, an Idempotency-Key still being processed or answered within
+//     the idempotency window ([WithIdempotencyWindow], default a day).
+//     [Server.Stats] counts everything since the start.
 package travelruletest

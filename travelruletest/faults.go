@@ -37,10 +37,10 @@ func (o Operation) String() string {
 // FaultKind is a kind of injected fault.
 type FaultKind uint8
 
-// The kinds of fault. 429 and 503 happen before the request is acted on;
-// 500 and a dropped connection happen after the transfer was stored (or the
-// resolution recorded), which is the case a client must not mistake for a
-// failure.
+// The kinds of fault. 429 and 503 with Retry-After happen before the
+// request is acted on; the others but latency happen after the transfer
+// was stored (or the resolution recorded), which is the case a client must
+// not mistake for a failure.
 const (
 	// FaultLatency delays the answer by Fault.Latency, before anything
 	// else is done; the delay ends early, without an answer, when the
@@ -54,9 +54,34 @@ const (
 	// resolution) and then answers 500.
 	FaultInternal
 	// FaultDrop acts on the request and then closes the connection without
-	// answering.
+	// answering. On an HTTP/2 connection only the request's stream ends,
+	// reset with RST_STREAM INTERNAL_ERROR, as net/http does for a handler
+	// that aborts.
 	FaultDrop
+	// FaultResetProtocolError acts on the request and then resets its
+	// HTTP/2 stream with RST_STREAM PROTOCOL_ERROR, before any answer: a
+	// reset that net/http's HTTP/2 client takes as one it may replay.
+	// On an HTTP/1 connection it is a FaultDrop.
+	FaultResetProtocolError
+	// FaultResetRefusedStream acts on the request and then resets its
+	// HTTP/2 stream with RST_STREAM REFUSED_STREAM, which claims the
+	// stream was not processed. On an HTTP/1 connection it is a FaultDrop.
+	FaultResetRefusedStream
+	// FaultGoAway acts on the request and then, instead of answering,
+	// sends GOAWAY with last-stream-id 0 and error code NO_ERROR, which
+	// claims that no stream of the connection was processed, and writes
+	// nothing more on the connection (see the package documentation for
+	// the other requests on it). On an HTTP/1 connection it is a FaultDrop.
+	FaultGoAway
+	// FaultProxyUnavailable acts on the request and then answers 503
+	// without Retry-After, with the plain-text body of a proxy whose
+	// upstream reset the connection before answering: a 503 that does not
+	// prove the service did nothing. Fault.RetryAfter is not used.
+	FaultProxyUnavailable
 )
+
+// lastFaultKind is the last valid FaultKind.
+const lastFaultKind = FaultProxyUnavailable
 
 // String returns the kind's name, such as "rate-limit".
 func (k FaultKind) String() string {
@@ -71,6 +96,14 @@ func (k FaultKind) String() string {
 		return "internal"
 	case FaultDrop:
 		return "drop"
+	case FaultResetProtocolError:
+		return "reset-protocol-error"
+	case FaultResetRefusedStream:
+		return "reset-refused-stream"
+	case FaultGoAway:
+		return "goaway"
+	case FaultProxyUnavailable:
+		return "proxy-unavailable"
 	}
 	return "FaultKind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -81,10 +114,12 @@ func (k FaultKind) String() string {
 // authenticated request draws once, in list order, for each fault that
 // applies to its operation and has not used up Times: it is hit with
 // probability Rate. Several faults may hit one request: their latencies add
-// up; of the 429/503 faults the first one that hits answers; of the 500/drop
-// faults the first one that hits applies, and only to an answer that would
-// have been 2xx (a 400 or 404 stays as it is). A 429 or 503 takes precedence
-// over 500 and drop, which then do not count as fired.
+// up; of the 429/503 faults (FaultRateLimit, FaultUnavailable) the first one
+// that hits answers; of the faults after acting (FaultInternal and the
+// kinds after it) the first one that hits applies, and only to an answer
+// that would have been 2xx (a 400 or 404 stays as it is). A 429 or 503
+// takes precedence over the faults after acting, which then do not count as
+// fired.
 type Fault struct {
 	// Kind is the kind of fault.
 	Kind FaultKind
@@ -95,8 +130,9 @@ type Fault struct {
 	// Times is how many requests the fault hits at most; zero means no
 	// limit. Rate 1 with Times 1 hits exactly the next request.
 	Times int
-	// RetryAfter is the wait the Retry-After header of a 429 or 503 asks
-	// for, in whole seconds rounded up; zero sends "Retry-After: 0".
+	// RetryAfter is the wait the Retry-After header of a FaultRateLimit or
+	// FaultUnavailable asks for, in whole seconds rounded up; zero sends
+	// "Retry-After: 0".
 	RetryAfter time.Duration
 	// Latency is the delay a FaultLatency adds.
 	Latency time.Duration
@@ -104,7 +140,7 @@ type Fault struct {
 
 func (f Fault) check() error {
 	switch {
-	case f.Kind < FaultLatency || f.Kind > FaultDrop:
+	case f.Kind < FaultLatency || f.Kind > lastFaultKind:
 		return errors.New("travelruletest: Fault: unknown kind")
 	case math.IsNaN(f.Rate) || f.Rate < 0 || f.Rate > 1:
 		return errors.New("travelruletest: Fault: rate must be between 0 and 1")
@@ -128,7 +164,7 @@ type faultSlot struct {
 type faultPlan struct {
 	latency time.Duration
 	pre     *Fault // 429 or 503
-	post    *Fault // 500 or drop
+	post    *Fault // a fault after acting
 	postIdx int
 	gen     uint64
 	fired   []FaultKind
@@ -175,7 +211,7 @@ func (s *Server) drawFaults(op Operation) faultPlan {
 			}
 			ff := f.Fault
 			p.pre = &ff
-		case FaultInternal, FaultDrop:
+		default: // after acting
 			if p.post != nil {
 				continue
 			}

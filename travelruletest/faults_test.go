@@ -308,11 +308,29 @@ func TestInvalidFaultPanics(t *testing.T) {
 		"rate above one": {Kind: travelruletest.FaultDrop, Rate: 1.5},
 		"negative rate":  {Kind: travelruletest.FaultDrop, Rate: -0.1},
 		"unknown op":     {Kind: travelruletest.FaultDrop, Rate: 1, Ops: 8},
+		"kind past last": {Kind: travelruletest.FaultProxyUnavailable + 1, Rate: 1},
 		"negative times": {Kind: travelruletest.FaultDrop, Rate: 1, Times: -1},
 	} {
 		t.Run(name, func(t *testing.T) {
 			assert.Panics(t, func() { srv.SetFaults(f) })
 			assert.Panics(t, func() { travelruletest.NewServer(travelruletest.WithFaults(f)).Close() })
 		})
+	}
+}
+
+func TestFaultKindString(t *testing.T) {
+	for kind, want := range map[travelruletest.FaultKind]string{
+		travelruletest.FaultLatency:              "latency",
+		travelruletest.FaultRateLimit:            "rate-limit",
+		travelruletest.FaultUnavailable:          "unavailable",
+		travelruletest.FaultInternal:             "internal",
+		travelruletest.FaultDrop:                 "drop",
+		travelruletest.FaultResetProtocolError:   "reset-protocol-error",
+		travelruletest.FaultResetRefusedStream:   "reset-refused-stream",
+		travelruletest.FaultGoAway:               "goaway",
+		travelruletest.FaultProxyUnavailable:     "proxy-unavailable",
+		travelruletest.FaultProxyUnavailable + 1: "FaultKind(10)",
+	} {
+		assert.Equal(t, want, kind.String())
 	}
 }

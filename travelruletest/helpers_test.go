@@ -80,6 +80,25 @@ func newServer(t testing.TB, opts ...travelruletest.Option) *travelruletest.Serv
 	return srv
 }
 
+// newTLSServer starts a TLS server (HTTP/2 or HTTP/1.1) with fast callback
+// retries, closed when the test ends.
+func newTLSServer(t testing.TB, opts ...travelruletest.Option) *travelruletest.Server {
+	t.Helper()
+	opts = append([]travelruletest.Option{travelruletest.WithCallbackRetry(3, time.Millisecond, 5*time.Millisecond)}, opts...)
+	srv := travelruletest.NewTLSServer(opts...)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// http1Client returns a client of srv that offers only HTTP/1.1.
+func http1Client(srv *travelruletest.Server) *http.Client {
+	tr := srv.Client().Transport.(*http.Transport).Clone()
+	tr.ForceAttemptHTTP2 = false
+	tr.Protocols = new(http.Protocols)
+	tr.Protocols.SetHTTP1(true)
+	return &http.Client{Transport: tr}
+}
+
 // newClient returns an SDK client of srv with fast retries.
 func newClient(t testing.TB, srv *travelruletest.Server, opts ...travelrule.Option) *travelrule.Client {
 	t.Helper()

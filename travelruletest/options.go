@@ -27,6 +27,13 @@ const (
 	DefaultCallbackBackoffMax = 2 * time.Second
 	// DefaultSeed seeds the choice of injected faults.
 	DefaultSeed = 1
+	// DefaultRecordLimit is how many of each kind of record (transfers,
+	// requests, finished callbacks, Idempotency-Key answers) the server
+	// keeps; see [WithRecordLimit].
+	DefaultRecordLimit = 10_000
+	// DefaultIdempotencyWindow is how long an Idempotency-Key answer is
+	// kept at least; see [WithIdempotencyWindow].
+	DefaultIdempotencyWindow = 24 * time.Hour
 )
 
 // KnownTravelAddress is a travel address that the sandbox resolves to a
@@ -55,6 +62,8 @@ type config struct {
 	faults             []Fault
 	seed               uint64
 	noIdempotency      bool
+	recordLimit        int
+	idemWindow         time.Duration
 	logger             *slog.Logger
 	now                func() time.Time // the clock tokens are minted and verified by; nil is time.Now
 	err                error
@@ -86,6 +95,8 @@ func defaultConfig() config {
 		cbBackoffMin:       DefaultCallbackBackoffMin,
 		cbBackoffMax:       DefaultCallbackBackoffMax,
 		seed:               DefaultSeed,
+		recordLimit:        DefaultRecordLimit,
+		idemWindow:         DefaultIdempotencyWindow,
 	}
 }
 
@@ -257,6 +268,50 @@ func WithSeed(seed uint64) Option {
 // initiation then makes a new transfer.
 func WithoutIdempotency() Option {
 	return func(c *config) { c.noIdempotency = true }
+}
+
+// WithRecordLimit bounds the memory the server's records take, for long
+// runs and load tests: it keeps the n most recent transfers, requests,
+// finished callbacks and Idempotency-Key answers (default
+// [DefaultRecordLimit]; 0 keeps everything) and forgets older ones, with
+// three exceptions that are kept however old until they are settled:
+//
+//   - a transfer that is still pending: an inquiry from
+//     [Server.StartInquiry] awaiting resolution (ResolveInquiry must still
+//     find it), or a transfer whose status callbacks are not all finished;
+//   - an Idempotency-Key whose request is still being processed;
+//   - an Idempotency-Key answered less than the idempotency window ago
+//     ([WithIdempotencyWindow]), so that a retry within the window is
+//     still replayed rather than acted on twice. With keys, the memory
+//     kept thus grows with the keyed requests of one window.
+//
+// [Server.Stats] counts everything since the start, forgotten records
+// included; [Server.Transfers], [Server.Requests] and [Server.Callbacks]
+// return what is kept. It panics (from NewServer) if n is negative.
+func WithRecordLimit(n int) Option {
+	return func(c *config) {
+		if n < 0 {
+			c.fail(errors.New("travelruletest: WithRecordLimit: negative limit"))
+		}
+		c.recordLimit = n
+	}
+}
+
+// WithIdempotencyWindow sets how long the answer stored for an
+// Idempotency-Key is kept at least (default [DefaultIdempotencyWindow],
+// a day, as payment services commonly honour keys), counted from the
+// first request with the key. Within the window a request with the key is
+// replayed whatever the record limit; after it, the answer is forgotten
+// once the record limit ([WithRecordLimit]) is exceeded, and a request
+// with the key is acted on as new. A zero window keeps only the record
+// limit's most recent answers.
+func WithIdempotencyWindow(d time.Duration) Option {
+	return func(c *config) {
+		if d < 0 {
+			c.fail(errors.New("travelruletest: WithIdempotencyWindow: negative window"))
+		}
+		c.idemWindow = d
+	}
 }
 
 // WithLogger sets the logger for one line per request and per callback

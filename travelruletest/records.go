@@ -1,7 +1,9 @@
 package travelruletest
 
 import (
+	"cmp"
 	"context"
+	"maps"
 	"net/http"
 	"slices"
 	"time"
@@ -55,10 +57,15 @@ type Request struct {
 	// Op is the operation requested, or zero for another path (such as the
 	// token endpoint).
 	Op Operation
-	// Status is the status answered, or 0 if no answer was sent (a
-	// dropped connection, or a client that gave up during a latency
-	// fault).
+	// Status is the status answered, or 0 if no answer reached the
+	// client: a dropped connection or reset stream, a client that gave up
+	// during a latency fault, or an answer whose HEADERS a GOAWAY fault on
+	// its HTTP/2 connection overtook.
 	Status int
+	// Truncated is true if a GOAWAY fault on the request's HTTP/2
+	// connection cut the answer after its HEADERS: the client saw Status
+	// but not the whole body.
+	Truncated bool
 	// Faults lists the faults that hit the request.
 	Faults []FaultKind
 	// Replayed is true if the answer was replayed for an Idempotency-Key.
@@ -100,7 +107,8 @@ type Attempt struct {
 	Err string
 }
 
-// Stats counts what the server did.
+// Stats counts what the server did, since it started: the counts take in
+// the records the server no longer keeps (see [WithRecordLimit]).
 type Stats struct {
 	// Requests counts requests answered (or dropped), on every path.
 	Requests int
@@ -119,6 +127,11 @@ type Stats struct {
 	Replayed int
 	// Faults counts injected faults, over the requests answered.
 	Faults int
+	// ByFault counts injected faults by kind.
+	ByFault map[FaultKind]int
+	// Truncated counts answers cut after their HEADERS by a GOAWAY fault
+	// (see Request.Truncated); ByStatus counts them by their status.
+	Truncated int
 	// CallbackAttempts counts attempts at sending callbacks.
 	CallbackAttempts int
 	// Callbacks counts callbacks finished, delivered or not (inquiries of
@@ -129,18 +142,84 @@ type Stats struct {
 	CallbacksFailed int
 }
 
-// Transfers returns the transfers stored, in the order they were created.
+// transferRec is a stored transfer and what the sandbox knows of it.
+type transferRec struct {
+	Transfer
+	seq       uint64 // in creation order
+	callbacks int    // callbacks queued and not yet finished
+	held      bool   // in s.held, not s.order
+}
+
+// pending reports whether the transfer must be kept: an inquiry awaiting
+// resolution, or callbacks still to deliver.
+func (t *transferRec) pending() bool { return t.State == StateInquiry || t.callbacks > 0 }
+
+// store records a new transfer and forgets the oldest ones beyond the
+// record limit that are no longer pending. s.mu is held.
+func (s *Server) store(t *transferRec) {
+	s.seq++
+	t.seq = s.seq
+	s.transfers[t.ID] = t
+	s.order = append(s.order, t)
+	for lim := s.cfg.recordLimit; lim > 0 && len(s.order) > lim; {
+		old := s.order[0]
+		s.order[0] = nil
+		s.order = s.order[1:]
+		if old.pending() {
+			old.held = true
+			s.held[old.ID] = old
+		} else {
+			delete(s.transfers, old.ID)
+		}
+	}
+}
+
+// release forgets t if the record limit left it kept only while pending
+// and it no longer is. s.mu is held.
+func (s *Server) release(t *transferRec) {
+	if t.held && !t.pending() {
+		delete(s.held, t.ID)
+		delete(s.transfers, t.ID)
+	}
+}
+
+// evictIdempotency forgets the oldest finished Idempotency-Key entries
+// beyond the record limit that are older than the idempotency window. s.mu
+// is held.
+func (s *Server) evictIdempotency(now time.Time) {
+	for lim := s.cfg.recordLimit; lim > 0 && len(s.idemOrder) > lim; {
+		e := s.idemOrder[0]
+		if !e.done || now.Sub(e.created) < s.cfg.idemWindow {
+			return // the entries after it are younger
+		}
+		delete(s.idem, e.key)
+		s.idemOrder[0] = nil
+		s.idemOrder = s.idemOrder[1:]
+	}
+}
+
+// Transfers returns the transfers kept, in the order they were created:
+// the most recent ones (see [WithRecordLimit]), and any older one still
+// pending.
 func (s *Server) Transfers() []Transfer {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]Transfer, len(s.order))
-	for i, t := range s.order {
-		out[i] = *t
+	held := make([]*transferRec, 0, len(s.held))
+	for _, t := range s.held {
+		held = append(held, t)
+	}
+	slices.SortFunc(held, func(a, b *transferRec) int { return cmp.Compare(a.seq, b.seq) })
+	out := make([]Transfer, 0, len(held)+len(s.order))
+	for _, t := range held {
+		out = append(out, t.Transfer)
+	}
+	for _, t := range s.order {
+		out = append(out, t.Transfer)
 	}
 	return out
 }
 
-// Transfer returns the transfer with the identifier id.
+// Transfer returns the transfer with the identifier id, if it is kept.
 func (s *Server) Transfer(id string) (Transfer, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -148,12 +227,13 @@ func (s *Server) Transfer(id string) (Transfer, bool) {
 	if !ok {
 		return Transfer{}, false
 	}
-	return *t, true
+	return t.Transfer, true
 }
 
-// Requests returns the requests received, in the order they were answered.
-// A request is recorded just before its answer is sent (or its connection
-// dropped), so a client that got an answer finds its request here.
+// Requests returns the requests kept (the most recent ones, see
+// [WithRecordLimit]), in the order they were answered. A request is
+// recorded just before its answer is sent (or its connection dropped), so
+// a client that got an answer finds its request here.
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -166,8 +246,9 @@ func (s *Server) Requests() []Request {
 	return out
 }
 
-// Callbacks returns the callbacks finished, in the order they finished.
-// Those of one transfer are in the order they were sent.
+// Callbacks returns the finished callbacks kept (the most recent ones, see
+// [WithRecordLimit]), in the order they finished. Those of one transfer
+// are in the order they were sent.
 func (s *Server) Callbacks() []Delivery {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -185,12 +266,13 @@ func (s *Server) callbacksLocked() []Delivery {
 }
 
 // WaitCallbacks waits until at least n callbacks have finished (delivered
-// or given up) and returns them as [Server.Callbacks] does. If ctx ends
-// first, it returns those finished so far and ctx's error.
+// or given up) since the server started, and returns those kept as
+// [Server.Callbacks] does. If ctx ends first, it returns those finished so
+// far and ctx's error.
 func (s *Server) WaitCallbacks(ctx context.Context, n int) ([]Delivery, error) {
 	for {
 		s.mu.Lock()
-		if len(s.deliveries) >= n {
+		if s.stats.Callbacks >= n {
 			out := s.callbacksLocked()
 			s.mu.Unlock()
 			return out, nil
@@ -214,35 +296,85 @@ func (s *Server) Stats() Stats {
 	defer s.mu.Unlock()
 	st := s.stats
 	st.InFlight = int(s.serving.Load())
-	st.ByStatus = make(map[int]int, len(s.stats.ByStatus))
-	for k, v := range s.stats.ByStatus {
-		st.ByStatus[k] = v
-	}
+	st.ByStatus = maps.Clone(s.stats.ByStatus)
+	st.ByFault = maps.Clone(s.stats.ByFault)
 	return st
 }
 
-// record stores the record of a request.
-func (s *Server) record(r Request) {
+// record stores the record of a request and returns its sequence number.
+func (s *Server) record(r Request) uint64 {
 	s.mu.Lock()
-	s.requests = append(s.requests, r)
+	defer s.mu.Unlock()
+	seq := uint64(s.stats.Requests)
+	s.requests = appendLimited(s.requests, r, s.cfg.recordLimit)
 	s.stats.Requests++
 	s.stats.ByStatus[r.Status]++
 	s.stats.Faults += len(r.Faults)
+	for _, k := range r.Faults {
+		s.stats.ByFault[k]++
+	}
 	if r.Replayed {
 		s.stats.Replayed++
 	}
-	s.mu.Unlock()
+	return seq
+}
+
+// markLost records that the answer (of the given status) to request seq
+// did not reach the client in full: it was truncated after its HEADERS, or
+// never went out.
+func (s *Server) markLost(seq uint64, status int, truncated bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var r *Request
+	if first := uint64(s.stats.Requests - len(s.requests)); seq >= first {
+		r = &s.requests[seq-first]
+		if r.Status == 0 || r.Truncated {
+			return // already
+		}
+	}
+	if truncated {
+		if r != nil {
+			r.Truncated = true
+		}
+		s.stats.Truncated++
+		return
+	}
+	if r != nil {
+		r.Status = 0
+	}
+	if s.stats.ByStatus[status]--; s.stats.ByStatus[status] == 0 {
+		delete(s.stats.ByStatus, status)
+	}
+	s.stats.ByStatus[0]++
 }
 
 // finish stores the record of a finished callback and wakes WaitCallbacks.
-func (s *Server) finish(d Delivery) {
+// queued says whether the callback was counted in its transfer's pending
+// callbacks.
+func (s *Server) finish(d Delivery, queued bool) {
 	s.mu.Lock()
-	s.deliveries = append(s.deliveries, d)
+	s.deliveries = appendLimited(s.deliveries, d, s.cfg.recordLimit)
 	s.stats.Callbacks++
 	if !d.Delivered && len(d.Attempts) > 0 {
 		s.stats.CallbacksFailed++
 	}
+	if t := s.transfers[d.TransferID]; queued && t != nil && t.callbacks > 0 {
+		t.callbacks--
+		s.release(t)
+	}
 	close(s.delivered)
 	s.delivered = make(chan struct{})
 	s.mu.Unlock()
+}
+
+// appendLimited appends v to list and drops the oldest elements beyond
+// limit (none if limit is 0).
+func appendLimited[T any](list []T, v T, limit int) []T {
+	list = append(list, v)
+	if limit > 0 && len(list) > limit {
+		n := len(list) - limit
+		clear(list[:n]) // let the collector have them
+		list = list[n:]
+	}
+	return list
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
 	"io"
@@ -33,16 +35,19 @@ const maxIdempotencyKey = 255
 // port, for tests: it serves both operations of the interface description
 // 3.2.1 as the package documentation describes, an OAuth2 token endpoint,
 // sends status callbacks, and records what it saw. Make it with
-// [NewServer] and stop it with [Server.Close]. Its methods are safe for
-// concurrent use.
+// [NewServer] (HTTP/1.1) or [NewTLSServer] (HTTPS, HTTP/2 or HTTP/1.1) and
+// stop it with [Server.Close]. Its methods are safe for concurrent use.
 type Server struct {
 	// URL is the base URL of the service, such as
 	// "http://127.0.0.1:39215/api/v3", with the path prefix (see
 	// [WithPathPrefix]) and no trailing slash: give it to
-	// travelrule.NewClient.
+	// travelrule.NewClient. It starts with "https://" for a server made
+	// by NewTLSServer.
 	URL string
 
 	cfg      config
+	cert     *x509.Certificate // nil unless TLS
+	client   *http.Client
 	origin   string
 	prefix   string
 	key      []byte
@@ -66,11 +71,14 @@ type Server struct {
 	serving   atomic.Int64 // requests being served
 
 	mu         sync.Mutex // guards the records below
-	transfers  map[string]*Transfer
-	order      []*Transfer
+	transfers  map[string]*transferRec
+	order      []*transferRec          // the newest transfers, oldest first, at most the record limit
+	held       map[string]*transferRec // older ones kept while pending
+	seq        uint64                  // transfers stored so far
 	idem       map[string]*idemEntry
-	requests   []Request
-	deliveries []Delivery
+	idemOrder  []*idemEntry  // oldest first
+	requests   []Request     // the newest, oldest first
+	deliveries []Delivery    // the newest, oldest first
 	delivered  chan struct{} // closed and replaced when a callback finishes
 	stats      Stats
 
@@ -89,6 +97,8 @@ type Server struct {
 
 // idemEntry is the stored answer to an Idempotency-Key.
 type idemEntry struct {
+	key         string // in s.idem
+	created     time.Time
 	fingerprint [32]byte
 	done        bool
 	ans         *answer
@@ -98,17 +108,31 @@ type idemEntry struct {
 type answer struct {
 	status     int
 	body       []byte
-	header     []string // pairs of name and value
-	drop       bool     // close the connection without answering
-	abandon    bool     // the client went away: write nothing
+	header     []string  // pairs of name and value
+	drop       bool      // close the connection without answering
+	reset      FaultKind // end the HTTP/2 stream or connection as this fault does, without answering
+	abandon    bool      // the client went away: write nothing
 	transferID string
 	replayed   bool
 }
 
 // NewServer starts a server on a loopback port (see [WithAddr]) and
-// returns it. It panics if an option is invalid or the server cannot
-// listen. Call Close when done.
-func NewServer(opts ...Option) *Server {
+// returns it. It serves HTTP/1.1 in plaintext. It panics if an option is
+// invalid or the server cannot listen. Call Close when done.
+func NewServer(opts ...Option) *Server { return start(false, opts) }
+
+// NewTLSServer starts a server as [NewServer] does, but over TLS with a
+// certificate of its own, made for this server (see
+// [Server.Certificate]), as httptest.NewTLSServer does: URL starts with
+// "https://". A client that offers "h2" by ALPN is served HTTP/2, any
+// other HTTP/1.1. [Server.Client] returns a client that trusts the
+// certificate and prefers HTTP/2. Over HTTP/2 the faults
+// [FaultResetProtocolError], [FaultResetRefusedStream] and [FaultGoAway]
+// act as their names say; over HTTP/1.1 they close the connection, as
+// [FaultDrop] does.
+func NewTLSServer(opts ...Option) *Server { return start(true, opts) }
+
+func start(useTLS bool, opts []Option) *Server {
 	cfg := defaultConfig()
 	for _, opt := range opts {
 		if opt != nil {
@@ -125,22 +149,45 @@ func NewServer(opts ...Option) *Server {
 	if err != nil {
 		panic("travelruletest: NewServer: listening: " + err.Error())
 	}
+	scheme := "http://"
 	s := &Server{
 		cfg:       cfg,
-		origin:    "http://" + dialAddr(ln.Addr()),
 		prefix:    cfg.prefix,
 		key:       make([]byte, 32),
 		parser:    newParser(cfg.clock()),
 		verified:  make(map[string]time.Time),
 		served:    make(chan struct{}),
 		logger:    cfg.logger,
-		transfers: make(map[string]*Transfer),
+		transfers: make(map[string]*transferRec),
+		held:      make(map[string]*transferRec),
 		idem:      make(map[string]*idemEntry),
 		delivered: make(chan struct{}),
-		stats:     Stats{ByStatus: make(map[int]int)},
+		stats:     Stats{ByStatus: make(map[int]int), ByFault: make(map[FaultKind]int)},
 		rng:       mrand.New(mrand.NewPCG(cfg.seed, cfg.seed^0x9e3779b97f4a7c15)),
 		lanes:     make(map[string]*lane),
 	}
+	s.client = &http.Client{Transport: &http.Transport{}}
+	if useTLS {
+		cert, err := newCertificate(ln.Addr())
+		if err != nil {
+			_ = ln.Close()
+			panic("travelruletest: NewTLSServer: making the certificate: " + err.Error())
+		}
+		s.cert = cert.Leaf
+		ln = tlsListener{Listener: ln, config: &tls.Config{
+			Certificates: []tls.Certificate{cert},
+			NextProtos:   []string{"h2", "http/1.1"},
+			MinVersion:   tls.VersionTLS12,
+		}}
+		pool := x509.NewCertPool()
+		pool.AddCert(s.cert)
+		s.client.Transport = &http.Transport{
+			TLSClientConfig:   &tls.Config{RootCAs: pool},
+			ForceAttemptHTTP2: true,
+		}
+		scheme = "https://"
+	}
+	s.origin = scheme + dialAddr(ln.Addr())
 	_, _ = rand.Read(s.key)
 	s.URL = s.origin + s.prefix
 	s.ctx, s.cancel = context.WithCancel(context.Background())
@@ -156,6 +203,12 @@ func NewServer(opts ...Option) *Server {
 		Handler:           http.HandlerFunc(s.serveHTTP),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          errorLog,
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			if fc, ok := c.(*frameConn); ok {
+				return context.WithValue(ctx, frameConnKey{}, fc)
+			}
+			return ctx
+		},
 		ConnState: func(_ net.Conn, st http.ConnState) {
 			switch st {
 			case http.StateNew:
@@ -166,6 +219,13 @@ func NewServer(opts ...Option) *Server {
 				s.conns.Done()
 			}
 		},
+	}
+	if useTLS {
+		// TLS is terminated in the listener: what the server reads is
+		// HTTP/1.1, or HTTP/2 opened by its preface.
+		s.hs.Protocols = new(http.Protocols)
+		s.hs.Protocols.SetHTTP1(true)
+		s.hs.Protocols.SetUnencryptedHTTP2(true)
 	}
 	go func() {
 		defer close(s.served)
@@ -192,7 +252,8 @@ func dialAddr(a net.Addr) string {
 // delivered are dropped), closes the listener and every connection (a
 // request held by a latency fault loses its connection, unanswered), and
 // waits for the requests being served, the connections and the callback
-// workers to end. It may be called more than once.
+// workers to end. It also closes the idle connections of [Server.Client].
+// It may be called more than once.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
 		s.cmu.Lock()
@@ -209,6 +270,7 @@ func (s *Server) Close() {
 		s.conns.Wait()
 		s.workers.Wait()
 		s.cbClient.CloseIdleConnections()
+		s.client.CloseIdleConnections()
 	})
 }
 
@@ -231,6 +293,7 @@ func (s *Server) leave() {
 }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	st := streamOf(r)
 	if !s.enter() {
 		w.Header().Set("Connection", "close")
 		writeAnswer(w, errorAnswer(http.StatusServiceUnavailable, "unavailable", "server closing", nil))
@@ -250,22 +313,29 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case s.prefix + "/transfers/initiate":
 		rec.Op = OpInitiate
-		a = s.serveOp(r, OpInitiate, &rec)
+		a = s.serveOp(r, st, OpInitiate, &rec)
 	case s.prefix + "/transfers/inquiryResolution":
 		rec.Op = OpResolve
-		a = s.serveOp(r, OpResolve, &rec)
+		a = s.serveOp(r, st, OpResolve, &rec)
 	case tokenPath:
 		a = s.serveToken(r)
 	default:
 		a = errorAnswer(http.StatusNotFound, "not_found", "no such endpoint", nil)
 	}
 	rec.TransferID, rec.Replayed = a.transferID, a.replayed
-	if !a.abandon && !a.drop {
+	if !a.abandon && !a.drop && a.reset == 0 {
 		rec.Status = a.status
 	}
 	// Recorded before the client can see the answer, so that a test that
 	// got it finds the record.
-	s.record(rec)
+	seq := s.record(rec)
+	if st.conn != nil && rec.Status != 0 {
+		// A GOAWAY on the connection may overtake the answer.
+		status := rec.Status
+		st.conn.watch(st.id, func(truncated bool) { s.markLost(seq, status, truncated) })
+	}
+	s.log(r.Context(), "travelruletest: request",
+		slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", rec.Status))
 
 	switch {
 	case a.abandon, a.drop:
@@ -273,15 +343,71 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		// closing) gets no answer either: left to itself, net/http would
 		// finish it as an empty 200.
 		drop(w)
+	case a.reset != 0:
+		st.reset(w, a.reset)
 	default:
 		w.Header().Set("X-Request-Id", "req_"+strconv.FormatUint(s.reqSeq.Add(1), 10))
 		writeAnswer(w, a)
 	}
-	s.log(r.Context(), "travelruletest: request",
-		slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", rec.Status))
 }
 
-// drop closes the connection without answering.
+// frameConnKey is the context key of the *frameConn a request came on.
+type frameConnKey struct{}
+
+// stream is the HTTP/2 stream a request came on over a connection of a TLS
+// server; its conn is nil for any other request.
+type stream struct {
+	conn *frameConn
+	id   uint32
+}
+
+// streamOf returns the stream r came on, and takes the field that named it
+// out of r's header.
+func streamOf(r *http.Request) stream {
+	vs := r.Header.Values(streamHeader)
+	if vs == nil {
+		return stream{}
+	}
+	r.Header.Del(streamHeader)
+	c, _ := r.Context().Value(frameConnKey{}).(*frameConn)
+	if c == nil || r.ProtoMajor != 2 {
+		return stream{}
+	}
+	// The connection's own field is the last of the block.
+	id, err := strconv.ParseUint(vs[len(vs)-1], 10, 31)
+	if err != nil || id == 0 {
+		return stream{}
+	}
+	return stream{conn: c, id: uint32(id)}
+}
+
+// stopped reports whether the connection of an HTTP/2 request stopped
+// taking work (a GOAWAY fault struck on it).
+func (st stream) stopped() bool { return st.conn != nil && st.conn.isStopped() }
+
+// reset ends the request without answer as the fault k does: a reset of
+// its stream with the code k names, or a GOAWAY, over HTTP/2; a closed
+// connection over HTTP/1.
+func (st stream) reset(w http.ResponseWriter, k FaultKind) {
+	if st.conn == nil {
+		drop(w)
+		return
+	}
+	switch k {
+	case FaultResetProtocolError:
+		st.conn.replace(st.id, replaceProtocolError)
+	case FaultResetRefusedStream:
+		st.conn.replace(st.id, replaceRefusedStream)
+	case FaultGoAway:
+		st.conn.replace(st.id, replaceGoAway)
+	}
+	// net/http resets the stream with INTERNAL_ERROR, which the
+	// connection rewrites.
+	panic(http.ErrAbortHandler)
+}
+
+// drop closes the connection without answering; over HTTP/2 it resets the
+// request's stream with INTERNAL_ERROR.
 func drop(w http.ResponseWriter) {
 	if hj, ok := w.(http.Hijacker); ok {
 		if conn, _, err := hj.Hijack(); err == nil {
@@ -319,7 +445,7 @@ func errorAnswer(status int, code, msg string, fields []travelrule.FieldError) *
 
 // serveOp serves one of the two operations: method, authentication, body,
 // faults, idempotency, then the operation itself.
-func (s *Server) serveOp(r *http.Request, op Operation, rec *Request) *answer {
+func (s *Server) serveOp(r *http.Request, st stream, op Operation, rec *Request) *answer {
 	if r.Method != http.MethodPost {
 		a := errorAnswer(http.StatusMethodNotAllowed, "method_not_allowed", "use POST", nil)
 		a.header = []string{"Allow", http.MethodPost}
@@ -362,6 +488,14 @@ func (s *Server) serveOp(r *http.Request, op Operation, rec *Request) *answer {
 		return a
 	}
 
+	if st.stopped() {
+		// A GOAWAY told the client that nothing on this connection was
+		// processed, and the answer could not reach it: the request is
+		// recorded, not acted on.
+		s.refund(&plan)
+		rec.Faults = plan.fired
+		return &answer{abandon: true}
+	}
 	a := s.idempotent(r, op, body)
 	if a.status/100 != 2 || a.abandon {
 		s.refund(&plan)
@@ -369,15 +503,27 @@ func (s *Server) serveOp(r *http.Request, op Operation, rec *Request) *answer {
 		return a
 	}
 	if f := plan.post; f != nil {
-		if f.Kind == FaultDrop {
-			return &answer{drop: true, transferID: a.transferID, replayed: a.replayed}
+		var e *answer
+		switch f.Kind {
+		case FaultDrop:
+			e = &answer{drop: true}
+		case FaultResetProtocolError, FaultResetRefusedStream, FaultGoAway:
+			e = &answer{reset: f.Kind}
+		case FaultProxyUnavailable:
+			e = &answer{status: http.StatusServiceUnavailable, body: []byte(proxyResetBody),
+				header: []string{"Content-Type", "text/plain"}}
+		default:
+			e = errorAnswer(http.StatusInternalServerError, "internal", "internal error", nil)
 		}
-		e := errorAnswer(http.StatusInternalServerError, "internal", "internal error", nil)
 		e.transferID, e.replayed = a.transferID, a.replayed
 		return e
 	}
 	return a
 }
+
+// proxyResetBody is what a proxy (Envoy's words) answers when its upstream
+// reset the connection before answering.
+const proxyResetBody = "upstream connect error or disconnect/reset before headers. reset reason: connection termination"
 
 // idempotent runs the operation, or replays the answer stored for the
 // request's Idempotency-Key.
@@ -401,8 +547,10 @@ func (s *Server) idempotent(r *http.Request, op Operation, body []byte) *answer 
 	e := s.idem[mapKey]
 	switch {
 	case e == nil:
-		e = &idemEntry{fingerprint: fp}
+		e = &idemEntry{key: mapKey, created: s.cfg.clock()(), fingerprint: fp}
 		s.idem[mapKey] = e
+		s.idemOrder = append(s.idemOrder, e)
+		s.evictIdempotency(e.created)
 	case e.fingerprint != fp:
 		s.mu.Unlock()
 		return errorAnswer(http.StatusUnprocessableEntity, "idempotency_key_reused",
@@ -461,21 +609,20 @@ func (s *Server) initiate(body []byte, key string) *answer {
 	}
 	id := newTransferID()
 	now := time.Now()
-	t := &Transfer{ID: id, Request: req, State: StateReceived, IdempotencyKey: key, Created: now, Updated: now}
-	s.mu.Lock()
-	s.transfers[id] = t
-	s.order = append(s.order, t)
-	s.stats.Initiated++
-	s.mu.Unlock()
-
 	ev := func(st State) *event {
 		return &event{id: newEventID(), transferID: id, status: st, url: req.Callback, txID: req.TxID, advance: true}
 	}
+	evs := []*event{ev(StateReceived), ev(StateRejected)}
 	if approved {
-		s.enqueue(id, ev(StateReceived), ev(StateApproved), ev(StateCompleted))
-	} else {
-		s.enqueue(id, ev(StateReceived), ev(StateRejected))
+		evs = []*event{ev(StateReceived), ev(StateApproved), ev(StateCompleted)}
 	}
+	t := &transferRec{Transfer: Transfer{ID: id, Request: req, State: StateReceived, IdempotencyKey: key, Created: now, Updated: now},
+		callbacks: len(evs)}
+	s.mu.Lock()
+	s.store(t)
+	s.stats.Initiated++
+	s.mu.Unlock()
+	s.enqueue(id, evs...)
 
 	var out string
 	if s.cfg.transferIDInAnswer {
@@ -508,6 +655,10 @@ func (s *Server) resolve(q string, body []byte) *answer {
 		t.State, t.Updated = decision, time.Now()
 		s.stats.Resolutions++
 		changed = true
+		if res.Callback != "" {
+			t.callbacks++
+		}
+		s.release(t)
 	case decision:
 	default:
 		ok = false
