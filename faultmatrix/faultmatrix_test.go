@@ -70,11 +70,11 @@ const (
 const (
 	// resetRate is the share of requests a RST_STREAM PROTOCOL_ERROR or
 	// REFUSED_STREAM hits. net/http's HTTP/2 client resends a request after
-	// these by itself when it can (a call with a key, or a client that
-	// does not prevent it), waiting 1 s, 2 s, 4 s... from the second
-	// resend on: at a third, a call ran out of its 30 s in 1,200 (a
-	// call hit 6 times in a row). At 1/16 that takes 7e-5 per row, and the
-	// waits of a second, about 5 calls a row.
+	// these by itself when it can rewind the body, waiting 1 s, 2 s, 4 s...
+	// from the second resend on; the client lets it for none of its calls
+	// (retry.go, guardReplays), but a client that did would run out of its
+	// 30 s at a third, so the rows keep the rate that measures one without
+	// hanging: at 1/16 a call is hit six times in a row with 7e-5 per row.
 	resetRate = 1.0 / 16
 	// goAwayRate is the share of requests a GOAWAY fault hits. A GOAWAY ends
 	// every stream of its connection, which the calls in flight share over
@@ -324,6 +324,11 @@ func runMatrixRow(t *testing.T, row *matrixRow, seed uint64) {
 		}
 	}
 	ambiguous := st.ByStatus[http.StatusInternalServerError] + proxy503 + st.ByStatus[0] + cut2xx
+	// No layer resends a request the client does not count: net/http's
+	// HTTP/1 and HTTP/2 resends of a written request are refused or
+	// impossible, keys or not.
+	assert.Equal(t, st.Requests+int(tr.unsent.Load()), row.attempts,
+		"attempts = requests the sandbox received + attempts never written")
 	if !row.idempotency {
 		// Without keys an initiation is sent again only after an answer
 		// that proves the service did not act, or after an attempt that
@@ -467,10 +472,12 @@ INTERNAL_ERROR of the request's stream); a proxy's 503 without Retry-After
 (an upstream reset before headers); and over HTTP/2 a RST_STREAM
 PROTOCOL_ERROR or REFUSED_STREAM, or a GOAWAY with last-stream-id 0, each of
 which claims the request was not processed, and after which net/http's
-HTTP/2 client resends the request by itself if it can rewind the body. A
-GOAWAY ends every stream of its connection: one fault cuts the answers of the
-calls in flight on it, hence its lower rate. The resets are at 1/16 because
-net/http waits 1 s, 2 s, 4 s... between its own resends. The latency fault
+HTTP/2 client resends the request by itself if it can rewind the body (the
+client never lets it). A GOAWAY ends every stream of its connection: one
+fault cuts the answers of the calls in flight on it, hence its lower rate.
+The resets are at 1/16 so that a client that let net/http resend, which
+waits 1 s, 2 s, 4 s... between its own resends, would fail the row rather
+than hang it. The latency fault
 holds a request without answer until the client gives up on the attempt,
 which the client does the moment the sandbox reports holding it (as an
 attempt time-out would, without racing a short time-out against answers
@@ -539,11 +546,11 @@ however often net/http resent it underneath); **faults** injected.
   as outcome unknown.
 `)
 	}
-	b.WriteString(`- Attempts count the client's own attempts. Underneath, net/http resends a
-  request that carries an Idempotency-Key when a reused HTTP/1.1 connection
-  drops before the answer (which is why the dropped-connection row needs few
-  of them), and, over HTTP/2, a keyed request after a reset or GOAWAY that
-  claims it was not processed.
+	b.WriteString(`- Attempts count every request that left the client: in every row they
+  equal the requests the sandbox received plus the attempts that failed
+  before their request was written. net/http resends nothing underneath:
+  without a key it has no body to rewind, and with one the client refuses
+  its resend and retries through its own policy, with backoff and budget.
 `)
 	return b.String()
 }
