@@ -326,9 +326,15 @@ func runMatrixRow(t *testing.T, row *matrixRow, seed uint64) {
 	ambiguous := st.ByStatus[http.StatusInternalServerError] + proxy503 + st.ByStatus[0] + cut2xx
 	// No layer resends a request the client does not count: net/http's
 	// HTTP/1 and HTTP/2 resends of a written request are refused or
-	// impossible, keys or not.
-	assert.Equal(t, st.Requests+int(tr.unsent.Load()), row.attempts,
-		"attempts = requests the sandbox received + attempts never written")
+	// impossible, keys or not. A request written to a connection that a
+	// GOAWAY is closing can be lost on the way: counted, never received.
+	sent := st.Requests + int(tr.unsent.Load())
+	if st.ByFault[travelruletest.FaultGoAway] == 0 {
+		assert.Equal(t, sent, row.attempts, "attempts = requests the sandbox received + attempts never written")
+	} else {
+		assert.GreaterOrEqual(t, row.attempts, sent, "attempts >= requests the sandbox received + attempts never written")
+	}
+	lost := max(row.attempts-sent, 0) // written as a GOAWAY closed the connection, never received
 	if !row.idempotency {
 		// Without keys an initiation is sent again only after an answer
 		// that proves the service did not act, or after an attempt that
@@ -339,8 +345,8 @@ func runMatrixRow(t *testing.T, row *matrixRow, seed uint64) {
 		// call, plus one per throttling answer or unsent attempt.
 		assert.Equal(t, matrixCalls+throttled+int(tr.unsent.Load()), row.attempts,
 			"without keys a call is sent again only after a 429, a 503 with Retry-After or an attempt never sent")
-		assert.Equal(t, ambiguous, row.unknown,
-			"without keys each answer after which the service may have acted ends one call as outcome unknown")
+		assert.Equal(t, ambiguous+lost, row.unknown,
+			"without keys each answer after which the service may have acted, and each request lost on the way, ends one call as outcome unknown")
 	}
 	switch {
 	case row.idempotency:
@@ -548,7 +554,8 @@ however often net/http resent it underneath); **faults** injected.
 	}
 	b.WriteString(`- Attempts count every request that left the client: in every row they
   equal the requests the sandbox received plus the attempts that failed
-  before their request was written. net/http resends nothing underneath:
+  before their request was written (in the GOAWAY rows, add the few written
+  to a connection as it closed, which never arrived). net/http resends nothing underneath:
   without a key it has no body to rewind, and with one the client refuses
   its resend and retries through its own policy, with backoff and budget.
 `)
