@@ -369,23 +369,36 @@ func TestGoAwayStopsTheConnection(t *testing.T) {
 	h.post(1, "/transfers/initiate", tok, body, false)
 	events.wait(t, served, 1) // recorded as answered 200; its DATA waits for a window
 	assert.Equal(t, map[int]int{http.StatusOK: 1}, srv.Stats().ByStatus)
+	var frames []h2Frame
+	// readUntil reads frames, acknowledging the server's settings, until
+	// one matches stop. The served line comes before the server's writer
+	// has sent stream 1's HEADERS: the GOAWAY may only be provoked once
+	// they are on the wire, or it would overtake them.
+	readUntil := func(stop func(h2Frame) bool) {
+		for {
+			f, err := h.read()
+			require.NoError(t, err)
+			if f.typ == h2Settings && f.flags&h2Ack == 0 {
+				h.write(h2Settings, h2Ack, 0, nil)
+			}
+			frames = append(frames, f)
+			require.NotEqual(t, h2GoAway, f.typ, "a GOAWAY before the fault")
+			if stop(f) {
+				return
+			}
+		}
+	}
+	readUntil(func(f h2Frame) bool { return f.typ == h2Headers && f.stream == 1 })
 	srv.SetFaults(travelruletest.Fault{Kind: travelruletest.FaultGoAway, Rate: 1, Times: 1})
 	h.post(3, "/transfers/initiate", tok, body, false)
-	var frames []h2Frame
-	sawHeaders := false
 	for {
 		f, err := h.read()
 		require.NoError(t, err)
-		if f.typ == h2Settings && f.flags&h2Ack == 0 {
-			h.write(h2Settings, h2Ack, 0, nil)
-		}
 		frames = append(frames, f)
-		sawHeaders = sawHeaders || f.typ == h2Headers && f.stream == 1
 		if f.typ == h2GoAway {
 			break
 		}
 	}
-	require.True(t, sawHeaders, "the HEADERS of stream 1 went out")
 	for _, f := range frames {
 		assert.False(t, f.typ == h2Data || f.typ == h2Headers && f.flags&h2EndStream != 0, "no answer ended before the GOAWAY: %+v", f)
 	}
