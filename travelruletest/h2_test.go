@@ -1,12 +1,10 @@
 package travelruletest_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/binary"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -19,6 +17,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
 
 	"github.com/vaspkit/travelrule"
 	"github.com/vaspkit/travelrule/travelruletest"
@@ -26,44 +26,43 @@ import (
 
 // HTTP/2 frame types, flags and error codes (RFC 9113) the tests read.
 const (
-	h2Data         = 0x0
-	h2Headers      = 0x1
-	h2RSTStream    = 0x3
-	h2Settings     = 0x4
-	h2GoAway       = 0x7
-	h2Continuation = 0x9
+	h2Data      = http2.FrameData
+	h2Headers   = http2.FrameHeaders
+	h2RSTStream = http2.FrameRSTStream
+	h2Settings  = http2.FrameSettings
+	h2GoAway    = http2.FrameGoAway
 
-	h2EndStream  = 0x1
-	h2Ack        = 0x1
-	h2EndHeaders = 0x4
-
-	h2NoError       = 0x0
-	h2ProtocolError = 0x1
-	h2InternalError = 0x2
-	h2RefusedStream = 0x7
+	h2EndStream = http2.FlagDataEndStream // the same bit in HEADERS
+	h2Ack       = http2.FlagSettingsAck
 )
 
 // rawH2 is a bare HTTP/2 client over TLS that writes and reads the frames
-// itself, so that a test sees exactly what the sandbox puts on the wire.
+// itself (with x/net/http2's Framer), so that a test sees exactly what the
+// sandbox puts on the wire.
 type rawH2 struct {
 	t      *testing.T
-	conn   *tls.Conn
-	br     *bufio.Reader
+	fr     *http2.Framer
+	block  bytes.Buffer
+	enc    *hpack.Encoder
 	host   string
 	others map[uint32][]h2Frame // frames read while waiting for another stream
 }
 
-// h2Frame is one frame read from the server.
+// h2Frame is what a test reads of one frame from the server; the Framer's
+// own frames live only until its next read.
 type h2Frame struct {
-	typ, flags byte
-	stream     uint32
-	payload    []byte
+	typ    http2.FrameType
+	flags  http2.Flags
+	stream uint32
+	code   http2.ErrCode // of a RST_STREAM or GOAWAY
+	last   uint32        // of a GOAWAY
+	data   []byte        // of a DATA frame
 }
 
 // dialH2 opens an HTTP/2 connection to srv, negotiated by ALPN, and sends
-// the preface and the given SETTINGS (pairs of identifier and value). The
-// 30-second deadline only ends a test whose frames never come.
-func dialH2(t *testing.T, srv *travelruletest.Server, settings ...uint32) *rawH2 {
+// the preface and the given SETTINGS. The 30-second deadline only ends a
+// test whose frames never come.
+func dialH2(t *testing.T, srv *travelruletest.Server, settings ...http2.Setting) *rawH2 {
 	t.Helper()
 	pool := x509.NewCertPool()
 	pool.AddCert(srv.Certificate())
@@ -74,76 +73,55 @@ func dialH2(t *testing.T, srv *travelruletest.Server, settings ...uint32) *rawH2
 	t.Cleanup(func() { _ = conn.Close() })
 	require.Equal(t, "h2", conn.ConnectionState().NegotiatedProtocol, "HTTP/2 by ALPN")
 	require.NoError(t, conn.SetDeadline(time.Now().Add(30*time.Second)))
-	h := &rawH2{t: t, conn: conn, br: bufio.NewReader(conn), host: u.Host}
-	_, err = io.WriteString(conn, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+	_, err = io.WriteString(conn, http2.ClientPreface)
 	require.NoError(t, err)
-	var p []byte
-	for i := 0; i+1 < len(settings); i += 2 {
-		p = binary.BigEndian.AppendUint16(p, uint16(settings[i]))
-		p = binary.BigEndian.AppendUint32(p, settings[i+1])
-	}
-	h.write(h2Settings, 0, 0, p)
+	h := &rawH2{t: t, fr: http2.NewFramer(conn, conn), host: u.Host}
+	h.enc = hpack.NewEncoder(&h.block)
+	require.NoError(t, h.fr.WriteSettings(settings...))
 	return h
 }
 
-func (h *rawH2) write(typ, flags byte, stream uint32, payload []byte) {
-	h.t.Helper()
-	f := []byte{byte(len(payload) >> 16), byte(len(payload) >> 8), byte(len(payload)), typ, flags}
-	f = binary.BigEndian.AppendUint32(f, stream)
-	_, err := h.conn.Write(append(f, payload...))
-	require.NoError(h.t, err)
-}
+// ackSettings acknowledges the server's SETTINGS.
+func (h *rawH2) ackSettings() { require.NoError(h.t, h.fr.WriteSettingsAck()) }
 
 // post sends a POST of body to path on stream, with a bearer token; split
 // sends its header block as a HEADERS and a CONTINUATION frame.
 func (h *rawH2) post(stream uint32, path, tok string, body []byte, split bool) {
 	h.t.Helper()
-	var block []byte
+	h.block.Reset()
 	for _, f := range [][2]string{
 		{":method", "POST"}, {":scheme", "https"}, {":authority", h.host}, {":path", path},
 		{"content-type", "application/json"}, {"authorization", "Bearer " + tok},
 		{"content-length", strconv.Itoa(len(body))},
 	} {
-		block = hpackLiteral(block, f[0], f[1])
+		require.NoError(h.t, h.enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]}))
 	}
+	block := h.block.Bytes()
 	if split {
-		h.write(h2Headers, 0, stream, block[:len(block)/2])
-		h.write(h2Continuation, h2EndHeaders, stream, block[len(block)/2:])
+		require.NoError(h.t, h.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: stream, BlockFragment: block[:len(block)/2]}))
+		require.NoError(h.t, h.fr.WriteContinuation(stream, true, block[len(block)/2:]))
 	} else {
-		h.write(h2Headers, h2EndHeaders, stream, block)
+		require.NoError(h.t, h.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: stream, BlockFragment: block, EndHeaders: true}))
 	}
-	h.write(h2Data, h2EndStream, stream, body)
-}
-
-// hpackLiteral appends a header field as an HPACK literal without indexing,
-// new name, no Huffman coding (RFC 7541, section 6.2.2).
-func hpackLiteral(b []byte, name, value string) []byte {
-	b = append(b, 0x00)
-	for _, s := range []string{name, value} {
-		n := len(s)
-		if n < 127 {
-			b = append(b, byte(n))
-		} else {
-			b = append(b, 127)
-			for n -= 127; n >= 128; n /= 128 {
-				b = append(b, byte(n%128|128))
-			}
-			b = append(b, byte(n))
-		}
-		b = append(b, s...)
-	}
-	return b
+	require.NoError(h.t, h.fr.WriteData(stream, true, body))
 }
 
 func (h *rawH2) read() (h2Frame, error) {
-	var hdr [9]byte
-	if _, err := io.ReadFull(h.br, hdr[:]); err != nil {
+	f, err := h.fr.ReadFrame()
+	if err != nil {
 		return h2Frame{}, err
 	}
-	f := h2Frame{typ: hdr[3], flags: hdr[4], stream: binary.BigEndian.Uint32(hdr[5:]) & (1<<31 - 1)}
-	f.payload = make([]byte, int(hdr[0])<<16|int(hdr[1])<<8|int(hdr[2]))
-	_, err := io.ReadFull(h.br, f.payload)
-	return f, err
+	hdr := f.Header()
+	out := h2Frame{typ: hdr.Type, flags: hdr.Flags, stream: hdr.StreamID}
+	switch f := f.(type) {
+	case *http2.RSTStreamFrame:
+		out.code = f.ErrCode
+	case *http2.GoAwayFrame:
+		out.code, out.last = f.ErrCode, f.LastStreamID
+	case *http2.DataFrame:
+		out.data = bytes.Clone(f.Data())
+	}
+	return out, nil
 }
 
 // end reads frames until stream ends (its END_STREAM or RST_STREAM) or a
@@ -155,7 +133,7 @@ func (h *rawH2) end(stream uint32) []h2Frame {
 	out := h.others[stream]
 	delete(h.others, stream)
 	ended := func(f h2Frame) bool {
-		return f.typ == h2RSTStream || (f.typ == h2Data || f.typ == h2Headers) && f.flags&h2EndStream != 0
+		return f.typ == h2RSTStream || (f.typ == h2Data || f.typ == h2Headers) && f.flags.Has(h2EndStream)
 	}
 	if n := len(out); n > 0 && ended(out[n-1]) {
 		return out
@@ -164,8 +142,8 @@ func (h *rawH2) end(stream uint32) []h2Frame {
 		f, err := h.read()
 		require.NoError(h.t, err)
 		switch {
-		case f.typ == h2Settings && f.flags&h2Ack == 0:
-			h.write(h2Settings, h2Ack, 0, nil)
+		case f.typ == h2Settings && !f.flags.Has(h2Ack):
+			h.ackSettings()
 		case f.typ == h2GoAway:
 			return append(out, f)
 		case f.stream == stream:
@@ -191,15 +169,15 @@ func TestHTTP2FaultsOnTheWire(t *testing.T) {
 	for _, tt := range []struct {
 		kind  travelruletest.FaultKind
 		split bool // the header block in HEADERS and CONTINUATION
-		typ   byte
-		code  uint32
+		typ   http2.FrameType
+		code  http2.ErrCode
 	}{
-		{kind: travelruletest.FaultResetProtocolError, typ: h2RSTStream, code: h2ProtocolError},
-		{kind: travelruletest.FaultResetRefusedStream, typ: h2RSTStream, code: h2RefusedStream},
-		{kind: travelruletest.FaultGoAway, typ: h2GoAway, code: h2NoError},
-		{kind: travelruletest.FaultDrop, typ: h2RSTStream, code: h2InternalError},
-		{kind: travelruletest.FaultResetProtocolError, split: true, typ: h2RSTStream, code: h2ProtocolError},
-		{kind: travelruletest.FaultGoAway, split: true, typ: h2GoAway, code: h2NoError},
+		{kind: travelruletest.FaultResetProtocolError, typ: h2RSTStream, code: http2.ErrCodeProtocol},
+		{kind: travelruletest.FaultResetRefusedStream, typ: h2RSTStream, code: http2.ErrCodeRefusedStream},
+		{kind: travelruletest.FaultGoAway, typ: h2GoAway, code: http2.ErrCodeNo},
+		{kind: travelruletest.FaultDrop, typ: h2RSTStream, code: http2.ErrCodeInternal},
+		{kind: travelruletest.FaultResetProtocolError, split: true, typ: h2RSTStream, code: http2.ErrCodeProtocol},
+		{kind: travelruletest.FaultGoAway, split: true, typ: h2GoAway, code: http2.ErrCodeNo},
 	} {
 		t.Run(tt.kind.String()+"/split="+strconv.FormatBool(tt.split), func(t *testing.T) {
 			srv := newTLSServer(t, travelruletest.WithoutCallbacks(),
@@ -213,15 +191,13 @@ func TestHTTP2FaultsOnTheWire(t *testing.T) {
 			require.Equal(t, tt.typ, last.typ, "frames %v", frames)
 			require.Len(t, frames, 1, "nothing of an answer before the fault")
 			if tt.typ == h2GoAway {
-				require.Len(t, last.payload, 8)
-				assert.Zero(t, binary.BigEndian.Uint32(last.payload[:4]), "last-stream-id 0: no stream processed")
-				assert.Equal(t, tt.code, binary.BigEndian.Uint32(last.payload[4:]))
+				assert.Zero(t, last.last, "last-stream-id 0: no stream processed")
+				assert.Equal(t, tt.code, last.code)
 				_, err := h.read()
 				assert.ErrorIs(t, err, io.EOF, "nothing more is written")
 			} else {
-				require.Len(t, last.payload, 4)
 				assert.Equal(t, uint32(1), last.stream)
-				assert.Equal(t, tt.code, binary.BigEndian.Uint32(last.payload))
+				assert.Equal(t, tt.code, last.code)
 			}
 
 			ts := srv.Transfers()
@@ -249,9 +225,9 @@ func TestHTTP2FaultsOnTheWire(t *testing.T) {
 		for _, stream := range []uint32{1, 3} {
 			frames := h.end(stream)
 			require.Len(t, frames, 2, "HEADERS and DATA of stream %d", stream)
-			assert.Equal(t, byte(h2Headers), frames[0].typ)
-			assert.Equal(t, byte(h2Data), frames[1].typ)
-			assert.Contains(t, string(frames[1].payload), `"status":"succes"`)
+			assert.Equal(t, h2Headers, frames[0].typ)
+			assert.Equal(t, h2Data, frames[1].typ)
+			assert.Contains(t, string(frames[1].data), `"status":"succes"`)
 		}
 		assert.Len(t, srv.Transfers(), 2)
 		for _, r := range srv.Requests() {
@@ -370,8 +346,7 @@ func TestGoAwayStopsTheConnection(t *testing.T) {
 	body, err := json.Marshal(validRequest("http://127.0.0.1:1/cb"))
 	require.NoError(t, err)
 	tok := token(t, srv)
-	const initialWindowSize = 0x4
-	h := dialH2(t, srv, initialWindowSize, 0) // no DATA may be sent to us
+	h := dialH2(t, srv, http2.Setting{ID: http2.SettingInitialWindowSize, Val: 0}) // no DATA may be sent to us
 
 	h.post(1, "/transfers/initiate", tok, body, false)
 	events.wait(t, served, 1) // recorded as answered 200; its DATA waits for a window
@@ -385,8 +360,8 @@ func TestGoAwayStopsTheConnection(t *testing.T) {
 		for {
 			f, err := h.read()
 			require.NoError(t, err)
-			if f.typ == h2Settings && f.flags&h2Ack == 0 {
-				h.write(h2Settings, h2Ack, 0, nil)
+			if f.typ == h2Settings && !f.flags.Has(h2Ack) {
+				h.ackSettings()
 			}
 			frames = append(frames, f)
 			require.NotEqual(t, h2GoAway, f.typ, "a GOAWAY before the fault")
@@ -407,7 +382,7 @@ func TestGoAwayStopsTheConnection(t *testing.T) {
 		}
 	}
 	for _, f := range frames {
-		assert.False(t, f.typ == h2Data || f.typ == h2Headers && f.flags&h2EndStream != 0, "no answer ended before the GOAWAY: %+v", f)
+		assert.False(t, f.typ == h2Data || f.typ == h2Headers && f.flags.Has(h2EndStream), "no answer ended before the GOAWAY: %+v", f)
 	}
 	_, err = h.read()
 	require.ErrorIs(t, err, io.EOF)
