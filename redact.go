@@ -53,16 +53,20 @@ func containsAny(s string, values []string) bool {
 		return false
 	}
 	forms := append([]string{s}, decodings(s)...)
+	squashed := make([][2]string, len(forms))
+	for i, f := range forms {
+		squashed[i] = squashes(f)
+	}
 	for _, v := range values {
 		if !significant(v) {
 			continue
 		}
 		vs := squashes(v)
-		for _, f := range forms {
+		for i, f := range forms {
 			if start, _ := looseMatch.IndexString(f, v); start >= 0 {
 				return true
 			}
-			for _, fs := range squashes(f) {
+			for _, fs := range squashed[i] {
 				for _, v := range vs {
 					if utf8.RuneCountInString(v) >= 2 && strings.Contains(fs, v) {
 						return true

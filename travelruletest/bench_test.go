@@ -12,12 +12,12 @@ import (
 	"github.com/vaspkit/travelrule/travelruletest"
 )
 
-// BenchmarkSandbox reports the initiations per second the sandbox sustains
-// through the SDK client from concurrent callers (with callbacks recorded,
-// not sent), so that tests know their budget.
-func BenchmarkSandbox(b *testing.B) {
-	srv := travelruletest.NewServer(travelruletest.WithoutCallbacks())
-	defer srv.Close()
+// benchSandbox starts a sandbox without callbacks, closed when b ends, and
+// returns it with an SDK client for it and a minimal valid request.
+func benchSandbox(b *testing.B, opts ...travelruletest.Option) (*travelruletest.Server, *travelrule.Client, *travelrule.TransferRequest) {
+	b.Helper()
+	srv := travelruletest.NewServer(append([]travelruletest.Option{travelruletest.WithoutCallbacks()}, opts...)...)
+	b.Cleanup(srv.Close)
 	client, err := travelrule.NewClient(srv.URL, travelrule.WithTokenSource(srv.TokenSource()))
 	if err != nil {
 		b.Fatal(err)
@@ -27,6 +27,14 @@ func BenchmarkSandbox(b *testing.B) {
 		Originator:  travelrule.Party{PersonType: "natural", FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1815-12-10"},
 		Beneficiary: travelrule.Party{PersonType: "natural", FirstName: "Alan", LastName: "Turing", DateOfBirth: "1912-06-23"},
 	}
+	return srv, client, req
+}
+
+// BenchmarkSandbox reports the initiations per second the sandbox sustains
+// through the SDK client from concurrent callers (with callbacks recorded,
+// not sent), so that tests know their budget.
+func BenchmarkSandbox(b *testing.B) {
+	_, client, req := benchSandbox(b)
 	b.SetParallelism(8)
 	b.ResetTimer()
 	start := time.Now()
@@ -56,17 +64,7 @@ func BenchmarkRetainedHeap(b *testing.B) {
 		{"limit=none", 0},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			srv := travelruletest.NewServer(travelruletest.WithoutCallbacks(), travelruletest.WithRecordLimit(bc.limit))
-			defer srv.Close()
-			client, err := travelrule.NewClient(srv.URL, travelrule.WithTokenSource(srv.TokenSource()))
-			if err != nil {
-				b.Fatal(err)
-			}
-			req := &travelrule.TransferRequest{
-				Asset: "BTC", Amount: "0.5", Callback: "https://vasp-a.example/cb",
-				Originator:  travelrule.Party{PersonType: "natural", FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1815-12-10"},
-				Beneficiary: travelrule.Party{PersonType: "natural", FirstName: "Alan", LastName: "Turing", DateOfBirth: "1912-06-23"},
-			}
+			srv, client, req := benchSandbox(b, travelruletest.WithRecordLimit(bc.limit))
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
 			// One call first, so that the token and the connections are

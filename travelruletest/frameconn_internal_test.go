@@ -34,6 +34,20 @@ func rst(id, code uint32) []byte {
 	return frame(frameRSTStream, 0, id, binary.BigEndian.AppendUint32(nil, code)...)
 }
 
+// expect returns add, which appends a frame f to *in and, to *want, out
+// in its place, or f itself when out is empty.
+func expect(in, want *[]byte) func(f []byte, out ...[]byte) {
+	return func(f []byte, out ...[]byte) {
+		*in = append(*in, f...)
+		if len(out) == 0 {
+			*want = append(*want, f...)
+		}
+		for _, o := range out {
+			*want = append(*want, o...)
+		}
+	}
+}
+
 // TestFrameConnWrite writes a server's frames through a frameConn in
 // chunks of every size: the INTERNAL_ERROR resets of marked streams are
 // rewritten, others pass as they are, and a GOAWAY ends the output, cuts
@@ -41,15 +55,7 @@ func rst(id, code uint32) []byte {
 // half-closes the connection.
 func TestFrameConnWrite(t *testing.T) {
 	var in, want []byte
-	add := func(f []byte, out ...[]byte) {
-		in = append(in, f...)
-		if len(out) == 0 {
-			want = append(want, f...)
-		}
-		for _, o := range out {
-			want = append(want, o...)
-		}
-	}
+	add := expect(&in, &want)
 	add(frame(0x4, 0, 0, 0, 3, 0, 0, 0, 100)) // SETTINGS
 	add(frame(frameHeaders, flagEndHeaders, 1, 'h', 'd', 'r'))
 	add(frame(frameData, flagEndStream, 1, []byte("answered before the GOAWAY")...))
@@ -103,15 +109,7 @@ func TestFrameConnWrite(t *testing.T) {
 func TestFrameConnRead(t *testing.T) {
 	field := func(id uint32) []byte { return streamField(id) }
 	var in, want []byte
-	add := func(f []byte, out ...[]byte) {
-		in = append(in, f...)
-		if len(out) == 0 {
-			want = append(want, f...)
-		}
-		for _, o := range out {
-			want = append(want, o...)
-		}
-	}
+	add := expect(&in, &want)
 	add([]byte(clientPreface))
 	add(frame(0x4, 0, 0))                                 // SETTINGS
 	add(frame(frameHeaders, 0, 1, 'a', 'b'))              // no END_HEADERS
