@@ -1,8 +1,11 @@
 package travelrule_test
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -80,17 +83,33 @@ func TestAPIErrorTextCarriesNoServerText(t *testing.T) {
 }
 
 // hijacked answers every request with raw bytes, as a broken or hostile
-// server (or proxy) would.
+// server (or proxy) would, and closes the connection.
 func hijacked(raw string) http.HandlerFunc {
+	return rawAnswer(func(w io.Writer, _ *http.Request) { _, _ = io.WriteString(w, raw) })
+}
+
+// rawAnswer answers every request with the raw bytes respond writes (it may
+// read the request, body included) and closes the connection.
+func rawAnswer(respond func(w io.Writer, r *http.Request)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body) // the body is not to be read after Hijack
+		r.Body = io.NopCloser(bytes.NewReader(body))
 		conn, buf, err := http.NewResponseController(w).Hijack()
 		if err != nil {
 			panic(err)
 		}
 		defer conn.Close()
-		_, _ = buf.WriteString(raw)
+		respond(buf, r)
 		_ = buf.Flush()
 	}
+}
+
+// rawServer starts a server whose every answer is respond's raw bytes and
+// returns its URL.
+func rawServer(t *testing.T, respond func(w io.Writer, r *http.Request)) string {
+	ts := httptest.NewServer(rawAnswer(respond))
+	t.Cleanup(ts.Close)
+	return ts.URL
 }
 
 // A transport's error text can quote the server's bytes; the SDK's never

@@ -16,11 +16,9 @@ import (
 	"github.com/vaspkit/travelrule/callback"
 )
 
-// an inbound inquiry's txId, asset,
-// amount and the parties' personType, country, addressType and
-// nationalIdType are the sender's text, yet Callback's slog form shows them
-// as they came (through TransferRequest.LogValue), so the handler's
-// "callback: delivered" debug line carries whatever the sender put there.
+// An inbound inquiry's txId, asset and the parties' codes are the sender's
+// text: the handler's "callback: delivered" debug line never shows them
+// unless they have their own shapes.
 func TestInquiryTextStaysOutOfHandlerLogs(t *testing.T) {
 	const name = "Zebulon Quaxworth"
 	var logs bytes.Buffer
