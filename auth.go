@@ -2,8 +2,6 @@ package travelrule
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -31,6 +29,7 @@ type tokenCache struct {
 
 	mu       sync.Mutex
 	tok      *oauth2.Token // the last token src issued; nil before the first
+	auth     string        // tok's Authorization header
 	rejected bool          // the service refused tok: the next call fetches
 	fetching *tokenFetch   // the fetch in flight, if any
 }
@@ -122,21 +121,28 @@ func sourcePanicError(v any) error {
 	return errSourcePanicked
 }
 
-// Token implements oauth2.TokenSource for the oauth2.Transport under
-// authTransport, which asks for a token only after tokenFor obtained one for
-// the request. It returns the cached token, even one that has crossed the
-// renewal margin since or that a concurrent 401 marked rejected (the request
-// then meets a 401 of its own and refreshes), and never asks the source:
-// oauth2.Transport would wait for it in the caller's goroutine, bounded by
-// nothing.
-func (t *tokenCache) Token() (*oauth2.Token, error) {
+// header returns the Authorization header of the cached token for a
+// request made in ctx, fetching a token first if need be (see tokenFor).
+// It returns the cached token even when it has crossed the renewal margin
+// since tokenFor or a concurrent 401 marked it rejected: the request then
+// meets a 401 of its own and refreshes.
+func (t *tokenCache) header(ctx context.Context) (string, error) {
 	t.mu.Lock()
-	tok := t.tok
-	t.mu.Unlock()
-	if tok == nil {
-		return nil, &tokenError{errNotFetched}
+	if t.tok.Valid() && !t.rejected {
+		auth := t.auth
+		t.mu.Unlock()
+		return auth, nil
 	}
-	return tok, nil
+	t.mu.Unlock()
+	if err := t.tokenFor(ctx); err != nil {
+		return "", err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.tok == nil {
+		return "", &tokenError{errNotFetched}
+	}
+	return t.auth, nil
 }
 
 // tokenFor makes sure that the cache holds a token for a request made in
@@ -187,7 +193,7 @@ func (t *tokenCache) fetch(f *tokenFetch) {
 		}
 		t.mu.Lock()
 		if err == nil {
-			t.tok, t.rejected = tok, false
+			t.tok, t.auth, t.rejected = tok, authorization(tok), false
 		}
 		t.fetching = nil
 		f.err = err
@@ -219,7 +225,7 @@ func (t *tokenCache) refresh(ctx context.Context, rejected string) bool {
 		return false
 	}
 	t.mu.Lock()
-	if t.tok != nil && (rejected == "" || authorization(t.tok) == rejected) {
+	if t.tok != nil && (rejected == "" || t.auth == rejected) {
 		t.rejected = true
 	}
 	t.mu.Unlock()
@@ -228,7 +234,7 @@ func (t *tokenCache) refresh(ctx context.Context, rejected string) bool {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.tok != nil && authorization(t.tok) != rejected
+	return t.tok != nil && t.auth != rejected
 }
 
 // authorization is the Authorization header a token makes, as
@@ -274,33 +280,3 @@ func (s *clientCredentialsSource) Token() (*oauth2.Token, error) {
 // refuseRedirect is the CheckRedirect of token requests: the 3xx answer is
 // returned as it is.
 func refuseRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-
-// idempotencyKeyFrom returns the context's key or a new one.
-func idempotencyKeyFrom(ctx context.Context) string {
-	if k, ok := ctx.Value(idempotencyKeyCtx{}).(string); ok && k != "" {
-		return k
-	}
-	return NewIdempotencyKey()
-}
-
-// NewIdempotencyKey returns a new random key in the form of a version 4
-// UUID. Make one before a call and store it with your payment record, then
-// call with [ContextWithIdempotencyKey], so that the same payment carries
-// the same key even after a restart.
-func NewIdempotencyKey() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	var s [36]byte
-	hex.Encode(s[0:8], b[0:4])
-	s[8] = '-'
-	hex.Encode(s[9:13], b[4:6])
-	s[13] = '-'
-	hex.Encode(s[14:18], b[6:8])
-	s[18] = '-'
-	hex.Encode(s[19:23], b[8:10])
-	s[23] = '-'
-	hex.Encode(s[24:], b[10:])
-	return string(s[:])
-}

@@ -8,8 +8,11 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/vaspkit/travelrule"
 )
@@ -17,7 +20,10 @@ import (
 // The benchmarks compare the SDK with a floor measured in the same run on
 // the same loopback server: what a careful integrator writes with net/http
 // and encoding/json alone, sending the same body and the same headers.
-// scripts/bench runs them in alternating rounds and prints the ratios.
+// scripts/bench runs them in alternating rounds at GOMAXPROCS=1 on one
+// pinned core and compares cpu-ns/op: the process's CPU time (user and
+// system, from getrusage) over the loop, per operation. It counts the
+// loopback server's work too, alike for both.
 
 // benchServer answers every initiation with the documented body and counts
 // the TCP connections it accepts.
@@ -89,6 +95,26 @@ func (f *floorClient) initiate(ctx context.Context, req *travelrule.TransferRequ
 	return ans.TransferID, nil
 }
 
+// cpuTime is the CPU time the process has used so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// measure runs op b.N times and reports its CPU time per operation.
+func measure(b *testing.B, op func() error) {
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := cpuTime()
+	for i := 0; i < b.N; i++ {
+		if err := op(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+}
+
 func newBenchSDK(b *testing.B, base string) *travelrule.Client {
 	c, err := travelrule.NewClient(base, travelrule.WithTokenSource(travelrule.StaticToken("bench-token")))
 	if err != nil {
@@ -104,21 +130,11 @@ func BenchmarkInitiate(b *testing.B) {
 	ctx := context.Background()
 	b.Run("impl=floor", func(b *testing.B) {
 		f := newFloorClient(bs.URL)
-		b.ReportAllocs()
-		for i := 0; i < b.N; i++ {
-			if _, err := f.initiate(ctx, req); err != nil {
-				b.Fatal(err)
-			}
-		}
+		measure(b, func() error { _, err := f.initiate(ctx, req); return err })
 	})
 	b.Run("impl=sdk", func(b *testing.B) {
 		c := newBenchSDK(b, bs.URL)
-		b.ReportAllocs()
-		for i := 0; i < b.N; i++ {
-			if _, err := c.InitiateTransfer(ctx, req); err != nil {
-				b.Fatal(err)
-			}
-		}
+		measure(b, func() error { _, err := c.InitiateTransfer(ctx, req); return err })
 	})
 }
 
@@ -130,8 +146,11 @@ func BenchmarkInitiateParallel(b *testing.B) {
 	req := fullRequest()
 	ctx := context.Background()
 	run := func(b *testing.B, do func() error) {
-		b.SetParallelism((callers + 1) / 2) // GOMAXPROCS is 2 here: 64 goroutines
+		procs := runtime.GOMAXPROCS(0)
+		b.SetParallelism((callers + procs - 1) / procs) // RunParallel starts parallelism × GOMAXPROCS goroutines
 		b.ReportAllocs()
+		b.ResetTimer()
+		start := cpuTime()
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
 				if err := do(); err != nil {
@@ -140,6 +159,7 @@ func BenchmarkInitiateParallel(b *testing.B) {
 				}
 			}
 		})
+		b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
 	}
 	b.Run("impl=floor", func(b *testing.B) {
 		bs := newBenchServer(b)

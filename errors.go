@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 	"time"
 )
@@ -338,3 +341,131 @@ func (e *transportError) Error() string {
 }
 
 func (e *transportError) Unwrap() error { return e.err }
+
+// sanitize keeps query strings (transfer ids) out of error text: a
+// *url.Error names the URL without its query.
+func sanitize(err error) error {
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		return err
+	}
+	clean := *ue
+	if u, perr := url.Parse(ue.URL); perr == nil {
+		u.RawQuery, u.Fragment, u.User = "", "", nil
+		clean.URL = u.String()
+	} else {
+		clean.URL = "[unparseable URL]"
+	}
+	return &clean
+}
+
+// errorBody is the error shape the client understands: "message" or "error"
+// (a string, or an object with "message"), and optional "fields". Anything
+// else is kept in APIError.Body only.
+type errorBody struct {
+	Message string          `json:"message"`
+	Error   json.RawMessage `json:"error"`
+	Detail  string          `json:"detail"`
+	Fields  []FieldError    `json:"fields"`
+}
+
+// newAPIError builds the *APIError of a non-2xx answer. Its message is
+// short, free of control characters, and scrubbed of the request's
+// personal values pii, which a server may echo.
+func newAPIError(op string, status int, h http.Header, body []byte, pii []string) *APIError {
+	e := &APIError{
+		Op:         op,
+		StatusCode: status,
+		Body:       body,
+		RequestID:  h.Get("X-Request-Id"),
+		Header:     boundedHeader(h),
+	}
+	e.hideRequestID = !showRequestID(e.RequestID, pii)
+	if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
+		e.RetryAfter, _ = retryAfter(h, time.Now())
+	}
+	if status >= 300 && status <= 399 {
+		e.Message = "redirect not followed"
+		return e
+	}
+	var eb errorBody
+	if len(body) == 0 || json.Unmarshal(body, &eb) != nil {
+		return e
+	}
+	msg := e.readErrorField(eb.Error)
+	for _, m := range []string{eb.Message, eb.Detail, e.Code} {
+		if msg == "" {
+			msg = m
+		}
+	}
+	if eb.Message != "" {
+		msg = eb.Message
+	}
+	e.hideCode = !showCode(e.Code, pii)
+	e.Message = scrub(msg, pii)
+	for _, f := range eb.Fields {
+		e.Fields = append(e.Fields, FieldError{Field: scrub(f.Field, pii), Reason: scrub(f.Reason, pii), server: true})
+	}
+	return e
+}
+
+// readErrorField reads the body's "error" field: a code, a message, or an
+// object with both. It sets e.Code and returns the message.
+func (e *APIError) readErrorField(raw json.RawMessage) (msg string) {
+	var code string
+	var obj struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	}
+	switch {
+	case len(raw) == 0:
+	case json.Unmarshal(raw, &code) == nil:
+		if !isIdentifier(code, maxCode) {
+			return code
+		}
+		e.Code = code
+	case json.Unmarshal(raw, &obj) == nil:
+		if isIdentifier(obj.Code, maxCode) {
+			e.Code = obj.Code
+		}
+		return obj.Message
+	}
+	return ""
+}
+
+// unexpectedAnswer is the error of a 2xx answer whose body does not mean
+// success, or could not be read.
+func unexpectedAnswer(op string, status int, h http.Header, body []byte, pii []string) *APIError {
+	return &APIError{
+		Op:            op,
+		StatusCode:    status,
+		Body:          body,
+		Message:       "answer body not understood",
+		RequestID:     h.Get("X-Request-Id"),
+		Header:        boundedHeader(h),
+		unexpected:    true,
+		hideRequestID: !showRequestID(h.Get("X-Request-Id"), pii),
+	}
+}
+
+// maxHeaderCopy bounds the headers an error keeps; the default transport
+// refuses larger headers outright (MaxResponseHeaderBytes), a transport
+// given to WithHTTPClient may not.
+const maxHeaderCopy = 64 << 10
+
+// boundedHeader copies h, key by key in sorted order, until the copy holds
+// maxHeaderCopy bytes of keys and values; what does not fit is left out.
+func boundedHeader(h http.Header) http.Header {
+	out := make(http.Header, min(len(h), 32))
+	size := 0
+	for _, k := range slices.Sorted(maps.Keys(h)) {
+		for _, v := range h[k] {
+			size += len(k) + len(v)
+			if size > maxHeaderCopy {
+				return out
+			}
+			out[k] = append(out[k], v)
+		}
+	}
+	return out
+}

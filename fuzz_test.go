@@ -35,8 +35,8 @@ func FuzzParseAnswers(f *testing.F) {
 			status = 400
 		}
 		const secret = "Alice Example"
-		cl := &call{op: "InitiateTransfer", req: &TransferRequest{Originator: Party{FirstName: secret}}}
-		e := cl.apiError(&http.Response{StatusCode: status, Header: http.Header{}}, body)
+		req := &TransferRequest{Originator: Party{FirstName: secret}}
+		e := newAPIError("InitiateTransfer", status, http.Header{}, body, req.piiValues())
 		msg := e.Error()
 		if strings.Contains(msg, secret) || strings.Contains(e.Message, secret) {
 			t.Fatalf("personal value leaked: %q / %q", msg, e.Message)

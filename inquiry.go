@@ -129,27 +129,29 @@ func (c *Client) ResolveInquiry(ctx context.Context, transferID string, r *Inqui
 		return nil, err
 	}
 	cl := &call{
-		client:     c,
-		op:         op,
-		idempotent: true,
-		unknown:    OutcomeUnknownError{Op: op, TransferID: transferID, Callback: r.Callback},
+		client: c, op: op, url: c.inquiryURL + "?q=" + url.QueryEscape(transferID), body: body,
+		repeatable: true, pii: r, transferID: transferID, callback: r.Callback,
 	}
-	resp, err := cl.do(ctx, c.inquiryURL+"?q="+url.QueryEscape(transferID), body)
+	ans, err := cl.send(ctx)
 	if err != nil {
-		return nil, err
+		return nil, cl.end(err)
 	}
-	status, ok := parseInquiryAnswer(resp.body)
+	status, ok := parseInquiryAnswer(ans.body)
 	if !ok {
 		// The service said 2xx: the resolution may have been recorded.
-		return nil, cl.outcomeUnknown(cl.unexpected(resp))
+		return nil, cl.end(unexpectedAnswer(op, ans.status, ans.header, ans.body, r.piiValues()))
 	}
 	return &InquiryResult{
 		Status:    status,
-		RequestID: resp.header.Get("X-Request-Id"),
+		RequestID: ans.header.Get("X-Request-Id"),
 		Attempts:  cl.sent(),
-		Raw:       resp.body,
+		Raw:       ans.body,
 	}, nil
 }
+
+// piiValues lists the resolution's personal values: its callback URL,
+// which may carry a capability tag.
+func (r *InquiryResolution) piiValues() []string { return []string{r.Callback} }
 
 // parseInquiryAnswer decodes an inquiry-resolution answer; ok is false
 // unless the body is a JSON object with a boolean status.

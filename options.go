@@ -1,7 +1,6 @@
 package travelrule
 
 import (
-	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -16,19 +15,39 @@ import (
 // Option configures a [Client] made by [NewClient].
 type Option func(*options)
 
+// options are the client's settings.
 type options struct {
-	tokenSource   oauth2.TokenSource
-	httpClient    *http.Client
-	retryMax      int
-	waitMin       time.Duration
-	waitMax       time.Duration
-	retryAfterMax time.Duration
-	maxResponse   int64
-	userAgent     string
-	logger        *slog.Logger
-	idempotency   bool
-	strict        bool
-	err           error
+	policy // the retry settings of retry.go
+
+	tokenSource oauth2.TokenSource
+	httpClient  *http.Client
+	maxResponse int64
+	userAgent   string // the integrator's product, before the SDK's own
+	logger      *slog.Logger
+	idempotency bool
+	strict      bool
+	err         error // the first option that failed
+}
+
+// settle applies opts over the defaults.
+func settle(opts []Option) (options, error) {
+	o := options{
+		policy: policy{
+			retryMax:      DefaultRetryMax,
+			waitMin:       DefaultRetryWaitMin,
+			waitMax:       DefaultRetryWaitMax,
+			retryAfterMax: DefaultRetryAfterMax,
+		},
+		maxResponse: DefaultMaxResponseBytes,
+	}
+	for _, opt := range opts {
+		if opt == nil {
+			o.fail(errors.New("travelrule: NewClient: nil option"))
+			continue
+		}
+		opt(&o)
+	}
+	return o, o.err
 }
 
 func (o *options) fail(err error) {
@@ -197,17 +216,6 @@ func WithMaxResponseBytes(n int64) Option {
 		}
 		o.maxResponse = n
 	}
-}
-
-type idempotencyKeyCtx struct{}
-
-// ContextWithIdempotencyKey returns a context that makes the next call made
-// with it carry key as its Idempotency-Key, when the client was made
-// [WithIdempotency]. Use it to send a call again, after an
-// [*OutcomeUnknownError], with the key that error reported, or to derive the
-// key from your own payment identifier.
-func ContextWithIdempotencyKey(ctx context.Context, key string) context.Context {
-	return context.WithValue(ctx, idempotencyKeyCtx{}, key)
 }
 
 // StaticToken returns a token source that always yields token, for services

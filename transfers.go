@@ -244,43 +244,32 @@ func (c *Client) InitiateTransfer(ctx context.Context, req *TransferRequest) (*T
 	if err != nil {
 		return nil, fmt.Errorf("travelrule: %s: encoding request: %w", op, err)
 	}
-	cl := &call{
-		client:     c,
-		op:         op,
-		idempotent: false,
-		req:        req,
-		unknown: OutcomeUnknownError{
-			Op:       op,
-			TxID:     req.TxID,
-			Callback: req.Callback,
-		},
-	}
+	cl := &call{client: c, op: op, url: c.initiateURL, body: body, pii: req, txID: req.TxID, callback: req.Callback}
 	if c.idempotency {
-		cl.idempotencyKey = idempotencyKeyFrom(ctx)
-		cl.idempotent = true
-		if !isIdentifier(cl.idempotencyKey, 255) {
+		cl.key, cl.repeatable = idempotencyKeyFrom(ctx), true
+		if !isIdentifier(cl.key, 255) {
 			// Nothing was sent: net/http would refuse a key that cannot go
 			// in a header, after the call had been counted as sent.
 			return nil, &ValidationError{Fields: []FieldError{{Field: "Idempotency-Key", Reason: "must be 1..255 letters, digits and -_.:"}}}
 		}
 	}
-	resp, err := cl.do(ctx, c.initiateURL, body)
+	ans, err := cl.send(ctx)
 	if err != nil {
-		return nil, err
+		return nil, cl.end(err)
 	}
-	status, transferID, ok := parseInitiateAnswer(resp.body)
+	status, transferID, ok := parseInitiateAnswer(ans.body)
 	if !ok {
 		// The service said 2xx, so a transfer may well exist: the caller
 		// must reconcile, exactly as after a dropped connection.
-		return nil, cl.outcomeUnknown(cl.unexpected(resp))
+		return nil, cl.end(unexpectedAnswer(op, ans.status, ans.header, ans.body, req.piiValues()))
 	}
 	return &TransferResult{
 		Status:         status,
 		TransferID:     transferID,
-		RequestID:      resp.header.Get("X-Request-Id"),
-		IdempotencyKey: cl.idempotencyKey,
+		RequestID:      ans.header.Get("X-Request-Id"),
+		IdempotencyKey: cl.key,
 		Attempts:       cl.sent(),
-		Raw:            resp.body,
+		Raw:            ans.body,
 	}, nil
 }
 

@@ -6,15 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
-
-	"github.com/hashicorp/go-retryablehttp"
-	"golang.org/x/oauth2"
 )
 
 // Version is the SDK's version. It is sent in the User-Agent header as
@@ -35,23 +31,16 @@ const (
 // concurrent use by many goroutines and should be made once and reused: it
 // holds the connection pool and the token cache.
 type Client struct {
-	initiateURL string
-	inquiryURL  string
-	origin      string
+	options // as NewClient settled them
 
-	hc     *http.Client          // oauth2.Transport over the base transport
-	rc     *retryablehttp.Client // go-retryablehttp over hc, with the policy of retry.go
+	initiateURL    string
+	inquiryURL     string
+	origin         string        // the base URL's scheme and host: the bearer token goes nowhere else
+	userAgent      string        // the User-Agent header
+	attemptTimeout time.Duration // the longest one attempt may take, answer body included
+
+	hc     *http.Client // the transport under the retry loop of send.go
 	tokens *tokenCache
-
-	retryMax      int
-	waitMin       time.Duration
-	waitMax       time.Duration
-	retryAfterMax time.Duration
-	maxResponse   int64
-	userAgent     string
-	logger        *slog.Logger
-	idempotency   bool
-	strict        bool
 }
 
 // NewClient returns a client for the service at baseURL, such as
@@ -64,22 +53,9 @@ type Client struct {
 // fragment, and plain http:// to anything but a loopback host, since the
 // bearer token would cross the network in clear.
 func NewClient(baseURL string, opts ...Option) (*Client, error) {
-	o := options{
-		retryMax:      DefaultRetryMax,
-		waitMin:       DefaultRetryWaitMin,
-		waitMax:       DefaultRetryWaitMax,
-		retryAfterMax: DefaultRetryAfterMax,
-		maxResponse:   DefaultMaxResponseBytes,
-	}
-	for _, opt := range opts {
-		if opt == nil {
-			o.fail(errors.New("travelrule: NewClient: nil option"))
-			continue
-		}
-		opt(&o)
-	}
-	if o.err != nil {
-		return nil, o.err
+	o, err := settle(opts)
+	if err != nil {
+		return nil, err
 	}
 	base, err := checkBaseURL(baseURL)
 	if err != nil {
@@ -88,95 +64,63 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 	if o.tokenSource == nil {
 		return nil, errors.New("travelrule: NewClient: a token source is required (WithTokenSource or WithClientCredentials)")
 	}
-
-	ua := "travelrule-go/" + Version
-	if o.userAgent != "" {
-		ua = o.userAgent + " " + ua
-	}
 	c := &Client{
-		initiateURL:   base.String() + "/transfers/initiate",
-		inquiryURL:    base.String() + "/transfers/inquiryResolution",
-		origin:        base.Scheme + "://" + base.Host,
-		tokens:        newTokenCache(o.tokenSource),
-		retryMax:      o.retryMax,
-		waitMin:       o.waitMin,
-		waitMax:       o.waitMax,
-		retryAfterMax: o.retryAfterMax,
-		maxResponse:   o.maxResponse,
-		userAgent:     ua,
-		logger:        o.logger,
-		idempotency:   o.idempotency,
-		strict:        o.strict,
+		options:        o,
+		initiateURL:    base.String() + "/transfers/initiate",
+		inquiryURL:     base.String() + "/transfers/inquiryResolution",
+		origin:         base.Scheme + "://" + base.Host,
+		userAgent:      "travelrule-go/" + Version,
+		attemptTimeout: DefaultAttemptTimeout,
+		tokens:         newTokenCache(o.tokenSource),
 	}
-
-	var baseRT http.RoundTripper = defaultTransport()
-	var userRedirect func(*http.Request, []*http.Request) error
-	// Each attempt is bounded as a whole, headers and body, by
-	// http.Client.Timeout: a response-header time-out alone let a body
-	// that drips a byte a second hold an attempt for as long as it drips.
-	// The caller's context bounds the whole call.
-	hc := &http.Client{Timeout: DefaultAttemptTimeout}
-	if o.httpClient != nil {
-		baseRT = o.httpClient.Transport
-		if baseRT == nil {
-			baseRT = http.DefaultTransport
-		}
-		if o.httpClient.Timeout > 0 {
-			hc.Timeout = o.httpClient.Timeout
-		}
-		hc.Jar = o.httpClient.Jar
-		userRedirect = o.httpClient.CheckRedirect
+	if o.userAgent != "" {
+		c.userAgent = o.userAgent + " " + c.userAgent
 	}
-	if ccs, ok := o.tokenSource.(*clientCredentialsSource); ok {
-		ccs.hc = &http.Client{Transport: baseRT, Timeout: DefaultAttemptTimeout}
-	}
-	hc.Transport = authTransport{t: &oauth2.Transport{Source: c.tokens, Base: baseRT}, tokens: c.tokens}
-	hc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-		return c.checkRedirect(req, via, userRedirect)
-	}
-	c.hc = hc
-	c.rc = c.newRetryClient()
+	c.hc = c.newHTTPClient()
 	return c, nil
 }
 
-// authTransport is oauth2.Transport with two changes: a token fetch ends
-// with the request's context (oauth2.Transport asks its source without
-// one), and no deprecated CancelRequest method, which http.Client calls
-// when it has a Timeout and which logs a line to the standard logger.
-type authTransport struct {
-	t      *oauth2.Transport
-	tokens *tokenCache
-}
-
-func (a authTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if cl := callFrom(r.Context()); cl != nil {
-		// Within this frame a call to GetBody after the request's headers
-		// were written is a transport sending it again by itself (see
-		// guardReplays).
-		cl.rtWrote.Store(false)
-		cl.inTransport.Store(true)
-		defer cl.inTransport.Store(false)
-	}
-	if err := a.tokens.tokenFor(r.Context()); err != nil {
-		if r.Body != nil {
-			_ = r.Body.Close() // a RoundTripper always closes the body
+// newHTTPClient makes the client's HTTP client over the transport, cookie
+// jar and redirect policy of WithHTTPClient's client, or the default
+// transport. Its time-out becomes the attempt time-out of send.go, which
+// covers the answer body too; the http.Client itself has none, so that no
+// request costs a timer of net/http's.
+func (c *Client) newHTTPClient() *http.Client {
+	var base http.RoundTripper = defaultTransport()
+	var jar http.CookieJar
+	var userRedirect func(*http.Request, []*http.Request) error
+	if hc := c.httpClient; hc != nil {
+		base, jar, userRedirect = hc.Transport, hc.Jar, hc.CheckRedirect
+		if base == nil {
+			base = http.DefaultTransport
 		}
-		return nil, err
+		if hc.Timeout > 0 {
+			c.attemptTimeout = hc.Timeout
+		}
 	}
-	return a.t.RoundTrip(r)
+	if ccs, ok := c.tokenSource.(*clientCredentialsSource); ok {
+		ccs.hc = &http.Client{Transport: base, Timeout: DefaultAttemptTimeout}
+	}
+	return &http.Client{
+		Transport: base,
+		Jar:       jar,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			return c.checkRedirect(req, via, userRedirect)
+		},
+	}
 }
 
 // defaultTransport is the standard library's transport tuned for a service
 // client: TLS 1.2 at least, at most 64 KiB of answer headers, and enough
 // idle connections per host that concurrent callers reuse connections
-// instead of opening new ones.
+// instead of opening new ones. The attempt time-out of send.go bounds each
+// request.
 func defaultTransport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConns = 256
 	t.MaxIdleConnsPerHost = 128
 	t.IdleConnTimeout = 90 * time.Second
 	t.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12}
-	t.ResponseHeaderTimeout = DefaultAttemptTimeout
 	// net/http's default is 10 MiB of headers, far above any answer of the
 	// service; a larger header ends the attempt with an error.
 	t.MaxResponseHeaderBytes = maxHeaderCopy
@@ -212,20 +156,17 @@ func isLoopback(host string) bool {
 }
 
 // checkRedirect never lets the bearer token leave the base URL's origin:
-// oauth2.Transport adds the Authorization header to every request it
-// carries, redirected ones included, so a redirect to another origin is not
-// followed and its 3xx answer becomes an [*APIError]. Only 307 and 308 (which
-// keep the method and the body) are followed within the origin, and only
-// for calls that may be repeated (ResolveInquiry, or any call made with
-// WithIdempotency).
+// http.Client copies the Authorization header to a redirect within the
+// origin, so a redirect to another origin is not followed and its 3xx
+// answer becomes an [*APIError]. Only 307 and 308 (which keep the method
+// and the body) are followed within the origin, and only for calls that
+// may be repeated (ResolveInquiry, or any call made with WithIdempotency):
+// a call that may not be repeated has no Request.GetBody, and http.Client
+// follows no 307 or 308 without one. A proxy that acted on the POST and
+// then redirected would otherwise make a followed redirect a second
+// transfer.
 func (c *Client) checkRedirect(req *http.Request, via []*http.Request, user func(*http.Request, []*http.Request) error) error {
 	if req.URL.Scheme+"://"+req.URL.Host != c.origin {
-		return http.ErrUseLastResponse
-	}
-	if cl := callFrom(req.Context()); cl != nil && !cl.idempotent {
-		// A proxy that acted on the POST and then redirected would make a
-		// followed redirect a second transfer: a call that cannot be
-		// repeated follows none, and its 3xx is an ambiguous failure.
 		return http.ErrUseLastResponse
 	}
 	if req.Response != nil && req.Response.StatusCode != http.StatusTemporaryRedirect && req.Response.StatusCode != http.StatusPermanentRedirect {

@@ -9,25 +9,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestTransportHidesCancelRequest: http.Client calls a transport's
-// CancelRequest when its Timeout fires, and oauth2.Transport's deprecated
-// CancelRequest writes a line to the standard logger. The client's
-// transport must not offer it.
-func TestTransportHidesCancelRequest(t *testing.T) {
-	for _, opts := range [][]Option{
-		{WithTokenSource(StaticToken("t"))},
-		{WithTokenSource(StaticToken("t")), WithHTTPClient(&http.Client{Timeout: time.Second})},
-	} {
-		c, err := NewClient("https://travelrule.example", opts...)
-		require.NoError(t, err)
-		_, ok := c.hc.Transport.(interface{ CancelRequest(*http.Request) })
-		assert.False(t, ok)
-	}
-}
-
-// Each attempt is bounded as a whole by http.Client.Timeout (the response
-// header time-out alone left the body unbounded); a client given to
-// WithHTTPClient keeps its own limit, or gets the default if it has none.
+// Each attempt is bounded as a whole, answer body included, by the attempt
+// time-out of send.go (a response-header time-out alone left the body
+// unbounded): a client given to WithHTTPClient keeps its own limit, or gets
+// the default if it has none. The http.Client under the retry loop has no
+// Timeout of its own, which would cost every request net/http's timer and
+// make it call the deprecated CancelRequest of a transport.
 func TestAttemptTimeoutCoversTheWholeAttempt(t *testing.T) {
 	for _, tt := range []struct {
 		opts []Option
@@ -39,6 +26,7 @@ func TestAttemptTimeoutCoversTheWholeAttempt(t *testing.T) {
 	} {
 		c, err := NewClient("https://travelrule.example", append(tt.opts, WithTokenSource(StaticToken("t")))...)
 		require.NoError(t, err)
-		assert.Equal(t, tt.want, c.hc.Timeout)
+		assert.Equal(t, tt.want, c.attemptTimeout)
+		assert.Zero(t, c.hc.Timeout)
 	}
 }

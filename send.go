@@ -1,0 +1,343 @@
+package travelrule
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptrace"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-retryablehttp"
+)
+
+// This file is the send path of every call: send builds the request, lets
+// go-retryablehttp run the attempts, and reads the answer. After each
+// attempt the hooks gather its facts and apply the decision of retry.go;
+// the final error is built once, by end.
+
+// call is one logical call (one InitiateTransfer or ResolveInquiry) across
+// its attempts.
+type call struct {
+	client     *Client
+	op         string
+	url        string // without the query in what errors show
+	body       []byte
+	repeatable bool   // may be sent twice: ResolveInquiry, or any call WithIdempotency
+	key        string // the Idempotency-Key header, or ""
+	pii        interface{ piiValues() []string }
+
+	// What an *OutcomeUnknownError reports.
+	txID, transferID, callback string
+
+	ctx      context.Context        // the caller's
+	rc       retryablehttp.Client   // the retry loop, with this call's hooks
+	req      *retryablehttp.Request // the request of the current attempt
+	trace    httptrace.ClientTrace  // gathers the facts of the transport's goroutines
+	stop     context.CancelFunc     // ends the current attempt's context
+	stopPrev context.CancelFunc     // ends the previous attempt's context
+
+	attempts  int          // the retry loop's attempt number
+	resent    atomic.Int32 // requests a transport wrote again within one attempt
+	wrote     atomic.Bool  // the current attempt wrote its request headers
+	traced    atomic.Bool  // the transport reported the current attempt's GetConn
+	rtWrote   atomic.Bool  // headers written since the transport's last GetConn
+	answered  atomic.Bool  // an answer began since the transport's last GetConn
+	refreshed bool         // a 401 was retried with a new token
+	acted     bool         // the service may have acted on some attempt
+	next      decision     // the decision after the last attempt
+}
+
+// answer is a 2xx answer, read whole.
+type answer struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// errAttemptTimedOut ends an attempt that outlasted the attempt time-out.
+var errAttemptTimedOut = errors.New("attempt timed out")
+
+// send sends the call's body with POST and returns the 2xx answer, or the
+// error of the last attempt; end turns that into the call's final error.
+func (cl *call) send(ctx context.Context) (*answer, error) {
+	c := cl.client
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("travelrule: %s: %w", cl.op, err) // nothing was sent
+	}
+	auth, err := c.tokens.header(ctx)
+	if err != nil {
+		return nil, cl.transportError(err) // nothing was sent
+	}
+	cl.trace = httptrace.ClientTrace{GetConn: cl.gotConn, WroteHeaders: cl.wroteHeaders}
+	if cl.repeatable {
+		cl.trace.GotFirstResponseByte = cl.gotFirstByte
+	}
+	cl.ctx = httptrace.WithClientTrace(ctx, &cl.trace)
+	hr, err := http.NewRequestWithContext(cl.attemptContext(0), http.MethodPost, cl.url, nil)
+	if err != nil {
+		return nil, fmt.Errorf("travelrule: %s: %w", cl.op, err)
+	}
+	defer cl.endAttempts()
+	hr.Body, hr.ContentLength = cl.newBody(), int64(len(cl.body))
+	if cl.repeatable {
+		// A call that may not be repeated gets no GetBody: see getBody.
+		hr.GetBody = cl.getBody
+	}
+	h := hr.Header
+	h["Authorization"] = []string{auth}
+	h["Content-Type"] = []string{"application/json"}
+	h["Accept"] = []string{"application/json"}
+	h["User-Agent"] = []string{c.userAgent}
+	if cl.key != "" {
+		h["Idempotency-Key"] = []string{cl.key}
+	}
+	cl.req = &retryablehttp.Request{Request: hr} // the body is rewound by prepareRetry
+	cl.rc = retryablehttp.Client{
+		HTTPClient:   c.hc,
+		RetryMax:     c.retryMax,
+		CheckRetry:   cl.checkRetry,
+		Backoff:      cl.backoff,
+		PrepareRetry: cl.prepareRetry,
+		ErrorHandler: retryablehttp.PassthroughErrorHandler, // keep the last answer when giving up
+	}
+	cl.attempts = 1
+	resp, err := cl.rc.Do(cl.req)
+	if err != nil {
+		if resp != nil {
+			resp.Body.Close()
+		}
+		return nil, cl.transportError(err)
+	}
+	defer resp.Body.Close()
+	return cl.read(resp)
+}
+
+// read reads the final answer within the attempt's time-out.
+func (cl *call) read(resp *http.Response) (*answer, error) {
+	data, err := readBody(resp, cl.client.maxResponse)
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, newAPIError(cl.op, resp.StatusCode, resp.Header, data, cl.pii.piiValues())
+	}
+	if err != nil {
+		// The service answered 2xx, so it may have acted; its answer could
+		// not be read.
+		e := unexpectedAnswer(cl.op, resp.StatusCode, resp.Header, data, cl.pii.piiValues())
+		e.Message = transportText(err)
+		return nil, e
+	}
+	return &answer{status: resp.StatusCode, header: resp.Header, body: data}, nil
+}
+
+// attemptContext makes the context of an attempt that starts after
+// wait: the caller's, bounded by the attempt time-out unless the caller's
+// deadline comes first. The previous attempt's context ends when the next
+// attempt starts (prepareRetry), once its answer has been drained.
+func (cl *call) attemptContext(wait time.Duration) context.Context {
+	cl.stopPrev, cl.stop = cl.stop, noop
+	limit := cl.client.attemptTimeout + wait
+	if dl, ok := cl.ctx.Deadline(); ok && time.Until(dl) <= limit {
+		return cl.ctx
+	}
+	ctx, cancel := context.WithTimeoutCause(cl.ctx, limit, errAttemptTimedOut)
+	cl.stop = cancel
+	return ctx
+}
+
+func noop() {}
+
+// endAttempts ends the contexts of the last attempts.
+func (cl *call) endAttempts() {
+	for _, stop := range []context.CancelFunc{cl.stopPrev, cl.stop} {
+		if stop != nil {
+			stop()
+		}
+	}
+}
+
+// checkRetry runs after every attempt: it gathers the attempt's facts,
+// takes retry.go's decision and applies it.
+func (cl *call) checkRetry(_ context.Context, resp *http.Response, err error) (bool, error) {
+	a := cl.facts(resp, err)
+	d := decide(a, cl.client.policy)
+	cl.next = d
+	cl.acted = cl.acted || d.acted
+	if a.status == http.StatusUnauthorized && d.retry {
+		cl.refreshed = true
+	}
+	if l := cl.client.logger; l != nil {
+		msg := "travelrule: attempt ended"
+		if d.retry {
+			msg = "travelrule: retrying"
+		}
+		l.Debug(msg, "op", cl.op, "attempt", a.n, "status", a.status, "reason", d.why, "wait", d.wait)
+	}
+	if d.retry {
+		// The wait runs in the next attempt's context, which must not end
+		// before it does.
+		cl.req.Request = cl.req.Request.WithContext(cl.attemptContext(d.wait))
+	}
+	return d.retry, nil
+}
+
+// facts gathers what retry.go decides on after an attempt. After a 401 it
+// asks the token cache for a new token, the one fact that costs a fetch.
+func (cl *call) facts(resp *http.Response, err error) attempt {
+	a := attempt{
+		n:          cl.attempts,
+		repeatable: cl.repeatable,
+		err:        err,
+		written:    cl.wrote.Load() || !cl.traced.Load(),
+		ctxDone:    cl.ctx.Err() != nil,
+		refreshed:  cl.refreshed,
+		jitter:     rand.Float64(),
+	}
+	if dl, ok := cl.ctx.Deadline(); ok {
+		a.untilDone, a.hasDeadline = time.Until(dl), true
+	}
+	if resp == nil {
+		return a
+	}
+	a.status = resp.StatusCode
+	switch a.status {
+	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
+		a.retryAfter, a.hasRetryAfter = retryAfter(resp.Header, time.Now())
+	case http.StatusUnauthorized:
+		if !cl.refreshed && a.n <= cl.client.retryMax {
+			var rejected string // unknown if the transport gave no request back: refresh anyway
+			if resp.Request != nil {
+				rejected = resp.Request.Header.Get("Authorization")
+			}
+			a.newToken = cl.client.tokens.refresh(cl.ctx, rejected)
+		}
+	}
+	return a
+}
+
+// backoff hands go-retryablehttp the wait of the last decision.
+func (cl *call) backoff(_, _ time.Duration, _ int, _ *http.Response) time.Duration {
+	return cl.next.wait
+}
+
+// prepareRetry readies the request for the next attempt: a new body, the
+// cached token (a 401 may have renewed it) and fresh facts.
+func (cl *call) prepareRetry(r *http.Request) error {
+	cl.stopPrev()
+	auth, err := cl.client.tokens.header(r.Context())
+	if err != nil {
+		return err
+	}
+	r.Body = cl.newBody()
+	r.Header = r.Header.Clone() // the previous attempt's request may still be read
+	r.Header["Authorization"] = []string{auth}
+	cl.attempts++
+	cl.wrote.Store(false)
+	cl.traced.Store(false)
+	return nil
+}
+
+// gotConn runs when the transport looks for a connection, at the start of
+// each of its round trips.
+func (cl *call) gotConn(string) {
+	cl.traced.Store(true)
+	cl.rtWrote.Store(false)
+	cl.answered.Store(false)
+}
+
+// wroteHeaders runs each time a transport has written the request's
+// headers. A second time within one attempt is a request the transport
+// sent again by itself: it left the client, so it counts.
+func (cl *call) wroteHeaders() {
+	cl.rtWrote.Store(true)
+	if cl.wrote.Swap(true) {
+		cl.resent.Add(1)
+	}
+}
+
+func (cl *call) gotFirstByte() { cl.answered.Store(true) }
+
+// sent is how many requests left the client: the attempts of the retry
+// loop and any request a transport sent again within one of them.
+func (cl *call) sent() int { return cl.attempts + int(cl.resent.Load()) }
+
+// errNotReplayed is the error a transport meets when it tries to send a
+// request again by itself.
+var errNotReplayed = errors.New("the transport's own resend was refused; the client's retry policy decides")
+
+// newBody returns a reader of the call's body. A *bytes.Reader lets
+// net/http write the headers and the body at once.
+func (cl *call) newBody() io.ReadCloser { return io.NopCloser(bytes.NewReader(cl.body)) }
+
+// getBody is Request.GetBody of a call that may be repeated. net/http
+// calls GetBody to send a request again below the retry policy: the HTTP/2
+// client after RST_STREAM REFUSED_STREAM or PROTOCOL_ERROR or a GOAWAY,
+// even when the server had read the whole body; the HTTP/1 transport on a
+// reused connection that failed after the request was written, when the
+// request carries an Idempotency-Key header; and http.Client for a 307 or
+// 308.
+//
+// A call that may not be repeated has no GetBody at all: no layer can send
+// its body twice (a transport may still send a request whose body it never
+// read, which reached no one), and http.Client then follows no 307 or 308.
+// A call that may be repeated keeps it for redirects within the origin and
+// for a transport that reads a copy of the body before sending (to sign
+// it, say), but a resend of a request whose headers were written and which
+// got no answer is refused, so that every repeat goes through the retry
+// policy, with its backoff, budget and count.
+func (cl *call) getBody() (io.ReadCloser, error) {
+	if cl.rtWrote.Load() && !cl.answered.Load() {
+		return nil, errNotReplayed
+	}
+	return cl.newBody(), nil
+}
+
+// transportError is the error of a call that got no whole answer.
+func (cl *call) transportError(err error) error {
+	shown, _, _ := strings.Cut(cl.url, "?") // the query carries the transfer id
+	return &transportError{op: cl.op, url: shown, err: sanitize(err)}
+}
+
+// end returns the call's final error: err, or an *OutcomeUnknownError
+// that wraps it if the service may have acted on some attempt.
+func (cl *call) end(err error) error {
+	if !cl.acted {
+		return err
+	}
+	return &OutcomeUnknownError{
+		Op:             cl.op,
+		Attempts:       cl.sent(),
+		TxID:           cl.txID,
+		TransferID:     cl.transferID,
+		Callback:       cl.callback,
+		CallbackRef:    CallbackRef(cl.callback),
+		IdempotencyKey: cl.key,
+		Err:            err,
+	}
+}
+
+var errTooLarge = errors.New("answer body exceeds the size limit")
+
+// readBody reads the answer through the client's size limit. The buffer
+// grows as bytes arrive: a declared Content-Length only refuses an answer
+// that would be too large, it never sizes an allocation before anything
+// came (512 MiB declared and 10 bytes sent allocated 512 MiB).
+func readBody(resp *http.Response, max int64) ([]byte, error) {
+	if resp.ContentLength > max {
+		return nil, errTooLarge
+	}
+	var buf bytes.Buffer
+	if resp.ContentLength > 0 {
+		buf.Grow(int(min(resp.ContentLength, 32<<10)))
+	}
+	_, err := buf.ReadFrom(io.LimitReader(resp.Body, max+1))
+	data := buf.Bytes()
+	if err == nil && int64(len(data)) > max {
+		return data[:max], errTooLarge
+	}
+	return data, err
+}
