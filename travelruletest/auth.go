@@ -19,10 +19,8 @@ import (
 
 // The claims of the tokens the server issues and accepts.
 const (
-	// Issuer is the iss claim of the server's tokens.
-	Issuer = "travelruletest"
-	// Audience is the aud claim of the server's tokens.
-	Audience = "travel-rule-transfer-exchange"
+	issuer   = "travelruletest"                // the iss claim
+	audience = "travel-rule-transfer-exchange" // the aud claim
 )
 
 // tokenPath is where the OAuth2 token endpoint answers, whatever the path
@@ -56,8 +54,8 @@ func newTokens(cfg *config) *tokens {
 	tk.parser = jwt.NewParser(
 		jwt.WithTimeFunc(tk.now),
 		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
-		jwt.WithIssuer(Issuer),
-		jwt.WithAudience(Audience),
+		jwt.WithIssuer(issuer),
+		jwt.WithAudience(audience),
 		jwt.WithExpirationRequired(),
 	)
 	return tk
@@ -103,21 +101,15 @@ func (s *Server) ForgedToken() string {
 	return s.tokens.mint(key, now, now.Add(s.tokens.lifetime))
 }
 
-// SignToken signs claims with the server's key (HS256), for tests of tokens
-// with other claims, such as a wrong issuer or audience. The server accepts
-// a token only if it has an exp in the future, iss [Issuer] and aud
-// containing [Audience].
-func (s *Server) SignToken(claims jwt.Claims) string { return sign(s.tokens.key, claims) }
-
 // mint makes a token with the server's claims, issued at iat and expiring
 // at exp, signed with key.
 func (tk *tokens) mint(key []byte, iat, exp time.Time) string {
 	var jti [12]byte
 	_, _ = rand.Read(jti[:])
 	return sign(key, jwt.RegisteredClaims{
-		Issuer:    Issuer,
+		Issuer:    issuer,
 		Subject:   tk.subject,
-		Audience:  jwt.ClaimStrings{Audience},
+		Audience:  jwt.ClaimStrings{audience},
 		IssuedAt:  jwt.NewNumericDate(iat),
 		ExpiresAt: jwt.NewNumericDate(exp),
 		ID:        hex.EncodeToString(jti[:]),
