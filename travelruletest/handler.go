@@ -151,6 +151,7 @@ func drop(w http.ResponseWriter) {
 	panic(http.ErrAbortHandler)
 }
 
+// writeAnswer writes a as the answer to the request.
 func writeAnswer(w http.ResponseWriter, a *answer) {
 	h := w.Header()
 	if len(a.body) > 0 {
@@ -171,11 +172,13 @@ type errorBody struct {
 	Fields  []travelrule.FieldError `json:"fields,omitempty"`
 }
 
+// errorAnswer is an answer with an error body.
 func errorAnswer(status int, code, msg string, fields []travelrule.FieldError) *answer {
 	body, _ := json.Marshal(errorBody{Error: code, Message: msg, Fields: fields})
 	return &answer{status: status, body: body}
 }
 
+// log writes a line at level Info, if the server has a logger.
 func (s *Server) log(ctx context.Context, msg string, attrs ...slog.Attr) {
 	if s.logger == nil || !s.logger.Enabled(ctx, slog.LevelInfo) {
 		return

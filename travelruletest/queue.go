@@ -32,7 +32,7 @@ type callbackQueue struct {
 	closed  bool       // the server closed: nothing more is queued or sent
 	lanes   map[string]*lane
 	ready   []*lane        // lanes with callbacks and no worker, in the order they became ready
-	workers sync.WaitGroup // the workers; close waits for them
+	workers sync.WaitGroup // the workers; Server.Close waits for them after close
 }
 
 func newCallbackQueue() *callbackQueue {
