@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -18,15 +19,47 @@ import (
 
 // The claims of the tokens the server issues and accepts.
 const (
-	// Issuer is the iss claim of the server's tokens.
-	Issuer = "travelruletest"
-	// Audience is the aud claim of the server's tokens.
-	Audience = "travel-rule-transfer-exchange"
+	issuer   = "travelruletest"                // the iss claim
+	audience = "travel-rule-transfer-exchange" // the aud claim
 )
 
 // tokenPath is where the OAuth2 token endpoint answers, whatever the path
 // prefix.
 const tokenPath = "/oauth/token"
+
+// maxVerified bounds the cache of verified tokens.
+const maxVerified = 4096
+
+// tokens mints the server's tokens and verifies bearer tokens.
+type tokens struct {
+	key      []byte           // the HS256 key, random per server; fixed at start
+	parser   *jwt.Parser      // fixed at start
+	now      func() time.Time // the clock tokens are minted and verified by
+	lifetime time.Duration    // of the tokens minted
+	subject  string           // the sub claim: the client id
+
+	mu       sync.Mutex           // guards verified
+	verified map[string]time.Time // tokens that verified, and their expiry
+}
+
+func newTokens(cfg *config) *tokens {
+	tk := &tokens{
+		key:      make([]byte, 32),
+		now:      cfg.clock(),
+		lifetime: cfg.tokenLifetime,
+		subject:  cfg.clientID,
+		verified: make(map[string]time.Time),
+	}
+	_, _ = rand.Read(tk.key)
+	tk.parser = jwt.NewParser(
+		jwt.WithTimeFunc(tk.now),
+		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
+		jwt.WithIssuer(issuer),
+		jwt.WithAudience(audience),
+		jwt.WithExpirationRequired(),
+	)
+	return tk
+}
 
 // TokenURL returns the URL of the server's OAuth2 token endpoint, which
 // grants client credentials (see [WithClientCredentials]) a bearer JWT, so
@@ -38,16 +71,15 @@ func (s *Server) TokenURL() string { return s.origin + tokenPath }
 // call mints a new JWT with the server's lifetime (see
 // [WithTokenLifetime]), so it should be used behind a cache such as the
 // client's own.
-func (s *Server) TokenSource() oauth2.TokenSource { return tokenSource{s} }
+func (s *Server) TokenSource() oauth2.TokenSource { return s.tokens }
 
-type tokenSource struct{ s *Server }
-
-func (ts tokenSource) Token() (*oauth2.Token, error) {
-	now := ts.s.cfg.clock()()
+// Token mints a new valid token; it makes tokens an oauth2.TokenSource.
+func (tk *tokens) Token() (*oauth2.Token, error) {
+	now := tk.now()
 	// A JWT's exp is in whole seconds: the token's Expiry says no later.
-	exp := now.Add(ts.s.cfg.tokenLifetime).Truncate(time.Second)
+	exp := now.Add(tk.lifetime).Truncate(time.Second)
 	return &oauth2.Token{
-		AccessToken: ts.s.mint(ts.s.key, now, exp),
+		AccessToken: tk.mint(tk.key, now, exp),
 		TokenType:   "Bearer",
 		Expiry:      exp,
 	}, nil
@@ -56,8 +88,8 @@ func (ts tokenSource) Token() (*oauth2.Token, error) {
 // ExpiredToken returns a token that is valid in every way except that it
 // expired an hour ago.
 func (s *Server) ExpiredToken() string {
-	now := s.cfg.clock()()
-	return s.mint(s.key, now.Add(-2*time.Hour), now.Add(-time.Hour))
+	now := s.tokens.now()
+	return s.tokens.mint(s.tokens.key, now.Add(-2*time.Hour), now.Add(-time.Hour))
 }
 
 // ForgedToken returns a token with valid claims signed with a key other
@@ -65,48 +97,32 @@ func (s *Server) ExpiredToken() string {
 func (s *Server) ForgedToken() string {
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
-	now := s.cfg.clock()()
-	return s.mint(key, now, now.Add(s.cfg.tokenLifetime))
+	now := s.tokens.now()
+	return s.tokens.mint(key, now, now.Add(s.tokens.lifetime))
 }
 
-// SignToken signs claims with the server's key (HS256), for tests of tokens
-// with other claims, such as a wrong issuer or audience. The server accepts
-// a token only if it has an exp in the future, iss [Issuer] and aud
-// containing [Audience].
-func (s *Server) SignToken(claims jwt.Claims) string {
-	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(s.key)
-	if err != nil {
-		panic("travelruletest: SignToken: " + err.Error())
-	}
-	return tok
-}
-
-func (s *Server) mint(key []byte, iat, exp time.Time) string {
+// mint makes a token with the server's claims, issued at iat and expiring
+// at exp, signed with key.
+func (tk *tokens) mint(key []byte, iat, exp time.Time) string {
 	var jti [12]byte
 	_, _ = rand.Read(jti[:])
-	claims := jwt.RegisteredClaims{
-		Issuer:    Issuer,
-		Subject:   s.cfg.clientID,
-		Audience:  jwt.ClaimStrings{Audience},
+	return sign(key, jwt.RegisteredClaims{
+		Issuer:    issuer,
+		Subject:   tk.subject,
+		Audience:  jwt.ClaimStrings{audience},
 		IssuedAt:  jwt.NewNumericDate(iat),
 		ExpiresAt: jwt.NewNumericDate(exp),
 		ID:        hex.EncodeToString(jti[:]),
-	}
+	})
+}
+
+// sign signs claims with key (HS256).
+func sign(key []byte, claims jwt.Claims) string {
 	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(key)
 	if err != nil {
 		panic("travelruletest: signing a token: " + err.Error())
 	}
 	return tok
-}
-
-func newParser(now func() time.Time) *jwt.Parser {
-	return jwt.NewParser(
-		jwt.WithTimeFunc(now),
-		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
-		jwt.WithIssuer(Issuer),
-		jwt.WithAudience(Audience),
-		jwt.WithExpirationRequired(),
-	)
 }
 
 // authenticate checks the request's bearer token; it returns nil if the
@@ -123,7 +139,7 @@ func (s *Server) authenticate(r *http.Request) *answer {
 	if !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
 		reason = "authorization is not a bearer token"
 	} else {
-		reason = s.verify(strings.TrimSpace(tok))
+		reason = s.tokens.verify(strings.TrimSpace(tok))
 	}
 	if reason == "" {
 		return nil
@@ -137,31 +153,28 @@ func (s *Server) authenticate(r *http.Request) *answer {
 // verify checks a bearer token and returns what is wrong with it, or "".
 // A token that verified is remembered until it expires, so that a client
 // reusing its token costs a map look-up rather than a JWT verification.
-func (s *Server) verify(tok string) string {
-	now := s.cfg.clock()()
-	s.tmu.Lock()
-	exp, ok := s.verified[tok]
-	s.tmu.Unlock()
+func (tk *tokens) verify(tok string) string {
+	now := tk.now()
+	tk.mu.Lock()
+	exp, ok := tk.verified[tok]
+	tk.mu.Unlock()
 	if ok && now.Before(exp) {
 		return ""
 	}
 	var claims jwt.RegisteredClaims
-	if _, err := s.parser.ParseWithClaims(tok, &claims, s.keyFunc); err != nil {
+	if _, err := tk.parser.ParseWithClaims(tok, &claims, tk.keyFunc); err != nil {
 		return tokenFault(err)
 	}
-	s.tmu.Lock()
-	if len(s.verified) >= maxVerified {
-		clear(s.verified)
+	tk.mu.Lock()
+	if len(tk.verified) >= maxVerified {
+		clear(tk.verified)
 	}
-	s.verified[tok] = claims.ExpiresAt.Time
-	s.tmu.Unlock()
+	tk.verified[tok] = claims.ExpiresAt.Time
+	tk.mu.Unlock()
 	return ""
 }
 
-// maxVerified bounds the cache of verified tokens.
-const maxVerified = 4096
-
-func (s *Server) keyFunc(*jwt.Token) (any, error) { return s.key, nil }
+func (tk *tokens) keyFunc(*jwt.Token) (any, error) { return tk.key, nil }
 
 // tokenFault names what is wrong with a token, in words that never repeat
 // it.
@@ -220,7 +233,7 @@ func (s *Server) serveToken(r *http.Request) *answer {
 	if gt := r.PostForm.Get("grant_type"); gt != "client_credentials" {
 		return oauthError(http.StatusBadRequest, "unsupported_grant_type", "only client_credentials is supported")
 	}
-	ts, _ := s.TokenSource().Token()
+	ts, _ := s.tokens.Token()
 	body := `{"access_token":"` + ts.AccessToken + `","token_type":"Bearer","expires_in":` +
 		strconv.FormatInt(int64(s.cfg.tokenLifetime/time.Second), 10) + `}`
 	return &answer{status: http.StatusOK, body: []byte(body), header: []string{"Cache-Control", "no-store"}}

@@ -55,10 +55,10 @@ func TestUnauthorized(t *testing.T) {
 		{"forged", "Bearer " + srv.ForgedToken(), "token signature invalid"},
 		{"alg none", "Bearer " + none, "token signature invalid"},
 		{"other algorithm", "Bearer " + hs512, "token signature invalid"},
-		{"wrong issuer", "Bearer " + srv.SignToken(claims("someone-else", travelruletest.Audience, later)), "token issuer not accepted"},
-		{"wrong audience", "Bearer " + srv.SignToken(claims(travelruletest.Issuer, "other-api", later)), "token audience not accepted"},
-		{"no audience", "Bearer " + srv.SignToken(claims(travelruletest.Issuer, "", later)), "token lacks a required claim"},
-		{"no expiry", "Bearer " + srv.SignToken(claims(travelruletest.Issuer, travelruletest.Audience, time.Time{})), "token lacks a required claim"},
+		{"wrong issuer", "Bearer " + travelruletest.SignToken(srv, claims("someone-else", travelruletest.Audience, later)), "token issuer not accepted"},
+		{"wrong audience", "Bearer " + travelruletest.SignToken(srv, claims(travelruletest.Issuer, "other-api", later)), "token audience not accepted"},
+		{"no audience", "Bearer " + travelruletest.SignToken(srv, claims(travelruletest.Issuer, "", later)), "token lacks a required claim"},
+		{"no expiry", "Bearer " + travelruletest.SignToken(srv, claims(travelruletest.Issuer, travelruletest.Audience, time.Time{})), "token lacks a required claim"},
 	}
 	for _, path := range []string{"/transfers/initiate", "/transfers/inquiryResolution?q=x"} {
 		for _, tc := range tests {
@@ -199,7 +199,7 @@ func TestVerifiedTokenStillExpires(t *testing.T) {
 	now := func() time.Time { return time.Unix(0, clock.Load()) }
 	srv := newServer(t, travelruletest.WithoutCallbacks(), travelruletest.WithClock(now))
 	exp := now().Add(time.Hour)
-	tok := srv.SignToken(jwt.RegisteredClaims{
+	tok := travelruletest.SignToken(srv, jwt.RegisteredClaims{
 		Issuer:    travelruletest.Issuer,
 		Audience:  jwt.ClaimStrings{travelruletest.Audience},
 		ExpiresAt: jwt.NewNumericDate(exp),

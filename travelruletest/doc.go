@@ -19,10 +19,10 @@
 // callbacks over HTTP, can play the counterparty VASP ([Server.StartInquiry]),
 // honours Idempotency-Key, injects faults on demand ([Fault]) and records what
 // it saw ([Server.Transfers], [Server.Requests], [Server.Callbacks],
-// [Server.Stats], [Server.WaitCallbacks]), the most recent
-// [DefaultRecordLimit] of each kind ([WithRecordLimit]). It logs nothing
-// unless given a logger, and never logs bodies, tokens or the personal data
-// they carry (see [WithLogger] for what a line holds).
+// [Server.Stats], [Server.WaitCallbacks]), the most recent 10,000 of each
+// kind ([WithRecordLimit]). It logs nothing unless given a logger, and
+// never logs bodies, tokens or the personal data they carry (see
+// [WithLogger] for what a line holds).
 //
 // # Behaviour where the description says "not shown"
 //
@@ -31,14 +31,14 @@
 //
 //   - Authentication: every request to the operations needs
 //     "Authorization: Bearer <JWT>": HS256 under a key random per server,
-//     iss [Issuer], aud [Audience], exp required and in the future. Anything
-//     else is answered 401 with WWW-Authenticate: Bearer
-//     error="invalid_token" (just Bearer realm="travelruletest" when the
-//     header is missing, as RFC 6750 asks). Tokens come from
-//     [Server.TokenSource] or from the client-credentials grant at
-//     [Server.TokenURL] (form-encoded POST, client authenticated by HTTP
-//     Basic or form fields, answer {"access_token","token_type":"Bearer",
-//     "expires_in"}).
+//     iss "travelruletest", aud "travel-rule-transfer-exchange", exp
+//     required and in the future. Anything else is answered 401 with
+//     WWW-Authenticate: Bearer error="invalid_token" (just Bearer
+//     realm="travelruletest" when the header is missing, as RFC 6750
+//     asks). Tokens come from [Server.TokenSource] or from the
+//     client-credentials grant at [Server.TokenURL] (form-encoded POST,
+//     client authenticated by HTTP Basic or form fields, answer
+//     {"access_token","token_type":"Bearer","expires_in"}).
 //   - Transfer identifiers are version 4 UUIDs in lower-case hex.
 //   - Initiation answers 200 {"status":"succes","transferId":"<id>"} (the
 //     documented misspelling, plus the id that part 1 says is returned), or
@@ -70,14 +70,14 @@
 //     "txId":"<the request's txId, omitted if none>","timestamp":"<RFC 3339,
 //     UTC>"}, sent one after the other per transfer, in order. An attempt
 //     answered other than 2xx (redirects are not followed) or not answered
-//     is repeated, up to [DefaultCallbackAttempts] attempts in all, after an
-//     exponential backoff ([WithCallbackRetry]); then the server gives up on
-//     that callback and goes on with the transfer's next one. Each callback
-//     carries webhook-id (the same on every attempt) and webhook-timestamp
-//     headers, and, with [WithCallbackSecret], a Standard Webhooks
-//     webhook-signature. Callbacks still pending when the server closes are
-//     dropped. [WithoutCallbacks] records callbacks without sending them,
-//     for tests whose callback URLs are placeholders.
+//     is repeated, up to 5 attempts in all, after an exponential backoff
+//     ([WithCallbackRetry]); then the server gives up on that callback and
+//     goes on with the transfer's next one. Each callback carries
+//     webhook-id (the same on every attempt) and webhook-timestamp headers,
+//     and, with [WithCallbackSecret], a Standard Webhooks webhook-signature.
+//     Callbacks still pending when the server closes are dropped.
+//     [WithoutCallbacks] records callbacks without sending them, for tests
+//     whose callback URLs are placeholders.
 //   - Inquiry resolution: q must name a transfer started by
 //     [Server.StartInquiry], else 404 (an unknown id, or a transfer the
 //     integrator initiated). approved is "true" (approve) or "false"
@@ -118,7 +118,7 @@
 //     GOAWAY fault can leave several requests of the connection without a
 //     whole answer, as a proxy's GOAWAY would; Stats.ByStatus[0] and
 //     Stats.Truncated count them.
-//   - Records: the server keeps the most recent [DefaultRecordLimit]
+//   - Records: the server keeps the most recent 10,000
 //     transfers, requests, finished callbacks and Idempotency-Key answers
 //     ([WithRecordLimit]), and older ones that are still pending: an
 //     inquiry awaiting resolution, a transfer with callbacks still to

@@ -1,10 +1,13 @@
 package travelruletest
 
 import (
-	"context"
 	"errors"
+	"log/slog"
 	"math"
+	mrand "math/rand/v2"
+	"net/http"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -170,6 +173,19 @@ type faultPlan struct {
 	fired   []FaultKind
 }
 
+// faultSchedule is the faults injected, with how many requests each hit,
+// and the generator that draws the requests they hit.
+type faultSchedule struct {
+	mu    sync.Mutex  // guards every field
+	slots []faultSlot // the faults, in list order
+	gen   uint64      // bumped by each set, so that a refund never reaches a fault that replaced the one drawn
+	rng   *mrand.Rand
+}
+
+func newFaultSchedule(seed uint64) *faultSchedule {
+	return &faultSchedule{rng: mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
+}
+
 // SetFaults replaces the injected faults with faults (none turns injection
 // off) and resets their Times counts. It is safe to call while requests are
 // served; a request already past its draw keeps the faults it drew. It
@@ -182,24 +198,25 @@ func (s *Server) SetFaults(faults ...Fault) {
 		}
 		slots[i] = faultSlot{Fault: f}
 	}
-	s.fmu.Lock()
-	s.faults = slots
-	s.faultGen++
-	s.fmu.Unlock()
+	fs := s.faults
+	fs.mu.Lock()
+	fs.slots = slots
+	fs.gen++
+	fs.mu.Unlock()
 }
 
-// drawFaults decides the faults of one request to op.
-func (s *Server) drawFaults(op Operation) faultPlan {
+// draw decides the faults of one request to op.
+func (fs *faultSchedule) draw(op Operation) faultPlan {
 	var p faultPlan
-	s.fmu.Lock()
-	defer s.fmu.Unlock()
-	p.gen = s.faultGen
-	for i := range s.faults {
-		f := &s.faults[i]
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	p.gen = fs.gen
+	for i := range fs.slots {
+		f := &fs.slots[i]
 		if !f.appliesTo(op) || f.Times > 0 && f.fired >= f.Times {
 			continue
 		}
-		if s.rng.Float64() >= f.Rate {
+		if fs.rng.Float64() >= f.Rate {
 			continue
 		}
 		switch f.Kind {
@@ -222,25 +239,26 @@ func (s *Server) drawFaults(op Operation) faultPlan {
 		p.fired = append(p.fired, f.Kind)
 	}
 	if p.pre != nil && p.post != nil {
-		s.refundLocked(&p)
+		fs.refundLocked(&p)
 	}
 	return p
 }
 
 // refund returns the post fault of p, which was not applied, to its Times
 // budget and drops it from the plan.
-func (s *Server) refund(p *faultPlan) {
+func (fs *faultSchedule) refund(p *faultPlan) {
 	if p.post == nil {
 		return
 	}
-	s.fmu.Lock()
-	s.refundLocked(p)
-	s.fmu.Unlock()
+	fs.mu.Lock()
+	fs.refundLocked(p)
+	fs.mu.Unlock()
 }
 
-func (s *Server) refundLocked(p *faultPlan) {
-	if p.gen == s.faultGen && s.faults[p.postIdx].fired > 0 {
-		s.faults[p.postIdx].fired--
+// refundLocked is refund with fs.mu held.
+func (fs *faultSchedule) refundLocked(p *faultPlan) {
+	if p.gen == fs.gen && fs.slots[p.postIdx].fired > 0 {
+		fs.slots[p.postIdx].fired--
 	}
 	for i, k := range p.fired {
 		if k == p.post.Kind {
@@ -251,22 +269,68 @@ func (s *Server) refundLocked(p *faultPlan) {
 	p.post = nil
 }
 
-// sleep waits for d, or until the request or the server ends; it reports
-// whether the whole wait passed.
-func (s *Server) sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	case <-s.ctx.Done():
-		return false
+// hold holds the request r for the latency its faults drew, logging that
+// it does; it reports whether the whole wait passed (the client and the
+// server are still there).
+func (s *Server) hold(r *http.Request, latency time.Duration) bool {
+	attrs := []slog.Attr{slog.String("path", r.URL.Path), slog.Duration("latency", latency)}
+	if id := requestID(r.Header.Get("X-Request-Id")); id != "" {
+		attrs = append(attrs, slog.String("request_id", id))
 	}
+	s.log(r.Context(), "travelruletest: holding request", attrs...)
+	return s.pause(r.Context(), latency)
+}
+
+// requestID returns a client's X-Request-Id for the log when it is a short
+// identifier (letters, digits, '.', '_', '-'), else "".
+func requestID(id string) string {
+	if len(id) > 64 {
+		return ""
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return ""
+		}
+	}
+	return id
+}
+
+// retryLater is the answer of a 429 or 503 fault f, before acting.
+func retryLater(f *Fault) *answer {
+	status, code, msg := http.StatusTooManyRequests, "rate_limited", "too many requests"
+	if f.Kind == FaultUnavailable {
+		status, code, msg = http.StatusServiceUnavailable, "unavailable", "service unavailable"
+	}
+	a := errorAnswer(status, code, msg, nil)
+	a.header = []string{"Retry-After", retryAfterSeconds(f.RetryAfter)}
+	return a
 }
 
 // retryAfterSeconds renders d as whole seconds, rounded up.
 func retryAfterSeconds(d time.Duration) string {
 	return strconv.FormatInt(int64((d+time.Second-1)/time.Second), 10)
+}
+
+// proxyResetBody is what a proxy (Envoy's words) answers when its upstream
+// reset the connection before answering.
+const proxyResetBody = "upstream connect error or disconnect/reset before headers. reset reason: connection termination"
+
+// afterActing is what a fault f after acting makes of a, the operation's
+// own answer.
+func afterActing(f *Fault, a *answer) *answer {
+	var e *answer
+	switch f.Kind {
+	case FaultDrop:
+		e = &answer{drop: true}
+	case FaultResetProtocolError, FaultResetRefusedStream, FaultGoAway:
+		e = &answer{reset: f.Kind}
+	case FaultProxyUnavailable:
+		e = &answer{status: http.StatusServiceUnavailable, body: []byte(proxyResetBody),
+			header: []string{"Content-Type", "text/plain"}}
+	default:
+		e = errorAnswer(http.StatusInternalServerError, "internal", "internal error", nil)
+	}
+	e.transferID, e.replayed = a.transferID, a.replayed
+	return e
 }

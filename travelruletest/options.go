@@ -10,30 +10,24 @@ import (
 	"github.com/vaspkit/travelrule"
 )
 
-// Defaults of the server's settings; each has an option to change it.
+// The client credentials the sandbox accepts by default.
 const (
 	// DefaultClientID and DefaultClientSecret are the client credentials
 	// the token endpoint accepts unless [WithClientCredentials] sets others.
 	DefaultClientID     = "sandbox-client"
 	DefaultClientSecret = "sandbox-secret"
-	// DefaultTokenLifetime is the lifetime of the tokens the server issues.
-	DefaultTokenLifetime = time.Hour
-	// DefaultCallbackAttempts is how many times a callback is sent before
-	// the server gives up on it.
-	DefaultCallbackAttempts = 5
-	// DefaultCallbackBackoffMin and DefaultCallbackBackoffMax bound the
-	// exponential backoff between attempts at a callback.
-	DefaultCallbackBackoffMin = 100 * time.Millisecond
-	DefaultCallbackBackoffMax = 2 * time.Second
-	// DefaultSeed seeds the choice of injected faults.
-	DefaultSeed = 1
-	// DefaultRecordLimit is how many of each kind of record (transfers,
-	// requests, finished callbacks, Idempotency-Key answers) the server
-	// keeps; see [WithRecordLimit].
-	DefaultRecordLimit = 10_000
-	// DefaultIdempotencyWindow is how long an Idempotency-Key answer is
-	// kept at least; see [WithIdempotencyWindow].
-	DefaultIdempotencyWindow = 24 * time.Hour
+)
+
+// Defaults of the server's other settings; the option named with each
+// changes it.
+const (
+	defaultTokenLifetime      = time.Hour              // WithTokenLifetime
+	defaultCallbackAttempts   = 5                      // WithCallbackRetry
+	defaultCallbackBackoffMin = 100 * time.Millisecond // WithCallbackRetry
+	defaultCallbackBackoffMax = 2 * time.Second        // WithCallbackRetry
+	defaultSeed               = 1                      // WithSeed
+	defaultRecordLimit        = 10_000                 // WithRecordLimit
+	defaultIdempotencyWindow  = 24 * time.Hour         // WithIdempotencyWindow
 )
 
 // KnownTravelAddress is a travel address that the sandbox resolves to a
@@ -88,15 +82,15 @@ func defaultConfig() config {
 		addr:               "127.0.0.1:0",
 		clientID:           DefaultClientID,
 		clientSecret:       DefaultClientSecret,
-		tokenLifetime:      DefaultTokenLifetime,
+		tokenLifetime:      defaultTokenLifetime,
 		transferIDInAnswer: true,
 		travelAddresses:    map[string]bool{KnownTravelAddress: true},
-		cbAttempts:         DefaultCallbackAttempts,
-		cbBackoffMin:       DefaultCallbackBackoffMin,
-		cbBackoffMax:       DefaultCallbackBackoffMax,
-		seed:               DefaultSeed,
-		recordLimit:        DefaultRecordLimit,
-		idemWindow:         DefaultIdempotencyWindow,
+		cbAttempts:         defaultCallbackAttempts,
+		cbBackoffMin:       defaultCallbackBackoffMin,
+		cbBackoffMax:       defaultCallbackBackoffMax,
+		seed:               defaultSeed,
+		recordLimit:        defaultRecordLimit,
+		idemWindow:         defaultIdempotencyWindow,
 	}
 }
 
@@ -142,8 +136,8 @@ func WithClientCredentials(id, secret string) Option {
 }
 
 // WithTokenLifetime sets the lifetime of the tokens the server issues
-// (default [DefaultTokenLifetime]); at least one second, the precision of a
-// JWT's exp claim.
+// (default an hour); at least one second, the precision of a JWT's exp
+// claim.
 func WithTokenLifetime(d time.Duration) Option {
 	return func(c *config) {
 		if d < time.Second {
@@ -206,10 +200,10 @@ func WithCallbackSecret(secret []byte) Option {
 }
 
 // WithCallbackRetry sets how many times a callback is sent at most
-// (attempts, at least 1; default [DefaultCallbackAttempts]) and the bounds
-// of the exponential backoff between attempts: min after the first failure,
-// doubling up to max (defaults [DefaultCallbackBackoffMin] and
-// [DefaultCallbackBackoffMax]). Small values make tests of redelivery fast.
+// (attempts, at least 1; default 5) and the bounds of the exponential
+// backoff between attempts: min after the first failure, doubling up to
+// max (defaults 100 ms and 2 s). Small values make tests of redelivery
+// fast.
 func WithCallbackRetry(attempts int, min, max time.Duration) Option {
 	return func(c *config) {
 		if attempts < 1 || min < 0 || max < min {
@@ -257,8 +251,8 @@ func WithFaults(faults ...Fault) Option {
 }
 
 // WithSeed seeds the random choice of the requests that faults hit
-// (default [DefaultSeed]). The same seed, faults and sequence of requests
-// give the same faults.
+// (default 1). The same seed, faults and sequence of requests give the
+// same faults.
 func WithSeed(seed uint64) Option {
 	return func(c *config) { c.seed = seed }
 }
@@ -272,9 +266,9 @@ func WithoutIdempotency() Option {
 
 // WithRecordLimit bounds the memory the server's records take, for long
 // runs and load tests: it keeps the n most recent transfers, requests,
-// finished callbacks and Idempotency-Key answers (default
-// [DefaultRecordLimit]; 0 keeps everything) and forgets older ones, with
-// three exceptions that are kept however old until they are settled:
+// finished callbacks and Idempotency-Key answers (default 10,000; 0 keeps
+// everything) and forgets older ones, with three exceptions that are kept
+// however old until they are settled:
 //
 //   - a transfer that is still pending: an inquiry from
 //     [Server.StartInquiry] awaiting resolution (ResolveInquiry must still
@@ -298,12 +292,12 @@ func WithRecordLimit(n int) Option {
 }
 
 // WithIdempotencyWindow sets how long the answer stored for an
-// Idempotency-Key is kept at least (default [DefaultIdempotencyWindow],
-// a day, as payment services commonly honour keys), counted from the
-// first request with the key. Within the window a request with the key is
-// replayed whatever the record limit; after it, the answer is forgotten
-// once the record limit ([WithRecordLimit]) is exceeded, and a request
-// with the key is acted on as new. A zero window keeps only the record
+// Idempotency-Key is kept at least (default a day, as payment services
+// commonly honour keys), counted from the first request with the key.
+// Within the window a request with the key is replayed whatever the record
+// limit; after it, the answer is forgotten once the record limit
+// ([WithRecordLimit]) is exceeded, and a request with the key is acted on
+// as new. A zero window keeps only the record
 // limit's most recent answers.
 func WithIdempotencyWindow(d time.Duration) Option {
 	return func(c *config) {

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/vaspkit/travelrule"
@@ -147,73 +148,154 @@ type transferRec struct {
 	Transfer
 	seq       uint64 // in creation order
 	callbacks int    // callbacks queued and not yet finished
-	held      bool   // in s.held, not s.order
+	held      bool   // in records.held, not records.order
 }
 
 // pending reports whether the transfer must be kept: an inquiry awaiting
 // resolution, or callbacks still to deliver.
 func (t *transferRec) pending() bool { return t.State == StateInquiry || t.callbacks > 0 }
 
+// records is what the server keeps of its transfers, Idempotency-Key
+// answers, requests and finished callbacks, within the record limit, and
+// the counters of [Stats] (but InFlight, which the gate counts).
+type records struct {
+	limit  int           // the record limit, 0 for none; fixed at start
+	window time.Duration // the idempotency window; fixed at start
+
+	mu         sync.Mutex // guards every field below, and the fields of the transferRecs and idemEntries they hold
+	transfers  map[string]*transferRec
+	order      []*transferRec          // the newest transfers, oldest first, at most limit
+	held       map[string]*transferRec // older ones kept while pending
+	seq        uint64                  // transfers stored so far
+	idem       map[string]*idemEntry   // by operation and key
+	idemOrder  []*idemEntry            // oldest first
+	requests   []Request               // the newest, oldest first
+	deliveries []Delivery              // the newest, oldest first
+	delivered  chan struct{}           // closed and replaced when a callback finishes
+	stats      Stats
+}
+
+func newRecords(limit int, window time.Duration) *records {
+	return &records{
+		limit:     limit,
+		window:    window,
+		transfers: make(map[string]*transferRec),
+		held:      make(map[string]*transferRec),
+		idem:      make(map[string]*idemEntry),
+		delivered: make(chan struct{}),
+		stats:     Stats{ByStatus: make(map[int]int), ByFault: make(map[FaultKind]int)},
+	}
+}
+
+// add stores a new transfer and counts it as initiated, or as an inquiry.
+func (rs *records) add(t *transferRec) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.store(t)
+	if t.Inquiry {
+		rs.stats.Inquiries++
+	} else {
+		rs.stats.Initiated++
+	}
+}
+
 // store records a new transfer and forgets the oldest ones beyond the
-// record limit that are no longer pending. s.mu is held.
-func (s *Server) store(t *transferRec) {
-	s.seq++
-	t.seq = s.seq
-	s.transfers[t.ID] = t
-	s.order = append(s.order, t)
-	for lim := s.cfg.recordLimit; lim > 0 && len(s.order) > lim; {
-		old := s.order[0]
-		s.order[0] = nil
-		s.order = s.order[1:]
+// record limit that are no longer pending. rs.mu is held.
+func (rs *records) store(t *transferRec) {
+	rs.seq++
+	t.seq = rs.seq
+	rs.transfers[t.ID] = t
+	rs.order = append(rs.order, t)
+	for rs.limit > 0 && len(rs.order) > rs.limit {
+		old := rs.order[0]
+		rs.order[0] = nil
+		rs.order = rs.order[1:]
 		if old.pending() {
 			old.held = true
-			s.held[old.ID] = old
+			rs.held[old.ID] = old
 		} else {
-			delete(s.transfers, old.ID)
+			delete(rs.transfers, old.ID)
 		}
 	}
 }
 
 // release forgets t if the record limit left it kept only while pending
-// and it no longer is. s.mu is held.
-func (s *Server) release(t *transferRec) {
+// and it no longer is. rs.mu is held.
+func (rs *records) release(t *transferRec) {
 	if t.held && !t.pending() {
-		delete(s.held, t.ID)
-		delete(s.transfers, t.ID)
+		delete(rs.held, t.ID)
+		delete(rs.transfers, t.ID)
 	}
 }
 
-// evictIdempotency forgets the oldest finished Idempotency-Key entries
-// beyond the record limit that are older than the idempotency window. s.mu
-// is held.
-func (s *Server) evictIdempotency(now time.Time) {
-	for lim := s.cfg.recordLimit; lim > 0 && len(s.idemOrder) > lim; {
-		e := s.idemOrder[0]
-		if !e.done || now.Sub(e.created) < s.cfg.idemWindow {
-			return // the entries after it are younger
-		}
-		delete(s.idem, e.key)
-		s.idemOrder[0] = nil
-		s.idemOrder = s.idemOrder[1:]
+// resolution is what resolving an inquiry did.
+type resolution struct {
+	found   bool   // the id names an inquiry
+	ok      bool   // the inquiry now carries the decision
+	changed bool   // this resolution made the decision
+	txID    string // the inquiry's txId
+}
+
+// resolve records decision on the inquiry id, if it is still open;
+// callback says whether a status callback will announce it.
+func (rs *records) resolve(id string, decision State, callback bool) resolution {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	t := rs.transfers[id]
+	if t == nil || !t.Inquiry {
+		return resolution{}
 	}
+	res := resolution{found: true, ok: true, txID: t.Request.TxID}
+	switch t.State {
+	case StateInquiry:
+		t.State, t.Updated = decision, time.Now()
+		rs.stats.Resolutions++
+		res.changed = true
+		if callback {
+			t.callbacks++
+		}
+		rs.release(t)
+	case decision:
+	default:
+		res.ok = false
+	}
+	return res
+}
+
+// advance moves the transfer id, if kept, to state st.
+func (rs *records) advance(id string, st State, now time.Time) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if t := rs.transfers[id]; t != nil {
+		t.State, t.Updated = st, now
+	}
+}
+
+// countAttempt counts an attempt at sending a callback.
+func (rs *records) countAttempt() {
+	rs.mu.Lock()
+	rs.stats.CallbackAttempts++
+	rs.mu.Unlock()
 }
 
 // Transfers returns the transfers kept, in the order they were created:
 // the most recent ones (see [WithRecordLimit]), and any older one still
 // pending.
-func (s *Server) Transfers() []Transfer {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	held := make([]*transferRec, 0, len(s.held))
-	for _, t := range s.held {
+func (s *Server) Transfers() []Transfer { return s.records.list() }
+
+func (rs *records) list() []Transfer {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	held := make([]*transferRec, 0, len(rs.held))
+	for _, t := range rs.held {
 		held = append(held, t)
 	}
 	slices.SortFunc(held, func(a, b *transferRec) int { return cmp.Compare(a.seq, b.seq) })
-	out := make([]Transfer, 0, len(held)+len(s.order))
+	out := make([]Transfer, 0, len(held)+len(rs.order))
 	for _, t := range held {
 		out = append(out, t.Transfer)
 	}
-	for _, t := range s.order {
+	for _, t := range rs.order {
 		out = append(out, t.Transfer)
 	}
 	return out
@@ -221,9 +303,10 @@ func (s *Server) Transfers() []Transfer {
 
 // Transfer returns the transfer with the identifier id, if it is kept.
 func (s *Server) Transfer(id string) (Transfer, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t, ok := s.transfers[id]
+	rs := s.records
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	t, ok := rs.transfers[id]
 	if !ok {
 		return Transfer{}, false
 	}
@@ -235,10 +318,11 @@ func (s *Server) Transfer(id string) (Transfer, bool) {
 // recorded just before its answer is sent (or its connection dropped), so
 // a client that got an answer finds its request here.
 func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]Request, len(s.requests))
-	for i, r := range s.requests {
+	rs := s.records
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	out := make([]Request, len(rs.requests))
+	for i, r := range rs.requests {
 		out[i] = r
 		out[i].Header = r.Header.Clone()
 		out[i].Faults = slices.Clone(r.Faults)
@@ -250,14 +334,16 @@ func (s *Server) Requests() []Request {
 // [WithRecordLimit]), in the order they finished. Those of one transfer
 // are in the order they were sent.
 func (s *Server) Callbacks() []Delivery {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.callbacksLocked()
+	rs := s.records
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.callbacksLocked()
 }
 
-func (s *Server) callbacksLocked() []Delivery {
-	out := make([]Delivery, len(s.deliveries))
-	for i, d := range s.deliveries {
+// callbacksLocked copies the deliveries kept. rs.mu is held.
+func (rs *records) callbacksLocked() []Delivery {
+	out := make([]Delivery, len(rs.deliveries))
+	for i, d := range rs.deliveries {
 		out[i] = d
 		out[i].Body = slices.Clone(d.Body)
 		out[i].Attempts = slices.Clone(d.Attempts)
@@ -270,21 +356,22 @@ func (s *Server) callbacksLocked() []Delivery {
 // [Server.Callbacks] does. If ctx ends first, it returns those finished so
 // far and ctx's error.
 func (s *Server) WaitCallbacks(ctx context.Context, n int) ([]Delivery, error) {
+	rs := s.records
 	for {
-		s.mu.Lock()
-		if s.stats.Callbacks >= n {
-			out := s.callbacksLocked()
-			s.mu.Unlock()
+		rs.mu.Lock()
+		if rs.stats.Callbacks >= n {
+			out := rs.callbacksLocked()
+			rs.mu.Unlock()
 			return out, nil
 		}
-		ch := s.delivered
-		s.mu.Unlock()
+		ch := rs.delivered
+		rs.mu.Unlock()
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			s.mu.Lock()
-			out := s.callbacksLocked()
-			s.mu.Unlock()
+			rs.mu.Lock()
+			out := rs.callbacksLocked()
+			rs.mu.Unlock()
 			return out, ctx.Err()
 		}
 	}
@@ -292,29 +379,30 @@ func (s *Server) WaitCallbacks(ctx context.Context, n int) ([]Delivery, error) {
 
 // Stats returns the server's counters.
 func (s *Server) Stats() Stats {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st := s.stats
-	st.InFlight = int(s.serving.Load())
-	st.ByStatus = maps.Clone(s.stats.ByStatus)
-	st.ByFault = maps.Clone(s.stats.ByFault)
+	rs := s.records
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	st := rs.stats
+	st.InFlight = int(s.gate.serving.Load())
+	st.ByStatus = maps.Clone(rs.stats.ByStatus)
+	st.ByFault = maps.Clone(rs.stats.ByFault)
 	return st
 }
 
 // record stores the record of a request and returns its sequence number.
-func (s *Server) record(r Request) uint64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	seq := uint64(s.stats.Requests)
-	s.requests = appendLimited(s.requests, r, s.cfg.recordLimit)
-	s.stats.Requests++
-	s.stats.ByStatus[r.Status]++
-	s.stats.Faults += len(r.Faults)
+func (rs *records) record(r Request) uint64 {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	seq := uint64(rs.stats.Requests)
+	rs.requests = appendLimited(rs.requests, r, rs.limit)
+	rs.stats.Requests++
+	rs.stats.ByStatus[r.Status]++
+	rs.stats.Faults += len(r.Faults)
 	for _, k := range r.Faults {
-		s.stats.ByFault[k]++
+		rs.stats.ByFault[k]++
 	}
 	if r.Replayed {
-		s.stats.Replayed++
+		rs.stats.Replayed++
 	}
 	return seq
 }
@@ -322,12 +410,12 @@ func (s *Server) record(r Request) uint64 {
 // markLost records that the answer (of the given status) to request seq
 // did not reach the client in full: it was truncated after its HEADERS, or
 // never went out.
-func (s *Server) markLost(seq uint64, status int, truncated bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (rs *records) markLost(seq uint64, status int, truncated bool) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
 	var r *Request
-	if first := uint64(s.stats.Requests - len(s.requests)); seq >= first {
-		r = &s.requests[seq-first]
+	if first := uint64(rs.stats.Requests - len(rs.requests)); seq >= first {
+		r = &rs.requests[seq-first]
 		if r.Status == 0 || r.Truncated {
 			return // already
 		}
@@ -336,35 +424,35 @@ func (s *Server) markLost(seq uint64, status int, truncated bool) {
 		if r != nil {
 			r.Truncated = true
 		}
-		s.stats.Truncated++
+		rs.stats.Truncated++
 		return
 	}
 	if r != nil {
 		r.Status = 0
 	}
-	if s.stats.ByStatus[status]--; s.stats.ByStatus[status] == 0 {
-		delete(s.stats.ByStatus, status)
+	if rs.stats.ByStatus[status]--; rs.stats.ByStatus[status] == 0 {
+		delete(rs.stats.ByStatus, status)
 	}
-	s.stats.ByStatus[0]++
+	rs.stats.ByStatus[0]++
 }
 
 // finish stores the record of a finished callback and wakes WaitCallbacks.
 // queued says whether the callback was counted in its transfer's pending
 // callbacks.
-func (s *Server) finish(d Delivery, queued bool) {
-	s.mu.Lock()
-	s.deliveries = appendLimited(s.deliveries, d, s.cfg.recordLimit)
-	s.stats.Callbacks++
+func (rs *records) finish(d Delivery, queued bool) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.deliveries = appendLimited(rs.deliveries, d, rs.limit)
+	rs.stats.Callbacks++
 	if !d.Delivered && len(d.Attempts) > 0 {
-		s.stats.CallbacksFailed++
+		rs.stats.CallbacksFailed++
 	}
-	if t := s.transfers[d.TransferID]; queued && t != nil && t.callbacks > 0 {
+	if t := rs.transfers[d.TransferID]; queued && t != nil && t.callbacks > 0 {
 		t.callbacks--
-		s.release(t)
+		rs.release(t)
 	}
-	close(s.delivered)
-	s.delivered = make(chan struct{})
-	s.mu.Unlock()
+	close(rs.delivered)
+	rs.delivered = make(chan struct{})
 }
 
 // appendLimited appends v to list and drops the oldest elements beyond

@@ -23,67 +23,6 @@ import (
 	"github.com/vaspkit/travelrule/travelruletest"
 )
 
-func TestRecords(t *testing.T) {
-	rc := newReceiver(t, nil)
-	srv := newServer(t)
-	c := newClient(t, srv, travelrule.WithUserAgent("records-test/1"))
-	req := validRequest(rc.URL)
-	res, err := c.InitiateTransfer(context.Background(), req)
-	require.NoError(t, err)
-	waitCallbacks(t, srv, 3)
-
-	ts := srv.Transfers()
-	require.Len(t, ts, 1)
-	assert.Equal(t, res.TransferID, ts[0].ID)
-	assert.Equal(t, *req, ts[0].Request)
-	assert.Equal(t, travelruletest.StateCompleted, ts[0].State)
-	assert.False(t, ts[0].Inquiry)
-	assert.False(t, ts[0].Created.IsZero())
-	assert.False(t, ts[0].Updated.Before(ts[0].Created))
-
-	rs := srv.Requests()
-	require.Len(t, rs, 1)
-	r := rs[0]
-	assert.Equal(t, http.MethodPost, r.Method)
-	assert.Equal(t, "/transfers/initiate", r.Path)
-	assert.Equal(t, travelruletest.OpInitiate, r.Op)
-	assert.Equal(t, http.StatusOK, r.Status)
-	assert.Equal(t, res.TransferID, r.TransferID)
-	assert.Empty(t, r.Header.Get("Authorization"), "the token is not recorded")
-	assert.Contains(t, r.Header.Get("User-Agent"), "records-test/1")
-	assert.Equal(t, "application/json", r.Header.Get("Content-Type"))
-	assert.WithinDuration(t, time.Now(), r.Time, time.Minute)
-
-	// Records are copies.
-	rs[0].Header.Set("X-Changed", "1")
-	ts[0].State = "changed"
-	ds := srv.Callbacks()
-	ds[0].Body[0] = 'X'
-	assert.Empty(t, srv.Requests()[0].Header.Get("X-Changed"))
-	assert.Equal(t, travelruletest.StateCompleted, srv.Transfers()[0].State)
-	assert.Equal(t, byte('{'), srv.Callbacks()[0].Body[0])
-
-	st := srv.Stats()
-	assert.Equal(t, 1, st.Requests)
-	assert.Equal(t, map[int]int{http.StatusOK: 1}, st.ByStatus)
-	assert.Equal(t, 1, st.Initiated)
-	assert.Equal(t, 3, st.Callbacks)
-	assert.Equal(t, 3, st.CallbackAttempts)
-	assert.Zero(t, st.CallbacksFailed)
-	assert.Zero(t, st.Faults)
-	_, ok := srv.Transfer("no-such-id")
-	assert.False(t, ok)
-}
-
-func TestWaitCallbacksContext(t *testing.T) {
-	srv := newServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
-	defer cancel()
-	ds, err := srv.WaitCallbacks(ctx, 1)
-	assert.ErrorIs(t, err, context.DeadlineExceeded)
-	assert.Empty(t, ds)
-}
-
 // TestNoGoroutineLeak closes a server with callbacks delivered, one
 // waiting an hour for its retry, and a request held by a latency fault:
 // when Close returns, no goroutine of the server's is left (no stack runs

@@ -1,0 +1,187 @@
+package travelruletest
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/vaspkit/travelrule"
+)
+
+// answer is an HTTP answer, decided before it is written.
+type answer struct {
+	status     int
+	body       []byte
+	header     []string  // pairs of name and value
+	drop       bool      // close the connection without answering
+	reset      FaultKind // end the HTTP/2 stream or connection as this fault does, without answering
+	abandon    bool      // the client went away: write nothing
+	transferID string
+	replayed   bool
+}
+
+// serveHTTP serves every request: it routes it, records it, and writes
+// its answer, or drops or resets it as a fault says.
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	st := streamOf(r)
+	if !s.gate.enter() {
+		w.Header().Set("Connection", "close")
+		writeAnswer(w, errorAnswer(http.StatusServiceUnavailable, "unavailable", "server closing", nil))
+		return
+	}
+	defer s.gate.leave()
+
+	rec := Request{
+		Method: r.Method,
+		Path:   r.URL.Path,
+		Query:  r.URL.RawQuery,
+		Header: r.Header.Clone(),
+		Time:   time.Now(),
+	}
+	rec.Header.Del("Authorization")
+	var a *answer
+	switch r.URL.Path {
+	case s.prefix + "/transfers/initiate":
+		rec.Op = OpInitiate
+		a = s.serveOp(r, st, OpInitiate, &rec)
+	case s.prefix + "/transfers/inquiryResolution":
+		rec.Op = OpResolve
+		a = s.serveOp(r, st, OpResolve, &rec)
+	case tokenPath:
+		a = s.serveToken(r)
+	default:
+		a = errorAnswer(http.StatusNotFound, "not_found", "no such endpoint", nil)
+	}
+	rec.TransferID, rec.Replayed = a.transferID, a.replayed
+	if !a.abandon && !a.drop && a.reset == 0 {
+		rec.Status = a.status
+	}
+	// Recorded before the client can see the answer, so that a test that
+	// got it finds the record.
+	seq := s.records.record(rec)
+	if st.conn != nil && rec.Status != 0 {
+		// A GOAWAY on the connection may overtake the answer.
+		status := rec.Status
+		st.conn.watch(st.id, func(truncated bool) { s.records.markLost(seq, status, truncated) })
+	}
+	s.log(r.Context(), "travelruletest: request",
+		slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", rec.Status))
+
+	switch {
+	case a.abandon, a.drop:
+		// An abandoned request (its client left, or the server is
+		// closing) gets no answer either: left to itself, net/http would
+		// finish it as an empty 200.
+		drop(w)
+	case a.reset != 0:
+		st.reset(w, a.reset)
+	default:
+		w.Header().Set("X-Request-Id", "req_"+strconv.FormatUint(s.reqSeq.Add(1), 10))
+		writeAnswer(w, a)
+	}
+}
+
+// frameConnKey is the context key of the *frameConn a request came on.
+type frameConnKey struct{}
+
+// stream is the HTTP/2 stream a request came on over a connection of a TLS
+// server; its conn is nil for any other request.
+type stream struct {
+	conn *frameConn
+	id   uint32
+}
+
+// streamOf returns the stream r came on, and takes the field that named it
+// out of r's header.
+func streamOf(r *http.Request) stream {
+	vs := r.Header.Values(streamHeader)
+	if vs == nil {
+		return stream{}
+	}
+	r.Header.Del(streamHeader)
+	c, _ := r.Context().Value(frameConnKey{}).(*frameConn)
+	if c == nil || r.ProtoMajor != 2 {
+		return stream{}
+	}
+	// The connection's own field is the last of the block.
+	id, err := strconv.ParseUint(vs[len(vs)-1], 10, 31)
+	if err != nil || id == 0 {
+		return stream{}
+	}
+	return stream{conn: c, id: uint32(id)}
+}
+
+// stopped reports whether the connection of an HTTP/2 request stopped
+// taking work (a GOAWAY fault struck on it).
+func (st stream) stopped() bool { return st.conn != nil && st.conn.isStopped() }
+
+// reset ends the request without answer as the fault k does: a reset of
+// its stream with the code k names, or a GOAWAY, over HTTP/2; a closed
+// connection over HTTP/1.
+func (st stream) reset(w http.ResponseWriter, k FaultKind) {
+	if st.conn == nil {
+		drop(w)
+		return
+	}
+	switch k {
+	case FaultResetProtocolError:
+		st.conn.replace(st.id, replaceProtocolError)
+	case FaultResetRefusedStream:
+		st.conn.replace(st.id, replaceRefusedStream)
+	case FaultGoAway:
+		st.conn.replace(st.id, replaceGoAway)
+	}
+	// net/http resets the stream with INTERNAL_ERROR, which the
+	// connection rewrites.
+	panic(http.ErrAbortHandler)
+}
+
+// drop closes the connection without answering; over HTTP/2 it resets the
+// request's stream with INTERNAL_ERROR.
+func drop(w http.ResponseWriter) {
+	if hj, ok := w.(http.Hijacker); ok {
+		if conn, _, err := hj.Hijack(); err == nil {
+			_ = conn.Close()
+			return
+		}
+	}
+	panic(http.ErrAbortHandler)
+}
+
+// writeAnswer writes a as the answer to the request.
+func writeAnswer(w http.ResponseWriter, a *answer) {
+	h := w.Header()
+	if len(a.body) > 0 {
+		h.Set("Content-Type", "application/json")
+		h.Set("Content-Length", strconv.Itoa(len(a.body)))
+	}
+	for i := 0; i+1 < len(a.header); i += 2 {
+		h.Set(a.header[i], a.header[i+1])
+	}
+	w.WriteHeader(a.status)
+	_, _ = w.Write(a.body)
+}
+
+// errorBody is the shape of every error answer of the operations.
+type errorBody struct {
+	Error   string                  `json:"error"`
+	Message string                  `json:"message"`
+	Fields  []travelrule.FieldError `json:"fields,omitempty"`
+}
+
+// errorAnswer is an answer with an error body.
+func errorAnswer(status int, code, msg string, fields []travelrule.FieldError) *answer {
+	body, _ := json.Marshal(errorBody{Error: code, Message: msg, Fields: fields})
+	return &answer{status: status, body: body}
+}
+
+// log writes a line at level Info, if the server has a logger.
+func (s *Server) log(ctx context.Context, msg string, attrs ...slog.Attr) {
+	if s.logger == nil || !s.logger.Enabled(ctx, slog.LevelInfo) {
+		return
+	}
+	s.logger.LogAttrs(ctx, slog.LevelInfo, msg, attrs...)
+}

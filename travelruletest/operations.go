@@ -1,0 +1,167 @@
+package travelruletest
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vaspkit/travelrule"
+)
+
+// maxBody is the largest request body the server reads; a larger one is
+// answered 413.
+const maxBody = 1 << 20
+
+// serveOp serves one of the two operations: method, authentication, body,
+// faults, idempotency, then the operation itself.
+func (s *Server) serveOp(r *http.Request, st stream, op Operation, rec *Request) *answer {
+	body, a := s.admit(r)
+	if a != nil {
+		return a
+	}
+	plan := s.faults.draw(op)
+	rec.Faults = plan.fired
+	// refund gives back the fault after acting, which the answer a does
+	// not get.
+	refund := func(a *answer) *answer {
+		s.faults.refund(&plan)
+		rec.Faults = plan.fired
+		return a
+	}
+	if plan.latency > 0 && !s.hold(r, plan.latency) {
+		return refund(&answer{abandon: true})
+	}
+	if plan.pre != nil {
+		return retryLater(plan.pre)
+	}
+	if st.stopped() {
+		// A GOAWAY told the client that nothing on this connection was
+		// processed, and the answer could not reach it: the request is
+		// recorded, not acted on.
+		return refund(&answer{abandon: true})
+	}
+	a = s.idempotent(r, op, body)
+	if a.status/100 != 2 || a.abandon {
+		return refund(a)
+	}
+	if plan.post != nil {
+		return afterActing(plan.post, a)
+	}
+	return a
+}
+
+// admit checks the method and the token of a request to an operation and
+// reads its body; it returns the body, or the answer that refuses the
+// request.
+func (s *Server) admit(r *http.Request) ([]byte, *answer) {
+	if r.Method != http.MethodPost {
+		a := errorAnswer(http.StatusMethodNotAllowed, "method_not_allowed", "use POST", nil)
+		a.header = []string{"Allow", http.MethodPost}
+		return nil, a
+	}
+	if a := s.authenticate(r); a != nil {
+		return nil, a
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil {
+		// A malformed body (a bad chunk) or a client that left mid-body;
+		// the answer reaches only the first.
+		return nil, errorAnswer(http.StatusBadRequest, "bad_request", "request body could not be read", nil)
+	}
+	if len(body) > maxBody {
+		return nil, errorAnswer(http.StatusRequestEntityTooLarge, "too_large", "body larger than 1 MiB", nil)
+	}
+	return body, nil
+}
+
+// run acts on a request to op: an initiation with the Idempotency-Key key
+// (if any), or a resolution.
+func (s *Server) run(r *http.Request, op Operation, body []byte, key string) *answer {
+	if op == OpInitiate {
+		return s.initiate(body, key)
+	}
+	return s.resolve(r.URL.Query().Get("q"), body)
+}
+
+// badRequest is the 400 answer to a body that is not a JSON object (err)
+// or has invalid fields.
+func badRequest(err error, fields []travelrule.FieldError) *answer {
+	if err != nil {
+		return errorAnswer(http.StatusBadRequest, "bad_request", err.Error(), nil)
+	}
+	msg := "1 field is invalid"
+	if len(fields) != 1 {
+		msg = strconv.Itoa(len(fields)) + " fields are invalid"
+	}
+	return errorAnswer(http.StatusBadRequest, "bad_request", msg, fields)
+}
+
+// initiate is the transfer initiation.
+func (s *Server) initiate(body []byte, key string) *answer {
+	req, faults, err := decodeTransfer(body)
+	if err != nil || len(faults) > 0 {
+		return badRequest(err, faults)
+	}
+	if ta := req.TravelAddress; strings.HasPrefix(ta, "ta") && !s.cfg.travelAddresses[ta] {
+		return errorAnswer(http.StatusNotFound, "not_found", "travel address resolves to no VASP", nil)
+	}
+	approved := true
+	if s.cfg.approve != nil {
+		approved = s.cfg.approve(req)
+	}
+	id := newTransferID()
+	now := time.Now()
+	ev := func(st State) *event {
+		return &event{id: newEventID(), transferID: id, status: st, url: req.Callback, txID: req.TxID, advance: true}
+	}
+	evs := []*event{ev(StateReceived), ev(StateRejected)}
+	if approved {
+		evs = []*event{ev(StateReceived), ev(StateApproved), ev(StateCompleted)}
+	}
+	s.records.add(&transferRec{Transfer: Transfer{ID: id, Request: req, State: StateReceived, IdempotencyKey: key, Created: now, Updated: now},
+		callbacks: len(evs)})
+	s.queue.enqueue(id, evs...)
+
+	var out string
+	if s.cfg.transferIDInAnswer {
+		out = `{"status":"succes","transferId":"` + id + `"}`
+	} else {
+		out = `{"status":"succes"}`
+	}
+	return &answer{status: http.StatusOK, body: []byte(out), transferID: id}
+}
+
+// resolve is the inquiry resolution.
+func (s *Server) resolve(q string, body []byte) *answer {
+	req, faults, err := decodeResolution(q, body)
+	if err != nil || len(faults) > 0 {
+		return badRequest(err, faults)
+	}
+	decision := StateRejected
+	if req.Approved == "true" {
+		decision = StateApproved
+	}
+	res := s.records.resolve(q, decision, req.Callback != "")
+	if !res.found {
+		return errorAnswer(http.StatusNotFound, "not_found", "no inquiry with this transfer id", nil)
+	}
+	if res.changed && req.Callback != "" {
+		s.queue.enqueue(q, &event{id: newEventID(), transferID: q, status: decision, url: req.Callback, txID: res.txID})
+	}
+	return &answer{status: http.StatusOK, body: []byte(`{"status":` + strconv.FormatBool(res.ok) + `}`), transferID: q}
+}
+
+// newTransferID returns a version 4 UUID, made as the SDK makes its
+// idempotency keys.
+func newTransferID() string { return travelrule.NewIdempotencyKey() }
+
+// newEventID returns a webhook-id: "msg_" and 32 hex digits.
+func newEventID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return "msg_" + hex.EncodeToString(b[:])
+}
