@@ -88,16 +88,17 @@ func decide(a attempt, p policy) decision {
 // judge decides an attempt on its facts alone, regardless of the budget
 // and the deadline.
 func judge(a attempt, p policy) decision {
+	code := a.status
+	if code >= 200 && code <= 299 {
+		return decision{acted: true, why: "answered"}
+	}
 	backoff := decision{retry: true, wait: jitter(backoffBound(a.n, p), a.jitter)}
 	maybe := func(why string) decision { // the service may have acted: retried only if the call may be repeated
 		return decision{retry: a.repeatable, wait: backoff.wait, acted: true, why: why}
 	}
-	code := a.status
 	switch {
 	case code == 0:
 		return judgeFailure(a, backoff)
-	case code >= 200 && code <= 299:
-		return decision{acted: true, why: "answered"}
 	case code == http.StatusUnauthorized && !a.refreshed && a.newToken:
 		return decision{retry: true, why: "unauthorized: retrying with a new token"}
 	case (code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable) && a.hasRetryAfter:

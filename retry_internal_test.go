@@ -1,8 +1,16 @@
 package travelrule
 
 import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
 	"math"
+	"net"
 	"net/http"
+	"net/url"
+	"syscall"
 	"testing"
 	"time"
 
@@ -44,5 +52,102 @@ func TestRetryAfter(t *testing.T) {
 			assert.Equal(t, tt.want, got)
 			assert.GreaterOrEqual(t, got, time.Duration(0))
 		})
+	}
+}
+
+// TestDecide covers every row of the README's table "What is retried", for
+// a call that may not be repeated (InitiateTransfer) and one that may
+// (ResolveInquiry, or any call WithIdempotency), plus the budget and the
+// deadline. No server: decide is a pure function of the facts.
+func TestDecide(t *testing.T) {
+	p := policy{retryMax: 3, waitMin: 100 * time.Millisecond, waitMax: 5 * time.Second, retryAfterMax: 30 * time.Second}
+	dropped := &url.Error{Op: "Post", URL: "https://x.example", Err: io.ErrUnexpectedEOF}
+	refused := &url.Error{Op: "Post", URL: "https://x.example", Err: &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}}
+	untrusted := &url.Error{Op: "Post", URL: "https://x.example", Err: x509.UnknownAuthorityError{}}
+	noToken := &tokenError{errors.New("token endpoint down")}
+	status := func(code int) attempt { return attempt{n: 1, status: code} }
+	withRetryAfter := func(code int, d time.Duration) attempt {
+		return attempt{n: 1, status: code, retryAfter: d, hasRetryAfter: true}
+	}
+	failed := func(err error, written bool) attempt { return attempt{n: 1, err: err, written: written} }
+	type want struct{ retry, acted bool }
+	tests := []struct {
+		name       string
+		a          attempt
+		once, many want // the call may not be repeated / may be
+		wait       time.Duration // the jitter is 0: half the exponential bound
+	}{
+		{"2xx", status(200), want{false, true}, want{false, true}, 0},
+		{"429 with Retry-After", withRetryAfter(429, 2*time.Second), want{true, false}, want{true, false}, 2 * time.Second},
+		{"503 with Retry-After", withRetryAfter(503, 0), want{true, false}, want{true, false}, 0},
+		{"503 with Retry-After beyond the cap", withRetryAfter(503, time.Hour), want{false, false}, want{false, false}, 0},
+		{"429 without Retry-After", status(429), want{false, true}, want{true, true}, 50 * time.Millisecond},
+		{"503 without Retry-After", status(503), want{false, true}, want{true, true}, 50 * time.Millisecond},
+		{"connection refused before sending", failed(refused, false), want{true, false}, want{true, false}, 50 * time.Millisecond},
+		{"401, a new token at hand", attempt{n: 1, status: 401, newToken: true}, want{true, false}, want{true, false}, 0},
+		{"401, no new token", status(401), want{false, false}, want{false, false}, 0},
+		{"401 after a refresh already", attempt{n: 2, status: 401, newToken: true, refreshed: true}, want{false, false}, want{false, false}, 0},
+		{"500", status(500), want{false, true}, want{true, true}, 50 * time.Millisecond},
+		{"502", status(502), want{false, true}, want{true, true}, 50 * time.Millisecond},
+		{"504", status(504), want{false, true}, want{true, true}, 50 * time.Millisecond},
+		{"520 of a proxy", status(520), want{false, true}, want{true, true}, 50 * time.Millisecond},
+		{"524 of a proxy", status(524), want{false, true}, want{true, true}, 50 * time.Millisecond},
+		{"501", status(501), want{false, false}, want{false, false}, 0},
+		{"303 not followed", status(303), want{false, true}, want{false, true}, 0},
+		{"307 not followed", status(307), want{false, true}, want{false, true}, 0},
+		{"dropped after sending", failed(dropped, true), want{false, true}, want{true, true}, 50 * time.Millisecond},
+		{"attempt timed out after sending", failed(context.DeadlineExceeded, true), want{false, true}, want{true, true}, 50 * time.Millisecond},
+		{"400", status(400), want{false, false}, want{false, false}, 0},
+		{"404", status(404), want{false, false}, want{false, false}, 0},
+		{"409", status(409), want{false, false}, want{false, false}, 0},
+		{"context ended before sending", attempt{n: 1, err: context.Canceled, ctxDone: true}, want{false, false}, want{false, false}, 0},
+		{"context ended after sending", attempt{n: 1, err: context.Canceled, ctxDone: true, written: true}, want{false, true}, want{false, true}, 0},
+		{"token endpoint failure", failed(noToken, false), want{false, false}, want{false, false}, 0},
+		{"untrusted certificate", failed(untrusted, false), want{false, false}, want{false, false}, 0},
+		{"budget spent", attempt{n: 4, status: 503, retryAfter: time.Second, hasRetryAfter: true}, want{false, false}, want{false, false}, time.Second},
+		{"budget spent after sending", attempt{n: 4, err: dropped, written: true}, want{false, true}, want{false, true}, 400 * time.Millisecond},
+		{"wait outlasts the deadline", attempt{n: 1, status: 429, retryAfter: 10 * time.Second, hasRetryAfter: true, hasDeadline: true, untilDone: 5 * time.Second}, want{false, false}, want{false, false}, 10 * time.Second},
+		{"backoff outlasts the deadline", attempt{n: 1, err: refused, hasDeadline: true, untilDone: 100 * time.Millisecond}, want{false, false}, want{false, false}, 50 * time.Millisecond},
+		{"deadline far enough", attempt{n: 1, err: refused, hasDeadline: true, untilDone: time.Second}, want{true, false}, want{true, false}, 50 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		for _, repeatable := range []bool{false, true} {
+			w := tt.once
+			if repeatable {
+				w = tt.many
+			}
+			t.Run(fmt.Sprintf("%s/repeatable=%t", tt.name, repeatable), func(t *testing.T) {
+				a := tt.a
+				a.repeatable = repeatable
+				d := decide(a, p)
+				assert.Equal(t, w.retry, d.retry, "retry (%s)", d.why)
+				assert.Equal(t, w.acted, d.acted, "may have acted (%s)", d.why)
+				assert.Equal(t, tt.wait, d.wait, "wait")
+				assert.NotEmpty(t, d.why)
+			})
+		}
+	}
+}
+
+// The backoff wait is spread over the upper half of the exponential bound
+// and never exceeds waitMax.
+func TestDecideBackoffWait(t *testing.T) {
+	p := policy{retryMax: 10, waitMin: 100 * time.Millisecond, waitMax: time.Second, retryAfterMax: time.Minute}
+	for _, tt := range []struct {
+		n      int
+		jitter float64
+		want   time.Duration
+	}{
+		{1, 0, 50 * time.Millisecond},
+		{1, 0.5, 75 * time.Millisecond},
+		{1, 0.999999, 99999950 * time.Nanosecond},
+		{2, 0, 100 * time.Millisecond},
+		{3, 0.5, 300 * time.Millisecond},
+		{9, 0, 500 * time.Millisecond}, // capped at waitMax
+		{9, 0.999999, 999999500 * time.Nanosecond},
+	} {
+		d := decide(attempt{n: tt.n, status: 500, repeatable: true, jitter: tt.jitter}, p)
+		assert.True(t, d.retry)
+		assert.Equal(t, tt.want, d.wait, "attempt %d, jitter %v", tt.n, tt.jitter)
 	}
 }

@@ -65,14 +65,14 @@ var errAttemptTimedOut = errors.New("attempt timed out")
 
 // send sends the call's body with POST and returns the 2xx answer, or the
 // error of the last attempt; end turns that into the call's final error.
-func (cl *call) send(ctx context.Context) (*answer, error) {
+func (cl *call) send(ctx context.Context) (answer, error) {
 	c := cl.client
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("travelrule: %s: %w", cl.op, err) // nothing was sent
+		return answer{}, fmt.Errorf("travelrule: %s: %w", cl.op, err) // nothing was sent
 	}
 	auth, err := c.tokens.header(ctx)
 	if err != nil {
-		return nil, cl.transportError(err) // nothing was sent
+		return answer{}, cl.transportError(err) // nothing was sent
 	}
 	cl.trace = httptrace.ClientTrace{GetConn: cl.gotConn, WroteHeaders: cl.wroteHeaders}
 	if cl.repeatable {
@@ -81,7 +81,7 @@ func (cl *call) send(ctx context.Context) (*answer, error) {
 	cl.ctx = httptrace.WithClientTrace(ctx, &cl.trace)
 	hr, err := http.NewRequestWithContext(cl.attemptContext(0), http.MethodPost, cl.url, nil)
 	if err != nil {
-		return nil, fmt.Errorf("travelrule: %s: %w", cl.op, err)
+		return answer{}, fmt.Errorf("travelrule: %s: %w", cl.op, err)
 	}
 	defer cl.endAttempts()
 	hr.Body, hr.ContentLength = cl.newBody(), int64(len(cl.body))
@@ -112,26 +112,26 @@ func (cl *call) send(ctx context.Context) (*answer, error) {
 		if resp != nil {
 			resp.Body.Close()
 		}
-		return nil, cl.transportError(err)
+		return answer{}, cl.transportError(err)
 	}
 	defer resp.Body.Close()
 	return cl.read(resp)
 }
 
 // read reads the final answer within the attempt's time-out.
-func (cl *call) read(resp *http.Response) (*answer, error) {
+func (cl *call) read(resp *http.Response) (answer, error) {
 	data, err := readBody(resp, cl.client.maxResponse)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, newAPIError(cl.op, resp.StatusCode, resp.Header, data, cl.pii.piiValues())
+		return answer{}, newAPIError(cl.op, resp.StatusCode, resp.Header, data, cl.pii.piiValues())
 	}
 	if err != nil {
 		// The service answered 2xx, so it may have acted; its answer could
 		// not be read.
 		e := unexpectedAnswer(cl.op, resp.StatusCode, resp.Header, data, cl.pii.piiValues())
 		e.Message = transportText(err)
-		return nil, e
+		return answer{}, e
 	}
-	return &answer{status: resp.StatusCode, header: resp.Header, body: data}, nil
+	return answer{status: resp.StatusCode, header: resp.Header, body: data}, nil
 }
 
 // attemptContext makes the context of an attempt that starts after
@@ -330,10 +330,13 @@ func readBody(resp *http.Response, max int64) ([]byte, error) {
 	if resp.ContentLength > max {
 		return nil, errTooLarge
 	}
-	var buf bytes.Buffer
-	if resp.ContentLength > 0 {
-		buf.Grow(int(min(resp.ContentLength, 32<<10)))
+	if n := resp.ContentLength; n >= 0 && n <= 32<<10 {
+		// The transports end a body at its declared length.
+		buf := make([]byte, n)
+		read, err := io.ReadFull(resp.Body, buf)
+		return buf[:read], err
 	}
+	var buf bytes.Buffer
 	_, err := buf.ReadFrom(io.LimitReader(resp.Body, max+1))
 	data := buf.Bytes()
 	if err == nil && int64(len(data)) > max {
