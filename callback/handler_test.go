@@ -26,6 +26,9 @@ const statusBody = `{"transferId":"tr-1","status":"approved","txId":"0xfeed","ti
 
 var capKey = []byte("0123456789abcdef0123456789abcdef")
 
+// defaultMaxBody is the handler's default body limit, 1 MiB.
+const defaultMaxBody = 1 << 20
+
 // recorder is an integrator function that records its calls.
 type recorder struct {
 	mu    sync.Mutex
@@ -174,9 +177,9 @@ func TestCallbackHandlerBodyTooLarge(t *testing.T) {
 		chunked bool
 		want    int
 	}{
-		{"default limit, 1 MiB", nil, padded(callback.DefaultMaxBodyBytes), false, http.StatusNoContent},
-		{"default limit, 1 MiB + 1", nil, padded(callback.DefaultMaxBodyBytes + 1), false, http.StatusRequestEntityTooLarge},
-		{"default limit, chunked", nil, padded(callback.DefaultMaxBodyBytes + 1), true, http.StatusRequestEntityTooLarge},
+		{"default limit, 1 MiB", nil, padded(defaultMaxBody), false, http.StatusNoContent},
+		{"default limit, 1 MiB + 1", nil, padded(defaultMaxBody + 1), false, http.StatusRequestEntityTooLarge},
+		{"default limit, chunked", nil, padded(defaultMaxBody + 1), true, http.StatusRequestEntityTooLarge},
 		{"small limit, at limit", []callback.Option{callback.WithMaxBodyBytes(100)}, padded(100), false, http.StatusNoContent},
 		{"small limit, over", []callback.Option{callback.WithMaxBodyBytes(100)}, padded(101), false, http.StatusRequestEntityTooLarge},
 		{"small limit, over, chunked", []callback.Option{callback.WithMaxBodyBytes(100)}, padded(5000), true, http.StatusRequestEntityTooLarge},
