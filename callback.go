@@ -123,16 +123,20 @@ func ParseCallback(body []byte) (*Callback, error) {
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return nil, fmt.Errorf("%w: not a JSON object", ErrMalformedCallback)
 	}
-	var w callbackWire
-	if err := json.Unmarshal(body, &w); err != nil {
+	// One allocation for the result and the wire form it is read from.
+	p := new(struct {
+		cb Callback
+		w  callbackWire
+	})
+	if err := json.Unmarshal(body, &p.w); err != nil {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
 			return nil, fmt.Errorf("%w: invalid JSON at offset %d", ErrMalformedCallback, se.Offset)
 		}
 		return nil, fmt.Errorf("%w: invalid JSON", ErrMalformedCallback)
 	}
-	cb := &Callback{
-		Kind:       KindUnknown,
+	cb, w := &p.cb, &p.w
+	*cb = Callback{
 		TransferID: string(w.TransferID),
 		Status:     string(w.Status),
 		TxID:       string(w.TxID),
@@ -142,40 +146,53 @@ func ParseCallback(body []byte) (*Callback, error) {
 	if cb.TxID == "" {
 		cb.TxID = cbText(w.Txid)
 	}
-	var approved map[string]json.RawMessage
-	if cbIsObject(w.Approved) && json.Unmarshal(w.Approved, &approved) == nil {
-		cb.Address = cbText(approved["address"])
-		cb.ApprovedCallback = cbText(approved["callback"])
+	approved := cbIsObject(w.Approved) && cbApproved(cb, w.Approved)
+	canceled := w.Canceled
+	if canceled == nil {
+		canceled = w.Cancelled
 	}
-	rejected, isRejected := w.Rejected, w.Rejected != nil
-	canceled, isCanceled := w.Canceled, w.Canceled != nil
-	if !isCanceled {
-		canceled, isCanceled = w.Cancelled, w.Cancelled != nil
-	}
-	isTxID := w.Txid != nil
 	switch {
-	case isRejected:
-		cb.Reason = cbText(rejected)
-	case isCanceled:
+	case w.Rejected != nil:
+		cb.Reason = cbText(w.Rejected)
+	case canceled != nil:
 		cb.Reason = cbText(canceled)
 	}
-
-	switch {
-	case strings.EqualFold(cb.Status, "inquiry"):
-		cb.Kind = KindInquiry
+	cb.Kind = cbKind(cb.Status, approved, w.Rejected != nil, canceled != nil, w.Txid != nil)
+	if cb.Kind == KindInquiry {
 		cb.Inquiry = cbInquiry(body)
-	case cb.Status != "":
-		cb.Kind = KindStatus
-	case approved != nil:
-		cb.Kind = KindApproved
-	case isRejected:
-		cb.Kind = KindRejected
-	case isCanceled:
-		cb.Kind = KindCanceled
-	case isTxID:
-		cb.Kind = KindTxID
 	}
 	return cb, nil
+}
+
+// cbKind chooses a callback's kind as [ParseCallback] documents.
+func cbKind(status string, approved, rejected, canceled, txid bool) CallbackKind {
+	switch {
+	case strings.EqualFold(status, "inquiry"):
+		return KindInquiry
+	case status != "":
+		return KindStatus
+	case approved:
+		return KindApproved
+	case rejected:
+		return KindRejected
+	case canceled:
+		return KindCanceled
+	case txid:
+		return KindTxID
+	}
+	return KindUnknown
+}
+
+// cbApproved fills the fields of a TRP approval from its "approved" object
+// and reports whether the object decoded.
+func cbApproved(cb *Callback, raw json.RawMessage) bool {
+	var approved map[string]json.RawMessage
+	if json.Unmarshal(raw, &approved) != nil || approved == nil {
+		return false
+	}
+	cb.Address = cbText(approved["address"])
+	cb.ApprovedCallback = cbText(approved["callback"])
+	return true
 }
 
 // Format implements fmt.Formatter so that no verb prints personal data,
