@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -128,12 +129,8 @@ func ParseCallback(body []byte) (*Callback, error) {
 		cb Callback
 		w  callbackWire
 	})
-	if err := json.Unmarshal(body, &p.w); err != nil {
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			return nil, fmt.Errorf("%w: invalid JSON at offset %d", ErrMalformedCallback, se.Offset)
-		}
-		return nil, fmt.Errorf("%w: invalid JSON", ErrMalformedCallback)
+	if err := cbDecode(body, trimmed, &p.w); err != nil {
+		return nil, err
 	}
 	cb, w := &p.cb, &p.w
 	*cb = Callback{
@@ -162,6 +159,104 @@ func ParseCallback(body []byte) (*Callback, error) {
 		cb.Inquiry = cbInquiry(body)
 	}
 	return cb, nil
+}
+
+// cbDecode decodes body into w exactly as json.Unmarshal(body, w) does:
+// each top-level member whose name matches a field (exactly, else the
+// first field whose name equals it under Unicode case folding) goes to
+// that field's UnmarshalJSON, later members overriding earlier ones.
+// It checks the body with json.Valid and then walks its top level itself,
+// which costs about half of what json.Unmarshal's reflection does. obj is
+// body from its opening brace on.
+func cbDecode(body, obj []byte, w *callbackWire) error {
+	if !json.Valid(body) {
+		err := json.Unmarshal(body, new(struct{})) // for the offset of the error
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return fmt.Errorf("%w: invalid JSON at offset %d", ErrMalformedCallback, se.Offset)
+		}
+		return fmt.Errorf("%w: invalid JSON", ErrMalformedCallback)
+	}
+	for i := cbSkipSpace(obj, 1); obj[i] == '"'; {
+		keyEnd := cbValueEnd(obj, i)
+		key := obj[i+1 : keyEnd-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			var s string
+			_ = json.Unmarshal(obj[i:keyEnd], &s) // valid: it was checked
+			key = []byte(s)
+		}
+		vStart := cbSkipSpace(obj, cbSkipSpace(obj, keyEnd)+1) // past the colon
+		vEnd := cbValueEnd(obj, vStart)
+		if u := w.field(key); u != nil {
+			if err := u.UnmarshalJSON(obj[vStart:vEnd]); err != nil {
+				return fmt.Errorf("%w: invalid JSON", ErrMalformedCallback)
+			}
+		}
+		if i = cbSkipSpace(obj, vEnd); obj[i] == ',' {
+			i = cbSkipSpace(obj, i+1)
+		}
+	}
+	return nil
+}
+
+// cbFieldNames are the JSON names of callbackWire's fields, in order.
+var cbFieldNames = [...]string{"transferId", "status", "txId", "txid", "timestamp", "approved", "rejected", "canceled", "cancelled"}
+
+// field returns the decoder of the field that encoding/json would decode
+// the member named key into, or nil.
+func (w *callbackWire) field(key []byte) json.Unmarshaler {
+	i := slices.Index(cbFieldNames[:], string(key))
+	for j := 0; i < 0 && j < len(cbFieldNames); j++ {
+		if bytes.EqualFold(key, []byte(cbFieldNames[j])) {
+			i = j
+		}
+	}
+	fields := [...]json.Unmarshaler{&w.TransferID, &w.Status, &w.TxID, &w.Txid, &w.Timestamp, &w.Approved, &w.Rejected, &w.Canceled, &w.Cancelled}
+	if i < 0 {
+		return nil
+	}
+	return fields[i]
+}
+
+// cbSkipSpace returns the index of the first byte of b at or after i that is
+// not JSON white space.
+func cbSkipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+// cbValueEnd returns the index just past the JSON value that starts at
+// b[i], in a document that json.Valid accepted.
+func cbValueEnd(b []byte, i int) int {
+	depth := 0
+	for ; i < len(b); i++ {
+		switch c := b[i]; c {
+		case '"':
+			for i++; b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 { // the end of the object that holds a literal
+				return i
+			}
+			depth--
+		default:
+			if depth == 0 && (c == ',' || c == ' ' || c == '\t' || c == '\r' || c == '\n') {
+				return i
+			}
+			continue
+		}
+		if depth == 0 {
+			return i + 1
+		}
+	}
+	return i
 }
 
 // cbKind chooses a callback's kind as [ParseCallback] documents.
