@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -123,16 +124,16 @@ func ParseCallback(body []byte) (*Callback, error) {
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return nil, fmt.Errorf("%w: not a JSON object", ErrMalformedCallback)
 	}
-	var w callbackWire
-	if err := json.Unmarshal(body, &w); err != nil {
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			return nil, fmt.Errorf("%w: invalid JSON at offset %d", ErrMalformedCallback, se.Offset)
-		}
-		return nil, fmt.Errorf("%w: invalid JSON", ErrMalformedCallback)
+	// One allocation for the result and the wire form it is read from.
+	p := new(struct {
+		cb Callback
+		w  callbackWire
+	})
+	if err := cbDecode(body, trimmed, &p.w); err != nil {
+		return nil, err
 	}
-	cb := &Callback{
-		Kind:       KindUnknown,
+	cb, w := &p.cb, &p.w
+	*cb = Callback{
 		TransferID: string(w.TransferID),
 		Status:     string(w.Status),
 		TxID:       string(w.TxID),
@@ -142,40 +143,151 @@ func ParseCallback(body []byte) (*Callback, error) {
 	if cb.TxID == "" {
 		cb.TxID = cbText(w.Txid)
 	}
-	var approved map[string]json.RawMessage
-	if cbIsObject(w.Approved) && json.Unmarshal(w.Approved, &approved) == nil {
-		cb.Address = cbText(approved["address"])
-		cb.ApprovedCallback = cbText(approved["callback"])
+	approved := cbIsObject(w.Approved) && cbApproved(cb, w.Approved)
+	canceled := w.Canceled
+	if canceled == nil {
+		canceled = w.Cancelled
 	}
-	rejected, isRejected := w.Rejected, w.Rejected != nil
-	canceled, isCanceled := w.Canceled, w.Canceled != nil
-	if !isCanceled {
-		canceled, isCanceled = w.Cancelled, w.Cancelled != nil
-	}
-	isTxID := w.Txid != nil
 	switch {
-	case isRejected:
-		cb.Reason = cbText(rejected)
-	case isCanceled:
+	case w.Rejected != nil:
+		cb.Reason = cbText(w.Rejected)
+	case canceled != nil:
 		cb.Reason = cbText(canceled)
 	}
-
-	switch {
-	case strings.EqualFold(cb.Status, "inquiry"):
-		cb.Kind = KindInquiry
+	cb.Kind = cbKind(cb.Status, approved, w.Rejected != nil, canceled != nil, w.Txid != nil)
+	if cb.Kind == KindInquiry {
 		cb.Inquiry = cbInquiry(body)
-	case cb.Status != "":
-		cb.Kind = KindStatus
-	case approved != nil:
-		cb.Kind = KindApproved
-	case isRejected:
-		cb.Kind = KindRejected
-	case isCanceled:
-		cb.Kind = KindCanceled
-	case isTxID:
-		cb.Kind = KindTxID
 	}
 	return cb, nil
+}
+
+// cbDecode decodes body into w exactly as json.Unmarshal(body, w) does:
+// each top-level member whose name matches a field (exactly, else the
+// first field whose name equals it under Unicode case folding) goes to
+// that field's UnmarshalJSON, later members overriding earlier ones.
+// It checks the body with json.Valid and then walks its top level itself,
+// which costs about half of what json.Unmarshal's reflection does. obj is
+// body from its opening brace on.
+func cbDecode(body, obj []byte, w *callbackWire) error {
+	if !json.Valid(body) {
+		err := json.Unmarshal(body, new(struct{})) // for the offset of the error
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return fmt.Errorf("%w: invalid JSON at offset %d", ErrMalformedCallback, se.Offset)
+		}
+		return fmt.Errorf("%w: invalid JSON", ErrMalformedCallback)
+	}
+	for i := cbSkipSpace(obj, 1); obj[i] == '"'; {
+		keyEnd := cbValueEnd(obj, i)
+		key := obj[i+1 : keyEnd-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			var s string
+			_ = json.Unmarshal(obj[i:keyEnd], &s) // valid: it was checked
+			key = []byte(s)
+		}
+		vStart := cbSkipSpace(obj, cbSkipSpace(obj, keyEnd)+1) // past the colon
+		vEnd := cbValueEnd(obj, vStart)
+		if u := w.field(key); u != nil {
+			if err := u.UnmarshalJSON(obj[vStart:vEnd]); err != nil {
+				return fmt.Errorf("%w: invalid JSON", ErrMalformedCallback)
+			}
+		}
+		if i = cbSkipSpace(obj, vEnd); obj[i] == ',' {
+			i = cbSkipSpace(obj, i+1)
+		}
+	}
+	return nil
+}
+
+// cbFieldNames are the JSON names of callbackWire's fields, in order.
+var cbFieldNames = [...]string{"transferId", "status", "txId", "txid", "timestamp", "approved", "rejected", "canceled", "cancelled"}
+
+// field returns the decoder of the field that encoding/json would decode
+// the member named key into, or nil.
+func (w *callbackWire) field(key []byte) json.Unmarshaler {
+	i := slices.Index(cbFieldNames[:], string(key))
+	for j := 0; i < 0 && j < len(cbFieldNames); j++ {
+		if bytes.EqualFold(key, []byte(cbFieldNames[j])) {
+			i = j
+		}
+	}
+	fields := [...]json.Unmarshaler{&w.TransferID, &w.Status, &w.TxID, &w.Txid, &w.Timestamp, &w.Approved, &w.Rejected, &w.Canceled, &w.Cancelled}
+	if i < 0 {
+		return nil
+	}
+	return fields[i]
+}
+
+// cbSkipSpace returns the index of the first byte of b at or after i that is
+// not JSON white space.
+func cbSkipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+// cbValueEnd returns the index just past the JSON value that starts at
+// b[i], in a document that json.Valid accepted.
+func cbValueEnd(b []byte, i int) int {
+	depth := 0
+	for ; i < len(b); i++ {
+		switch c := b[i]; c {
+		case '"':
+			for i++; b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 { // the end of the object that holds a literal
+				return i
+			}
+			depth--
+		default:
+			if depth == 0 && (c == ',' || c == ' ' || c == '\t' || c == '\r' || c == '\n') {
+				return i
+			}
+			continue
+		}
+		if depth == 0 {
+			return i + 1
+		}
+	}
+	return i
+}
+
+// cbKind chooses a callback's kind as [ParseCallback] documents.
+func cbKind(status string, approved, rejected, canceled, txid bool) CallbackKind {
+	switch {
+	case strings.EqualFold(status, "inquiry"):
+		return KindInquiry
+	case status != "":
+		return KindStatus
+	case approved:
+		return KindApproved
+	case rejected:
+		return KindRejected
+	case canceled:
+		return KindCanceled
+	case txid:
+		return KindTxID
+	}
+	return KindUnknown
+}
+
+// cbApproved fills the fields of a TRP approval from its "approved" object
+// and reports whether the object decoded.
+func cbApproved(cb *Callback, raw json.RawMessage) bool {
+	var approved map[string]json.RawMessage
+	if json.Unmarshal(raw, &approved) != nil || approved == nil {
+		return false
+	}
+	cb.Address = cbText(approved["address"])
+	cb.ApprovedCallback = cbText(approved["callback"])
+	return true
 }
 
 // Format implements fmt.Formatter so that no verb prints personal data,
@@ -297,4 +409,31 @@ func cbTime(s string) time.Time {
 		return time.Unix(n, 0).UTC()
 	}
 	return time.Time{}
+}
+
+// flexString decodes a JSON string, or a number or boolean as its text;
+// anything else (null, objects, arrays) gives "". Servers and callbacks that
+// the description does not show may type a field either way.
+type flexString string
+
+func (f *flexString) UnmarshalJSON(data []byte) error {
+	switch {
+	case len(data) >= 2 && data[0] == '"':
+		// The decoder has validated the string: without escapes it is
+		// its bytes between the quotes.
+		if inner := data[1 : len(data)-1]; bytes.IndexByte(inner, '\\') < 0 {
+			*f = flexString(inner)
+			return nil
+		}
+		var s string
+		if err := json.Unmarshal(data, &s); err != nil {
+			return err
+		}
+		*f = flexString(s)
+	case len(data) > 0 && (data[0] == '-' || data[0] >= '0' && data[0] <= '9'):
+		*f = flexString(data)
+	case string(data) == "true" || string(data) == "false":
+		*f = flexString(data)
+	}
+	return nil
 }

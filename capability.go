@@ -22,8 +22,8 @@ import (
 
 // The query parameters of a capability callback URL.
 const (
-	CallbackRefParam = "tr_ref"
-	CallbackTagParam = "tr_tag"
+	callbackRefParam = "tr_ref"
+	callbackTagParam = "tr_tag"
 )
 
 const (
@@ -75,7 +75,7 @@ func NewCallbackURL(base, ref string, key []byte) (string, error) {
 	if err != nil {
 		return "", errors.New("travelrule: NewCallbackURL: base has a query that does not parse")
 	}
-	if q.Has(CallbackRefParam) || q.Has(CallbackTagParam) {
+	if q.Has(callbackRefParam) || q.Has(callbackTagParam) {
 		return "", errors.New("travelrule: NewCallbackURL: base already carries a capability")
 	}
 	if strings.ContainsRune(base, '#') { // even an empty fragment would swallow the capability
@@ -90,7 +90,7 @@ func NewCallbackURL(base, ref string, key []byte) (string, error) {
 	default:
 		sep = "&"
 	}
-	out := base + sep + CallbackRefParam + "=" + ref + "&" + CallbackTagParam + "=" + callbackTag(ref, key)
+	out := base + sep + callbackRefParam + "=" + ref + "&" + callbackTagParam + "=" + callbackTag(ref, key)
 	if utf8.RuneCountInString(out) > 255 {
 		return "", errors.New("travelrule: NewCallbackURL: result is longer than the 255 characters the service accepts")
 	}
@@ -106,7 +106,7 @@ func CallbackRef(callbackURL string) string {
 	}
 	// Like url.URL.Query, keep the pairs that parse.
 	q, _ := url.ParseQuery(callbackURL[i+1:])
-	return q.Get(CallbackRefParam)
+	return q.Get(callbackRefParam)
 }
 
 // VerifyCallbackURL checks the capability of a request URL in constant time
@@ -117,11 +117,11 @@ func VerifyCallbackURL(u *url.URL, key []byte) (string, error) {
 		return "", ErrCallbackTag
 	}
 	q := u.Query()
-	ref, tag := q.Get(CallbackRefParam), q.Get(CallbackTagParam)
+	ref, tag := q.Get(callbackRefParam), q.Get(callbackTagParam)
 	if ref == "" || tag == "" {
 		return "", ErrCallbackUnsigned
 	}
-	if len(q[CallbackRefParam]) != 1 || len(q[CallbackTagParam]) != 1 || !validRef(ref) {
+	if len(q[callbackRefParam]) != 1 || len(q[callbackTagParam]) != 1 || !validRef(ref) {
 		return "", ErrCallbackTag
 	}
 	if !hmac.Equal([]byte(tag), []byte(callbackTag(ref, key))) {

@@ -1,7 +1,6 @@
 package travelrule
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -193,33 +192,6 @@ func (r *TransferRequest) piiValues() []string {
 type initiateAnswer struct {
 	Status     string     `json:"status"`
 	TransferID flexString `json:"transferId"`
-}
-
-// flexString decodes a JSON string, or a number or boolean as its text;
-// anything else (null, objects, arrays) gives "". Servers and callbacks that
-// the description does not show may type a field either way.
-type flexString string
-
-func (f *flexString) UnmarshalJSON(data []byte) error {
-	switch {
-	case len(data) >= 2 && data[0] == '"':
-		// The decoder has validated the string: without escapes it is
-		// its bytes between the quotes.
-		if inner := data[1 : len(data)-1]; bytes.IndexByte(inner, '\\') < 0 {
-			*f = flexString(inner)
-			return nil
-		}
-		var s string
-		if err := json.Unmarshal(data, &s); err != nil {
-			return err
-		}
-		*f = flexString(s)
-	case len(data) > 0 && (data[0] == '-' || data[0] >= '0' && data[0] <= '9'):
-		*f = flexString(data)
-	case string(data) == "true" || string(data) == "false":
-		*f = flexString(data)
-	}
-	return nil
 }
 
 // InitiateTransfer validates req and, if it is valid, submits it with

@@ -18,9 +18,9 @@
 // Retry-After while the same delivery is still being processed, 400 to a
 // body that is not a JSON object, 401 to a request that fails
 // authentication, 405 (with Allow: POST) to any method but POST and 413 to a
-// body over the size limit ([DefaultMaxBodyBytes], see
-// [WithMaxBodyBytes]). Your function sees only authenticated, well-formed
-// callbacks, with the request's context. Error answers never repeat the body.
+// body over the size limit (1 MiB unless set with [WithMaxBodyBytes]). Your
+// function sees only authenticated, well-formed callbacks, with the
+// request's context. Error answers never repeat the body.
 //
 // # What is trusted
 //
@@ -66,11 +66,11 @@
 // released so that the next delivery reaches your function again. A
 // delivery is identified by its webhook-id (or svix-id) header when it has
 // one, else by the SHA-256 of the verified reference and the body. The
-// default store is a [MemoryStore] of [DefaultStoreSize] deliveries in
-// this process; a fleet of servers plugs in a shared store with
-// [WithStore]. De-duplication is
-// best effort (a store forgets, and a redelivery whose body differs is a
-// new delivery), so your function should still be idempotent.
+// default store is a [MemoryStore] of 100,000 deliveries in this process;
+// a fleet of servers plugs in a shared store with [WithStore].
+// De-duplication is best effort (a store forgets, and a redelivery whose
+// body differs is a new delivery), so your function should still be
+// idempotent.
 //
 // # Logging
 //

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"time"
 
@@ -105,14 +106,16 @@ func ExampleWebhookVerifier() {
 	}, callback.WithVerifier(&callback.WebhookVerifier{
 		Secrets: [][]byte{secret},                // add the previous secret here during a rotation
 		Now:     func() time.Time { return now }, // time.Now when nil
-		// Tolerance: 0 means callback.DefaultTolerance (5 minutes).
+		// Tolerance: 0 means 5 minutes.
 	}))
 
 	body := []byte(`{"transferId":"tr-1","status":"received"}`)
 	fmt.Println(callback.Sign(secret, "msg_1", now, body))
 	for _, b := range [][]byte{body, []byte(`{"transferId":"tr-1","status":"completed"}`)} {
 		r := httptest.NewRequest(http.MethodPost, "/travelrule/callback", strings.NewReader(string(b)))
-		callback.SetSignatureHeaders(r.Header, secret, "msg_1", now, body) // signs the first body
+		r.Header.Set(callback.HeaderID, "msg_1")
+		r.Header.Set(callback.HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
+		r.Header.Set(callback.HeaderSignature, callback.Sign(secret, "msg_1", now, body)) // signs the first body
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
 		fmt.Println(w.Code)

@@ -53,7 +53,7 @@ func FuzzHandler(f *testing.F) {
 		deliver := func(h http.Handler, sign bool) int {
 			r := httptest.NewRequest(http.MethodPost, "/cb", bytes.NewReader(body))
 			if sign {
-				callback.SetSignatureHeaders(r.Header, secret, id, now, body)
+				setSignatureHeaders(r.Header, secret, id, now, body)
 			}
 			w := httptest.NewRecorder()
 			h.ServeHTTP(w, r)

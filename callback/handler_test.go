@@ -26,6 +26,9 @@ const statusBody = `{"transferId":"tr-1","status":"approved","txId":"0xfeed","ti
 
 var capKey = []byte("0123456789abcdef0123456789abcdef")
 
+// defaultMaxBody is the handler's default body limit, 1 MiB.
+const defaultMaxBody = 1 << 20
+
 // recorder is an integrator function that records its calls.
 type recorder struct {
 	mu    sync.Mutex
@@ -172,14 +175,18 @@ func TestCallbackHandlerBodyTooLarge(t *testing.T) {
 		opts    []callback.Option
 		body    string
 		chunked bool
+		claimed int64 // a Content-Length other than the body's, when not 0
 		want    int
 	}{
-		{"default limit, 1 MiB", nil, padded(callback.DefaultMaxBodyBytes), false, http.StatusNoContent},
-		{"default limit, 1 MiB + 1", nil, padded(callback.DefaultMaxBodyBytes + 1), false, http.StatusRequestEntityTooLarge},
-		{"default limit, chunked", nil, padded(callback.DefaultMaxBodyBytes + 1), true, http.StatusRequestEntityTooLarge},
-		{"small limit, at limit", []callback.Option{callback.WithMaxBodyBytes(100)}, padded(100), false, http.StatusNoContent},
-		{"small limit, over", []callback.Option{callback.WithMaxBodyBytes(100)}, padded(101), false, http.StatusRequestEntityTooLarge},
-		{"small limit, over, chunked", []callback.Option{callback.WithMaxBodyBytes(100)}, padded(5000), true, http.StatusRequestEntityTooLarge},
+		{"default limit, 1 MiB", nil, padded(defaultMaxBody), false, 0, http.StatusNoContent},
+		{"default limit, 1 MiB + 1", nil, padded(defaultMaxBody + 1), false, 0, http.StatusRequestEntityTooLarge},
+		{"default limit, chunked", nil, padded(defaultMaxBody + 1), true, 0, http.StatusRequestEntityTooLarge},
+		{"small limit, at limit", []callback.Option{callback.WithMaxBodyBytes(100)}, padded(100), false, 0, http.StatusNoContent},
+		{"small limit, over", []callback.Option{callback.WithMaxBodyBytes(100)}, padded(101), false, 0, http.StatusRequestEntityTooLarge},
+		{"small limit, over, chunked", []callback.Option{callback.WithMaxBodyBytes(100)}, padded(5000), true, 0, http.StatusRequestEntityTooLarge},
+		{"small limit, at limit, chunked", []callback.Option{callback.WithMaxBodyBytes(100)}, padded(100), true, 0, http.StatusNoContent},
+		{"small limit, one over, chunked", []callback.Option{callback.WithMaxBodyBytes(100)}, padded(101), true, 0, http.StatusRequestEntityTooLarge},
+		{"small limit, longer than declared", []callback.Option{callback.WithMaxBodyBytes(100)}, padded(101), false, 50, http.StatusRequestEntityTooLarge},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -190,6 +197,9 @@ func TestCallbackHandlerBodyTooLarge(t *testing.T) {
 			if tt.chunked {
 				req.ContentLength = -1 // the length is unknown until the body is read
 				req.TransferEncoding = []string{"chunked"}
+			}
+			if tt.claimed != 0 {
+				req.ContentLength = tt.claimed
 			}
 			w := httptest.NewRecorder()
 			h.ServeHTTP(w, req)

@@ -121,7 +121,7 @@ func TestCallbackTypesRedacted(t *testing.T) {
 	u, err := travelrule.NewCallbackURL("https://vasp.example/cb", "payment-42", []byte(plantedCapKey))
 	require.NoError(t, err)
 	r := httptest.NewRequest(http.MethodPost, u, strings.NewReader(plantedBody))
-	callback.SetSignatureHeaders(r.Header, []byte(plantedRotated), plantedRedeliver, now, []byte(plantedBody))
+	setSignatureHeaders(r.Header, []byte(plantedRotated), plantedRedeliver, now, []byte(plantedBody))
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
 	require.Equal(t, http.StatusNoContent, w.Code)
@@ -131,8 +131,8 @@ func TestCallbackTypesRedacted(t *testing.T) {
 
 	weak := callback.NewHandler(func(context.Context, *travelrule.Callback) error { return nil },
 		callback.WithVerifier(&callback.WebhookVerifier{Secrets: [][]byte{[]byte(plantedSecret), []byte(plantedWeak)}}))
-	_, errParseShort := callback.ParseSecret(plantedWeak)
-	_, errParseBase64 := callback.ParseSecret("whsec_" + plantedNotBase64)
+	_, errParseShort := parseSecret(plantedWeak)
+	_, errParseBase64 := parseSecret("whsec_" + plantedNotBase64)
 	_, errNewShort := callback.NewWebhookVerifier(plantedSecret, plantedWeak)
 	verifyErr := func(header http.Header) error {
 		r := httptest.NewRequest(http.MethodPost, "/cb", strings.NewReader(plantedBody))
@@ -166,8 +166,8 @@ func TestCallbackTypesRedacted(t *testing.T) {
 			"{CapabilityKey: Verifiers:[] MaxBodyBytes:1048576 Store:*callback.MemoryStore Err:callback: WithVerifier: WebhookVerifier has a secret shorter than 16 bytes}",
 			`"value":{"capabilityKey":"","verifiers":0,"maxBodyBytes":1048576,"dedup":true,"error":"callback: WithVerifier: WebhookVerifier has a secret shorter than 16 bytes"}`},
 		{"Handler.Err", weak.Err(), false, "shorter than 16 bytes", "shorter than 16 bytes"},
-		{"ParseSecret error, short", errParseShort, false, "at least 16 bytes", "at least 16 bytes"},
-		{"ParseSecret error, not base64", errParseBase64, false, "must be base64", "must be base64"},
+		{"NewWebhookVerifier error, short", errParseShort, false, "at least 16 bytes", "at least 16 bytes"},
+		{"NewWebhookVerifier error, not base64", errParseBase64, false, "must be base64", "must be base64"},
 		{"NewWebhookVerifier error", errNewShort, false, "secret 2: secret must have at least 16 bytes", "secret 2:"},
 		{"Verify error, timestamp", errTimestamp, false, "timestamp", "timestamp"},
 		{"Verify error, signature", errSignature, false, "signature does not verify", "signature does not verify"},
@@ -190,4 +190,22 @@ func TestCallbackTypesRedacted(t *testing.T) {
 			assert.Contains(t, outs["slog json, value"], tt.wantLog)
 		})
 	}
+}
+
+// An inbound inquiry's txId, asset and the parties' codes are the sender's
+// text: the handler's "callback: delivered" debug line never shows them
+// unless they have their own shapes.
+func TestInquiryTextStaysOutOfHandlerLogs(t *testing.T) {
+	const name = "Zebulon Quaxworth"
+	var logs bytes.Buffer
+	h := callback.NewHandler(func(context.Context, *travelrule.Callback) error { return nil },
+		callback.WithLogger(slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))),
+		callback.WithoutDedup())
+	body := `{"status":"inquiry","transferId":"t-1","txId":"` + name + `","asset":"` + name + `","amount":"1",` +
+		`"originator":{"personType":"` + name + `","country":"` + name + `"}}`
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/cb", strings.NewReader(body)))
+	require.Equal(t, http.StatusNoContent, rec.Code)
+	require.Contains(t, logs.String(), "callback: delivered")
+	assert.NotContains(t, logs.String(), "Quaxworth")
 }

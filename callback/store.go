@@ -3,13 +3,14 @@ package callback
 import (
 	"context"
 	"crypto/sha256"
+	"fmt"
 	"sync"
 	"time"
 )
 
-// DefaultStoreSize is how many processed deliveries the default
+// defaultStoreSize is how many processed deliveries the default
 // [MemoryStore] remembers.
-const DefaultStoreSize = 100_000
+const defaultStoreSize = 100_000
 
 // ClaimResult is the answer of [Store.Claim].
 type ClaimResult int
@@ -54,15 +55,23 @@ type Store interface {
 	Release(ctx context.Context, key string) error
 }
 
-// DefaultLease is how long a [MemoryStore] holds a claim that was neither
+// defaultLease is how long a [MemoryStore] holds a claim that was neither
 // completed nor released before it lets the delivery be claimed again.
-const DefaultLease = 10 * time.Minute
+const defaultLease = 10 * time.Minute
 
 // MemoryStore is the default [Store]: it keeps, in this process, the last
 // size processed deliveries (forgetting the oldest first) and the claims in
 // progress. Its memory use is about 100 bytes per delivery. It is safe for
-// concurrent use.
+// concurrent use. Its fmt form shows its size and how many deliveries it
+// holds, never their keys.
 type MemoryStore struct {
+	// The state is behind a pointer so that copies of a MemoryStore share
+	// it, and so that fmt, which does not follow nested pointers, never
+	// reads the maps without the lock.
+	st *memoryState
+}
+
+type memoryState struct {
 	mu   sync.Mutex
 	size int
 	done map[[32]byte]struct{}
@@ -73,67 +82,81 @@ type MemoryStore struct {
 }
 
 // NewMemoryStore returns a store that remembers the last size processed
-// deliveries; size <= 0 means [DefaultStoreSize].
+// deliveries; size <= 0 means 100,000.
 func NewMemoryStore(size int) *MemoryStore {
 	if size <= 0 {
-		size = DefaultStoreSize
+		size = defaultStoreSize
 	}
-	return &MemoryStore{
+	return &MemoryStore{st: &memoryState{
 		size: size,
 		done: make(map[[32]byte]struct{}),
 		busy: make(map[[32]byte]time.Time),
 		now:  time.Now,
-	}
+	}}
 }
 
 // Claim implements [Store].
 func (s *MemoryStore) Claim(_ context.Context, key string) (ClaimResult, error) {
 	k := sha256.Sum256([]byte(key))
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.done[k]; ok {
+	st := s.st
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if _, ok := st.done[k]; ok {
 		return ClaimDone, nil
 	}
-	now := s.now()
-	if since, ok := s.busy[k]; ok && now.Sub(since) < DefaultLease {
+	now := st.now()
+	if since, ok := st.busy[k]; ok && now.Sub(since) < defaultLease {
 		return ClaimBusy, nil
 	}
-	s.busy[k] = now
+	st.busy[k] = now
 	return ClaimNew, nil
 }
 
 // Complete implements [Store].
 func (s *MemoryStore) Complete(_ context.Context, key string) error {
 	k := sha256.Sum256([]byte(key))
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.busy, k)
-	if _, ok := s.done[k]; ok {
+	st := s.st
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	delete(st.busy, k)
+	if _, ok := st.done[k]; ok {
 		return nil
 	}
-	if len(s.ring) < s.size {
-		s.ring = append(s.ring, k)
+	if len(st.ring) < st.size {
+		st.ring = append(st.ring, k)
 	} else {
-		delete(s.done, s.ring[s.next])
-		s.ring[s.next] = k
-		s.next = (s.next + 1) % s.size
+		delete(st.done, st.ring[st.next])
+		st.ring[st.next] = k
+		st.next = (st.next + 1) % st.size
 	}
-	s.done[k] = struct{}{}
+	st.done[k] = struct{}{}
 	return nil
 }
 
 // Release implements [Store].
 func (s *MemoryStore) Release(_ context.Context, key string) error {
 	k := sha256.Sum256([]byte(key))
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.busy, k)
+	st := s.st
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	delete(st.busy, k)
 	return nil
 }
 
-// Len reports how many processed deliveries the store remembers.
-func (s *MemoryStore) Len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.done)
+// Format implements fmt.Formatter: every verb prints the store's size and
+// how many processed deliveries and claims in progress it holds, read under
+// its lock, never the keys. It has a value receiver so that a copy of a
+// store prints the same.
+func (s MemoryStore) Format(f fmt.State, verb rune) {
+	if verb == 'v' && f.Flag('#') {
+		fmt.Fprint(f, "callback.MemoryStore")
+	}
+	if s.st == nil {
+		fmt.Fprint(f, "{}")
+		return
+	}
+	s.st.mu.Lock()
+	size, done, busy := s.st.size, len(s.st.done), len(s.st.busy)
+	s.st.mu.Unlock()
+	fmt.Fprintf(f, "{Size:%d Done:%d Busy:%d}", size, done, busy)
 }

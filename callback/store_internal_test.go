@@ -2,7 +2,11 @@ package callback
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,7 +30,7 @@ func TestMemoryStoreProtocol(t *testing.T) {
 	require.NoError(t, s.Complete(ctx, "a"))
 	assert.Equal(t, ClaimDone, claim("a"))
 	require.NoError(t, s.Complete(ctx, "a"))
-	assert.Equal(t, 1, s.Len())
+	assert.Equal(t, 1, doneLen(s))
 }
 
 func TestMemoryStoreEvictsOldest(t *testing.T) {
@@ -38,7 +42,7 @@ func TestMemoryStoreEvictsOldest(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, ClaimNew, r)
 		require.NoError(t, s.Complete(ctx, key))
-		assert.LessOrEqual(t, s.Len(), 3)
+		assert.LessOrEqual(t, doneLen(s), 3)
 	}
 	for i := 0; i < 10; i++ {
 		r, err := s.Claim(ctx, fmt.Sprint(i))
@@ -55,11 +59,11 @@ func TestMemoryStoreLease(t *testing.T) {
 	ctx := context.Background()
 	now := time.Unix(1_750_000_000, 0)
 	s := NewMemoryStore(0)
-	assert.Equal(t, DefaultStoreSize, s.size)
-	s.now = func() time.Time { return now }
+	assert.Equal(t, defaultStoreSize, s.st.size)
+	s.st.now = func() time.Time { return now }
 	r, _ := s.Claim(ctx, "k")
 	require.Equal(t, ClaimNew, r)
-	now = now.Add(DefaultLease - time.Second)
+	now = now.Add(defaultLease - time.Second)
 	r, _ = s.Claim(ctx, "k")
 	assert.Equal(t, ClaimBusy, r)
 	now = now.Add(2 * time.Second)
@@ -67,12 +71,68 @@ func TestMemoryStoreLease(t *testing.T) {
 	assert.Equal(t, ClaimNew, r, "a claim whose holder never finished lapses")
 }
 
-func TestDedupKey(t *testing.T) {
-	a := dedupKey("", "ref", []byte("{}"))
-	assert.Len(t, a, 69)
-	assert.NotEqual(t, a, dedupKey("", "ref2", []byte("{}")))
-	assert.NotEqual(t, a, dedupKey("", "", []byte("ref{}")))
-	assert.Equal(t, dedupKey("id", "r", []byte("x")), dedupKey("id", "r", []byte("y")))
-	assert.Len(t, dedupKey("id", "r", nil), 69)
-	assert.NotEqual(t, dedupKey("id", "", nil), dedupKey("", "", []byte("id")))
+// doneLen is how many processed deliveries s remembers.
+func doneLen(s *MemoryStore) int {
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	return len(s.st.done)
+}
+
+func TestMemoryStoreFormatShowsNoKeys(t *testing.T) {
+	ctx := context.Background()
+	s := NewMemoryStore(3)
+	_, _ = s.Claim(ctx, "done-key")
+	require.NoError(t, s.Complete(ctx, "done-key"))
+	_, _ = s.Claim(ctx, "busy-key")
+	var hashes []string
+	for _, key := range []string{"done-key", "busy-key"} {
+		h := sha256.Sum256([]byte(key))
+		hashes = append(hashes, hex.EncodeToString(h[:]), fmt.Sprint(h[:4]), fmt.Sprint(h[0]))
+	}
+	tests := []struct {
+		format string
+		value  any
+		want   string
+	}{
+		{"%v", s, "{Size:3 Done:1 Busy:1}"},
+		{"%+v", s, "{Size:3 Done:1 Busy:1}"},
+		{"%s", s, "{Size:3 Done:1 Busy:1}"},
+		{"%#v", s, "callback.MemoryStore{Size:3 Done:1 Busy:1}"},
+		{"%v", struct{ S *MemoryStore }{s}, "{{Size:3 Done:1 Busy:1}}"},
+		{"%v", MemoryStore{}, "{}"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.format, func(t *testing.T) {
+			got := fmt.Sprintf(tt.format, tt.value)
+			assert.Equal(t, tt.want, got)
+			for _, h := range hashes {
+				assert.NotContains(t, got, h)
+			}
+		})
+	}
+}
+
+// TestMemoryStoreFormatLocks prints a store while other goroutines use it:
+// the race detector (and the runtime's own check of concurrent map access)
+// fails it if printing reads the maps without the lock.
+func TestMemoryStoreFormatLocks(t *testing.T) {
+	ctx := context.Background()
+	s := NewMemoryStore(64)
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 500; i++ {
+				key := strconv.Itoa(g) + "/" + strconv.Itoa(i)
+				_, _ = s.Claim(ctx, key)
+				_ = s.Complete(ctx, key)
+			}
+		}()
+	}
+	for i := 0; i < 200; i++ {
+		assert.Contains(t, fmt.Sprintf("%+v", s), "Size:64")
+	}
+	wg.Wait()
+	assert.Equal(t, "{Size:64 Done:64 Busy:0}", fmt.Sprint(s))
 }

@@ -2,7 +2,6 @@ package callback
 
 import (
 	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -21,68 +20,9 @@ type Verifier interface {
 	Verify(r *http.Request, body []byte) error
 }
 
-// VerifierFunc adapts a function to [Verifier].
-type VerifierFunc func(r *http.Request, body []byte) error
-
-// Verify calls f(r, body).
-func (f VerifierFunc) Verify(r *http.Request, body []byte) error { return f(r, body) }
-
-// The headers of a Standard Webhooks signature
-// (https://www.standardwebhooks.com).
-const (
-	// HeaderID carries the delivery's identifier, the same on every
-	// redelivery; the handler de-duplicates by it. Senders using the svix
-	// library send it as svix-id, which is read when webhook-id is absent
-	// (so are svix-timestamp and svix-signature).
-	HeaderID = "webhook-id"
-	// HeaderTimestamp carries the signing time in Unix seconds.
-	HeaderTimestamp = "webhook-timestamp"
-	// HeaderSignature carries one or more space-separated signatures of
-	// the form "v1,<base64 HMAC-SHA256>".
-	HeaderSignature = "webhook-signature"
-)
-
-// The names the svix library sends the same three headers under. A
-// request may use either set: each header is read under its Standard
-// Webhooks name or, when that is absent, under its svix name.
-const (
-	svixID        = "svix-id"
-	svixTimestamp = "svix-timestamp"
-	svixSignature = "svix-signature"
-)
-
-// webhookHeaders returns the delivery id, timestamp and signatures of a
-// request, each under its Standard Webhooks name or its svix alias. It is
-// the one place that decides which header carries what: the verifier and
-// the handler's de-duplication both read the id through it.
-func webhookHeaders(h http.Header) (id, ts string, sigs []string) {
-	return first(h, HeaderID, svixID), first(h, HeaderTimestamp, svixTimestamp), values(h, HeaderSignature, svixSignature)
-}
-
-// first returns the first value of header name, or of alias when name has
-// no non-empty value.
-func first(h http.Header, name, alias string) string {
-	if v := h.Get(name); v != "" {
-		return v
-	}
-	return h.Get(alias)
-}
-
-// values returns the values of header name, or of alias when name has no
-// non-empty value.
-func values(h http.Header, name, alias string) []string {
-	v := h.Values(name)
-	for _, s := range v {
-		if s != "" {
-			return v
-		}
-	}
-	return h.Values(alias)
-}
-
-// DefaultTolerance is how far a webhook-timestamp may be from the
+// defaultTolerance is how far a webhook-timestamp may be from the
 // verifier's clock, either way, when WebhookVerifier.Tolerance is zero.
-const DefaultTolerance = 5 * time.Minute
+const defaultTolerance = 5 * time.Minute
 
 // Errors of [WebhookVerifier].
 var (
@@ -105,8 +45,8 @@ const maxTimestamp = 1 << 40 // far beyond any real clock; keeps arithmetic in r
 // deliveries finds a secret of n bytes in at most 256^n tries.
 const minSecretLen = 16
 
-// The reasons a secret is refused, shared by [ParseSecret] and
-// [NewWebhookVerifier]. They never quote the secret.
+// The reasons a secret is refused by [NewWebhookVerifier]. They never quote
+// the secret.
 var (
 	errSecretBase64 = errors.New("a whsec_ secret must be base64 after the prefix")
 	errSecretShort  = errors.New("secret must have at least 16 bytes (after decoding a whsec_ secret)")
@@ -127,10 +67,10 @@ var (
 //
 // Secrets are the raw key bytes, at least 16 of them each: a Standard
 // Webhooks secret written "whsec_<base64>" must be base64-decoded first
-// ([NewWebhookVerifier] and [ParseSecret] do it, and refuse a short
-// secret). A WebhookVerifier with no secret, or with one shorter than 16
-// bytes, refuses every request, and [WithVerifier] reports it. Do not
-// change its fields once it is in use.
+// ([NewWebhookVerifier] does it, and refuses a short secret). A
+// WebhookVerifier with no secret, or with one shorter than 16 bytes,
+// refuses every request, and [WithVerifier] reports it. Do not change its
+// fields once it is in use.
 //
 // Its fmt and log/slog forms show how many secrets it has, never their
 // bytes.
@@ -138,7 +78,7 @@ type WebhookVerifier struct {
 	// Secrets are the accepted signing secrets.
 	Secrets [][]byte
 	// Tolerance is the largest accepted distance between the timestamp and
-	// Now, either way; zero means [DefaultTolerance].
+	// Now, either way; zero means 5 minutes.
 	Tolerance time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
@@ -170,9 +110,25 @@ func (v *WebhookVerifier) Verify(r *http.Request, body []byte) error {
 	if id == "" || ts == "" || len(sigs) == 0 {
 		return ErrNoSignature
 	}
+	if !v.inTolerance(ts) {
+		return ErrTimestamp
+	}
+	macs := make([][]byte, len(v.Secrets))
+	for i, s := range v.Secrets {
+		macs[i] = signature(s, id, ts, body)
+	}
+	if !anySignatureMatches(sigs, macs) {
+		return ErrSignature
+	}
+	return nil
+}
+
+// inTolerance reports whether ts is Unix seconds within the tolerance of
+// the verifier's clock.
+func (v *WebhookVerifier) inTolerance(ts string) bool {
 	sec, ok := unixSeconds(ts)
 	if !ok {
-		return ErrTimestamp
+		return false
 	}
 	now := time.Now
 	if v.Now != nil {
@@ -180,20 +136,21 @@ func (v *WebhookVerifier) Verify(r *http.Request, body []byte) error {
 	}
 	tol := v.Tolerance
 	if tol == 0 {
-		tol = DefaultTolerance
+		tol = defaultTolerance
 	}
 	diff := now().Unix() - sec
 	if diff < 0 {
 		diff = -diff
 	}
-	if diff > int64(tol/time.Second) {
-		return ErrTimestamp
-	}
-	macs := make([][]byte, len(v.Secrets))
-	for i, s := range v.Secrets {
-		macs[i] = signature(s, id, ts, body)
-	}
-	ok = false
+	return diff <= int64(tol/time.Second)
+}
+
+// anySignatureMatches reports whether a "v1,<base64>" entry of the
+// signature headers equals one of macs. It compares every entry with every
+// mac in constant time, so that the time taken depends only on the
+// headers' length.
+func anySignatureMatches(sigs []string, macs [][]byte) bool {
+	ok := false
 	for _, line := range sigs {
 		for _, entry := range strings.Fields(line) {
 			version, b64, found := strings.Cut(entry, ",")
@@ -206,23 +163,21 @@ func (v *WebhookVerifier) Verify(r *http.Request, body []byte) error {
 			}
 			for _, m := range macs {
 				if hmac.Equal(got, m) {
-					ok = true // keep going: the time taken depends only on the header's length
+					ok = true
 				}
 			}
 		}
 	}
-	if !ok {
-		return ErrSignature
-	}
-	return nil
+	return ok
 }
 
 // NewWebhookVerifier returns a [WebhookVerifier] of secrets written as
-// services hand them out, each read by [ParseSecret]: "whsec_<base64>" or
-// the raw secret. During a rotation, pass the new secret and the old one.
-// It fails, without quoting any secret, when there is no secret or when one
-// is shorter than 16 bytes (after decoding). Set Tolerance and Now on the
-// result before use if the defaults do not suit.
+// services hand them out: a Standard Webhooks secret "whsec_<base64>" is
+// decoded; any other string is used as it is. During a rotation, pass the
+// new secret and the old one. It fails, without quoting any secret, when
+// there is no secret or when one is shorter than 16 bytes (after decoding).
+// Set Tolerance and Now on the result before use if the defaults do not
+// suit; a sender finds the decoded secrets in Secrets.
 func NewWebhookVerifier(secrets ...string) (*WebhookVerifier, error) {
 	if len(secrets) == 0 {
 		return nil, errors.New("callback: NewWebhookVerifier: no secret")
@@ -238,19 +193,7 @@ func NewWebhookVerifier(secrets ...string) (*WebhookVerifier, error) {
 	return v, nil
 }
 
-// ParseSecret turns a secret as services hand it out into the bytes that
-// [WebhookVerifier] and [Sign] use: a Standard Webhooks secret
-// "whsec_<base64>" is decoded; any other string is used as it is. The
-// result must have at least 16 bytes. Its errors never quote the secret.
-func ParseSecret(s string) ([]byte, error) {
-	b, err := parseSecret(s)
-	if err != nil {
-		return nil, errors.New("callback: ParseSecret: " + err.Error())
-	}
-	return b, nil
-}
-
-// parseSecret is ParseSecret with errors that name no function.
+// parseSecret reads a secret as services hand it out.
 func parseSecret(s string) ([]byte, error) {
 	b := []byte(s)
 	if rest, ok := strings.CutPrefix(s, "whsec_"); ok {
@@ -263,34 +206,6 @@ func parseSecret(s string) ([]byte, error) {
 		return nil, errSecretShort
 	}
 	return b, nil
-}
-
-// Sign returns the Standard Webhooks signature ("v1,<base64>") of a
-// delivery: the HMAC-SHA256 under secret of id + "." + the Unix seconds of
-// ts + "." + body. Put it in the [HeaderSignature] header, with id in
-// [HeaderID] and ts in [HeaderTimestamp], or let [SetSignatureHeaders] do
-// all three.
-func Sign(secret []byte, id string, ts time.Time, body []byte) string {
-	return "v1," + base64.StdEncoding.EncodeToString(signature(secret, id, strconv.FormatInt(ts.Unix(), 10), body))
-}
-
-// SetSignatureHeaders sets the webhook-id, webhook-timestamp and
-// webhook-signature headers of a delivery of body in h, signed with secret
-// at time ts. It is what a sender (or a test) does before posting body.
-func SetSignatureHeaders(h http.Header, secret []byte, id string, ts time.Time, body []byte) {
-	h.Set(HeaderID, id)
-	h.Set(HeaderTimestamp, strconv.FormatInt(ts.Unix(), 10))
-	h.Set(HeaderSignature, Sign(secret, id, ts, body))
-}
-
-func signature(secret []byte, id, ts string, body []byte) []byte {
-	m := hmac.New(sha256.New, secret)
-	m.Write([]byte(id))
-	m.Write([]byte{'.'})
-	m.Write([]byte(ts))
-	m.Write([]byte{'.'})
-	m.Write(body)
-	return m.Sum(nil)
 }
 
 // unixSeconds reads a webhook-timestamp: decimal digits only.
@@ -339,15 +254,4 @@ func (v WebhookVerifier) LogValue() slog.Value {
 		slog.Int("secrets", len(v.Secrets)),
 		slog.Duration("tolerance", v.Tolerance),
 	)
-}
-
-const redacted = "[redacted]"
-
-// mask returns redacted for a non-empty secret, "" otherwise, so that
-// redacted output still shows which secrets are set.
-func mask(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	return redacted
 }

@@ -22,30 +22,13 @@ import (
 	"github.com/vaspkit/travelrule/callback"
 )
 
-// The reference vector of the Standard Webhooks specification.
-func TestCallbackSignStandardWebhooksVector(t *testing.T) {
-	secret, err := base64.StdEncoding.DecodeString("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw") // whsec_MfKQ…
-	require.NoError(t, err)
-	body := []byte(`{"test": 2432232314}`)
-	ts := time.Unix(1614265330, 0)
-	const want = "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="
-	assert.Equal(t, want, callback.Sign(secret, "msg_p5jXN8AQM9LWM0D4loKWxJek", ts, body))
-
-	r := httptest.NewRequest(http.MethodPost, "/cb", nil)
-	r.Header.Set(callback.HeaderID, "msg_p5jXN8AQM9LWM0D4loKWxJek")
-	r.Header.Set(callback.HeaderTimestamp, "1614265330")
-	r.Header.Set(callback.HeaderSignature, want)
-	v := &callback.WebhookVerifier{Secrets: [][]byte{secret}, Now: func() time.Time { return ts }}
-	assert.NoError(t, v.Verify(r, body))
-}
-
 func TestCallbackWebhookVerifier(t *testing.T) {
 	now := time.Unix(1_750_000_000, 0)
 	oldSecret, newSecret := []byte("old-secret-0123456789"), []byte("new-secret-0123456789")
 	body := []byte(statusBody)
 	signed := func(secret []byte, id string, ts time.Time, body []byte) http.Header {
 		h := http.Header{}
-		callback.SetSignatureHeaders(h, secret, id, ts, body)
+		setSignatureHeaders(h, secret, id, ts, body)
 		return h
 	}
 	with := func(h http.Header, key, value string) http.Header {
@@ -121,7 +104,7 @@ func TestCallbackHandlerWebhookSignature(t *testing.T) {
 	require.NoError(t, h.Err())
 	sign := func(secret []byte, id string, ts time.Time, body string) http.Header {
 		hd := http.Header{}
-		callback.SetSignatureHeaders(hd, secret, id, ts, []byte(body))
+		setSignatureHeaders(hd, secret, id, ts, []byte(body))
 		return hd
 	}
 	tests := []struct {
@@ -158,7 +141,7 @@ func TestCallbackHandlerWebhookSignature(t *testing.T) {
 func TestCallbackHandlerCustomVerifier(t *testing.T) {
 	rc := &recorder{}
 	var seen []byte
-	srv, _ := serve(t, rc.fn, callback.WithVerifier(callback.VerifierFunc(func(r *http.Request, body []byte) error {
+	srv, _ := serve(t, rc.fn, callback.WithVerifier(verifierFunc(func(r *http.Request, body []byte) error {
 		seen = append([]byte(nil), body...)
 		if r.Header.Get("X-Token") != "let-me-in" {
 			return errors.New("bad token")
@@ -182,7 +165,7 @@ func TestCallbackHandlerCapabilityAndSignature(t *testing.T) {
 	u, err := travelrule.NewCallbackURL(srv.URL+"/cb", "pay-1", capKey)
 	require.NoError(t, err)
 	hd := http.Header{}
-	callback.SetSignatureHeaders(hd, secret, "msg_1", now, []byte(statusBody))
+	setSignatureHeaders(hd, secret, "msg_1", now, []byte(statusBody))
 	assert.Equal(t, http.StatusUnauthorized, send(t, http.MethodPost, srv.URL+"/cb", statusBody, hd).code, "signature without capability")
 	assert.Equal(t, http.StatusUnauthorized, post(t, u, statusBody).code, "capability without signature")
 	assert.Equal(t, http.StatusNoContent, send(t, http.MethodPost, u, statusBody, hd).code)
@@ -191,24 +174,45 @@ func TestCallbackHandlerCapabilityAndSignature(t *testing.T) {
 }
 
 func TestTypedNilVerifiersAreReported(t *testing.T) {
-	for _, v := range []callback.Verifier{(*callback.WebhookVerifier)(nil), callback.VerifierFunc(nil)} {
+	for _, v := range []callback.Verifier{nil, (*callback.WebhookVerifier)(nil)} {
 		h := callback.NewHandler(func(context.Context, *travelrule.Callback) error { return nil }, callback.WithVerifier(v))
 		assert.Error(t, h.Err())
 	}
 }
 
-func TestParseSecret(t *testing.T) {
-	b, err := callback.ParseSecret("whsec_" + base64.StdEncoding.EncodeToString([]byte("0123456789abcdef")))
-	require.NoError(t, err)
-	assert.Equal(t, []byte("0123456789abcdef"), b)
-	b, err = callback.ParseSecret("plain-secret-0123")
-	require.NoError(t, err)
-	assert.Equal(t, []byte("plain-secret-0123"), b)
-	for _, bad := range []string{"", "whsec_", "whsec_!!not base64!!"} {
-		_, err := callback.ParseSecret(bad)
-		assert.Error(t, err, bad)
+func TestNewWebhookVerifierSecrets(t *testing.T) {
+	tests := []struct {
+		name    string
+		secrets []string
+		want    [][]byte // nil means an error
+	}{
+		{"whsec_", []string{"whsec_" + base64.StdEncoding.EncodeToString([]byte("0123456789abcdef"))}, [][]byte{[]byte("0123456789abcdef")}},
+		{"raw", []string{"plain-secret-0123"}, [][]byte{[]byte("plain-secret-0123")}},
+		{"rotation", []string{"plain-secret-0123", "plain-secret-4567"}, [][]byte{[]byte("plain-secret-0123"), []byte("plain-secret-4567")}},
+		{"none", nil, nil},
+		{"empty", []string{""}, nil},
+		{"empty whsec_", []string{"whsec_"}, nil},
+		{"whsec_ not base64", []string{"whsec_!!not base64!!"}, nil},
+		{"one short", []string{"plain-secret-0123", "short"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := callback.NewWebhookVerifier(tt.secrets...)
+			if tt.want == nil {
+				assert.Error(t, err)
+				assert.Nil(t, v)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, v.Secrets)
+		})
 	}
 }
+
+// verifierFunc adapts a function to callback.Verifier.
+type verifierFunc func(r *http.Request, body []byte) error
+
+func (f verifierFunc) Verify(r *http.Request, body []byte) error { return f(r, body) }
 
 // asSvix moves the webhook-* headers of h to the names the svix library
 // sends them under.
@@ -241,7 +245,7 @@ func TestCallbackHandlerInteropVectors(t *testing.T) {
 	require.NoError(t, json.Unmarshal(raw, &v))
 	require.Contains(t, v.Deliveries, "svix")
 	require.Contains(t, v.Deliveries, "standardwebhooks")
-	secret, err := callback.ParseSecret(v.Secret)
+	secret, err := parseSecret(v.Secret)
 	require.NoError(t, err)
 	ts, err := strconv.ParseInt(v.Deliveries["svix"]["svix-timestamp"], 10, 64)
 	require.NoError(t, err)
@@ -341,7 +345,7 @@ func TestCallbackWebhookSecretLength(t *testing.T) {
 				if tt.encoded {
 					given[i] = "whsec_" + base64.StdEncoding.EncodeToString(secrets[i])
 				}
-				b, err := callback.ParseSecret(given[i])
+				b, err := parseSecret(given[i])
 				if n >= 16 {
 					require.NoError(t, err)
 					assert.Equal(t, secrets[i], b)
@@ -363,7 +367,7 @@ func TestCallbackWebhookSecretLength(t *testing.T) {
 			body := []byte(statusBody)
 			signed := func() *http.Request {
 				r := httptest.NewRequest(http.MethodPost, "/cb", strings.NewReader(statusBody))
-				callback.SetSignatureHeaders(r.Header, secrets[len(secrets)-1], "msg_1", now, body)
+				setSignatureHeaders(r.Header, secrets[len(secrets)-1], "msg_1", now, body)
 				return r
 			}
 			literal := &callback.WebhookVerifier{Secrets: secrets, Now: func() time.Time { return now }}
@@ -408,7 +412,7 @@ func TestCallbackWebhookOneByteSecretForgery(t *testing.T) {
 	verified, codes := 0, map[int]int{}
 	for guess := range 256 {
 		r := httptest.NewRequest(http.MethodPost, "/cb", bytes.NewReader(forged))
-		callback.SetSignatureHeaders(r.Header, []byte{byte(guess)}, "msg_"+strconv.Itoa(guess), now, forged)
+		setSignatureHeaders(r.Header, []byte{byte(guess)}, "msg_"+strconv.Itoa(guess), now, forged)
 		if v.Verify(r, forged) == nil {
 			verified++
 		}

@@ -42,11 +42,11 @@ func (c *cli) listen(ctx context.Context, args []string) int {
 	}
 	var opts []callback.Option
 	if *secret != "" {
-		key, err := callback.ParseSecret(*secret) // "whsec_<base64>" or raw
+		v, err := callback.NewWebhookVerifier(*secret) // "whsec_<base64>" or raw
 		if err != nil {
 			return c.usageError(fs, "%v", err)
 		}
-		opts = append(opts, callback.WithVerifier(&callback.WebhookVerifier{Secrets: [][]byte{key}}))
+		opts = append(opts, callback.WithVerifier(v))
 	}
 	if *capKey != "" {
 		opts = append(opts, callback.WithCapabilityKey([]byte(*capKey)))

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -226,7 +227,10 @@ func TestListenShowPIIAndSecret(t *testing.T) {
 	body := `{"approved":{"address":"0xWALLET","callback":"https://b.example/cb"}}`
 	assert.Equal(t, http.StatusUnauthorized, post(t, url, body, nil), "unsigned callbacks are refused when a secret is set")
 	h := http.Header{}
-	callback.SetSignatureHeaders(h, secret, "msg_1", time.Now(), []byte(body))
+	now := time.Now()
+	h.Set(callback.HeaderID, "msg_1")
+	h.Set(callback.HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
+	h.Set(callback.HeaderSignature, callback.Sign(secret, "msg_1", now, []byte(body)))
 	assert.Equal(t, http.StatusNoContent, post(t, url, body, h))
 	got := lines(t, out.String())
 	require.Len(t, got, 1)

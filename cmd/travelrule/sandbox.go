@@ -32,11 +32,11 @@ func (c *cli) sandbox(ctx context.Context, args []string) int {
 		opts = append(opts, travelruletest.WithPathPrefix(*prefix))
 	}
 	if *secret != "" {
-		key, err := callback.ParseSecret(*secret) // "whsec_<base64>" or raw
+		v, err := callback.NewWebhookVerifier(*secret) // decodes "whsec_<base64>"; takes a raw secret as it is
 		if err != nil {
 			return c.usageError(fs, "%v", err)
 		}
-		opts = append(opts, travelruletest.WithCallbackSecret(key))
+		opts = append(opts, travelruletest.WithCallbackSecret(v.Secrets[0]))
 	}
 	if *noID {
 		opts = append(opts, travelruletest.WithTransferIDInAnswer(false))

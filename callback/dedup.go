@@ -1,0 +1,81 @@
+package callback
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"log/slog"
+	"net/http"
+
+	"github.com/vaspkit/travelrule"
+)
+
+// callOnce calls the function for a delivery that the store lets through:
+// it claims key, answers a delivery already processed (204) or in progress
+// (503) without calling the function, and afterwards completes the claim
+// if the function succeeded or releases it if not.
+func (h *Handler) callOnce(ctx context.Context, key string, cb *travelrule.Callback, path, attr slog.Attr) int {
+	store := h.cfg.store
+	claim, err := store.Claim(ctx, key)
+	switch {
+	case err != nil:
+		h.log(ctx, slog.LevelError, "callback: de-duplication store failed", path, attr, slog.String("error", err.Error()))
+		return http.StatusInternalServerError
+	case claim == ClaimDone:
+		h.log(ctx, slog.LevelDebug, "callback: duplicate delivery acknowledged", path, attr)
+		return http.StatusNoContent
+	case claim == ClaimBusy:
+		h.log(ctx, slog.LevelInfo, "callback: duplicate delivery still in progress", path, attr)
+		return http.StatusServiceUnavailable
+	case claim != ClaimNew:
+		h.log(ctx, slog.LevelError, "callback: de-duplication store returned an invalid claim", path, attr, slog.Int("claim", int(claim)))
+		return http.StatusInternalServerError
+	}
+
+	code := h.call(ctx, cb, path, attr)
+	// Complete and Release run on a context that outlives the request's, so
+	// that a sender hanging up does not leave a delivery claimed; the store
+	// bounds their time (see Store).
+	sctx := context.WithoutCancel(ctx)
+	if code == http.StatusNoContent {
+		if err := store.Complete(sctx, key); err != nil {
+			// fn has done its work: answering 5xx would only run it again.
+			h.log(ctx, slog.LevelError, "callback: de-duplication store failed to complete a delivery", path, attr, slog.String("error", err.Error()))
+		}
+	} else if err := store.Release(sctx, key); err != nil {
+		h.log(ctx, slog.LevelError, "callback: de-duplication store failed to release a delivery", path, attr, slog.String("error", err.Error()))
+	}
+	return code
+}
+
+// deliveryID is the delivery's webhook-id, read as the verifier reads it:
+// under the Standard Webhooks name or its svix alias.
+func deliveryID(h http.Header) string {
+	id, _, _ := webhookHeaders(h)
+	return id
+}
+
+// dedupKey identifies a delivery: by its webhook-id when it has one, else by
+// its verified reference and body. Both are hashed, so keys are 69 ASCII
+// characters whatever the input.
+func dedupKey(webhookID, ref string, body []byte) string {
+	m := sha256.New()
+	prefix := "body:"
+	if webhookID != "" {
+		prefix = "whid:"
+		m.Write([]byte("webhook-id\x00"))
+		m.Write([]byte(ref))
+		m.Write([]byte{0})
+		m.Write([]byte(webhookID))
+	} else {
+		m.Write([]byte("body\x00"))
+		m.Write([]byte(ref))
+		m.Write([]byte{0})
+		m.Write(body)
+	}
+	var sum [sha256.Size]byte
+	var key [5 + 2*sha256.Size]byte
+	copy(key[:], prefix)
+	hex.Encode(key[5:], m.Sum(sum[:0]))
+	return string(key[:])
+}
