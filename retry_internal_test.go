@@ -74,7 +74,7 @@ func TestDecide(t *testing.T) {
 	tests := []struct {
 		name       string
 		a          attempt
-		once, many want // the call may not be repeated / may be
+		once, many want          // the call may not be repeated / may be
 		wait       time.Duration // the jitter is 0: half the exponential bound
 	}{
 		{"2xx", status(200), want{false, true}, want{false, true}, 0},
