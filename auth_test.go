@@ -23,6 +23,7 @@ import (
 	"golang.org/x/oauth2/clientcredentials"
 
 	"github.com/vaspkit/travelrule"
+	"github.com/vaspkit/travelrule/travelruletest"
 )
 
 // Frames that goroutine stacks are searched for.
@@ -436,4 +437,157 @@ func TestNewClientRejectsNilSourcesAndOptions(t *testing.T) {
 			assert.Nil(t, c)
 		})
 	}
+}
+
+func TestUnauthorizedRefreshesTokenOnce(t *testing.T) {
+	tests := []struct {
+		name      string
+		accept    string // the token the server accepts
+		wantErr   bool
+		wantHits  int64
+		wantFetch int64
+	}{
+		{"second token accepted", "tok-2", false, 2, 2},
+		{"every token rejected: one refresh, one retry, no more", "none", true, 2, 2},
+		{"cached token accepted", "tok-1", false, 1, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := &countingSource{}
+			c, ts := setup(t, func(w http.ResponseWriter, r *http.Request) {
+				if r.Header.Get("Authorization") != "Bearer "+tt.accept {
+					w.WriteHeader(http.StatusUnauthorized)
+					return
+				}
+				answer(200, `{"status":"succes"}`)(w, r)
+			}, travelrule.WithTokenSource(src), travelrule.WithRetryMax(5))
+			_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+			if tt.wantErr {
+				assert.ErrorIs(t, err, travelrule.ErrUnauthorized)
+				assert.NotErrorIs(t, err, travelrule.ErrOutcomeUnknown)
+			} else {
+				require.NoError(t, err)
+			}
+			assert.Equal(t, tt.wantHits, ts.hits.Load())
+			assert.Equal(t, tt.wantFetch, src.n.Load())
+		})
+	}
+}
+
+func TestUnauthorizedBurstRefreshesOnce(t *testing.T) {
+	// 20 callers start together on an empty cache, so all of them send
+	// tok-1; the server holds every tok-1 request until all 20 have arrived
+	// and then refuses them at once. The burst of 401s must refresh once.
+	const callers = 20
+	src := &countingSource{}
+	var arrived sync.WaitGroup
+	arrived.Add(callers)
+	c, ts := setup(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") == "Bearer tok-1" {
+			arrived.Done()
+			arrived.Wait()
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		answer(200, `{"status":"succes"}`)(w, r)
+	}, travelrule.WithTokenSource(src))
+	var wg sync.WaitGroup
+	for i := 0; i < callers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+			assert.NoError(t, err)
+		}()
+	}
+	wg.Wait()
+	assert.EqualValues(t, 2, src.n.Load(), "one fetch for the first token, one refresh for the whole burst")
+	assert.EqualValues(t, 2*callers, ts.hits.Load(), "each caller: one 401, one retry")
+}
+
+func TestTokenSourceFailureIsDefiniteAndNotRetried(t *testing.T) {
+	c, ts := setup(t, answer(200, `{"status":"succes"}`),
+		travelrule.WithTokenSource(oauth2.TokenSource(failingSource{})))
+	_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "access token")
+	assert.NotErrorIs(t, err, travelrule.ErrOutcomeUnknown)
+	assert.Zero(t, ts.hits.Load())
+}
+
+func TestClientCredentialsUseTheClientsTransport(t *testing.T) {
+	srv := travelruletest.NewServer()
+	defer srv.Close()
+	rt := &countingTransport{base: http.DefaultTransport}
+	c, err := travelrule.NewClient(srv.URL, travelrule.WithHTTPClient(&http.Client{Transport: rt}),
+		travelrule.WithClientCredentials(&clientcredentials.Config{
+			ClientID: travelruletest.DefaultClientID, ClientSecret: travelruletest.DefaultClientSecret, TokenURL: srv.TokenURL(),
+		}))
+	require.NoError(t, err)
+	_, err = c.InitiateTransfer(context.Background(), minimalRequest())
+	require.NoError(t, err)
+	assert.EqualValues(t, 2, rt.n.Load(), "the token request and the initiation both go through the given transport")
+	_, err = c.InitiateTransfer(context.Background(), minimalRequest())
+	require.NoError(t, err)
+	assert.EqualValues(t, 3, rt.n.Load(), "the token is cached")
+}
+
+func TestTokenFetchEndsWithTheContext(t *testing.T) {
+	src := &blockedSource{asked: make(chan struct{}), release: make(chan struct{}), returned: make(chan struct{})}
+	c, ts := setup(t, answer(200, `{"status":"succes"}`), travelrule.WithTokenSource(src))
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-src.asked
+		cancel()
+	}()
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.InitiateTransfer(ctx, minimalRequest())
+		done <- err
+	}()
+	var err error
+	select {
+	case err = <-done: // while the fetch is still blocked
+	case <-time.After(time.Minute): // bounds a failure only
+		close(src.release)
+		t.Fatal("the call waited for the token fetch instead of ending with its context")
+	}
+	close(src.release)
+	select {
+	case <-src.asked:
+		<-src.returned // the fetch goes on in the background; let it end with the test
+	default:
+		t.Error("the call never asked for a token")
+	}
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.NotErrorIs(t, err, travelrule.ErrOutcomeUnknown, "nothing was sent")
+	assert.Zero(t, ts.hits.Load())
+}
+
+func TestUnauthorizedWithoutRequestDoesNotPanic(t *testing.T) {
+	c, err := travelrule.NewClient("https://travelrule.example", travelrule.WithTokenSource(travelrule.StaticToken("t")),
+		travelrule.WithHTTPClient(&http.Client{Transport: noRequestTransport{}}))
+	require.NoError(t, err)
+	_, err = c.ResolveInquiry(context.Background(), "t-1", &travelrule.InquiryResolution{Approved: "true"})
+	assert.ErrorIs(t, err, travelrule.ErrUnauthorized)
+}
+
+func TestTokenEndpointBodyStaysOutOfErrors(t *testing.T) {
+	tokenEndpoint := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = io.WriteString(w, `{"error":"invalid_client","error_description":"client ENDPOINT-BODY-MARKER unknown"}`)
+	}))
+	defer tokenEndpoint.Close()
+	c, ts := setup(t, answer(200, `{"status":"succes"}`), travelrule.WithClientCredentials(&clientcredentials.Config{
+		ClientID: "id", ClientSecret: "CLIENT-SECRET-MARKER", TokenURL: tokenEndpoint.URL,
+	}))
+	_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "401 Unauthorized: invalid_client")
+	assert.NotContains(t, err.Error(), "MARKER")
+	var re *oauth2.RetrieveError
+	assert.ErrorAs(t, err, &re, "the token endpoint's answer stays reachable")
+	assert.NotErrorIs(t, err, travelrule.ErrOutcomeUnknown)
+	assert.Zero(t, ts.hits.Load())
 }

@@ -139,3 +139,81 @@ func TestTransportErrorQuotesNoServerBytes(t *testing.T) {
 		assertNoPersonalData(t, err.Error(), req)
 	})
 }
+
+// An error keeps a bounded copy of the answer's headers, whatever the
+// transport let through (APIError.Header kept 9 MiB).
+func TestAPIErrorKeepsBoundedHeaders(t *testing.T) {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxResponseHeaderBytes = 16 << 20
+	c, _ := setup(t, hugeHeader(400, 9<<20), travelrule.WithHTTPClient(&http.Client{Transport: tr}))
+	_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+	var apiErr *travelrule.APIError
+	require.ErrorAs(t, err, &apiErr)
+	size := 0
+	for k, vs := range apiErr.Header {
+		for _, v := range vs {
+			size += len(k) + len(v)
+		}
+	}
+	assert.LessOrEqual(t, size, 64<<10)
+	assert.Equal(t, "2", apiErr.Header.Get("Content-Length"), "what fits is kept")
+}
+
+func TestAPIErrors(t *testing.T) {
+	tests := []struct {
+		status   int
+		sentinel error
+	}{
+		{400, travelrule.ErrBadRequest},
+		{401, travelrule.ErrUnauthorized},
+		{403, nil},
+		{404, travelrule.ErrNotFound},
+		{409, nil},
+		{422, nil},
+	}
+	body := `{"error":"bad_request","message":"asset is not supported","fields":[{"field":"asset","reason":"unsupported"}],"secretish":"RAW-BODY-MARKER"}`
+	for _, tt := range tests {
+		t.Run(http.StatusText(tt.status), func(t *testing.T) {
+			for _, op := range []string{"InitiateTransfer", "ResolveInquiry"} {
+				c, ts := setup(t, func(w http.ResponseWriter, r *http.Request) {
+					w.Header().Set("X-Request-Id", "rid-1")
+					answer(tt.status, body)(w, r)
+				})
+				var err error
+				if op == "InitiateTransfer" {
+					_, err = c.InitiateTransfer(context.Background(), minimalRequest())
+				} else {
+					_, err = c.ResolveInquiry(context.Background(), "t-1", &travelrule.InquiryResolution{Approved: "true"})
+				}
+				var apiErr *travelrule.APIError
+				require.ErrorAs(t, err, &apiErr, op)
+				assert.Equal(t, tt.status, apiErr.StatusCode)
+				assert.Equal(t, op, apiErr.Op)
+				assert.Equal(t, body, string(apiErr.Body), "raw body kept")
+				assert.Equal(t, "asset is not supported", apiErr.Message)
+				assert.Equal(t, "bad_request", apiErr.Code)
+				assert.Contains(t, err.Error(), "bad_request (fields: asset)")
+				assert.NotContains(t, err.Error(), "not supported", "free server text stays out of the error string")
+				require.Len(t, apiErr.Fields, 1)
+				assert.Equal(t, "asset", apiErr.Fields[0].Field)
+				assert.Equal(t, "unsupported", apiErr.Fields[0].Reason)
+				assert.Equal(t, "asset: [redacted]", apiErr.Fields[0].Error(), "the server's reason stays in the field")
+				assert.Equal(t, "rid-1", apiErr.RequestID)
+				assert.Contains(t, err.Error(), op)
+				assert.Contains(t, err.Error(), http.StatusText(tt.status))
+				assert.NotContains(t, err.Error(), "RAW-BODY-MARKER", "the raw body never goes into the error string")
+				if tt.sentinel != nil {
+					assert.ErrorIs(t, err, tt.sentinel)
+				}
+				for _, other := range []error{travelrule.ErrBadRequest, travelrule.ErrUnauthorized, travelrule.ErrNotFound, travelrule.ErrOutcomeUnknown} {
+					if other != tt.sentinel {
+						assert.NotErrorIs(t, err, other)
+					}
+				}
+				// A 4xx other than 429 is never retried (a 401 with a
+				// static token cannot be cured by a refresh).
+				assert.EqualValues(t, 1, ts.hits.Load(), "%s must not retry a %d", op, tt.status)
+			}
+		})
+	}
+}

@@ -10,7 +10,9 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -128,4 +130,136 @@ func TestEveryTypeIsRedacted(t *testing.T) {
 			assert.Contains(t, forms["%+v"], tt.want)
 		})
 	}
+}
+
+func TestServerMessageIsScrubbedOfPersonalData(t *testing.T) {
+	req := fullRequest()
+	echo := fmt.Sprintf(`{"message":"cannot route %s %s born %s at %s","fields":[{"field":"beneficiary.walletAddress","reason":"unknown wallet %s"}]}`,
+		req.Originator.FirstName, req.Originator.LastName, req.Originator.DateOfBirth, req.Beneficiary.WalletAddress, req.Beneficiary.WalletAddress)
+	c, _ := setup(t, answer(400, echo))
+	// The error string carries no server text at all; Message is scrubbed
+	// of the request's personal values.
+	_, err := c.InitiateTransfer(context.Background(), req)
+	var apiErr *travelrule.APIError
+	require.ErrorAs(t, err, &apiErr)
+	for _, pii := range piiOf(req) {
+		assert.NotContains(t, err.Error(), pii)
+		assert.NotContains(t, apiErr.Message, pii)
+		assert.NotContains(t, fmt.Sprint(apiErr.Fields), pii)
+	}
+	assert.Contains(t, apiErr.Message, "cannot route")
+	assert.Equal(t, echo, string(apiErr.Body), "the raw body is kept for the caller")
+}
+
+func TestScannedLogsHaveNoClockDigits(t *testing.T) {
+	var buf bytes.Buffer
+	slog.New(slog.NewJSONHandler(&buf, scanned)).Info("m", "wait", 1410623*time.Nanosecond, "n", 7)
+	slog.New(slog.NewTextHandler(&buf, scanned)).Info("m", slog.Group("g", "wait", 10623*time.Millisecond))
+	assert.Equal(t, `{"level":"INFO","msg":"m","wait":"[duration]","n":7}`+"\n"+`level=INFO msg=m g.wait=[duration]`+"\n", buf.String())
+}
+
+func TestRedactionInFmtAndSlog(t *testing.T) {
+	req := fullRequest()
+	var buf bytes.Buffer
+	logger := slog.New(slog.NewJSONHandler(&buf, scanned))
+	logger.Info("req", "request", req, "value", *req, "party", req.Originator)
+	logger.Info("text", slog.Any("request", req))
+	slog.New(slog.NewTextHandler(&buf, scanned)).Info("text", "request", req)
+	for _, verb := range []string{"%v", "%+v", "%s", "%#v", "%q", "%d", "%x"} {
+		fmt.Fprintf(&buf, verb+"\n", req)
+		fmt.Fprintf(&buf, verb+"\n", *req)
+		fmt.Fprintf(&buf, verb+"\n", req.Beneficiary)
+		fmt.Fprintf(&buf, verb+"\n", &req.Originator)
+	}
+	out := buf.String()
+	for _, pii := range piiOf(req) {
+		assert.NotContains(t, out, pii)
+	}
+	assert.Contains(t, out, "[redacted]")
+	assert.Contains(t, out, "ETH", "non-personal fields stay readable")
+	assert.Contains(t, out, "DE")
+}
+
+// TestNoSecretsInLogsOrErrors runs every path of the client with a
+// debug-level logger and scans the log and every error string for the
+// token and the request's personal data.
+func TestNoSecretsInLogsOrErrors(t *testing.T) {
+	var mu sync.Mutex
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, scanned))
+	req := fullRequest()
+	echo := `{"message":"` + req.Originator.LastName + ` ` + req.Beneficiary.WalletAddress + `"}`
+	handlers := map[string]http.HandlerFunc{
+		"ok":       answer(200, `{"status":"succes"}`),
+		"400 echo": answer(400, echo),
+		"401":      answer(401, echo),
+		"404":      answer(404, echo),
+		"429": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Retry-After", "0")
+			answer(429, echo)(w, r)
+		},
+		"500":     answer(500, echo),
+		"503":     answer(503, echo),
+		"dropped": dropAfterRead,
+		"garbage": answer(200, echo),
+		"redirect": func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "https://elsewhere.example/x", http.StatusTemporaryRedirect)
+		},
+		"slow":      func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }, // until the client gives up
+		"too large": answer(400, strings.Repeat(req.Originator.FirstName, 100000)),
+	}
+	var errs []string
+	for name, h := range handlers {
+		for _, idem := range []bool{false, true} {
+			opts := []travelrule.Option{travelrule.WithLogger(logger), travelrule.WithMaxResponseBytes(64 << 10)}
+			if idem {
+				opts = append(opts, travelrule.WithIdempotency())
+			}
+			c, _ := setup(t, h, opts...)
+			for _, call := range []func(context.Context) error{
+				func(ctx context.Context) error { _, err := c.InitiateTransfer(ctx, req); return err },
+				func(ctx context.Context) error {
+					_, err := c.ResolveInquiry(ctx, "t-1", &travelrule.InquiryResolution{Approved: "true", Callback: req.Callback})
+					return err
+				},
+			} {
+				// Only the slow server needs the caller to give up; the
+				// others run every retry to its end.
+				ctx, cancel := context.WithCancel(context.Background())
+				if name == "slow" {
+					ctx, cancel = context.WithTimeout(ctx, 100*time.Millisecond)
+				}
+				if err := call(ctx); err != nil {
+					errs = append(errs, name+": "+err.Error())
+				}
+				cancel()
+			}
+		}
+	}
+	bad := *req
+	bad.Originator.Country = req.Originator.FirstName
+	c, _ := setup(t, answer(200, ""), travelrule.WithLogger(logger))
+	_, err := c.InitiateTransfer(context.Background(), &bad)
+	errs = append(errs, err.Error())
+
+	mu.Lock()
+	out := logs.String() + strings.Join(errs, "\n")
+	mu.Unlock()
+	assert.Contains(t, logs.String(), "level=DEBUG", "the debug logger saw the calls")
+	for _, secret := range append(piiOf(req), req.Callback) {
+		assert.NotContains(t, out, secret)
+	}
+}
+
+// piiOf lists every personal value of a request, and the test token.
+func piiOf(r *travelrule.TransferRequest) []string {
+	out := []string{testToken, r.Email, r.TravelAddress}
+	for _, p := range []travelrule.Party{r.Originator, r.Beneficiary} {
+		for _, v := range []string{p.FirstName, p.LastName, p.DateOfBirth, p.StreetName, p.PostCode, p.TownName, p.NationalID, p.AccountNumber, p.WalletAddress} {
+			if v != "" {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
 }

@@ -1,7 +1,11 @@
 package travelrule_test
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
+	"net/http"
+	"os"
 	"strings"
 	"testing"
 
@@ -139,4 +143,111 @@ func TestValidateAllocatesNothing(t *testing.T) {
 		}
 	})
 	assert.Zero(t, allocs)
+}
+
+func TestInitiateTransferWireFormat(t *testing.T) {
+	c, ts := setup(t, answer(200, `{"status":"succes"}`))
+	_, err := c.InitiateTransfer(context.Background(), fullRequest())
+	require.NoError(t, err)
+
+	reqs := ts.requests()
+	require.Len(t, reqs, 1)
+	r := reqs[0]
+	assert.Equal(t, http.MethodPost, r.Method)
+	assert.Equal(t, "/transfers/initiate", r.Path)
+	assert.Empty(t, r.Query)
+	golden(t, "transfer_request.json", r.Body)
+
+	// Every value is a JSON string, and only the description's fields are sent.
+	var generic map[string]any
+	require.NoError(t, json.Unmarshal(r.Body, &generic))
+	wantTop := []string{"travelAddress", "email", "txId", "asset", "amount", "callback", "originator", "beneficiary"}
+	assert.ElementsMatch(t, wantTop, keys(generic))
+	partyFields := []string{"personType", "firstName", "lastName", "dateOfBirth", "addressType", "streetName", "buildingNumber",
+		"postCode", "townName", "country", "nationalId", "nationalIdType", "accountNumber", "walletAddress"}
+	orig := generic["originator"].(map[string]any)
+	assert.ElementsMatch(t, partyFields, keys(orig))
+	for k, v := range orig {
+		assert.IsType(t, "", v, "originator.%s must be a JSON string", k)
+	}
+}
+
+func TestInitiateTransferOmitsUnsetOptionalFields(t *testing.T) {
+	c, ts := setup(t, answer(200, `{"status":"succes"}`))
+	_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+	require.NoError(t, err)
+	body := ts.requests()[0].Body
+	assert.NotContains(t, string(body), "null")
+	var generic map[string]any
+	require.NoError(t, json.Unmarshal(body, &generic))
+	assert.ElementsMatch(t, []string{"asset", "amount", "callback", "originator", "beneficiary"}, keys(generic))
+	assert.ElementsMatch(t, []string{"personType", "firstName", "lastName", "dateOfBirth"}, keys(generic["originator"].(map[string]any)))
+	golden(t, "transfer_request_minimal.json", body)
+}
+
+func TestInitiateTransferAnswers(t *testing.T) {
+	withID, err := os.ReadFile("testdata/initiate_response_transfer_id.json")
+	require.NoError(t, err)
+	documented, err := os.ReadFile("testdata/initiate_response.json")
+	require.NoError(t, err)
+	tests := []struct {
+		name   string
+		body   string
+		status string
+		id     string
+	}{
+		{"documented misspelling", string(documented), "succes", ""},
+		{"correct spelling", `{"status":"success"}`, "success", ""},
+		{"transferId and unknown fields", string(withID), "succes", "6f1c2b9e-4d1a-4c8e-9a57-2f0d8b3e7c11"},
+		{"numeric transferId", `{"status":"succes","transferId":12345}`, "succes", "12345"},
+		{"null transferId", `{"status":"succes","transferId":null}`, "succes", ""},
+		{"nested unknown", `{"status":"succes","extra":{"a":[1,2,{"b":null}]}}`, "succes", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, _ := setup(t, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("X-Request-Id", "req-42")
+				answer(200, tt.body)(w, r)
+			})
+			res, err := c.InitiateTransfer(context.Background(), minimalRequest())
+			require.NoError(t, err)
+			assert.Equal(t, tt.status, res.Status)
+			assert.Equal(t, tt.id, res.TransferID)
+			assert.Equal(t, "req-42", res.RequestID)
+			assert.Equal(t, 1, res.Attempts)
+			assert.JSONEq(t, tt.body, string(res.Raw))
+		})
+	}
+}
+
+func TestInitiateTransferUnexpectedSuccessBody(t *testing.T) {
+	for _, body := range []string{`{"status":"failed"}`, `not json`, ``, `{"status":1}`, `[]`} {
+		t.Run(body, func(t *testing.T) {
+			c, ts := setup(t, answer(200, body))
+			_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+			require.Error(t, err)
+			// A 2xx means the service may have stored the transfer: the
+			// caller must reconcile, and the request is not sent again.
+			assert.ErrorIs(t, err, travelrule.ErrOutcomeUnknown)
+			assert.ErrorIs(t, err, travelrule.ErrUnexpectedResponse)
+			var apiErr *travelrule.APIError
+			require.ErrorAs(t, err, &apiErr)
+			assert.Equal(t, 200, apiErr.StatusCode)
+			assert.EqualValues(t, 1, ts.hits.Load())
+		})
+	}
+}
+
+func TestInitiateTransferValidationNeverSends(t *testing.T) {
+	c, ts := setup(t, answer(200, `{"status":"succes"}`))
+	req := minimalRequest()
+	req.Asset = ""
+	req.Originator.Country = "DEU"
+	_, err := c.InitiateTransfer(context.Background(), req)
+	var ve *travelrule.ValidationError
+	require.ErrorAs(t, err, &ve)
+	assert.ElementsMatch(t, []string{"asset", "originator.country"}, fieldPaths(ve))
+	_, err = c.InitiateTransfer(context.Background(), nil)
+	assert.ErrorIs(t, err, travelrule.ErrInvalidRequest)
+	assert.Zero(t, ts.hits.Load())
 }

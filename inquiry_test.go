@@ -1,0 +1,88 @@
+package travelrule_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/vaspkit/travelrule"
+)
+
+func TestBasePathAndInquiryQuery(t *testing.T) {
+	tests := []struct {
+		id        string
+		wantQuery string
+	}{
+		{"6f1c2b9e-4d1a-4c8e-9a57-2f0d8b3e7c11", "q=6f1c2b9e-4d1a-4c8e-9a57-2f0d8b3e7c11"},
+		{"a b&c=d/e?f#g", "q=a+b%26c%3Dd%2Fe%3Ff%23g"},
+		{"ünï", "q=%C3%BCn%C3%AF"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.id, func(t *testing.T) {
+			c, ts := setup(t, answer(200, `{"status":true}`))
+			res, err := c.ResolveInquiry(context.Background(), tt.id, &travelrule.InquiryResolution{Approved: "true", Callback: "https://vasp-b.example/cb"})
+			require.NoError(t, err)
+			assert.True(t, res.Status)
+			r := ts.requests()[0]
+			assert.Equal(t, "/transfers/inquiryResolution", r.Path)
+			assert.Equal(t, tt.wantQuery, r.Query)
+			golden(t, "inquiry_request.json", r.Body)
+		})
+	}
+}
+
+func TestResolveInquiryAnswers(t *testing.T) {
+	tests := []struct {
+		body    string
+		want    bool
+		wantErr bool
+	}{
+		{`{"status":true}`, true, false},
+		{`{"status":false}`, false, false},
+		{`{"status":"true","more":1}`, true, false},
+		{`{"status":"maybe"}`, false, true},
+		{`{}`, false, true},
+		{`nope`, false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.body, func(t *testing.T) {
+			c, _ := setup(t, answer(200, tt.body))
+			res, err := c.ResolveInquiry(context.Background(), "t-1", &travelrule.InquiryResolution{Approved: "false"})
+			if tt.wantErr {
+				assert.ErrorIs(t, err, travelrule.ErrUnexpectedResponse)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, res.Status)
+			assert.JSONEq(t, tt.body, string(res.Raw))
+		})
+	}
+}
+
+func TestResolveInquiryValidation(t *testing.T) {
+	tests := []struct {
+		name   string
+		id     string
+		r      *travelrule.InquiryResolution
+		fields []string
+	}{
+		{"empty id", "", &travelrule.InquiryResolution{Approved: "true"}, []string{"q"}},
+		{"empty approved", "t-1", &travelrule.InquiryResolution{}, []string{"approved"}},
+		{"nil resolution", "t-1", nil, []string{"approved"}},
+		{"both", "", &travelrule.InquiryResolution{Callback: "ftp://x"}, []string{"q", "approved", "callback"}},
+		{"long callback", "t-1", &travelrule.InquiryResolution{Approved: "true", Callback: "https://x.example/" + strings.Repeat("a", 240)}, []string{"callback"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, ts := setup(t, answer(200, `{"status":true}`))
+			_, err := c.ResolveInquiry(context.Background(), tt.id, tt.r)
+			var ve *travelrule.ValidationError
+			require.ErrorAs(t, err, &ve)
+			assert.ErrorIs(t, err, travelrule.ErrInvalidRequest)
+			assert.ElementsMatch(t, tt.fields, fieldPaths(ve))
+			assert.Zero(t, ts.hits.Load(), "invalid input must never reach the network")
+		})
+	}
+}

@@ -1,0 +1,221 @@
+package travelrule_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vaspkit/travelrule"
+)
+
+// allocated runs f and returns the bytes the process allocated meanwhile.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// A declared Content-Length refuses a too-large answer but never sizes a
+// buffer before the bytes arrive: 512 MiB declared and 10 bytes sent
+// allocated 512 MiB.
+func TestDeclaredLengthDoesNotSizeTheBuffer(t *testing.T) {
+	c, _ := setup(t, hijacked("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 536870912\r\n\r\n{\"status\":"),
+		travelrule.WithMaxResponseBytes(1<<30))
+	var err error
+	n := allocated(func() { _, err = c.InitiateTransfer(context.Background(), minimalRequest()) })
+	require.ErrorIs(t, err, travelrule.ErrOutcomeUnknown, "a 2xx whose body broke off: the service acted")
+	assert.Less(t, n, uint64(16<<20), "bytes allocated")
+}
+
+// hugeHeader answers status with a header of size bytes.
+func hugeHeader(status, size int) http.HandlerFunc {
+	return hijacked("HTTP/1.1 " + strconv.Itoa(status) + " X\r\nX-Big: " + strings.Repeat("a", size) + "\r\nContent-Length: 2\r\n\r\n{}")
+}
+
+// The default transport reads at most 64 KiB of answer headers: a 9 MiB
+// header allocated 67 MiB with WithMaxResponseBytes(1024).
+func TestHugeHeaderIsRefused(t *testing.T) {
+	c, _ := setup(t, hugeHeader(400, 9<<20), travelrule.WithMaxResponseBytes(1024))
+	var err error
+	n := allocated(func() { _, err = c.InitiateTransfer(context.Background(), minimalRequest()) })
+	require.ErrorIs(t, err, travelrule.ErrOutcomeUnknown)
+	assert.Less(t, n, uint64(4<<20), "bytes allocated")
+}
+
+// The attempt limit covers the answer's body, not only its headers: a body
+// that drips kept an attempt busy past DefaultAttemptTimeout.
+func TestAttemptLimitCoversTheBody(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	c, ts := setup(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		_, _ = io.WriteString(w, `{"status":`)
+		http.NewResponseController(w).Flush()
+		<-release // drips nothing more until the test ends
+	}, travelrule.WithHTTPClient(&http.Client{Timeout: 100 * time.Millisecond}))
+	_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+	require.ErrorIs(t, err, travelrule.ErrOutcomeUnknown)
+	assert.EqualValues(t, 1, ts.hits.Load())
+}
+
+func TestRequestHeaders(t *testing.T) {
+	tests := []struct {
+		name    string
+		opts    []travelrule.Option
+		wantUA  string
+		inquiry bool
+	}{
+		{name: "initiate default UA", wantUA: "travelrule-go/" + travelrule.Version},
+		{name: "initiate product UA", opts: []travelrule.Option{travelrule.WithUserAgent("acme-exchange/2.1")}, wantUA: "acme-exchange/2.1 travelrule-go/" + travelrule.Version},
+		{name: "inquiry default UA", wantUA: "travelrule-go/" + travelrule.Version, inquiry: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body := `{"status":"succes"}`
+			if tt.inquiry {
+				body = `{"status":true}`
+			}
+			c, ts := setup(t, answer(200, body), tt.opts...)
+			var err error
+			if tt.inquiry {
+				_, err = c.ResolveInquiry(context.Background(), "t-1", &travelrule.InquiryResolution{Approved: "true"})
+			} else {
+				_, err = c.InitiateTransfer(context.Background(), minimalRequest())
+			}
+			require.NoError(t, err)
+			h := ts.requests()[0].Header
+			assert.Equal(t, "Bearer "+testToken, h.Get("Authorization"))
+			assert.Equal(t, "application/json", h.Get("Content-Type"))
+			assert.Equal(t, tt.wantUA, h.Get("User-Agent"))
+			assert.Empty(t, h.Get("Idempotency-Key"), "no idempotency key unless WithIdempotency")
+		})
+	}
+}
+
+func TestErrorBodyReadThroughLimit(t *testing.T) {
+	huge := strings.Repeat("x", 4<<10)
+	c, _ := setup(t, answer(400, huge), travelrule.WithMaxResponseBytes(1<<10))
+	_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+	var apiErr *travelrule.APIError
+	require.ErrorAs(t, err, &apiErr)
+	assert.LessOrEqual(t, len(apiErr.Body), 1<<10)
+}
+
+// TestContextEndDuringAttemptIsOutcomeUnknown ends the caller's context
+// once the server holds the request, never before: the ending is an event,
+// not a race between a short deadline and the dial.
+func TestContextEndDuringAttemptIsOutcomeUnknown(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		want error
+	}{
+		{"cancelled", context.Canceled},
+		{"deadline", context.DeadlineExceeded},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			arrived := make(chan struct{})
+			c, ts := setup(t, func(w http.ResponseWriter, r *http.Request) {
+				close(arrived)
+				<-r.Context().Done() // the client gives up on the request
+			})
+			ctx := endsOn(arrived, tt.want)
+			_, err := c.InitiateTransfer(ctx, minimalRequest())
+			require.ErrorIs(t, err, tt.want)
+			assert.ErrorIs(t, err, travelrule.ErrOutcomeUnknown, "the request was written before the context ended")
+			assert.EqualValues(t, 1, ts.hits.Load())
+		})
+	}
+}
+
+func TestContextAlreadyDoneSendsNothing(t *testing.T) {
+	c, ts := setup(t, answer(200, `{"status":"succes"}`))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := c.InitiateTransfer(ctx, minimalRequest())
+	require.ErrorIs(t, err, context.Canceled)
+	assert.NotErrorIs(t, err, travelrule.ErrOutcomeUnknown)
+	assert.Zero(t, ts.hits.Load())
+}
+
+func TestDroppedConnectionAfterSendIsOutcomeUnknown(t *testing.T) {
+	c, ts := setup(t, dropAfterRead)
+	req := minimalRequest()
+	req.TxID = "0xfeed"
+	ref := "pay-123"
+	cb, err := travelrule.NewCallbackURL("https://vasp-a.example/cb", ref, []byte("0123456789abcdef0123456789abcdef"))
+	require.NoError(t, err)
+	req.Callback = cb
+	_, err = c.InitiateTransfer(context.Background(), req)
+	require.Error(t, err)
+	assert.EqualValues(t, 1, ts.hits.Load(), "never resent once written")
+	var unknown *travelrule.OutcomeUnknownError
+	require.ErrorAs(t, err, &unknown)
+	assert.Equal(t, "0xfeed", unknown.TxID)
+	assert.Equal(t, ref, unknown.CallbackRef)
+	assert.Equal(t, "InitiateTransfer", unknown.Op)
+	assert.NotContains(t, err.Error(), "tr_tag", "the capability URL stays out of the error string")
+}
+
+func TestSuccessBodyTooLargeIsOutcomeUnknown(t *testing.T) {
+	c, _ := setup(t, answer(200, `{"status":"succes","pad":"`+strings.Repeat("x", 2048)+`"}`), travelrule.WithMaxResponseBytes(512))
+	_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+	assert.ErrorIs(t, err, travelrule.ErrOutcomeUnknown)
+	assert.ErrorIs(t, err, travelrule.ErrUnexpectedResponse)
+}
+
+func TestChunkedBodyTooLargeIsCut(t *testing.T) {
+	c, _ := setup(t, func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(400)
+		for i := 0; i < 64; i++ { // no Content-Length: chunked, 64 KiB
+			_, _ = w.Write(bytes.Repeat([]byte("y"), 1024))
+			w.(http.Flusher).Flush()
+		}
+	}, travelrule.WithMaxResponseBytes(4096))
+	_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+	var apiErr *travelrule.APIError
+	require.ErrorAs(t, err, &apiErr)
+	assert.LessOrEqual(t, len(apiErr.Body), 4096)
+}
+
+func TestTransportWithoutTracesCountsAsSent(t *testing.T) {
+	// Without trace events the client cannot prove that nothing was sent:
+	// a dropped connection must not be retried as "never sent".
+	c, ts := setup(t, dropAfterRead, travelrule.WithHTTPClient(&http.Client{Transport: opaqueTransport{http.DefaultTransport}}))
+	_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+	assert.ErrorIs(t, err, travelrule.ErrOutcomeUnknown)
+	assert.EqualValues(t, 1, ts.hits.Load())
+}
+
+// An attempt that outlasts the attempt time-out ends, and a call that may
+// be repeated starts the next attempt in a context of its own: the ended
+// attempt's context must not end the backoff wait or the next attempt.
+func TestAttemptTimeOutIsRetriedWhenRepeatable(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	var answered atomic.Bool
+	c, ts := setup(t, func(w http.ResponseWriter, r *http.Request) {
+		if answered.CompareAndSwap(false, true) {
+			<-release // never answers: the attempt times out
+			return
+		}
+		answer(200, `{"status":true}`)(w, r)
+	}, travelrule.WithHTTPClient(&http.Client{Timeout: 200 * time.Millisecond}),
+		travelrule.WithRetryWait(time.Millisecond, time.Millisecond))
+	res, err := c.ResolveInquiry(context.Background(), "t-1", &travelrule.InquiryResolution{Approved: "true"})
+	require.NoError(t, err)
+	assert.Equal(t, 2, res.Attempts)
+	assert.EqualValues(t, 2, ts.hits.Load())
+}
