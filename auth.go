@@ -69,9 +69,7 @@ func (e *tokenError) Error() string {
 			msg += ": " + re.ErrorCode
 		}
 		return msg
-	case errors.Is(e.err, context.Canceled), errors.Is(e.err, context.DeadlineExceeded),
-		errors.Is(e.err, errNoToken), errors.Is(e.err, errEmptyToken), errors.Is(e.err, errBadToken), errors.Is(e.err, errSourceExited),
-		errors.Is(e.err, errNotFetched), errors.Is(e.err, errSourcePanicked):
+	case errors.Is(e.err, context.Canceled), errors.Is(e.err, context.DeadlineExceeded), errors.As(e.err, new(*sourceFault)):
 		return prefix + e.err.Error() // the client's own words
 	case errors.As(e.err, &ue):
 		return prefix + "token endpoint unreachable: " + transportText(ue)
@@ -89,18 +87,22 @@ var oauthErrorCodes = map[string]bool{
 	"server_error": true, "temporarily_unavailable": true,
 }
 
-// Faults of a token source, which a fetch turns into errors: a source
-// that misbehaves fails the calls waiting for it, and the next call asks it
-// again.
+// sourceFault is a fault of the token source, described in the client's
+// own words: a source that misbehaves fails the calls waiting for it, and
+// the next call asks it again.
+type sourceFault struct{ text string }
+
+func (f *sourceFault) Error() string { return f.text }
+
 var (
-	errNoToken      = errors.New("token source returned no token and no error")
-	errEmptyToken   = errors.New("token source returned a token without an access token")
-	errBadToken     = errors.New("token source returned a token that cannot go in an Authorization header")
-	errSourceExited = errors.New("token source ended its goroutine (runtime.Goexit)")
-	errNotFetched   = errors.New("no token has been obtained")
+	errNoToken      = &sourceFault{"token source returned no token and no error"}
+	errEmptyToken   = &sourceFault{"token source returned a token without an access token"}
+	errBadToken     = &sourceFault{"token source returned a token that cannot go in an Authorization header"}
+	errSourceExited = &sourceFault{"token source ended its goroutine (runtime.Goexit)"}
+	errNotFetched   = &sourceFault{"no token has been obtained"}
 	// errSourcePanicked is matched by the error of a fetch whose source
 	// panicked.
-	errSourcePanicked = errors.New("token source panicked")
+	errSourcePanicked = &sourceFault{"token source panicked"}
 )
 
 // sourcePanicError is the error of a fetch whose source panicked. It names
@@ -186,7 +188,7 @@ func (t *tokenCache) tokenFor(ctx context.Context) error {
 // waiting for a fetch that will never end.
 func (t *tokenCache) fetch(f *tokenFetch) {
 	var tok *oauth2.Token
-	err := errSourceExited // kept if the source calls runtime.Goexit, which runs only deferred calls
+	var err error = errSourceExited // kept if the source calls runtime.Goexit, which runs only deferred calls
 	defer func() {
 		if v := recover(); v != nil {
 			tok, err = nil, sourcePanicError(v)

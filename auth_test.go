@@ -303,11 +303,7 @@ func TestTokenSourceNeverRunsInTheCallersGoroutine(t *testing.T) {
 			c, ts := setup(t, answer(tt.status, `{"status":"succes"}`), travelrule.WithTokenSource(src))
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			done := make(chan error, 1)
-			go func() {
-				_, err := c.InitiateTransfer(ctx, minimalRequest())
-				done <- err
-			}()
+			done := initiateAsync(ctx, c)
 			var err error
 			select {
 			case <-src.onCaller:
@@ -376,11 +372,7 @@ func TestMisbehavingTokenSource(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			src := &faultySource{fault: tt.fault}
 			c, ts := setup(t, answer(200, `{"status":"succes"}`), travelrule.WithTokenSource(src))
-			done := make(chan error, 1)
-			go func() {
-				_, err := c.InitiateTransfer(context.Background(), minimalRequest())
-				done <- err
-			}()
+			done := initiateAsync(context.Background(), c)
 			err := receive(t, done, "the return of the call whose source misbehaved")
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), "obtaining an access token: "+tt.want)
@@ -540,11 +532,7 @@ func TestTokenFetchEndsWithTheContext(t *testing.T) {
 		<-src.asked
 		cancel()
 	}()
-	done := make(chan error, 1)
-	go func() {
-		_, err := c.InitiateTransfer(ctx, minimalRequest())
-		done <- err
-	}()
+	done := initiateAsync(ctx, c)
 	var err error
 	select {
 	case err = <-done: // while the fetch is still blocked
@@ -590,4 +578,15 @@ func TestTokenEndpointBodyStaysOutOfErrors(t *testing.T) {
 	assert.ErrorAs(t, err, &re, "the token endpoint's answer stays reachable")
 	assert.NotErrorIs(t, err, travelrule.ErrOutcomeUnknown)
 	assert.Zero(t, ts.hits.Load())
+}
+
+// initiateAsync starts an initiation in a goroutine of its own and returns
+// where its error arrives.
+func initiateAsync(ctx context.Context, c *travelrule.Client) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.InitiateTransfer(ctx, minimalRequest())
+		done <- err
+	}()
+	return done
 }

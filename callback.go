@@ -294,9 +294,7 @@ func cbApproved(cb *Callback, raw json.RawMessage) bool {
 // capability tags, the raw body, or a value of the sender's that is not an
 // identifier.
 func (c Callback) Format(f fmt.State, verb rune) {
-	if verb == 'v' && f.Flag('#') {
-		fmt.Fprint(f, "travelrule.Callback")
-	}
+	goSyntaxName(f, verb, "travelrule.Callback")
 	var ts string
 	if !c.Timestamp.IsZero() {
 		ts = c.Timestamp.Format(time.RFC3339Nano)

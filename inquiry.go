@@ -51,9 +51,7 @@ func (r *InquiryResolution) Validate() error {
 // Format implements fmt.Formatter so that no verb prints the callback URL,
 // which may carry a capability tag.
 func (r InquiryResolution) Format(f fmt.State, verb rune) {
-	if verb == 'v' && f.Flag('#') {
-		fmt.Fprint(f, "travelrule.InquiryResolution")
-	}
+	goSyntaxName(f, verb, "travelrule.InquiryResolution")
 	fmt.Fprintf(f, "{Approved:%s Callback:%s}", shownID(r.Approved), mask(r.Callback))
 }
 
@@ -64,9 +62,7 @@ func (r InquiryResolution) LogValue() slog.Value {
 
 // Format implements fmt.Formatter so that no verb prints the answer's body.
 func (r InquiryResult) Format(f fmt.State, verb rune) {
-	if verb == 'v' && f.Flag('#') {
-		fmt.Fprint(f, "travelrule.InquiryResult")
-	}
+	goSyntaxName(f, verb, "travelrule.InquiryResult")
 	fmt.Fprintf(f, "{Status:%t RequestID:%s Attempts:%d Raw:%s}", r.Status, shownRequestID(r.RequestID), r.Attempts, size(r.Raw))
 }
 

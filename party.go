@@ -65,9 +65,7 @@ func mask(s string) string {
 // Format implements fmt.Formatter so that %v, %+v, %s, %q and %#v never print
 // personal data.
 func (p Party) Format(f fmt.State, verb rune) {
-	if verb == 'v' && f.Flag('#') {
-		fmt.Fprint(f, "travelrule.Party")
-	}
+	goSyntaxName(f, verb, "travelrule.Party")
 	p.format(f, false)
 }
 

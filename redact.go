@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"reflect"
@@ -308,6 +309,13 @@ func innermost(err error) error {
 // The fmt and slog forms of the types that hold server text: a value the
 // server chose is shown only when it has an identifier's shape, and bodies
 // only by their size.
+
+// goSyntaxName writes a type's name before its redacted fields under %#v.
+func goSyntaxName(f fmt.State, verb rune, name string) {
+	if verb == 'v' && f.Flag('#') {
+		io.WriteString(f, name)
+	}
+}
 
 // shownID returns s if it is a short identifier, or "[redacted]".
 func shownID(s string) string {

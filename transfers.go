@@ -112,9 +112,7 @@ func (r *TransferRequest) validate(errs []FieldError) []FieldError {
 // Format implements fmt.Formatter so that %v, %+v, %s and %#v never print
 // personal data.
 func (r TransferRequest) Format(f fmt.State, verb rune) {
-	if verb == 'v' && f.Flag('#') {
-		fmt.Fprint(f, "travelrule.TransferRequest")
-	}
+	goSyntaxName(f, verb, "travelrule.TransferRequest")
 	r.format(f, false)
 }
 
@@ -161,9 +159,7 @@ func (r TransferRequest) shownValues(sender bool) (txID, asset, amount string) {
 // Format implements fmt.Formatter so that no verb prints the answer's body
 // or a value of the server's that is not an identifier.
 func (r TransferResult) Format(f fmt.State, verb rune) {
-	if verb == 'v' && f.Flag('#') {
-		fmt.Fprint(f, "travelrule.TransferResult")
-	}
+	goSyntaxName(f, verb, "travelrule.TransferResult")
 	fmt.Fprintf(f, "{Status:%s TransferID:%s RequestID:%s IdempotencyKey:%s Attempts:%d Raw:%s}",
 		shownID(r.Status), shownID(r.TransferID), shownRequestID(r.RequestID), r.IdempotencyKey, r.Attempts, size(r.Raw))
 }

@@ -63,18 +63,7 @@ func TestValidate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := fullRequest()
 			tt.mutate(r)
-			err := r.Validate()
-			if tt.fields == nil {
-				require.NoError(t, err)
-				return
-			}
-			var ve *travelrule.ValidationError
-			require.ErrorAs(t, err, &ve)
-			assert.ElementsMatch(t, tt.fields, fieldPaths(ve))
-			assert.True(t, errors.Is(err, travelrule.ErrInvalidRequest))
-			for _, f := range tt.fields {
-				assert.True(t, ve.Has(f))
-			}
+			assertFaults(t, r.Validate(), tt.fields)
 		})
 	}
 }
@@ -113,14 +102,7 @@ func TestValidateStrict(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := fullRequest()
 			tt.mutate(r)
-			err := r.ValidateStrict()
-			if tt.fields == nil {
-				require.NoError(t, err)
-				return
-			}
-			var ve *travelrule.ValidationError
-			require.ErrorAs(t, err, &ve)
-			assert.ElementsMatch(t, tt.fields, fieldPaths(ve))
+			assertFaults(t, r.ValidateStrict(), tt.fields)
 		})
 	}
 }
@@ -250,4 +232,21 @@ func TestInitiateTransferValidationNeverSends(t *testing.T) {
 	_, err = c.InitiateTransfer(context.Background(), nil)
 	assert.ErrorIs(t, err, travelrule.ErrInvalidRequest)
 	assert.Zero(t, ts.hits.Load())
+}
+
+// assertFaults checks that err is a *ValidationError that names exactly
+// fields, or nil when fields is nil.
+func assertFaults(t *testing.T, err error, fields []string) {
+	t.Helper()
+	if fields == nil {
+		require.NoError(t, err)
+		return
+	}
+	var ve *travelrule.ValidationError
+	require.ErrorAs(t, err, &ve)
+	assert.ElementsMatch(t, fields, fieldPaths(ve))
+	assert.True(t, errors.Is(err, travelrule.ErrInvalidRequest))
+	for _, f := range fields {
+		assert.True(t, ve.Has(f))
+	}
 }
