@@ -16,11 +16,12 @@ import (
 )
 
 func TestValidate(t *testing.T) {
-	tests := []struct {
+	type row struct {
 		name   string
 		mutate func(r *travelrule.TransferRequest)
 		fields []string // nil: valid
-	}{
+	}
+	described := []row{
 		{"full request", func(r *travelrule.TransferRequest) {}, nil},
 		{"missing asset", func(r *travelrule.TransferRequest) { r.Asset = "" }, []string{"asset"}},
 		{"missing amount", func(r *travelrule.TransferRequest) { r.Amount = "" }, []string{"amount"}},
@@ -59,12 +60,34 @@ func TestValidate(t *testing.T) {
 			"originator.personType", "originator.firstName", "originator.lastName", "originator.dateOfBirth",
 			"beneficiary.personType", "beneficiary.firstName", "beneficiary.lastName", "beneficiary.dateOfBirth"}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := fullRequest()
-			tt.mutate(r)
-			assertFaults(t, r.Validate(), tt.fields)
-		})
+	strict := []row{
+		{"full request", func(r *travelrule.TransferRequest) {}, nil},
+		{"legal person", func(r *travelrule.TransferRequest) { r.Beneficiary.PersonType = "legal" }, nil},
+		{"unknown personType", func(r *travelrule.TransferRequest) { r.Originator.PersonType = "robot" }, []string{"originator.personType"}},
+		{"date format", func(r *travelrule.TransferRequest) { r.Originator.DateOfBirth = "29.02.1984" }, []string{"originator.dateOfBirth"}},
+		{"date month 13", func(r *travelrule.TransferRequest) { r.Originator.DateOfBirth = "1984-13-01" }, []string{"originator.dateOfBirth"}},
+		{"address type", func(r *travelrule.TransferRequest) { r.Beneficiary.AddressType = "CASTLE" }, []string{"beneficiary.addressType"}},
+		{"unassigned country", func(r *travelrule.TransferRequest) { r.Originator.Country = "XQ" }, []string{"originator.country"}},
+		{"lower-case country", func(r *travelrule.TransferRequest) { r.Originator.Country = "de" }, []string{"originator.country"}},
+		{"national id type", func(r *travelrule.TransferRequest) { r.Originator.NationalIDType = "PASSPORT" }, []string{"originator.nationalIdType"}},
+		{"id type without id", func(r *travelrule.TransferRequest) { r.Originator.NationalID = "" }, []string{"originator.nationalId"}},
+		{"strict keeps the description's checks", func(r *travelrule.TransferRequest) { r.Asset = "" }, []string{"asset"}},
+	}
+	for _, set := range []struct {
+		name     string
+		validate func(*travelrule.TransferRequest) error
+		rows     []row
+	}{
+		{"Validate", (*travelrule.TransferRequest).Validate, described},
+		{"ValidateStrict", (*travelrule.TransferRequest).ValidateStrict, strict},
+	} {
+		for _, tt := range set.rows {
+			t.Run(set.name+"/"+tt.name, func(t *testing.T) {
+				r := fullRequest()
+				tt.mutate(r)
+				assertFaults(t, set.validate(r), tt.fields)
+			})
+		}
 	}
 }
 
@@ -78,33 +101,6 @@ func TestValidationErrorNamesPathsNotValues(t *testing.T) {
 	assert.Contains(t, err.Error(), "asset")
 	assert.NotContains(t, err.Error(), "Zoë")
 	assert.NotContains(t, err.Error(), "SECRETASSET")
-}
-
-func TestValidateStrict(t *testing.T) {
-	tests := []struct {
-		name   string
-		mutate func(r *travelrule.TransferRequest)
-		fields []string
-	}{
-		{"full request", func(r *travelrule.TransferRequest) {}, nil},
-		{"legal person", func(r *travelrule.TransferRequest) { r.Beneficiary.PersonType = "legal" }, nil},
-		{"unknown personType", func(r *travelrule.TransferRequest) { r.Originator.PersonType = "robot" }, []string{"originator.personType"}},
-		{"date format", func(r *travelrule.TransferRequest) { r.Originator.DateOfBirth = "29.02.1984" }, []string{"originator.dateOfBirth"}},
-		{"date month 13", func(r *travelrule.TransferRequest) { r.Originator.DateOfBirth = "1984-13-01" }, []string{"originator.dateOfBirth"}},
-		{"address type", func(r *travelrule.TransferRequest) { r.Beneficiary.AddressType = "CASTLE" }, []string{"beneficiary.addressType"}},
-		{"unassigned country", func(r *travelrule.TransferRequest) { r.Originator.Country = "XQ" }, []string{"originator.country"}},
-		{"lower-case country", func(r *travelrule.TransferRequest) { r.Originator.Country = "de" }, []string{"originator.country"}},
-		{"national id type", func(r *travelrule.TransferRequest) { r.Originator.NationalIDType = "PASSPORT" }, []string{"originator.nationalIdType"}},
-		{"id type without id", func(r *travelrule.TransferRequest) { r.Originator.NationalID = "" }, []string{"originator.nationalId"}},
-		{"strict keeps the description's checks", func(r *travelrule.TransferRequest) { r.Asset = "" }, []string{"asset"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := fullRequest()
-			tt.mutate(r)
-			assertFaults(t, r.ValidateStrict(), tt.fields)
-		})
-	}
 }
 
 func BenchmarkValidate(b *testing.B) {
