@@ -261,7 +261,7 @@ type clientCredentialsSource struct {
 // token that the other place minted would then be sent to the service. A
 // 3xx answer is an *oauth2.RetrieveError, a failure of the call.
 func (s *clientCredentialsSource) Token() (*oauth2.Token, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), DefaultAttemptTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), defaultAttemptTimeout)
 	defer cancel()
 	hc := &http.Client{CheckRedirect: refuseRedirect}
 	if s.hc != nil {

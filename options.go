@@ -33,12 +33,12 @@ type options struct {
 func settle(opts []Option) (options, error) {
 	o := options{
 		policy: policy{
-			retryMax:      DefaultRetryMax,
-			waitMin:       DefaultRetryWaitMin,
-			waitMax:       DefaultRetryWaitMax,
-			retryAfterMax: DefaultRetryAfterMax,
+			retryMax:      defaultRetryMax,
+			waitMin:       defaultRetryWaitMin,
+			waitMax:       defaultRetryWaitMax,
+			retryAfterMax: defaultRetryAfterMax,
 		},
-		maxResponse: DefaultMaxResponseBytes,
+		maxResponse: defaultMaxResponseBytes,
 	}
 	for _, opt := range opts {
 		if opt == nil {
@@ -97,7 +97,7 @@ func isNil(ts oauth2.TokenSource) bool {
 
 // WithClientCredentials obtains tokens with the OAuth2 client-credentials
 // grant described by cfg. Each fetch calls cfg.Token with a fresh context
-// bounded by [DefaultAttemptTimeout] (never the context NewClient was
+// bounded by 30 seconds (never the context NewClient was
 // called in) and through the client's base transport (see WithHTTPClient),
 // and the client caches the token until it expires or the service answers
 // 401. A token request follows no redirect: the client's secret goes to
@@ -117,7 +117,7 @@ func WithClientCredentials(cfg *clientcredentials.Config) Option {
 // WithHTTPClient sets the HTTP client whose transport, timeout and cookie
 // jar are used under the client's authentication and retries. Its Timeout
 // bounds each attempt, answer body included; zero keeps the default,
-// [DefaultAttemptTimeout]. Its CheckRedirect is consulted only for
+// 30 seconds. Its CheckRedirect is consulted only for
 // redirects within the base URL's origin, and never for token requests (see
 // [WithClientCredentials]). The default is a transport tuned for concurrent
 // use that requires TLS 1.2 or later and reads at most 64 KiB of answer
@@ -132,7 +132,7 @@ func WithHTTPClient(hc *http.Client) Option {
 }
 
 // WithRetryMax sets how many retries may follow the first attempt
-// (default [DefaultRetryMax]); 0 disables retries, including the one retry
+// (default 3); 0 disables retries, including the one retry
 // after a token refresh. What is retried is described at
 // [Client.InitiateTransfer] and [Client.ResolveInquiry].
 func WithRetryMax(n int) Option {
@@ -145,7 +145,7 @@ func WithRetryMax(n int) Option {
 }
 
 // WithRetryWait sets the bounds of the exponential, jittered backoff between
-// retries (defaults [DefaultRetryWaitMin] and [DefaultRetryWaitMax]). A
+// retries (defaults 100 ms and 5 s). A
 // Retry-After header is honoured even above max, up to
 // [WithRetryAfterMax].
 func WithRetryWait(min, max time.Duration) Option {
@@ -158,7 +158,7 @@ func WithRetryWait(min, max time.Duration) Option {
 }
 
 // WithRetryAfterMax sets the longest Retry-After wait the client honours
-// (default [DefaultRetryAfterMax]). An answer asking for longer, or for a
+// (default 30 s). An answer asking for longer, or for a
 // wait that would end after the context's deadline, is not retried: the
 // call returns its [*APIError] with RetryAfter set.
 func WithRetryAfterMax(d time.Duration) Option {
@@ -207,7 +207,7 @@ func WithStrictValidation() Option {
 }
 
 // WithMaxResponseBytes sets the largest answer body the client reads
-// (default [DefaultMaxResponseBytes]); a larger answer is an error and is not
+// (default 1 MiB); a larger answer is an error and is not
 // read further.
 func WithMaxResponseBytes(n int64) Option {
 	return func(o *options) {

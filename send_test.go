@@ -55,7 +55,7 @@ func TestHugeHeaderIsRefused(t *testing.T) {
 }
 
 // The attempt limit covers the answer's body, not only its headers: a body
-// that drips kept an attempt busy past DefaultAttemptTimeout.
+// that drips kept an attempt busy past defaultAttemptTimeout.
 func TestAttemptLimitCoversTheBody(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)

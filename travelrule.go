@@ -19,12 +19,12 @@ const Version = "0.1.0"
 
 // Defaults of the client's settings; each has an option to change it.
 const (
-	DefaultRetryMax         = 3
-	DefaultRetryWaitMin     = 100 * time.Millisecond
-	DefaultRetryWaitMax     = 5 * time.Second
-	DefaultRetryAfterMax    = 30 * time.Second
-	DefaultAttemptTimeout   = 30 * time.Second
-	DefaultMaxResponseBytes = 1 << 20
+	defaultRetryMax         = 3
+	defaultRetryWaitMin     = 100 * time.Millisecond
+	defaultRetryWaitMax     = 5 * time.Second
+	defaultRetryAfterMax    = 30 * time.Second
+	defaultAttemptTimeout   = 30 * time.Second
+	defaultMaxResponseBytes = 1 << 20
 )
 
 // Client calls the Travel Rule Transfer Exchange Service. It is safe for
@@ -70,7 +70,7 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 		inquiryURL:     base.String() + "/transfers/inquiryResolution",
 		origin:         base.Scheme + "://" + base.Host,
 		userAgent:      "travelrule-go/" + Version,
-		attemptTimeout: DefaultAttemptTimeout,
+		attemptTimeout: defaultAttemptTimeout,
 		tokens:         newTokenCache(o.tokenSource),
 	}
 	if o.userAgent != "" {
@@ -99,7 +99,7 @@ func (c *Client) newHTTPClient() *http.Client {
 		}
 	}
 	if ccs, ok := c.tokenSource.(*clientCredentialsSource); ok {
-		ccs.hc = &http.Client{Transport: base, Timeout: DefaultAttemptTimeout}
+		ccs.hc = &http.Client{Transport: base, Timeout: defaultAttemptTimeout}
 	}
 	return &http.Client{
 		Transport: base,

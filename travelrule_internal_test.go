@@ -20,8 +20,8 @@ func TestAttemptTimeoutCoversTheWholeAttempt(t *testing.T) {
 		opts []Option
 		want time.Duration
 	}{
-		{nil, DefaultAttemptTimeout},
-		{[]Option{WithHTTPClient(&http.Client{})}, DefaultAttemptTimeout},
+		{nil, defaultAttemptTimeout},
+		{[]Option{WithHTTPClient(&http.Client{})}, defaultAttemptTimeout},
 		{[]Option{WithHTTPClient(&http.Client{Timeout: time.Second})}, time.Second},
 	} {
 		c, err := NewClient("https://travelrule.example", append(tt.opts, WithTokenSource(StaticToken("t")))...)
