@@ -245,11 +245,22 @@ func (c *Client) InitiateTransfer(ctx context.Context, req *TransferRequest) (*T
 // body is a JSON object whose status means success. Unknown fields are
 // ignored.
 func parseInitiateAnswer(body []byte) (status, transferID string, ok bool) {
-	var ans initiateAnswer
-	if err := json.Unmarshal(body, &ans); err != nil || !isSuccessStatus(ans.Status) {
+	var ans struct { // the common answer: a string transferId, if any
+		Status     string `json:"status"`
+		TransferID string `json:"transferId"`
+	}
+	if err := json.Unmarshal(body, &ans); err != nil {
+		// A transferId of another type is read as text (flexString).
+		var flex initiateAnswer
+		if json.Unmarshal(body, &flex) != nil {
+			return "", "", false
+		}
+		ans.Status, ans.TransferID = flex.Status, string(flex.TransferID)
+	}
+	if !isSuccessStatus(ans.Status) {
 		return "", "", false
 	}
-	return ans.Status, string(ans.TransferID), true
+	return ans.Status, ans.TransferID, true
 }
 
 func (c *Client) validate(req *TransferRequest) error {

@@ -105,12 +105,7 @@ func TestValidationErrorNamesPathsNotValues(t *testing.T) {
 
 func BenchmarkValidate(b *testing.B) {
 	r := fullRequest()
-	b.ReportAllocs()
-	for i := 0; i < b.N; i++ {
-		if err := r.Validate(); err != nil {
-			b.Fatal(err)
-		}
-	}
+	measure(b, r.Validate)
 }
 
 func TestValidateAllocatesNothing(t *testing.T) {
