@@ -18,9 +18,8 @@ import (
 )
 
 func TestCallbackHandlerDedup(t *testing.T) {
-	now := time.Unix(1_750_000_000, 0)
 	secret := []byte("whsec-test-secret-1")
-	verifier := callback.WithVerifier(&callback.WebhookVerifier{Secrets: [][]byte{secret}, Now: func() time.Time { return now }})
+	verifier := callback.WithVerifier(&callback.WebhookVerifier{Secrets: [][]byte{secret}, Now: fixedClock})
 	type delivery struct {
 		id, ref, body string
 		svix          bool // signature headers under the svix library's names
@@ -62,7 +61,7 @@ func TestCallbackHandlerDedup(t *testing.T) {
 				var hd http.Header
 				if d.id != "" {
 					hd = http.Header{}
-					setSignatureHeaders(hd, secret, d.id, now, []byte(d.body))
+					setSignatureHeaders(hd, secret, d.id, fixedNow, []byte(d.body))
 					if d.svix {
 						hd = asSvix(hd)
 					}

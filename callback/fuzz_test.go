@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
-	"time"
 
 	"github.com/vaspkit/travelrule"
 	"github.com/vaspkit/travelrule/callback"
@@ -30,7 +29,6 @@ func FuzzHandler(f *testing.F) {
 		f.Add([]byte(s), true, true, "")
 	}
 	const limit = 4096
-	now := time.Unix(1_750_000_000, 0)
 	secret := []byte("fuzz-secret-0123456789")
 
 	f.Fuzz(func(t *testing.T, body []byte, sign, fail bool, id string) {
@@ -45,7 +43,7 @@ func FuzzHandler(f *testing.F) {
 			return nil
 		}
 		signed := callback.NewHandler(fn, callback.WithMaxBodyBytes(limit),
-			callback.WithVerifier(&callback.WebhookVerifier{Secrets: [][]byte{secret}, Now: func() time.Time { return now }}))
+			callback.WithVerifier(&callback.WebhookVerifier{Secrets: [][]byte{secret}, Now: fixedClock}))
 		open := callback.NewHandler(fn, callback.WithMaxBodyBytes(limit))
 		if signed.Err() != nil || open.Err() != nil {
 			t.Fatal(signed.Err(), open.Err())
@@ -53,7 +51,7 @@ func FuzzHandler(f *testing.F) {
 		deliver := func(h http.Handler, sign bool) int {
 			r := httptest.NewRequest(http.MethodPost, "/cb", bytes.NewReader(body))
 			if sign {
-				setSignatureHeaders(r.Header, secret, id, now, body)
+				setSignatureHeaders(r.Header, secret, id, fixedNow, body)
 			}
 			w := httptest.NewRecorder()
 			h.ServeHTTP(w, r)

@@ -109,10 +109,9 @@ func renderings(x any, wire bool) map[string]string {
 // comes out, in any case or encoding, while the redacted form shows the
 // non-secret configuration.
 func TestCallbackTypesRedacted(t *testing.T) {
-	now := time.Unix(1_750_000_000, 0)
 	v, err := callback.NewWebhookVerifier(plantedSecret, "whsec_"+base64.StdEncoding.EncodeToString([]byte(plantedRotated)))
 	require.NoError(t, err)
-	v.Tolerance, v.Now = time.Minute, func() time.Time { return now }
+	v.Tolerance, v.Now = time.Minute, fixedClock
 
 	var got *travelrule.Callback
 	h := callback.NewHandler(func(_ context.Context, cb *travelrule.Callback) error { got = cb; return nil },
@@ -121,7 +120,7 @@ func TestCallbackTypesRedacted(t *testing.T) {
 	u, err := travelrule.NewCallbackURL("https://vasp.example/cb", "payment-42", []byte(plantedCapKey))
 	require.NoError(t, err)
 	r := httptest.NewRequest(http.MethodPost, u, strings.NewReader(plantedBody))
-	setSignatureHeaders(r.Header, []byte(plantedRotated), plantedRedeliver, now, []byte(plantedBody))
+	setSignatureHeaders(r.Header, []byte(plantedRotated), plantedRedeliver, fixedNow, []byte(plantedBody))
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
 	require.Equal(t, http.StatusNoContent, w.Code)
@@ -142,7 +141,7 @@ func TestCallbackTypesRedacted(t *testing.T) {
 	signed := func(ts string, sig string) http.Header {
 		return http.Header{"Webhook-Id": {plantedRedeliver}, "Webhook-Timestamp": {ts}, "Webhook-Signature": {sig}}
 	}
-	errTimestamp := verifyErr(signed("1901-02-03", callback.Sign([]byte(plantedSecret), plantedRedeliver, now, nil)))
+	errTimestamp := verifyErr(signed("1901-02-03", callback.Sign([]byte(plantedSecret), plantedRedeliver, fixedNow, nil)))
 	errSignature := verifyErr(signed("1750000000", "v1,"+base64.StdEncoding.EncodeToString([]byte(plantedSecret))+" "+plantedNotBase64))
 	errNoSignature := verifyErr(http.Header{"Webhook-Id": {plantedRedeliver}, "Webhook-Timestamp": {"1750000000"}})
 	require.ErrorIs(t, errTimestamp, callback.ErrTimestamp)

@@ -97,9 +97,7 @@ func NewMemoryStore(size int) *MemoryStore {
 
 // Claim implements [Store].
 func (s *MemoryStore) Claim(_ context.Context, key string) (ClaimResult, error) {
-	k := sha256.Sum256([]byte(key))
-	st := s.st
-	st.mu.Lock()
+	st, k := s.lock(key)
 	defer st.mu.Unlock()
 	if _, ok := st.done[k]; ok {
 		return ClaimDone, nil
@@ -114,13 +112,24 @@ func (s *MemoryStore) Claim(_ context.Context, key string) (ClaimResult, error) 
 
 // Complete implements [Store].
 func (s *MemoryStore) Complete(_ context.Context, key string) error {
-	k := sha256.Sum256([]byte(key))
-	st := s.st
-	st.mu.Lock()
+	s.endClaim(key, true)
+	return nil
+}
+
+// Release implements [Store].
+func (s *MemoryStore) Release(_ context.Context, key string) error {
+	s.endClaim(key, false)
+	return nil
+}
+
+// endClaim ends the claim of key; if processed, the store remembers key as
+// processed, forgetting the oldest processed key once it is full.
+func (s *MemoryStore) endClaim(key string, processed bool) {
+	st, k := s.lock(key)
 	defer st.mu.Unlock()
 	delete(st.busy, k)
-	if _, ok := st.done[k]; ok {
-		return nil
+	if _, ok := st.done[k]; ok || !processed {
+		return
 	}
 	if len(st.ring) < st.size {
 		st.ring = append(st.ring, k)
@@ -130,17 +139,14 @@ func (s *MemoryStore) Complete(_ context.Context, key string) error {
 		st.next = (st.next + 1) % st.size
 	}
 	st.done[k] = struct{}{}
-	return nil
 }
 
-// Release implements [Store].
-func (s *MemoryStore) Release(_ context.Context, key string) error {
+// lock locks the store's state and returns it with the digest of key, the
+// form in which the state holds keys; the caller unlocks it.
+func (s *MemoryStore) lock(key string) (*memoryState, [32]byte) {
 	k := sha256.Sum256([]byte(key))
-	st := s.st
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	delete(st.busy, k)
-	return nil
+	s.st.mu.Lock()
+	return s.st, k
 }
 
 // Format implements fmt.Formatter: every verb prints the store's size and

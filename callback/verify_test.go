@@ -23,7 +23,6 @@ import (
 )
 
 func TestCallbackWebhookVerifier(t *testing.T) {
-	now := time.Unix(1_750_000_000, 0)
 	oldSecret, newSecret := []byte("old-secret-0123456789"), []byte("new-secret-0123456789")
 	body := []byte(statusBody)
 	signed := func(secret []byte, id string, ts time.Time, body []byte) http.Header {
@@ -40,7 +39,7 @@ func TestCallbackWebhookVerifier(t *testing.T) {
 		}
 		return h
 	}
-	good := signed(newSecret, "msg_1", now, body)
+	good := signed(newSecret, "msg_1", fixedNow, body)
 	tests := []struct {
 		name    string
 		secrets [][]byte
@@ -50,18 +49,18 @@ func TestCallbackWebhookVerifier(t *testing.T) {
 		want    error
 	}{
 		{"valid", [][]byte{newSecret}, 0, good, body, nil},
-		{"valid at the edge of the tolerance", [][]byte{newSecret}, 0, signed(newSecret, "m", now.Add(-5*time.Minute), body), body, nil},
-		{"expired", [][]byte{newSecret}, 0, signed(newSecret, "m", now.Add(-5*time.Minute-time.Second), body), body, callback.ErrTimestamp},
-		{"from the future", [][]byte{newSecret}, 0, signed(newSecret, "m", now.Add(6*time.Minute), body), body, callback.ErrTimestamp},
-		{"custom tolerance", [][]byte{newSecret}, time.Hour, signed(newSecret, "m", now.Add(-59*time.Minute), body), body, nil},
+		{"valid at the edge of the tolerance", [][]byte{newSecret}, 0, signed(newSecret, "m", fixedNow.Add(-5*time.Minute), body), body, nil},
+		{"expired", [][]byte{newSecret}, 0, signed(newSecret, "m", fixedNow.Add(-5*time.Minute-time.Second), body), body, callback.ErrTimestamp},
+		{"from the future", [][]byte{newSecret}, 0, signed(newSecret, "m", fixedNow.Add(6*time.Minute), body), body, callback.ErrTimestamp},
+		{"custom tolerance", [][]byte{newSecret}, time.Hour, signed(newSecret, "m", fixedNow.Add(-59*time.Minute), body), body, nil},
 		{"body changed", [][]byte{newSecret}, 0, good, []byte(strings.Replace(statusBody, "approved", "rejected", 1)), callback.ErrSignature},
 		{"id changed", [][]byte{newSecret}, 0, with(good, callback.HeaderID, "msg_2"), body, callback.ErrSignature},
-		{"timestamp changed", [][]byte{newSecret}, 0, with(good, callback.HeaderTimestamp, strconv.FormatInt(now.Unix()+1, 10)), body, callback.ErrSignature},
+		{"timestamp changed", [][]byte{newSecret}, 0, with(good, callback.HeaderTimestamp, strconv.FormatInt(fixedNow.Unix()+1, 10)), body, callback.ErrSignature},
 		{"wrong secret", [][]byte{oldSecret}, 0, good, body, callback.ErrSignature},
-		{"rotation: old and new secrets accepted", [][]byte{newSecret, oldSecret}, 0, signed(oldSecret, "m", now, body), body, nil},
+		{"rotation: old and new secrets accepted", [][]byte{newSecret, oldSecret}, 0, signed(oldSecret, "m", fixedNow, body), body, nil},
 		{"rotation: several signatures in the header", [][]byte{newSecret}, 0,
-			with(good, callback.HeaderSignature, callback.Sign(oldSecret, "msg_1", now, body)+" "+good.Get(callback.HeaderSignature)), body, nil},
-		{"rotation: signature of a retired secret only", [][]byte{newSecret}, 0, signed(oldSecret, "m", now, body), body, callback.ErrSignature},
+			with(good, callback.HeaderSignature, callback.Sign(oldSecret, "msg_1", fixedNow, body)+" "+good.Get(callback.HeaderSignature)), body, nil},
+		{"rotation: signature of a retired secret only", [][]byte{newSecret}, 0, signed(oldSecret, "m", fixedNow, body), body, callback.ErrSignature},
 		{"other version", [][]byte{newSecret}, 0, with(good, callback.HeaderSignature, "v1a,"+strings.TrimPrefix(good.Get(callback.HeaderSignature), "v1,")), body, callback.ErrSignature},
 		{"not base64", [][]byte{newSecret}, 0, with(good, callback.HeaderSignature, "v1,***"), body, callback.ErrSignature},
 		{"truncated signature", [][]byte{newSecret}, 0, with(good, callback.HeaderSignature, good.Get(callback.HeaderSignature)[:20]), body, callback.ErrSignature},
@@ -75,7 +74,7 @@ func TestCallbackWebhookVerifier(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v := &callback.WebhookVerifier{Secrets: tt.secrets, Tolerance: tt.tol, Now: func() time.Time { return now }}
+			v := &callback.WebhookVerifier{Secrets: tt.secrets, Tolerance: tt.tol, Now: fixedClock}
 			r := httptest.NewRequest(http.MethodPost, "/cb", nil)
 			r.Header = tt.header
 			err := v.Verify(r, tt.body)
@@ -94,12 +93,11 @@ func TestCallbackWebhookVerifier(t *testing.T) {
 // TestCallbackHandlerWebhookSignature goes through HTTP: a refused
 // signature answers 401 and never reaches the function.
 func TestCallbackHandlerWebhookSignature(t *testing.T) {
-	now := time.Unix(1_750_000_000, 0)
 	secret, retired := []byte("whsec-test-secret-1"), []byte("whsec-test-secret-0")
 	rc := &recorder{}
 	srv, h := serve(t, rc.fn, callback.WithVerifier(&callback.WebhookVerifier{
 		Secrets: [][]byte{secret, retired},
-		Now:     func() time.Time { return now },
+		Now:     fixedClock,
 	}))
 	require.NoError(t, h.Err())
 	sign := func(secret []byte, id string, ts time.Time, body string) http.Header {
@@ -113,13 +111,13 @@ func TestCallbackHandlerWebhookSignature(t *testing.T) {
 		body   string
 		want   int
 	}{
-		{"valid", sign(secret, "msg_1", now, statusBody), statusBody, http.StatusNoContent},
-		{"valid with the retired secret", sign(retired, "msg_2", now, statusBody), statusBody, http.StatusNoContent},
-		{"expired", sign(secret, "msg_3", now.Add(-time.Hour), statusBody), statusBody, http.StatusUnauthorized},
-		{"bad signature", sign([]byte("guessed-secret"), "msg_4", now, statusBody), statusBody, http.StatusUnauthorized},
-		{"body swapped", sign(secret, "msg_5", now, statusBody), `{"transferId":"tr-1","status":"rejected"}`, http.StatusUnauthorized},
+		{"valid", sign(secret, "msg_1", fixedNow, statusBody), statusBody, http.StatusNoContent},
+		{"valid with the retired secret", sign(retired, "msg_2", fixedNow, statusBody), statusBody, http.StatusNoContent},
+		{"expired", sign(secret, "msg_3", fixedNow.Add(-time.Hour), statusBody), statusBody, http.StatusUnauthorized},
+		{"bad signature", sign([]byte("guessed-secret"), "msg_4", fixedNow, statusBody), statusBody, http.StatusUnauthorized},
+		{"body swapped", sign(secret, "msg_5", fixedNow, statusBody), `{"transferId":"tr-1","status":"rejected"}`, http.StatusUnauthorized},
 		{"unsigned", nil, statusBody, http.StatusUnauthorized},
-		{"signed but malformed", sign(secret, "msg_6", now, "[]"), "[]", http.StatusBadRequest},
+		{"signed but malformed", sign(secret, "msg_6", fixedNow, "[]"), "[]", http.StatusBadRequest},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -157,15 +155,14 @@ func TestCallbackHandlerCustomVerifier(t *testing.T) {
 }
 
 func TestCallbackHandlerCapabilityAndSignature(t *testing.T) {
-	now := time.Unix(1_750_000_000, 0)
 	secret := []byte("whsec-test-secret-1")
 	rc := &recorder{}
 	srv, _ := serve(t, rc.fn, callback.WithCapabilityKey(capKey),
-		callback.WithVerifier(&callback.WebhookVerifier{Secrets: [][]byte{secret}, Now: func() time.Time { return now }}))
+		callback.WithVerifier(&callback.WebhookVerifier{Secrets: [][]byte{secret}, Now: fixedClock}))
 	u, err := travelrule.NewCallbackURL(srv.URL+"/cb", "pay-1", capKey)
 	require.NoError(t, err)
 	hd := http.Header{}
-	setSignatureHeaders(hd, secret, "msg_1", now, []byte(statusBody))
+	setSignatureHeaders(hd, secret, "msg_1", fixedNow, []byte(statusBody))
 	assert.Equal(t, http.StatusUnauthorized, send(t, http.MethodPost, srv.URL+"/cb", statusBody, hd).code, "signature without capability")
 	assert.Equal(t, http.StatusUnauthorized, post(t, u, statusBody).code, "capability without signature")
 	assert.Equal(t, http.StatusNoContent, send(t, http.MethodPost, u, statusBody, hd).code)
@@ -307,7 +304,6 @@ func TestCallbackHandlerInteropVectors(t *testing.T) {
 // delivery signed with that very secret, and such a handler answers it 500
 // without calling the function.
 func TestCallbackWebhookSecretLength(t *testing.T) {
-	now := time.Unix(1_750_000_000, 0)
 	secretOf := func(n int) []byte {
 		b := make([]byte, n)
 		for i := range b {
@@ -367,10 +363,10 @@ func TestCallbackWebhookSecretLength(t *testing.T) {
 			body := []byte(statusBody)
 			signed := func() *http.Request {
 				r := httptest.NewRequest(http.MethodPost, "/cb", strings.NewReader(statusBody))
-				setSignatureHeaders(r.Header, secrets[len(secrets)-1], "msg_1", now, body)
+				setSignatureHeaders(r.Header, secrets[len(secrets)-1], "msg_1", fixedNow, body)
 				return r
 			}
-			literal := &callback.WebhookVerifier{Secrets: secrets, Now: func() time.Time { return now }}
+			literal := &callback.WebhookVerifier{Secrets: secrets, Now: fixedClock}
 			if err := literal.Verify(signed(), body); tt.ok {
 				assert.NoError(t, err)
 			} else {
@@ -402,8 +398,7 @@ func TestCallbackWebhookSecretLength(t *testing.T) {
 // forged delivery that the verifier would accept. The verifier refuses all
 // 256, and the handler answers each 500 without calling the function.
 func TestCallbackWebhookOneByteSecretForgery(t *testing.T) {
-	now := time.Unix(1_750_000_000, 0)
-	v := &callback.WebhookVerifier{Secrets: [][]byte{{0xa7}}, Now: func() time.Time { return now }}
+	v := &callback.WebhookVerifier{Secrets: [][]byte{{0xa7}}, Now: fixedClock}
 	var calls int
 	h := callback.NewHandler(func(context.Context, *travelrule.Callback) error { calls++; return nil }, callback.WithVerifier(v))
 	assert.Error(t, h.Err())
@@ -412,7 +407,7 @@ func TestCallbackWebhookOneByteSecretForgery(t *testing.T) {
 	verified, codes := 0, map[int]int{}
 	for guess := range 256 {
 		r := httptest.NewRequest(http.MethodPost, "/cb", bytes.NewReader(forged))
-		setSignatureHeaders(r.Header, []byte{byte(guess)}, "msg_"+strconv.Itoa(guess), now, forged)
+		setSignatureHeaders(r.Header, []byte{byte(guess)}, "msg_"+strconv.Itoa(guess), fixedNow, forged)
 		if v.Verify(r, forged) == nil {
 			verified++
 		}

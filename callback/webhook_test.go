@@ -23,6 +23,13 @@ func setSignatureHeaders(h http.Header, secret []byte, id string, ts time.Time, 
 	h.Set(callback.HeaderSignature, callback.Sign(secret, id, ts, body))
 }
 
+// fixedNow is the stopped clock of the signature tests: their deliveries
+// are signed at it, and their verifiers read it through fixedClock.
+var fixedNow = time.Unix(1_750_000_000, 0)
+
+// fixedClock is a WebhookVerifier.Now that always answers fixedNow.
+func fixedClock() time.Time { return fixedNow }
+
 // parseSecret decodes a secret as services hand it out, as
 // NewWebhookVerifier does.
 func parseSecret(s string) ([]byte, error) {

@@ -3,8 +3,6 @@ package travelruletest_test
 import (
 	"context"
 	"runtime"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -79,21 +77,13 @@ func BenchmarkRetainedHeap(b *testing.B) {
 			runtime.GC()
 			runtime.ReadMemStats(&before)
 			b.ResetTimer()
-			var next atomic.Int64
-			var wg sync.WaitGroup
-			for range 16 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for next.Add(1) <= int64(b.N) {
-						if _, err := client.InitiateTransfer(ctx, req); err != nil {
-							b.Error(err)
-							return
-						}
-					}
-				}()
-			}
-			wg.Wait()
+			concurrently(b.N, func() bool {
+				_, err := client.InitiateTransfer(ctx, req)
+				if err != nil {
+					b.Error(err)
+				}
+				return err == nil
+			})
 			if _, err := srv.WaitCallbacks(ctx, 3*(b.N+1)); err != nil {
 				b.Fatal(err)
 			}

@@ -24,18 +24,29 @@ type jsonString struct {
 }
 
 func (s *jsonString) UnmarshalJSON(b []byte) error {
-	switch b[0] {
-	case '"':
+	return decodeStrict(b, '"', &s.bad, func() error {
 		if inner := b[1 : len(b)-1]; bytes.IndexByte(inner, '\\') < 0 {
 			s.v = string(inner)
 		} else if err := json.Unmarshal(b, &s.v); err != nil {
 			return err
 		}
 		s.set = true
+		return nil
+	})
+}
+
+// decodeStrict is the rule of both strict decoders, by the first byte of the
+// JSON value b: the one type the field accepts (the one that opens with
+// opener) is decoded by decode, null leaves the field unset, and any other
+// type sets *bad instead of failing.
+func decodeStrict(b []byte, opener byte, bad *bool, decode func() error) error {
+	switch b[0] {
+	case opener:
+		return decode()
 	case 'n':
-	default:
-		s.bad = true
+		return nil
 	}
+	*bad = true
 	return nil
 }
 
@@ -64,14 +75,7 @@ type jsonParty struct {
 }
 
 func (p *jsonParty) UnmarshalJSON(b []byte) error {
-	switch b[0] {
-	case '{':
-		return json.Unmarshal(b, &p.p)
-	case 'n':
-	default:
-		p.bad = true
-	}
-	return nil
+	return decodeStrict(b, '{', &p.bad, func() error { return json.Unmarshal(b, &p.p) })
 }
 
 type wireTransfer struct {

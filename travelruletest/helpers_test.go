@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -74,20 +75,40 @@ func wire(t *testing.T, req *travelrule.TransferRequest) map[string]any {
 // test ends.
 func newServer(t testing.TB, opts ...travelruletest.Option) *travelruletest.Server {
 	t.Helper()
-	opts = append([]travelruletest.Option{travelruletest.WithCallbackRetry(3, time.Millisecond, 5*time.Millisecond)}, opts...)
-	srv := travelruletest.NewServer(opts...)
-	t.Cleanup(srv.Close)
-	return srv
+	return startServer(t, travelruletest.NewServer, opts)
 }
 
 // newTLSServer starts a TLS server (HTTP/2 or HTTP/1.1) with fast callback
 // retries, closed when the test ends.
 func newTLSServer(t testing.TB, opts ...travelruletest.Option) *travelruletest.Server {
 	t.Helper()
-	opts = append([]travelruletest.Option{travelruletest.WithCallbackRetry(3, time.Millisecond, 5*time.Millisecond)}, opts...)
-	srv := travelruletest.NewTLSServer(opts...)
+	return startServer(t, travelruletest.NewTLSServer, opts)
+}
+
+// startServer starts a server with start, fast callback retries and opts,
+// and closes it when the test ends.
+func startServer(t testing.TB, start func(...travelruletest.Option) *travelruletest.Server, opts []travelruletest.Option) *travelruletest.Server {
+	t.Helper()
+	srv := start(append([]travelruletest.Option{travelruletest.WithCallbackRetry(3, time.Millisecond, 5*time.Millisecond)}, opts...)...)
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// concurrently calls do n times in all from 16 goroutines and returns when
+// they are done; a goroutine stops early when do reports false.
+func concurrently(n int, do func() bool) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			for next.Add(1) <= int64(n) {
+				if !do() {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // http1Client returns a client of srv that offers only HTTP/1.1.

@@ -113,20 +113,13 @@ func TestManyInitiations(t *testing.T) {
 	srv := newServer(t, travelruletest.WithoutCallbacks())
 	c := newClient(t, srv)
 	start := time.Now()
-	var wg sync.WaitGroup
-	var failed, next atomic.Int64
-	for range 16 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for next.Add(1) <= n {
-				if _, err := c.InitiateTransfer(context.Background(), validRequest("https://vasp.example/cb")); err != nil {
-					failed.Add(1)
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	var failed atomic.Int64
+	concurrently(n, func() bool {
+		if _, err := c.InitiateTransfer(context.Background(), validRequest("https://vasp.example/cb")); err != nil {
+			failed.Add(1)
+		}
+		return true
+	})
 	t.Logf("%d initiations in %v", n, time.Since(start))
 	require.Zero(t, failed.Load())
 
@@ -151,19 +144,11 @@ func TestManyTransfersWithCallbacks(t *testing.T) {
 	rc := newReceiver(t, nil)
 	srv := newServer(t)
 	c := newClient(t, srv)
-	var wg sync.WaitGroup
-	var next atomic.Int64
-	for range 16 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for next.Add(1) <= n {
-				_, err := c.InitiateTransfer(context.Background(), validRequest(rc.URL))
-				assert.NoError(t, err)
-			}
-		}()
-	}
-	wg.Wait()
+	concurrently(n, func() bool {
+		_, err := c.InitiateTransfer(context.Background(), validRequest(rc.URL))
+		assert.NoError(t, err)
+		return true
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	ds, err := srv.WaitCallbacks(ctx, 3*n)

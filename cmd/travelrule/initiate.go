@@ -16,11 +16,8 @@ func (c *cli) initiate(ctx context.Context, args []string) int {
 	fs := c.newFlagSet("initiate", "[-f transfer.json | -f - ] [flags]")
 	file := fs.String("f", "-", "the transfer request as JSON (the wire form); - reads standard input")
 	s := c.addSettings(fs)
-	if code, ok := parse(fs, args); !ok {
+	if code, ok := c.parseFlags(fs, args); !ok {
 		return code
-	}
-	if fs.NArg() > 0 {
-		return c.usageError(fs, "unexpected arguments %q", fs.Args())
 	}
 	req, err := c.readTransfer(*file)
 	if err != nil {

@@ -25,11 +25,8 @@ func (c *cli) listen(ctx context.Context, args []string) int {
 	// parsing: a flag's default would print them in --help and usage errors.
 	secret := fs.String("secret", "", "verify Standard Webhooks HMAC signatures with this secret (default: env TRAVELRULE_WEBHOOK_SECRET, preferred: flags show in process lists)")
 	capKey := fs.String("capability-key", "", "accept only capability callback URLs made with this key (default: env TRAVELRULE_CALLBACK_KEY)")
-	if code, ok := parse(fs, args); !ok {
+	if code, ok := c.parseFlags(fs, args); !ok {
 		return code
-	}
-	if fs.NArg() > 0 {
-		return c.usageError(fs, "unexpected arguments %q", fs.Args())
 	}
 	if !strings.HasPrefix(*path, "/") {
 		return c.usageError(fs, "--path must start with /")

@@ -138,6 +138,19 @@ func parse(fs *flag.FlagSet, args []string) (int, bool) {
 	return 0, true
 }
 
+// parseFlags parses args for a command that takes flags and no arguments:
+// it answers as parse does, and stops with a usage error at any argument
+// left over.
+func (c *cli) parseFlags(fs *flag.FlagSet, args []string) (int, bool) {
+	if code, ok := parse(fs, args); !ok {
+		return code, false
+	}
+	if fs.NArg() > 0 {
+		return c.usageError(fs, "unexpected arguments %q", fs.Args()), false
+	}
+	return 0, true
+}
+
 func (c *cli) usageError(fs *flag.FlagSet, format string, a ...any) int {
 	fmt.Fprintf(c.stderr, "%s: %s\n", fs.Name(), fmt.Sprintf(format, a...))
 	fs.Usage()

@@ -12,12 +12,10 @@ func (c *cli) resolve(ctx context.Context, args []string) int {
 	approved := fs.String("approved", "", `the decision, such as "true" or "false" (required)`)
 	callbackURL := fs.String("callback", "", "an optional callback URL")
 	s := c.addSettings(fs)
-	if code, ok := parse(fs, args); !ok {
+	if code, ok := c.parseFlags(fs, args); !ok {
 		return code
 	}
 	switch {
-	case fs.NArg() > 0:
-		return c.usageError(fs, "unexpected arguments %q", fs.Args())
 	case *transfer == "":
 		return c.usageError(fs, "--transfer is required")
 	case *approved == "":

@@ -18,11 +18,8 @@ func (c *cli) sandbox(ctx context.Context, args []string) int {
 	lifetime := fs.Duration("token-lifetime", 24*time.Hour, "the lifetime of the tokens the sandbox issues")
 	secret := fs.String("callback-secret", "", "sign callbacks with this Standard Webhooks secret (default: env TRAVELRULE_WEBHOOK_SECRET)")
 	noID := fs.Bool("documented-answer", false, `answer initiations with the documented {"status":"succes"} alone, without transferId`)
-	if code, ok := parse(fs, args); !ok {
+	if code, ok := c.parseFlags(fs, args); !ok {
 		return code
-	}
-	if fs.NArg() > 0 {
-		return c.usageError(fs, "unexpected arguments %q", fs.Args())
 	}
 	if *secret == "" {
 		*secret = c.getenv("TRAVELRULE_WEBHOOK_SECRET") // after parsing: a flag default would print it in --help

@@ -59,148 +59,222 @@ func main() {
 // run is the whole quickstart; getenv and out make it testable.
 func run(ctx context.Context, getenv func(string) string, out io.Writer) error {
 	start := time.Now()
-	key := make([]byte, 32) // the capability key: yours alone, never sent anywhere
-	if _, err := rand.Read(key); err != nil {
+	s := &session{out: out, key: make([]byte, 32), events: make(chan *travelrule.Callback, 16)}
+	if _, err := rand.Read(s.key); err != nil {
 		return err
 	}
 
 	// 1. The service: the embedded sandbox, or the one the environment names.
+	if getenv("TRAVELRULE_BASE_URL") == "" {
+		s.sandbox = travelruletest.NewServer(travelruletest.WithPathPrefix("/api/v3"))
+		defer s.sandbox.Close()
+	}
+	if err := s.connect(getenv); err != nil {
+		return err
+	}
+
+	// 2. The callback listener: callback.Handler in an ordinary mux.
+	srv, err := s.listen(getenv)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = srv.Close() }()
+
+	// 3. Initiate a transfer, with a callback URL that names it.
+	ref, err := s.initiate(ctx)
+	if err != nil {
+		return err
+	}
+
+	// 4. Its status callbacks, matched to it by the capability reference.
+	if err := s.awaitStatusCallbacks(ctx, ref); err != nil {
+		return err
+	}
+
+	// 5. An inbound inquiry from a counterparty, answered with ResolveInquiry.
+	inquiryRef, inquiryURL, err := s.newCallbackURL()
+	if err != nil {
+		return err
+	}
+	if s.sandbox == nil && getenv("TRAVELRULE_WAIT_INQUIRY") != "1" {
+		fmt.Fprintf(out, "\nDone in %s (set TRAVELRULE_WAIT_INQUIRY=1 to wait for an inbound inquiry).\n", time.Since(start).Round(time.Millisecond))
+		return nil
+	}
+	if err := s.answerInquiry(ctx, inquiryRef, inquiryURL); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nDone in %s.\n", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// session is what the steps of the quickstart share.
+type session struct {
+	out          io.Writer
+	key          []byte // the capability key: yours alone, never sent anywhere
+	events       chan *travelrule.Callback
+	sandbox      *travelruletest.Server // nil against a real service
+	client       *travelrule.Client
+	callbackBase string // where the service sends callbacks
+}
+
+// connect makes the client for the sandbox, or for the service that
+// TRAVELRULE_BASE_URL names.
+func (s *session) connect(getenv func(string) string) error {
 	var baseURL string
 	var tokens oauth2.TokenSource
-	var sandbox *travelruletest.Server
-	if baseURL = getenv("TRAVELRULE_BASE_URL"); baseURL == "" {
-		sandbox = travelruletest.NewServer(travelruletest.WithPathPrefix("/api/v3"))
-		defer sandbox.Close()
-		baseURL, tokens = sandbox.URL, sandbox.TokenSource()
-		fmt.Fprintf(out, "Travel Rule quickstart (travelrule-go %s) against the embedded sandbox at %s\n", travelrule.Version, baseURL)
+	if s.sandbox != nil {
+		baseURL, tokens = s.sandbox.URL, s.sandbox.TokenSource()
+		fmt.Fprintf(s.out, "Travel Rule quickstart (travelrule-go %s) against the embedded sandbox at %s\n", travelrule.Version, baseURL)
 	} else {
 		var err error
 		if tokens, err = tokenSourceFromEnv(getenv); err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "Travel Rule quickstart (travelrule-go %s) against %s\n", travelrule.Version, baseURL)
+		baseURL = getenv("TRAVELRULE_BASE_URL")
+		fmt.Fprintf(s.out, "Travel Rule quickstart (travelrule-go %s) against %s\n", travelrule.Version, baseURL)
 	}
 	client, err := travelrule.NewClient(baseURL, travelrule.WithTokenSource(tokens), travelrule.WithUserAgent("quickstart"))
 	if err != nil {
 		return err
 	}
+	s.client = client
+	return nil
+}
 
-	// 2. The callback listener: callback.Handler in an ordinary mux.
-	events := make(chan *travelrule.Callback, 16)
+// listen serves callback.Handler and a health check, and sets the callback
+// base URL: the listener itself for the sandbox, TRAVELRULE_CALLBACK_URL for
+// a real service.
+func (s *session) listen(getenv func(string) string) (*http.Server, error) {
 	handler := callback.NewHandler(func(ctx context.Context, cb *travelrule.Callback) error {
 		select {
-		case events <- cb:
+		case s.events <- cb:
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-	}, callback.WithCapabilityKey(key))
+	}, callback.WithCapabilityKey(s.key))
 	if err := handler.Err(); err != nil {
-		return err
+		return nil, err
 	}
 	mux := http.NewServeMux()
 	mux.Handle(callbackPath, handler)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	listenAddr := "127.0.0.1:0"
-	if sandbox == nil {
+	if s.sandbox == nil {
 		listenAddr = envOr(getenv, "TRAVELRULE_LISTEN_ADDR", "127.0.0.1:8080")
 	}
 	ln, err := net.Listen("tcp", listenAddr)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
-	defer func() { _ = srv.Close() }()
-	callbackBase := "http://" + ln.Addr().String() + callbackPath
-	if sandbox == nil {
-		callbackBase = getenv("TRAVELRULE_CALLBACK_URL")
-		if callbackBase == "" {
-			return errors.New("set TRAVELRULE_CALLBACK_URL to the public URL of the callback listener, which serves " + callbackPath + " on " + ln.Addr().String())
+	local := "http://" + ln.Addr().String() + callbackPath
+	s.callbackBase = local
+	if s.sandbox == nil {
+		s.callbackBase = getenv("TRAVELRULE_CALLBACK_URL")
+		if s.callbackBase == "" {
+			_ = srv.Close()
+			return nil, errors.New("set TRAVELRULE_CALLBACK_URL to the public URL of the callback listener, which serves " + callbackPath + " on " + ln.Addr().String())
 		}
 	}
-	fmt.Fprintf(out, "Callbacks are received on %s (one capability URL per transfer)\n\n", "http://"+ln.Addr().String()+callbackPath)
+	fmt.Fprintf(s.out, "Callbacks are received on %s (one capability URL per transfer)\n\n", local)
+	return srv, nil
+}
 
-	// 3. Initiate a transfer, with a callback URL that names it.
-	ref := "qs-" + travelrule.NewCallbackRef()[:12]
-	cbURL, err := travelrule.NewCallbackURL(callbackBase, ref, key)
+// newCallbackURL is a fresh reference and the capability URL that names it.
+func (s *session) newCallbackURL() (ref, url string, err error) {
+	ref = "qs-" + travelrule.NewCallbackRef()[:12]
+	url, err = travelrule.NewCallbackURL(s.callbackBase, ref, s.key)
+	return ref, url, err
+}
+
+// initiate sends the example transfer and returns its callback reference.
+func (s *session) initiate(ctx context.Context) (string, error) {
+	ref, cbURL, err := s.newCallbackURL()
 	if err != nil {
-		return err
+		return "", err
 	}
 	req := exampleTransfer(cbURL)
-	fmt.Fprintf(out, "→ InitiateTransfer %s %s, ref %s\n  from %s\n  to   %s\n", req.Amount, req.Asset, ref, describe(req.Originator), describe(req.Beneficiary))
-	res, err := client.InitiateTransfer(ctx, req)
+	fmt.Fprintf(s.out, "→ InitiateTransfer %s %s, ref %s\n  from %s\n  to   %s\n", req.Amount, req.Asset, ref, describe(req.Originator), describe(req.Beneficiary))
+	res, err := s.client.InitiateTransfer(ctx, req)
 	var unknown *travelrule.OutcomeUnknownError
 	switch {
 	case errors.As(err, &unknown):
-		return fmt.Errorf("the service may have stored the transfer (ref %s, txId %s): reconcile before sending again: %w", unknown.CallbackRef, unknown.TxID, err)
+		return "", fmt.Errorf("the service may have stored the transfer (ref %s, txId %s): reconcile before sending again: %w", unknown.CallbackRef, unknown.TxID, err)
 	case err != nil:
-		return err
+		return "", err
 	}
-	fmt.Fprintf(out, "← status %q, transferId %q, %d attempt(s)\n\n", res.Status, res.TransferID, res.Attempts)
+	fmt.Fprintf(s.out, "← status %q, transferId %q, %d attempt(s)\n\n", res.Status, res.TransferID, res.Attempts)
+	return ref, nil
+}
 
-	// 4. Its status callbacks, matched to it by the capability reference.
-	fmt.Fprintln(out, "Status callbacks:")
+// awaitStatusCallbacks prints the status callbacks of the transfer ref
+// names, up to the final one.
+func (s *session) awaitStatusCallbacks(ctx context.Context, ref string) error {
+	fmt.Fprintln(s.out, "Status callbacks:")
 	for done := false; !done; {
-		cb, err := next(ctx, events)
+		cb, err := next(ctx, s.events)
 		if err != nil {
 			return fmt.Errorf("waiting for status callbacks: %w", err)
 		}
 		if cb.Ref != ref {
 			continue
 		}
-		fmt.Fprintf(out, "← %-9s transferId %s\n", cb.Status, cb.TransferID)
+		fmt.Fprintf(s.out, "← %-9s transferId %s\n", cb.Status, cb.TransferID)
 		done = cb.Status == "completed" || cb.Status == "rejected"
 	}
+	return nil
+}
 
-	// 5. An inbound inquiry from a counterparty, answered with ResolveInquiry.
-	inquiryRef := "qs-" + travelrule.NewCallbackRef()[:12]
-	inquiryURL, err := travelrule.NewCallbackURL(callbackBase, inquiryRef, key)
-	if err != nil {
-		return err
-	}
-	switch {
-	case sandbox != nil:
+// answerInquiry waits for an inbound inquiry and approves it; the sandbox
+// first plays the counterparty that sends it, and then reports the
+// resolution on inquiryURL.
+func (s *session) answerInquiry(ctx context.Context, inquiryRef, inquiryURL string) error {
+	if s.sandbox != nil {
 		inbound := exampleTransfer(inquiryURL)
 		inbound.Asset, inbound.Amount, inbound.TxID = "BTC", "0.042", ""
 		inbound.Originator, inbound.Beneficiary = inbound.Beneficiary, inbound.Originator
-		go func() { _, _ = sandbox.StartInquiry(ctx, inquiryURL, inbound) }()
-	case getenv("TRAVELRULE_WAIT_INQUIRY") != "1":
-		fmt.Fprintf(out, "\nDone in %s (set TRAVELRULE_WAIT_INQUIRY=1 to wait for an inbound inquiry).\n", time.Since(start).Round(time.Millisecond))
-		return nil
+		go func() { _, _ = s.sandbox.StartInquiry(ctx, inquiryURL, inbound) }()
 	}
-	fmt.Fprintln(out, "\nInbound inquiry:")
-	var inquiry *travelrule.Callback
-	for inquiry == nil {
-		cb, err := next(ctx, events)
-		if err != nil {
-			return fmt.Errorf("waiting for an inquiry: %w", err)
-		}
-		if cb.Kind == travelrule.KindInquiry && cb.Inquiry != nil {
-			inquiry = cb
-		}
-	}
-	fmt.Fprintf(out, "← inquiry   transferId %s: %s %s\n  from %s\n  to   %s\n",
-		inquiry.TransferID, inquiry.Inquiry.Amount, inquiry.Inquiry.Asset, describe(inquiry.Inquiry.Originator), describe(inquiry.Inquiry.Beneficiary))
-	resolution, err := client.ResolveInquiry(ctx, inquiry.TransferID, &travelrule.InquiryResolution{Approved: "true", Callback: inquiryURL})
+	fmt.Fprintln(s.out, "\nInbound inquiry:")
+	inquiry, err := s.awaitInquiry(ctx)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "→ ResolveInquiry approved=true ← status %t\n", resolution.Status)
-	if sandbox != nil {
-		for {
-			cb, err := next(ctx, events)
-			if err != nil {
-				return fmt.Errorf("waiting for the resolution's callback: %w", err)
-			}
-			if cb.Ref == inquiryRef && cb.Kind == travelrule.KindStatus {
-				fmt.Fprintf(out, "← %-9s transferId %s\n", cb.Status, cb.TransferID)
-				break
-			}
+	fmt.Fprintf(s.out, "← inquiry   transferId %s: %s %s\n  from %s\n  to   %s\n",
+		inquiry.TransferID, inquiry.Inquiry.Amount, inquiry.Inquiry.Asset, describe(inquiry.Inquiry.Originator), describe(inquiry.Inquiry.Beneficiary))
+	resolution, err := s.client.ResolveInquiry(ctx, inquiry.TransferID, &travelrule.InquiryResolution{Approved: "true", Callback: inquiryURL})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(s.out, "→ ResolveInquiry approved=true ← status %t\n", resolution.Status)
+	if s.sandbox == nil {
+		return nil
+	}
+	for {
+		cb, err := next(ctx, s.events)
+		if err != nil {
+			return fmt.Errorf("waiting for the resolution's callback: %w", err)
+		}
+		if cb.Ref == inquiryRef && cb.Kind == travelrule.KindStatus {
+			fmt.Fprintf(s.out, "← %-9s transferId %s\n", cb.Status, cb.TransferID)
+			return nil
 		}
 	}
-	fmt.Fprintf(out, "\nDone in %s.\n", time.Since(start).Round(time.Millisecond))
-	return nil
+}
+
+// awaitInquiry returns the next inquiry callback, passing over the others.
+func (s *session) awaitInquiry(ctx context.Context) (*travelrule.Callback, error) {
+	for {
+		cb, err := next(ctx, s.events)
+		if err != nil {
+			return nil, fmt.Errorf("waiting for an inquiry: %w", err)
+		}
+		if cb.Kind == travelrule.KindInquiry && cb.Inquiry != nil {
+			return cb, nil
+		}
+	}
 }
 
 func next(ctx context.Context, events <-chan *travelrule.Callback) (*travelrule.Callback, error) {
