@@ -35,14 +35,12 @@ type call struct {
 	// What an *OutcomeUnknownError reports.
 	txID, transferID, callback string
 
-	ctx   context.Context        // the caller's
-	rc    retryablehttp.Client   // the retry loop, with this call's hooks
-	req   *retryablehttp.Request // the request of the current attempt
-	trace httptrace.ClientTrace  // gathers the facts of the transport's goroutines
-
-	watched    bool                    // the current attempt is under the client's watchdog
-	endAttempt context.CancelCauseFunc // ends the current attempt's context; guarded by the watchdog's lock
-	endPrev    context.CancelCauseFunc // ends the previous attempt's context, once its answer is drained
+	ctx      context.Context        // the caller's
+	rc       retryablehttp.Client   // the retry loop, with this call's hooks
+	req      *retryablehttp.Request // the request of the current attempt
+	trace    httptrace.ClientTrace  // gathers the facts of the transport's goroutines
+	stop     context.CancelFunc     // ends the current attempt's context
+	stopPrev context.CancelFunc     // ends the previous attempt's context
 
 	attempts  int          // the retry loop's attempt number
 	resent    atomic.Int32 // requests a transport wrote again within one attempt
@@ -63,14 +61,7 @@ type answer struct {
 }
 
 // errAttemptTimedOut ends an attempt that outlasted the attempt time-out.
-// It matches context.DeadlineExceeded, as an http.Client's time-out does.
-var errAttemptTimedOut error = attemptTimeout{}
-
-type attemptTimeout struct{}
-
-func (attemptTimeout) Error() string        { return "attempt timed out" }
-func (attemptTimeout) Timeout() bool        { return true }
-func (attemptTimeout) Is(target error) bool { return target == context.DeadlineExceeded }
+var errAttemptTimedOut = errors.New("attempt timed out")
 
 // send sends the call's body with POST and returns the 2xx answer, or the
 // error of the last attempt; end turns that into the call's final error.
@@ -144,34 +135,28 @@ func (cl *call) read(resp *http.Response) (answer, error) {
 }
 
 // attemptContext makes the context of an attempt that starts after
-// wait: the caller's, ended by the client's watchdog after the attempt
-// time-out unless the caller's deadline comes first. The previous
-// attempt's context ends when the next attempt starts (prepareRetry), once
-// its answer has been drained.
+// wait: the caller's, bounded by the attempt time-out unless the caller's
+// deadline comes first. The previous attempt's context ends when the next
+// attempt starts (prepareRetry), once its answer has been drained.
 func (cl *call) attemptContext(wait time.Duration) context.Context {
-	w := cl.client.watchdog
-	if cl.watched {
-		cl.endPrev, cl.watched = w.unwatch(cl), false
-	}
+	cl.stopPrev, cl.stop = cl.stop, noop
 	limit := cl.client.attemptTimeout + wait
 	if dl, ok := cl.ctx.Deadline(); ok && time.Until(dl) <= limit {
 		return cl.ctx
 	}
-	ctx, end := context.WithCancelCause(cl.ctx)
-	w.watch(cl, end, limit)
-	cl.watched = true
+	ctx, cancel := context.WithTimeoutCause(cl.ctx, limit, errAttemptTimedOut)
+	cl.stop = cancel
 	return ctx
 }
 
+func noop() {}
+
 // endAttempts ends the contexts of the last attempts.
 func (cl *call) endAttempts() {
-	if cl.watched {
-		if end := cl.client.watchdog.unwatch(cl); end != nil {
-			end(nil)
+	for _, stop := range []context.CancelFunc{cl.stopPrev, cl.stop} {
+		if stop != nil {
+			stop()
 		}
-	}
-	if cl.endPrev != nil {
-		cl.endPrev(nil)
 	}
 }
 
@@ -242,10 +227,7 @@ func (cl *call) backoff(_, _ time.Duration, _ int, _ *http.Response) time.Durati
 // prepareRetry readies the request for the next attempt: a new body, the
 // cached token (a 401 may have renewed it) and fresh facts.
 func (cl *call) prepareRetry(r *http.Request) error {
-	if cl.endPrev != nil {
-		cl.endPrev(nil)
-		cl.endPrev = nil
-	}
+	cl.stopPrev()
 	auth, err := cl.client.tokens.header(r.Context())
 	if err != nil {
 		return err

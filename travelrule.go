@@ -39,9 +39,8 @@ type Client struct {
 	userAgent      string        // the User-Agent header
 	attemptTimeout time.Duration // the longest one attempt may take, answer body included
 
-	hc       *http.Client // the transport under the retry loop of send.go
-	tokens   *tokenCache
-	watchdog *watchdog // ends attempts that outlast attemptTimeout
+	hc     *http.Client // the transport under the retry loop of send.go
+	tokens *tokenCache
 }
 
 // NewClient returns a client for the service at baseURL, such as
@@ -78,7 +77,6 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 		c.userAgent = o.userAgent + " " + c.userAgent
 	}
 	c.hc = c.newHTTPClient()
-	c.watchdog = newWatchdog(c.attemptTimeout)
 	return c, nil
 }
 
