@@ -60,9 +60,6 @@ type answer struct {
 	body   []byte
 }
 
-// errAttemptTimedOut ends an attempt that outlasted the attempt time-out.
-var errAttemptTimedOut = errors.New("attempt timed out")
-
 // send sends the call's body with POST and returns the 2xx answer, or the
 // error of the last attempt; end turns that into the call's final error.
 func (cl *call) send(ctx context.Context) (answer, error) {
@@ -132,32 +129,6 @@ func (cl *call) read(resp *http.Response) (answer, error) {
 		return answer{}, e
 	}
 	return answer{status: resp.StatusCode, header: resp.Header, body: data}, nil
-}
-
-// attemptContext makes the context of an attempt that starts after
-// wait: the caller's, bounded by the attempt time-out unless the caller's
-// deadline comes first. The previous attempt's context ends when the next
-// attempt starts (prepareRetry), once its answer has been drained.
-func (cl *call) attemptContext(wait time.Duration) context.Context {
-	cl.stopPrev, cl.stop = cl.stop, noop
-	limit := cl.client.attemptTimeout + wait
-	if dl, ok := cl.ctx.Deadline(); ok && time.Until(dl) <= limit {
-		return cl.ctx
-	}
-	ctx, cancel := context.WithTimeoutCause(cl.ctx, limit, errAttemptTimedOut)
-	cl.stop = cancel
-	return ctx
-}
-
-func noop() {}
-
-// endAttempts ends the contexts of the last attempts.
-func (cl *call) endAttempts() {
-	for _, stop := range []context.CancelFunc{cl.stopPrev, cl.stop} {
-		if stop != nil {
-			stop()
-		}
-	}
 }
 
 // checkRetry runs after every attempt: it gathers the attempt's facts,

@@ -39,8 +39,9 @@ type Client struct {
 	userAgent      string        // the User-Agent header
 	attemptTimeout time.Duration // the longest one attempt may take, answer body included
 
-	hc     *http.Client // the transport under the retry loop of send.go
-	tokens *tokenCache
+	hc        *http.Client // the transport under the retry loop of send.go
+	tokens    *tokenCache
+	deadlines *sharedDeadlines // the attempt time-out of callers whose context cannot end
 }
 
 // NewClient returns a client for the service at baseURL, such as
@@ -77,6 +78,7 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 		c.userAgent = o.userAgent + " " + c.userAgent
 	}
 	c.hc = c.newHTTPClient()
+	c.deadlines = newSharedDeadlines(c.attemptTimeout)
 	return c, nil
 }
 

@@ -1,0 +1,114 @@
+package travelrule
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The attempt time-out: every attempt ends after the client's attempt
+// time-out (30 s, or the Timeout of the client given to WithHTTPClient),
+// answer body included, unless the caller's deadline comes first.
+
+// errAttemptTimedOut is the cause of an attempt that outlasted the attempt
+// time-out.
+var errAttemptTimedOut = errors.New("attempt timed out")
+
+// attemptContext makes the context of an attempt that starts after wait.
+// The previous attempt's context ends when the next attempt starts
+// (prepareRetry), once its answer has been drained.
+//
+//   - The caller's deadline comes first: the caller's context.
+//   - The caller's context cannot end by itself (context.Background, say)
+//     and the attempt starts now: the caller's values under the client's
+//     shared deadline (see shared).
+//   - Otherwise: the caller's context with a timer of its own.
+func (cl *call) attemptContext(wait time.Duration) context.Context {
+	cl.stopPrev, cl.stop = cl.stop, noop
+	limit := cl.client.attemptTimeout + wait
+	if dl, ok := cl.ctx.Deadline(); ok && time.Until(dl) <= limit {
+		return cl.ctx
+	}
+	if wait == 0 && cl.ctx.Done() == nil {
+		return sharedBound{Context: cl.client.deadlines.current(), values: cl.ctx}
+	}
+	ctx, cancel := context.WithTimeoutCause(cl.ctx, limit, errAttemptTimedOut)
+	cl.stop = cancel
+	return ctx
+}
+
+func noop() {}
+
+// endAttempts ends the contexts of the last attempts.
+func (cl *call) endAttempts() {
+	for _, stop := range [...]context.CancelFunc{cl.stopPrev, cl.stop} {
+		if stop != nil {
+			stop()
+		}
+	}
+}
+
+// sharedDeadlines hands out coarse deadlines that the attempts of one
+// client share: a deadline serves the attempts that start within one tick
+// and ends limit after that tick ends, so each attempt ends between limit
+// and limit plus a tick after it started. An attempt under a shared
+// deadline costs no timer of its own: a timer per attempt costs an
+// initiation about 4% more CPU (docs/performance.md). At most
+// limit/tick + 1 deadlines are live at a time.
+type sharedDeadlines struct {
+	limit time.Duration
+	tick  time.Duration // a tenth of limit, within 5 ms and 1 s
+
+	cur atomic.Pointer[sharedDeadline] // the deadline of the attempts starting now
+	mu  sync.Mutex                     // serializes making the next deadline
+}
+
+// sharedDeadline is the context of the attempts that start before next.
+type sharedDeadline struct {
+	ctx    context.Context
+	cancel context.CancelFunc // kept only so that the timer's resources are owned; the deadline ends by itself
+	next   time.Time
+}
+
+func newSharedDeadlines(limit time.Duration) *sharedDeadlines {
+	return &sharedDeadlines{limit: limit, tick: min(max(limit/10, 5*time.Millisecond), time.Second)}
+}
+
+// current returns the context that ends no earlier than limit from now.
+func (d *sharedDeadlines) current() context.Context {
+	now := time.Now()
+	if cur := d.cur.Load(); cur != nil && now.Before(cur.next) {
+		return cur.ctx
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if cur := d.cur.Load(); cur != nil && now.Before(cur.next) {
+		return cur.ctx
+	}
+	next := now.Add(d.tick)
+	ctx, cancel := context.WithDeadlineCause(context.Background(), next.Add(d.limit), errAttemptTimedOut)
+	d.cur.Store(&sharedDeadline{ctx: ctx, cancel: cancel, next: next})
+	return ctx
+}
+
+// sharedBound is a caller's context that cannot end by itself, bounded by
+// a shared deadline: its values are the caller's, its deadline, Done and
+// Err the shared deadline's. The transport's own per-request context then
+// registers with the shared deadline (it finds it through Value), as it
+// would with a cancelable context of the caller's.
+type sharedBound struct {
+	context.Context                 // the shared deadline
+	values          context.Context // the caller's
+}
+
+// Value returns the caller's value for key, and otherwise the shared
+// deadline's (its own cancellation, through which contexts made from
+// this one end with it).
+func (b sharedBound) Value(key any) any {
+	if v := b.values.Value(key); v != nil {
+		return v
+	}
+	return b.Context.Value(key)
+}

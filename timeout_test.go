@@ -1,0 +1,46 @@
+package travelrule
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A shared deadline ends no earlier than limit after any attempt it serves
+// and no later than limit plus a tick; attempts within one tick share it.
+func TestSharedDeadlines(t *testing.T) {
+	for _, limit := range []time.Duration{time.Millisecond, 100 * time.Millisecond, 30 * time.Second, time.Hour} {
+		d := newSharedDeadlines(limit)
+		assert.GreaterOrEqual(t, d.tick, 5*time.Millisecond)
+		assert.LessOrEqual(t, d.tick, time.Second)
+		seen := map[context.Context]bool{}
+		for range 100 {
+			before := time.Now()
+			ctx := d.current()
+			after := time.Now()
+			dl, ok := ctx.Deadline()
+			require.True(t, ok)
+			assert.False(t, dl.Before(before.Add(limit)), "ends no earlier than limit after the attempt")
+			assert.False(t, dl.After(after.Add(limit+d.tick)), "ends within a tick of that")
+			seen[ctx] = true
+		}
+		assert.LessOrEqual(t, len(seen), 1+int(time.Second/d.tick), "attempts within one tick share a deadline")
+	}
+}
+
+// A caller's context that cannot end gets the shared deadline, keeps its
+// values, and ends with the attempt time-out as its cause.
+func TestSharedBound(t *testing.T) {
+	type key struct{}
+	d := newSharedDeadlines(time.Millisecond)
+	caller := context.WithValue(context.Background(), key{}, "v")
+	ctx := sharedBound{Context: d.current(), values: caller}
+	assert.Equal(t, "v", ctx.Value(key{}))
+	child, cancel := context.WithCancel(ctx) // as the transport makes one per request
+	defer cancel()
+	<-child.Done()
+	assert.ErrorIs(t, context.Cause(child), errAttemptTimedOut)
+}
