@@ -35,12 +35,13 @@ type call struct {
 	// What an *OutcomeUnknownError reports.
 	txID, transferID, callback string
 
-	ctx      context.Context        // the caller's
-	rc       retryablehttp.Client   // the retry loop, with this call's hooks
-	req      *retryablehttp.Request // the request of the current attempt
-	trace    httptrace.ClientTrace  // gathers the facts of the transport's goroutines
-	stop     context.CancelFunc     // ends the current attempt's context
-	stopPrev context.CancelFunc     // ends the previous attempt's context
+	ctx      context.Context       // the caller's
+	rc       retryablehttp.Client  // the retry loop, with this call's hooks
+	req      retryablehttp.Request // the request of the current attempt
+	bound    sharedBound           // the first attempt's context, when it is bounded by a shared deadline
+	trace    httptrace.ClientTrace // gathers the facts of the transport's goroutines
+	stop     context.CancelFunc    // ends the current attempt's context
+	stopPrev context.CancelFunc    // ends the previous attempt's context
 
 	attempts  int          // the retry loop's attempt number
 	resent    atomic.Int32 // requests a transport wrote again within one attempt
@@ -94,7 +95,7 @@ func (cl *call) send(ctx context.Context) (answer, error) {
 	if cl.key != "" {
 		h["Idempotency-Key"] = []string{cl.key}
 	}
-	cl.req = &retryablehttp.Request{Request: hr} // the body is rewound by prepareRetry
+	cl.req = retryablehttp.Request{Request: hr} // the body is rewound by prepareRetry
 	cl.rc = retryablehttp.Client{
 		HTTPClient:   c.hc,
 		RetryMax:     c.retryMax,
@@ -104,7 +105,7 @@ func (cl *call) send(ctx context.Context) (answer, error) {
 		ErrorHandler: retryablehttp.PassthroughErrorHandler, // keep the last answer when giving up
 	}
 	cl.attempts = 1
-	resp, err := cl.rc.Do(cl.req)
+	resp, err := cl.rc.Do(&cl.req)
 	if err != nil {
 		if resp != nil {
 			resp.Body.Close()

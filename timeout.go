@@ -32,7 +32,15 @@ func (cl *call) attemptContext(wait time.Duration) context.Context {
 		return cl.ctx
 	}
 	if wait == 0 && cl.ctx.Done() == nil {
-		return sharedBound{Context: cl.client.deadlines.current(), values: cl.ctx}
+		b := sharedBound{Context: cl.client.deadlines.current(), values: cl.ctx}
+		if cl.attempts == 0 {
+			// The first attempt's is kept in the call: one allocation
+			// less. A later attempt's is a new value, since the
+			// transport may still read the earlier one.
+			cl.bound = b
+			return &cl.bound
+		}
+		return b
 	}
 	ctx, cancel := context.WithTimeoutCause(cl.ctx, limit, errAttemptTimedOut)
 	cl.stop = cancel
