@@ -313,12 +313,7 @@ func TestTokenSourceNeverRunsInTheCallersGoroutine(t *testing.T) {
 				err = receive(t, done, "the call's return after its context ended")
 			case err = <-done:
 			}
-			if tt.wantErr != nil {
-				require.ErrorIs(t, err, tt.wantErr)
-				assert.NotErrorIs(t, err, travelrule.ErrOutcomeUnknown)
-			} else {
-				require.NoError(t, err)
-			}
+			assertDefinite(t, err, tt.wantErr)
 			assert.Equal(t, tt.wantHits, ts.hits.Load())
 			assert.EqualValues(t, tt.wantAsked, src.asked.Load())
 		})
@@ -454,12 +449,11 @@ func TestUnauthorizedRefreshesTokenOnce(t *testing.T) {
 				answer(200, `{"status":"succes"}`)(w, r)
 			}, travelrule.WithTokenSource(src), travelrule.WithRetryMax(5))
 			_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+			var want error
 			if tt.wantErr {
-				assert.ErrorIs(t, err, travelrule.ErrUnauthorized)
-				assert.NotErrorIs(t, err, travelrule.ErrOutcomeUnknown)
-			} else {
-				require.NoError(t, err)
+				want = travelrule.ErrUnauthorized
 			}
+			assertDefinite(t, err, want)
 			assert.Equal(t, tt.wantHits, ts.hits.Load())
 			assert.Equal(t, tt.wantFetch, src.n.Load())
 		})
@@ -589,4 +583,16 @@ func initiateAsync(ctx context.Context, c *travelrule.Client) <-chan error {
 		done <- err
 	}()
 	return done
+}
+
+// assertDefinite checks that err is nil when want is nil, and otherwise
+// that it matches want and is a definite failure, not ErrOutcomeUnknown.
+func assertDefinite(t *testing.T, err, want error) {
+	t.Helper()
+	if want == nil {
+		require.NoError(t, err)
+		return
+	}
+	require.ErrorIs(t, err, want)
+	assert.NotErrorIs(t, err, travelrule.ErrOutcomeUnknown)
 }
