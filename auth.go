@@ -77,6 +77,7 @@ func (e *tokenError) Error() string {
 	return prefix + "the token source failed"
 }
 
+// Unwrap returns the cause, for errors.Is and errors.As.
 func (e *tokenError) Unwrap() error { return e.err }
 
 // oauthErrorCodes are the error codes of a token endpoint that RFC 6749
@@ -92,6 +93,7 @@ var oauthErrorCodes = map[string]bool{
 // the next call asks it again.
 type sourceFault struct{ text string }
 
+// Error implements error with the client's own words.
 func (f *sourceFault) Error() string { return f.text }
 
 var (

@@ -414,6 +414,7 @@ func cbTime(s string) time.Time {
 // the description does not show may type a field either way.
 type flexString string
 
+// UnmarshalJSON implements json.Unmarshaler as flexString's comment says.
 func (f *flexString) UnmarshalJSON(data []byte) error {
 	switch {
 	case len(data) >= 2 && data[0] == '"':

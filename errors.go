@@ -336,10 +336,12 @@ type transportError struct {
 	err error
 }
 
+// Error implements error in the client's own words.
 func (e *transportError) Error() string {
 	return "travelrule: " + e.op + ": POST " + e.url + ": " + transportText(e.err)
 }
 
+// Unwrap returns the cause, for errors.Is and errors.As.
 func (e *transportError) Unwrap() error { return e.err }
 
 // sanitize keeps query strings (transfer ids) out of error text: a

@@ -79,6 +79,7 @@ func (r InquiryResult) LogValue() slog.Value {
 // boolish decodes a JSON boolean, tolerating the strings "true" and "false".
 type boolish bool
 
+// UnmarshalJSON implements json.Unmarshaler.
 func (b *boolish) UnmarshalJSON(data []byte) error {
 	switch string(bytes.ToLower(bytes.Trim(data, `"`))) {
 	case "true":

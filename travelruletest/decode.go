@@ -23,6 +23,7 @@ type jsonString struct {
 	bad bool
 }
 
+// UnmarshalJSON implements json.Unmarshaler.
 func (s *jsonString) UnmarshalJSON(b []byte) error {
 	return decodeStrict(b, '"', &s.bad, func() error {
 		if inner := b[1 : len(b)-1]; bytes.IndexByte(inner, '\\') < 0 {
@@ -74,6 +75,7 @@ type jsonParty struct {
 	bad bool
 }
 
+// UnmarshalJSON implements json.Unmarshaler.
 func (p *jsonParty) UnmarshalJSON(b []byte) error {
 	return decodeStrict(b, '{', &p.bad, func() error { return json.Unmarshal(b, &p.p) })
 }

@@ -57,6 +57,7 @@ type tlsListener struct {
 	config *tls.Config
 }
 
+// Accept implements net.Listener.
 func (l tlsListener) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
 	if err != nil {
