@@ -121,7 +121,10 @@ func WithClientCredentials(cfg *clientcredentials.Config) Option {
 // redirects within the base URL's origin, and never for token requests (see
 // [WithClientCredentials]). The default is a transport tuned for concurrent
 // use that requires TLS 1.2 or later and reads at most 64 KiB of answer
-// headers.
+// headers. A transport must pass each request's context on to the
+// transport under it: the client learns from its httptrace hooks whether a
+// request was written, which decides what may be retried and what net/http
+// may send again.
 func WithHTTPClient(hc *http.Client) Option {
 	return func(o *options) {
 		if hc == nil {

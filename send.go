@@ -77,7 +77,7 @@ func (cl *call) send(ctx context.Context) (answer, error) {
 		cl.trace.GotFirstResponseByte = cl.gotFirstByte
 	}
 	cl.ctx = httptrace.WithClientTrace(ctx, &cl.trace)
-	hr, err := http.NewRequestWithContext(cl.attemptContext(0), http.MethodPost, cl.url, nil)
+	hr, err := http.NewRequestWithContext(cl.attemptContext(), http.MethodPost, cl.url, nil)
 	if err != nil {
 		return answer{}, fmt.Errorf("travelrule: %s: %w", cl.op, err)
 	}
@@ -150,9 +150,11 @@ func (cl *call) checkRetry(_ context.Context, resp *http.Response, err error) (b
 		l.Debug(msg, "op", cl.op, "attempt", a.n, "status", a.status, "reason", d.why, "wait", d.wait)
 	}
 	if d.retry {
-		// The wait runs in the next attempt's context, which must not end
-		// before it does.
-		cl.req.Request = cl.req.Request.WithContext(cl.attemptContext(d.wait))
+		// go-retryablehttp drains this attempt's answer in this attempt's
+		// context, then waits in the request's: the caller's alone, so
+		// that neither eats into the next attempt's time (prepareRetry
+		// gives the next attempt its own).
+		cl.req.Request = cl.req.Request.WithContext(cl.ctx)
 	}
 	return d.retry, nil
 }
@@ -196,14 +198,16 @@ func (cl *call) backoff(_, _ time.Duration, _ int, _ *http.Response) time.Durati
 	return cl.next.wait
 }
 
-// prepareRetry readies the request for the next attempt: a new body, the
-// cached token (a 401 may have renewed it) and fresh facts.
+// prepareRetry readies the request for the next attempt: its own context
+// (timeout.go), a new body, the cached token (a 401 may have renewed it)
+// and fresh facts.
 func (cl *call) prepareRetry(r *http.Request) error {
-	cl.stopPrev()
-	auth, err := cl.client.tokens.header(r.Context())
+	auth, err := cl.client.tokens.header(cl.ctx)
 	if err != nil {
 		return err
 	}
+	*r = *r.WithContext(cl.attemptContext())
+	cl.stopPrev() // the previous attempt's answer has been drained
 	r.Body = cl.newBody()
 	r.Header = r.Header.Clone() // the previous attempt's request may still be read
 	r.Header["Authorization"] = []string{auth}

@@ -219,3 +219,48 @@ func TestAttemptTimeOutIsRetriedWhenRepeatable(t *testing.T) {
 	assert.Equal(t, 2, res.Attempts)
 	assert.EqualValues(t, 2, ts.hits.Load())
 }
+
+// A timed-out attempt is a time-out: the error matches
+// context.DeadlineExceeded and says so, whatever kind of context the caller
+// gave (one that cannot end takes the shared deadline of timeout.go).
+func TestAttemptTimeOutIsATimeout(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	c, _ := setup(t, func(w http.ResponseWriter, r *http.Request) { <-release },
+		travelrule.WithHTTPClient(&http.Client{Timeout: 100 * time.Millisecond}))
+	cancelable, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, ctx := range []context.Context{context.Background(), cancelable} {
+		_, err := c.InitiateTransfer(ctx, minimalRequest())
+		require.ErrorIs(t, err, travelrule.ErrOutcomeUnknown)
+		assert.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.Contains(t, err.Error(), "timed out")
+	}
+}
+
+// Each attempt has the whole attempt time-out to itself: draining the
+// previous answer and the wait before the next attempt run outside it. The
+// first answer is a 503 with Retry-After whose body takes 600 ms; the
+// second takes 600 ms of its 1 s.
+func TestDrainAndWaitDoNotEatTheNextAttempt(t *testing.T) {
+	var n atomic.Int32
+	c, ts := setup(t, func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) == 1 {
+			w.Header().Set("Retry-After", "0")
+			w.Header().Set("Content-Length", "600")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			for range 6 {
+				_, _ = w.Write([]byte(strings.Repeat("x", 100)))
+				http.NewResponseController(w).Flush()
+				<-time.After(100 * time.Millisecond) // a slow server, not the test waiting
+			}
+			return
+		}
+		<-time.After(600 * time.Millisecond)
+		answer(200, `{"status":"succes"}`)(w, r)
+	}, travelrule.WithHTTPClient(&http.Client{Timeout: time.Second}))
+	res, err := c.InitiateTransfer(context.Background(), minimalRequest())
+	require.NoError(t, err)
+	assert.Equal(t, 2, res.Attempts)
+	assert.EqualValues(t, 2, ts.hits.Load())
+}

@@ -2,7 +2,6 @@ package travelrule
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,25 +12,33 @@ import (
 // answer body included, unless the caller's deadline comes first.
 
 // errAttemptTimedOut is the cause of an attempt that outlasted the attempt
-// time-out.
-var errAttemptTimedOut = errors.New("attempt timed out")
+// time-out. It is a time-out (Timeout reports true) and matches
+// context.DeadlineExceeded, as an http.Client's time-out does.
+var errAttemptTimedOut error = attemptTimeout{}
 
-// attemptContext makes the context of an attempt that starts after wait.
-// The previous attempt's context ends when the next attempt starts
-// (prepareRetry), once its answer has been drained.
+type attemptTimeout struct{}
+
+func (attemptTimeout) Error() string        { return "attempt timed out" }
+func (attemptTimeout) Timeout() bool        { return true }
+func (attemptTimeout) Is(target error) bool { return target == context.DeadlineExceeded }
+
+// attemptContext makes the context of an attempt that starts now. The
+// previous attempt's context ends when the next attempt starts
+// (prepareRetry), once its answer has been drained; the wait between them
+// runs in the caller's context alone.
 //
 //   - The caller's deadline comes first: the caller's context.
-//   - The caller's context cannot end by itself (context.Background, say)
-//     and the attempt starts now: the caller's values under the client's
-//     shared deadline (see shared).
+//   - The caller's context cannot end by itself (context.Background, say):
+//     the caller's values under the client's shared deadline (see
+//     sharedDeadlines).
 //   - Otherwise: the caller's context with a timer of its own.
-func (cl *call) attemptContext(wait time.Duration) context.Context {
+func (cl *call) attemptContext() context.Context {
 	cl.stopPrev, cl.stop = cl.stop, noop
-	limit := cl.client.attemptTimeout + wait
+	limit := cl.client.attemptTimeout
 	if dl, ok := cl.ctx.Deadline(); ok && time.Until(dl) <= limit {
 		return cl.ctx
 	}
-	if wait == 0 && cl.ctx.Done() == nil {
+	if cl.ctx.Done() == nil {
 		b := sharedBound{Context: cl.client.deadlines.current(), values: cl.ctx}
 		if cl.attempts == 0 {
 			// The first attempt's is kept in the call: one allocation
@@ -111,12 +118,13 @@ type sharedBound struct {
 	values          context.Context // the caller's
 }
 
-// Value returns the caller's value for key, and otherwise the shared
-// deadline's (its own cancellation, through which contexts made from
-// this one end with it).
+// Value returns the shared deadline's value for key, which is only its own
+// cancellation (through which the contexts made from this one end with
+// it), and otherwise the caller's: a caller's context that cannot end but
+// reaches a cancelable one through its values must not shadow it.
 func (b sharedBound) Value(key any) any {
-	if v := b.values.Value(key); v != nil {
+	if v := b.Context.Value(key); v != nil {
 		return v
 	}
-	return b.Context.Value(key)
+	return b.values.Value(key)
 }

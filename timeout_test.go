@@ -31,16 +31,30 @@ func TestSharedDeadlines(t *testing.T) {
 	}
 }
 
+// detached is the pre-Go 1.21 way to keep a context's values without its
+// cancellation: Done is nil, but its values reach a cancelable context.
+type detached struct{ context.Context }
+
+func (detached) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (detached) Done() <-chan struct{}       { return nil }
+func (detached) Err() error                  { return nil }
+
 // A caller's context that cannot end gets the shared deadline, keeps its
-// values, and ends with the attempt time-out as its cause.
+// values, and the context made from it (as the transport makes one per
+// request) ends with the attempt time-out as its cause, also when the
+// caller's values reach a cancelable context of their own.
 func TestSharedBound(t *testing.T) {
 	type key struct{}
-	d := newSharedDeadlines(time.Millisecond)
-	caller := context.WithValue(context.Background(), key{}, "v")
-	ctx := sharedBound{Context: d.current(), values: caller}
-	assert.Equal(t, "v", ctx.Value(key{}))
-	child, cancel := context.WithCancel(ctx) // as the transport makes one per request
-	defer cancel()
-	<-child.Done()
-	assert.ErrorIs(t, context.Cause(child), errAttemptTimedOut)
+	parent, cancelParent := context.WithCancel(context.WithValue(context.Background(), key{}, "v"))
+	defer cancelParent()
+	for _, caller := range []context.Context{context.WithValue(context.Background(), key{}, "v"), detached{parent}} {
+		d := newSharedDeadlines(time.Millisecond)
+		ctx := sharedBound{Context: d.current(), values: caller}
+		assert.Equal(t, "v", ctx.Value(key{}))
+		child, cancel := context.WithCancel(ctx)
+		<-child.Done()
+		assert.ErrorIs(t, context.Cause(child), errAttemptTimedOut)
+		assert.ErrorIs(t, context.Cause(child), context.DeadlineExceeded)
+		cancel()
+	}
 }
