@@ -228,17 +228,24 @@ func (t *tokenCache) refresh(ctx context.Context, rejected string) bool {
 	if t.static {
 		return false
 	}
-	t.mu.Lock()
-	if t.tok != nil && (rejected == "" || t.auth == rejected) {
-		t.rejected = true
-	}
-	t.mu.Unlock()
+	t.reject(rejected)
 	if t.tokenFor(ctx) != nil {
 		return false
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.tok != nil && t.auth != rejected
+}
+
+// reject marks the cached token rejected if it is still the one whose
+// Authorization header the service refused ("" when the transport did not
+// say), so that the next call fetches a new one.
+func (t *tokenCache) reject(rejected string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.tok != nil && (rejected == "" || t.auth == rejected) {
+		t.rejected = true
+	}
 }
 
 // authorization is the Authorization header a token makes, as

@@ -596,3 +596,23 @@ func assertDefinite(t *testing.T, err, want error) {
 	require.ErrorIs(t, err, want)
 	assert.NotErrorIs(t, err, travelrule.ErrOutcomeUnknown)
 }
+
+// A 401 that no retry can follow (WithRetryMax(0), or after the one
+// refresh) still marks the token rejected: the next call fetches a new one
+// instead of sending the refused token again.
+func TestUnauthorizedWithoutRetryRejectsTheToken(t *testing.T) {
+	src := &countingSource{}
+	c, ts := setup(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer tok-2" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		answer(200, `{"status":"succes"}`)(w, r)
+	}, travelrule.WithTokenSource(src), travelrule.WithRetryMax(0))
+	_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+	assertDefinite(t, err, travelrule.ErrUnauthorized)
+	_, err = c.InitiateTransfer(context.Background(), minimalRequest())
+	require.NoError(t, err)
+	assert.EqualValues(t, 2, ts.hits.Load())
+	assert.EqualValues(t, 2, src.n.Load())
+}

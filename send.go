@@ -182,12 +182,16 @@ func (cl *call) facts(resp *http.Response, err error) attempt {
 	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
 		a.retryAfter, a.hasRetryAfter = retryAfter(resp.Header, time.Now())
 	case http.StatusUnauthorized:
-		if !cl.refreshed && a.n <= cl.client.retryMax {
-			var rejected string // unknown if the transport gave no request back: refresh anyway
-			if resp.Request != nil {
-				rejected = resp.Request.Header.Get("Authorization")
-			}
+		var rejected string // unknown if the transport gave no request back: refresh anyway
+		if resp.Request != nil {
+			rejected = resp.Request.Header.Get("Authorization")
+		}
+		switch {
+		case !cl.refreshed && a.n <= cl.client.retryMax:
 			a.newToken = cl.client.tokens.refresh(cl.ctx, rejected)
+		default:
+			// No retry follows: the next call fetches a new token.
+			cl.client.tokens.reject(rejected)
 		}
 	}
 	return a

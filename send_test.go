@@ -240,25 +240,27 @@ func TestAttemptTimeOutIsATimeout(t *testing.T) {
 
 // Each attempt has the whole attempt time-out to itself: draining the
 // previous answer and the wait before the next attempt run outside it. The
-// first answer is a 503 with Retry-After whose body takes 600 ms; the
-// second takes 600 ms of its 1 s.
+// first answer is a 503 with Retry-After whose body takes 1.2 s; the
+// second takes 1.2 s of its 2 s. With the drain inside the next attempt's
+// time-out that attempt has 0.8 s and fails; the margins are 0.8 s either
+// way (TestRetryGetsTheWholeTimeOut checks the same without a clock).
 func TestDrainAndWaitDoNotEatTheNextAttempt(t *testing.T) {
 	var n atomic.Int32
 	c, ts := setup(t, func(w http.ResponseWriter, r *http.Request) {
 		if n.Add(1) == 1 {
 			w.Header().Set("Retry-After", "0")
-			w.Header().Set("Content-Length", "600")
+			w.Header().Set("Content-Length", "1200")
 			w.WriteHeader(http.StatusServiceUnavailable)
-			for range 6 {
+			for range 12 {
 				_, _ = w.Write([]byte(strings.Repeat("x", 100)))
 				http.NewResponseController(w).Flush()
 				<-time.After(100 * time.Millisecond) // a slow server, not the test waiting
 			}
 			return
 		}
-		<-time.After(600 * time.Millisecond)
+		<-time.After(1200 * time.Millisecond)
 		answer(200, `{"status":"succes"}`)(w, r)
-	}, travelrule.WithHTTPClient(&http.Client{Timeout: time.Second}))
+	}, travelrule.WithHTTPClient(&http.Client{Timeout: 2 * time.Second}))
 	res, err := c.InitiateTransfer(context.Background(), minimalRequest())
 	require.NoError(t, err)
 	assert.Equal(t, 2, res.Attempts)
