@@ -129,3 +129,27 @@ func ExampleParty_Format() {
 	fmt.Printf("%v\n", p)
 	// Output: {PersonType:natural FirstName:[redacted] LastName:[redacted] DateOfBirth:[redacted] AddressType: StreetName: BuildingNumber: PostCode: TownName: Country:GB NationalID: NationalIDType: AccountNumber: WalletAddress:}
 }
+
+func ExampleEncodeTravelAddress() {
+	ta, err := travelrule.EncodeTravelAddress("beneficiary.com/x/12345?t=i")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(ta)
+	// Output: ta2W2HPKfHxgSgrzY178knqXHg1H3jfeQrwQ9JrKBs9wv
+}
+
+func ExampleDecodeTravelAddress() {
+	uri, err := travelrule.DecodeTravelAddress("ta2W2HPKfHxgSgrzY178knqXHg1H3jfeQrwQ9JrKBs9wv")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("https://" + uri)
+
+	// One character mistyped:
+	_, err = travelrule.DecodeTravelAddress("ta2W2HPKfHxgSgrzY178knqXHg1H3jfeQrwQ9JrKBs9ww")
+	fmt.Println(errors.Is(err, travelrule.ErrInvalidTravelAddress), err)
+	// Output:
+	// https://beneficiary.com/x/12345?t=i
+	// true travelrule: invalid travel address: checksum does not match (mistyped?)
+}

@@ -78,11 +78,20 @@ func (r *TransferRequest) Validate() error {
 // ValidateStrict reports the faults of [TransferRequest.Validate] plus the
 // IVMS101 rules the description leaves open: personType "natural" or
 // "legal", dateOfBirth as YYYY-MM-DD, addressType and nationalIdType from the
-// IVMS101 code lists, country an assigned ISO 3166-1 alpha-2 code, and a
-// nationalId wherever a nationalIdType is given. A real service may accept
-// what these checks refuse; use them where your own policy wants them.
+// IVMS101 code lists, country an assigned ISO 3166-1 alpha-2 code, a
+// nationalId wherever a nationalIdType is given, and (from TRP) a
+// travelAddress that starts with "ta" must decode ([DecodeTravelAddress]:
+// alphabet, checksum, t=i), so that a mistyped address never reaches the
+// service; one that does not start with "ta" is left to the service. A
+// real service may accept what these checks refuse; use them where your own
+// policy wants them.
 func (r *TransferRequest) ValidateStrict() error {
 	errs := r.validate(nil)
+	if strings.HasPrefix(r.TravelAddress, travelAddressPrefix) {
+		if _, reason := decodeTravelAddress(r.TravelAddress); reason != "" {
+			errs = append(errs, FieldError{Field: "travelAddress", Reason: "not a travel address: " + reason})
+		}
+	}
 	errs = r.Originator.validateStrict("originator", errs)
 	errs = r.Beneficiary.validateStrict("beneficiary", errs)
 	if len(errs) > 0 {

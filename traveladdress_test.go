@@ -1,0 +1,147 @@
+package travelrule_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vaspkit/travelrule"
+)
+
+// trpExampleAddress is the travel address of the TRP specification's
+// example, "beneficiary.com/x/12345?t=i".
+const trpExampleAddress = "ta2W2HPKfHxgSgrzY178knqXHg1H3jfeQrwQ9JrKBs9wv"
+
+// Published travel addresses and the URIs they encode.
+var publishedTravelAddresses = []struct{ source, uri, ta string }{
+	{"TRP specification; trisa pkg/openvasp/traddr tests", "beneficiary.com/x/12345?t=i", trpExampleAddress},
+	{"21 Analytics, How the TRP Travel Address Solves the FATF Travel Rule",
+		"beneficiary.com/implementation/defined/path?t=i",
+		"ta6MNBj2u4art71gN99C6xniYrNfDUF26QgZHdXwd6zzYsvk1S6M5A15K2REHRULnZHnJs88"},
+	{"TRP Scout, Decode Travel Address (a host with a port)",
+		"localhost:5001/trp/inquiry/cf7d27fb-75f9-4ea1-b65a-bd9050bba9db?t=i",
+		"taN2raFk3zy7RvbLqAmHJ2kDTbSFrDoMhwLdPPzysxhXnGRqgnsfbqktRpoTssSVBXa9XS7nMjGA2Xqb8AH7eGTZx9cyr85KxZr"},
+}
+
+func TestTravelAddressPublishedExamples(t *testing.T) {
+	for _, tt := range publishedTravelAddresses {
+		t.Run(tt.source, func(t *testing.T) {
+			ta, err := travelrule.EncodeTravelAddress(tt.uri)
+			require.NoError(t, err)
+			assert.Equal(t, tt.ta, ta)
+			uri, err := travelrule.DecodeTravelAddress(tt.ta)
+			require.NoError(t, err)
+			assert.Equal(t, tt.uri, uri)
+		})
+	}
+}
+
+func TestEncodeTravelAddress(t *testing.T) {
+	for _, tt := range []struct {
+		name, uri string
+		reason    string // "" when accepted
+	}{
+		{"t=i among other parameters", "vasp.example/inquiry?a=b&t=i&c", ""},
+		{"t=i percent-encoded", "vasp.example/x?t=%69", ""},
+		{"an IPv4 host and a port", "192.0.2.1:8443/x?t=i", ""},
+		{"an IPv6 host", "[2001:db8::1]:8443/x?t=i", ""},
+		{"a reserved test domain", "no-such-vasp.invalid/x/1?t=i", ""},
+		{"a final dot", "vasp.example./x?t=i", ""},
+		{"no path", "vasp.example?t=i", ""},
+		{"a fragment", "vasp.example/x?t=i#part", ""},
+		{"an underscore in a label", "_trp.vasp.example/x?t=i", ""},
+
+		{"empty", "", "is empty"},
+		{"a scheme", "https://beneficiary.com/x/12345?t=i", "scheme"},
+		{"an upper-case scheme", "HTTPS://beneficiary.com/x/12345?t=i", "scheme"},
+		{"no t=i", "beneficiary.com/x/12345", "t=i"},
+		{"another t", "beneficiary.com/x/12345?t=x", "t=i"},
+		{"t=i only in the path", "beneficiary.com/t=i", "t=i"},
+		{"t=i only in the fragment", "beneficiary.com/x#?t=i", "t=i"},
+		{"a query that does not parse", "beneficiary.com/x?t=i;a=b", "t=i"},
+		{"user information", "beneficiary.com@evil.example/x?t=i", "user information"},
+		{"no host", "/x/12345?t=i", "no host"},
+		{"only a port", ":8443/x?t=i", "no host"},
+		{"port zero", "vasp.example:0/x?t=i", "port"},
+		{"port too large", "vasp.example:65536/x?t=i", "port"},
+		{"port not a number", "vasp.example:https/x?t=i", "port"},
+		{"a host with a bang", "vasp!.example/x?t=i", "host name"},
+		{"an empty label", "vasp..example/x?t=i", "label"},
+		{"a label over 63", strings.Repeat("a", 64) + ".example/x?t=i", "label"},
+		{"brackets around an IPv4 address", "[192.0.2.1]/x?t=i", "IPv6"},
+		{"a bad percent escape", "vasp.example/%zz?t=i", "does not parse"},
+		{"a space", "vasp.example/x y?t=i", "printable ASCII"},
+		{"a non-ASCII host", "bücher.example/x?t=i", "printable ASCII"},
+		{"a control character", "vasp.example/x\x00?t=i", "printable ASCII"},
+		{"too long once encoded", "vasp.example/" + strings.Repeat("x", 200) + "?t=i", "255"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ta, err := travelrule.EncodeTravelAddress(tt.uri)
+			if tt.reason == "" {
+				require.NoError(t, err)
+				uri, err := travelrule.DecodeTravelAddress(ta)
+				require.NoError(t, err)
+				assert.Equal(t, tt.uri, uri)
+				return
+			}
+			require.ErrorIs(t, err, travelrule.ErrInvalidTravelAddress)
+			assert.Empty(t, ta)
+			assert.Contains(t, err.Error(), tt.reason)
+			if len(tt.uri) > 3 {
+				assert.NotContains(t, err.Error(), tt.uri, "the error quotes the URI")
+			}
+		})
+	}
+}
+
+func TestDecodeTravelAddressRefuses(t *testing.T) {
+	last := len(trpExampleAddress) - 1
+	for _, tt := range []struct {
+		name, ta, reason string
+	}{
+		{"no ta prefix (trisa's case)", trpExampleAddress[2:], `"ta"`},
+		{"an upper-case prefix", "TA" + trpExampleAddress[2:], `"ta"`},
+		{"empty", "", `"ta"`},
+		{"a lost character", trpExampleAddress[:last], "checksum"},
+		{"a changed last character", trpExampleAddress[:last] + "w", "checksum"},
+		{"two characters swapped", "ta" + trpExampleAddress[3:4] + trpExampleAddress[2:3] + trpExampleAddress[4:], "checksum"},
+		{"the sandbox's old made-up address", "taSandboxBeneficiaryVASP", "checksum"},
+		{"a zero", trpExampleAddress[:10] + "0" + trpExampleAddress[11:], "alphabet"},
+		{"a capital O", trpExampleAddress[:10] + "O" + trpExampleAddress[11:], "alphabet"},
+		{"a capital I", trpExampleAddress[:10] + "I" + trpExampleAddress[11:], "alphabet"},
+		{"a small l", trpExampleAddress[:10] + "l" + trpExampleAddress[11:], "alphabet"},
+		{"a space", trpExampleAddress + " ", "alphabet"},
+		{"nothing after ta", "ta", "too short"},
+		{"only a checksum's worth", "ta2W2H", "too short"},
+		{"longer than the field", "ta" + strings.Repeat("2", 254), "255"},
+		{"no t=i", travelrule.EncodeTravelAddressUnchecked("beneficiary.com/x/12345"), "t=i"},
+		{"a scheme", travelrule.EncodeTravelAddressUnchecked("https://beneficiary.com/x/12345?t=i"), "scheme"},
+		{"user information", travelrule.EncodeTravelAddressUnchecked("beneficiary.com@evil.example/x?t=i"), "user information"},
+		{"no host", travelrule.EncodeTravelAddressUnchecked("/x?t=i"), "no host"},
+		{"a non-ASCII byte", travelrule.EncodeTravelAddressUnchecked("b\xfccher.example/x?t=i"), "printable ASCII"},
+		{"a leading zero byte", travelrule.EncodeTravelAddressUnchecked("\x00beneficiary.com/x?t=i"), "printable ASCII"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			uri, err := travelrule.DecodeTravelAddress(tt.ta)
+			require.ErrorIs(t, err, travelrule.ErrInvalidTravelAddress)
+			assert.Empty(t, uri)
+			assert.Contains(t, err.Error(), tt.reason)
+			if len(tt.ta) > 3 {
+				assert.NotContains(t, err.Error(), tt.ta, "the error quotes the address")
+			}
+			assert.NotContains(t, err.Error(), "beneficiary.com", "the error quotes the URI")
+		})
+	}
+}
+
+func TestTravelAddressErrorIsOneSentinel(t *testing.T) {
+	_, err1 := travelrule.DecodeTravelAddress("ta")
+	_, err2 := travelrule.EncodeTravelAddress("")
+	for _, err := range []error{err1, err2} {
+		assert.True(t, errors.Is(err, travelrule.ErrInvalidTravelAddress))
+		assert.True(t, strings.HasPrefix(err.Error(), "travelrule: invalid travel address: "), err.Error())
+	}
+}
