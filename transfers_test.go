@@ -54,7 +54,9 @@ func TestValidate(t *testing.T) {
 		{"country two non-ASCII letters", func(r *travelrule.TransferRequest) { r.Beneficiary.Country = "ÄÖ" }, []string{"beneficiary.country"}},
 		{"country lower case passes the description's rule", func(r *travelrule.TransferRequest) { r.Originator.Country = "de" }, nil},
 		{"unknown personType passes the description's rule", func(r *travelrule.TransferRequest) { r.Originator.PersonType = "robot" }, nil},
-		{"a travel address with a bad checksum passes the description's rule", func(r *travelrule.TransferRequest) { r.TravelAddress = trpExampleAddress[:len(trpExampleAddress)-1] + "w" }, nil},
+		{"a travel address with a bad checksum passes the description's rule", func(r *travelrule.TransferRequest) {
+			r.TravelAddress = trpExampleAddress[:len(trpExampleAddress)-1] + "w"
+		}, nil},
 		{"every fault at once", func(r *travelrule.TransferRequest) {
 			*r = travelrule.TransferRequest{}
 		}, []string{"asset", "amount", "callback",
@@ -74,9 +76,13 @@ func TestValidate(t *testing.T) {
 		{"id type without id", func(r *travelrule.TransferRequest) { r.Originator.NationalID = "" }, []string{"originator.nationalId"}},
 		{"strict keeps the description's checks", func(r *travelrule.TransferRequest) { r.Asset = "" }, []string{"asset"}},
 		{"TRP's example travel address", func(r *travelrule.TransferRequest) { r.TravelAddress = trpExampleAddress }, nil},
-		{"travel address checksum", func(r *travelrule.TransferRequest) { r.TravelAddress = trpExampleAddress[:len(trpExampleAddress)-1] + "w" }, []string{"travelAddress"}},
+		{"travel address checksum", func(r *travelrule.TransferRequest) {
+			r.TravelAddress = trpExampleAddress[:len(trpExampleAddress)-1] + "w"
+		}, []string{"travelAddress"}},
 		{"travel address alphabet", func(r *travelrule.TransferRequest) { r.TravelAddress = "ta0OIl" }, []string{"travelAddress"}},
-		{"travel address without t=i", func(r *travelrule.TransferRequest) { r.TravelAddress = travelrule.EncodeTravelAddressUnchecked("beneficiary.com/x/12345") }, []string{"travelAddress"}},
+		{"travel address without t=i", func(r *travelrule.TransferRequest) {
+			r.TravelAddress = travelrule.EncodeTravelAddressUnchecked("beneficiary.com/x/12345")
+		}, []string{"travelAddress"}},
 		{"a travelAddress that is not a travel address is the service's", func(r *travelrule.TransferRequest) { r.TravelAddress = "LNURL1DP68GURN8GHJ7" }, nil},
 	}
 	for _, set := range []struct {
