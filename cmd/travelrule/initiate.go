@@ -8,16 +8,23 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/vaspkit/travelrule"
 )
 
 func (c *cli) initiate(ctx context.Context, args []string) int {
 	fs := c.newFlagSet("initiate", "[-f transfer.json | -f - ] [flags]")
-	file := fs.String("f", "-", "the transfer request as JSON (the wire form); - reads standard input")
+	file := fs.String("f", "", "the transfer request as JSON (the wire form); - reads standard input (the default when it is not a terminal)")
 	s := c.addSettings(fs)
 	if code, ok := c.parseFlags(fs, args); !ok {
 		return code
+	}
+	if *file == "" {
+		if isTerminal(c.stdin) {
+			return c.usageError(fs, "name the transfer with -f FILE, or -f - to read standard input")
+		}
+		*file = "-"
 	}
 	req, err := c.readTransfer(*file)
 	if err != nil {
@@ -64,12 +71,23 @@ func (c *cli) readTransfer(name string) (*travelrule.TransferRequest, error) {
 	return &req, nil
 }
 
-// printError prints an SDK error with what the caller needs to act on it.
+// printError prints an SDK error with what the caller needs to act on it:
+// every fault by field path, and the service's message and fields, which
+// the SDK has scrubbed of the request's personal values.
 func (c *cli) printError(op string, err error) {
 	fmt.Fprintf(c.stderr, "%s: %v\n", op, err)
 	var ve *travelrule.ValidationError
 	if errors.As(err, &ve) {
 		for _, f := range ve.Fields {
+			fmt.Fprintf(c.stderr, "  %s: %s\n", f.Field, f.Reason)
+		}
+	}
+	var apiErr *travelrule.APIError
+	if errors.As(err, &apiErr) {
+		if apiErr.Message != "" && !strings.Contains(err.Error(), apiErr.Message) {
+			fmt.Fprintf(c.stderr, "  the service said: %q\n", apiErr.Message)
+		}
+		for _, f := range apiErr.Fields {
 			fmt.Fprintf(c.stderr, "  %s: %s\n", f.Field, f.Reason)
 		}
 	}

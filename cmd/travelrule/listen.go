@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -15,10 +16,10 @@ import (
 )
 
 // listen runs the callback handler on its own and prints each callback as a
-// JSON line on stdout.
+// JSON line on stdout; refusals and failures are logged on stderr.
 func (c *cli) listen(ctx context.Context, args []string) int {
 	fs := c.newFlagSet("listen", "[--addr HOST:PORT] [--path /callback] [--show-pii]")
-	addr := fs.String("addr", "127.0.0.1:8080", "the address to listen on")
+	addr := fs.String("addr", defaultListenAddr, "the address to listen on")
 	path := fs.String("path", "/", "the path to serve callbacks on")
 	showPII := fs.Bool("show-pii", false, "print personal data and the raw body instead of redacting them")
 	// Secrets default to "" and are read from the environment after
@@ -31,31 +32,11 @@ func (c *cli) listen(ctx context.Context, args []string) int {
 	if !strings.HasPrefix(*path, "/") {
 		return c.usageError(fs, "--path must start with /")
 	}
-	if *secret == "" {
-		*secret = c.getenv("TRAVELRULE_WEBHOOK_SECRET")
+	opts, err := c.verification(*secret, *capKey)
+	if err != nil {
+		return c.usageError(fs, "%v", err)
 	}
-	if *capKey == "" {
-		*capKey = c.getenv("TRAVELRULE_CALLBACK_KEY")
-	}
-	var opts []callback.Option
-	if *secret != "" {
-		v, err := callback.NewWebhookVerifier(*secret) // "whsec_<base64>" or raw
-		if err != nil {
-			return c.usageError(fs, "%v", err)
-		}
-		opts = append(opts, callback.WithVerifier(v))
-	}
-	if *capKey != "" {
-		opts = append(opts, callback.WithCapabilityKey([]byte(*capKey)))
-	}
-	var mu sync.Mutex
-	enc := json.NewEncoder(c.stdout)
-	enc.SetEscapeHTML(false)
-	h := callback.NewHandler(func(_ context.Context, cb *travelrule.Callback) error {
-		mu.Lock()
-		defer mu.Unlock()
-		return enc.Encode(callbackLine(cb, *showPII))
-	}, opts...)
+	h := c.callbackHandler(*showPII, opts)
 	if err := h.Err(); err != nil {
 		fmt.Fprintf(c.stderr, "listen: %v\n", err)
 		return exitUsage
@@ -65,11 +46,53 @@ func (c *cli) listen(ctx context.Context, args []string) int {
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
-		fmt.Fprintf(c.stderr, "listen: %v\n", err)
+		fmt.Fprintln(c.stderr, listenFailure("listen", *addr, err))
 		return exitFailed
+	}
+	if len(opts) == 0 {
+		fmt.Fprintln(c.stderr, "warning: verifying nothing: anyone who can reach this address can post callbacks; set TRAVELRULE_WEBHOOK_SECRET or --capability-key")
 	}
 	fmt.Fprintf(c.stderr, "listening for callbacks on http://%s%s\n", ln.Addr(), *path)
 	return serveUntilDone(ctx, &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, ln, c)
+}
+
+// verification returns the handler's options that verify callbacks, from
+// the flags or else the environment; none when neither is set.
+func (c *cli) verification(secret, capKey string) ([]callback.Option, error) {
+	if secret == "" {
+		secret = c.getenv("TRAVELRULE_WEBHOOK_SECRET")
+	}
+	if capKey == "" {
+		capKey = c.getenv("TRAVELRULE_CALLBACK_KEY")
+	}
+	var opts []callback.Option
+	if secret != "" {
+		v, err := callback.NewWebhookVerifier(secret) // "whsec_<base64>" or raw
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, callback.WithVerifier(v))
+	}
+	if capKey != "" {
+		opts = append(opts, callback.WithCapabilityKey([]byte(capKey)))
+	}
+	return opts, nil
+}
+
+// callbackHandler is the handler that prints each callback as a JSON line
+// on stdout, and logs on stderr each refusal with its reason (the
+// handler's own log lines, which never carry bodies, secrets, signatures
+// or personal data) and each failure.
+func (c *cli) callbackHandler(showPII bool, opts []callback.Option) *callback.Handler {
+	logger := slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	var mu sync.Mutex
+	enc := json.NewEncoder(c.stdout)
+	enc.SetEscapeHTML(false)
+	return callback.NewHandler(func(_ context.Context, cb *travelrule.Callback) error {
+		mu.Lock()
+		defer mu.Unlock()
+		return enc.Encode(callbackLine(cb, showPII))
+	}, append(opts, callback.WithLogger(logger))...)
 }
 
 // serveUntilDone serves until ctx ends (SIGINT or SIGTERM), then shuts the

@@ -7,16 +7,23 @@
 //
 //	travelrule initiate -f transfer.json     validate and send a transfer, print the result as JSON
 //	travelrule resolve --transfer ID --approved VALUE [--callback URL]
-//	travelrule validate transfer.json...     the SDK's client-side checks; exit 1 if any file fails
-//	travelrule listen --addr 127.0.0.1:8080  print each status callback as a JSON line
+//	travelrule validate transfer.json...     every fault by JSON path; exit 1 if any file fails
+//	travelrule listen --addr 127.0.0.1:8081  print each status callback as a JSON line
 //	travelrule sandbox --addr 127.0.0.1:8080 run the sandbox service
 //	travelrule version
+//
+// The addresses shown are the defaults: a sandbox and a listener run side
+// by side. "travelrule help", -h and --help (also after a command) print
+// help on standard output.
 //
 // Settings come from flags or the environment: TRAVELRULE_BASE_URL, and
 // either TRAVELRULE_TOKEN (a bearer JWT) or TRAVELRULE_TOKEN_URL,
 // TRAVELRULE_CLIENT_ID, TRAVELRULE_CLIENT_SECRET and TRAVELRULE_SCOPES
-// (client credentials). Exit status: 0 success, 1 the operation failed,
-// 2 usage error.
+// (client credentials). listen verifies callbacks with
+// TRAVELRULE_WEBHOOK_SECRET (Standard Webhooks signatures) or
+// TRAVELRULE_CALLBACK_KEY (capability callback URLs), and warns when it
+// has neither; sandbox signs its callbacks with TRAVELRULE_WEBHOOK_SECRET.
+// Exit status: 0 success, 1 the operation failed, 2 usage error.
 package main
 
 import (
@@ -81,11 +88,16 @@ func commands() []command {
 }
 
 func (c *cli) run(ctx context.Context, args []string) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		c.usage(c.stderr)
-		if len(args) == 0 {
-			return exitUsage
+		return exitUsage
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		if len(args) > 1 && args[0] == "help" {
+			return c.run(ctx, []string{args[1], "--help"}) // "help initiate"
 		}
+		c.usage(c.stdout)
 		return exitOK
 	}
 	for _, cmd := range commands() {
@@ -104,45 +116,61 @@ func (c *cli) usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-9s %s\n", cmd.name, cmd.summary)
 	}
 	fmt.Fprintf(w, "\nRun '%s <command> --help' for a command's flags.\n", programName)
-	fmt.Fprint(w, `
+	fmt.Fprintf(w, `
 Environment:
   TRAVELRULE_BASE_URL       the service's base URL
   TRAVELRULE_TOKEN          a bearer JWT, or client credentials:
   TRAVELRULE_TOKEN_URL, TRAVELRULE_CLIENT_ID, TRAVELRULE_CLIENT_SECRET, TRAVELRULE_SCOPES
+  TRAVELRULE_WEBHOOK_SECRET the Standard Webhooks secret (listen verifies, sandbox signs)
+  TRAVELRULE_CALLBACK_KEY   listen: accept only capability callback URLs made with this key
+
+The sandbox listens on %s by default and listen on %s, so that both run
+side by side.
 
 Exit status: 0 success, 1 the operation failed, 2 usage error.
-`)
+`, defaultSandboxAddr, defaultListenAddr)
 }
 
-// newFlagSet makes a command's flag set that reports errors on stderr and
-// whose --help prints the command's usage.
+// newFlagSet makes a command's flag set whose usage names the command. The
+// flag package prints nothing itself: parse and usageError decide where
+// help and errors go.
 func (c *cli) newFlagSet(name, synopsis string) *flag.FlagSet {
 	fs := flag.NewFlagSet(programName+" "+name, flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
+	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
-		fmt.Fprintf(c.stderr, "Usage: %s %s %s\n\nFlags:\n", programName, name, synopsis)
+		fmt.Fprintf(fs.Output(), "Usage: %s %s %s\n\nFlags:\n", programName, name, synopsis)
 		fs.PrintDefaults()
 	}
 	return fs
 }
 
+// printUsage prints the command's usage on w.
+func printUsage(fs *flag.FlagSet, w io.Writer) {
+	fs.SetOutput(w)
+	fs.Usage()
+	fs.SetOutput(io.Discard)
+}
+
 // parse parses args; it returns an exit status and false when the command
-// must stop (help asked for, or a usage error).
-func parse(fs *flag.FlagSet, args []string) (int, bool) {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK, false
-		}
-		return exitUsage, false
+// must stop: help asked for (-h, --help: the usage on stdout, exit 0) or a
+// usage error (on stderr, exit 2).
+func (c *cli) parse(fs *flag.FlagSet, args []string) (int, bool) {
+	err := fs.Parse(args)
+	switch {
+	case err == nil:
+		return 0, true
+	case errors.Is(err, flag.ErrHelp):
+		printUsage(fs, c.stdout)
+		return exitOK, false
 	}
-	return 0, true
+	return c.usageError(fs, "%v", err), false
 }
 
 // parseFlags parses args for a command that takes flags and no arguments:
 // it answers as parse does, and stops with a usage error at any argument
 // left over.
 func (c *cli) parseFlags(fs *flag.FlagSet, args []string) (int, bool) {
-	if code, ok := parse(fs, args); !ok {
+	if code, ok := c.parse(fs, args); !ok {
 		return code, false
 	}
 	if fs.NArg() > 0 {
@@ -151,15 +179,16 @@ func (c *cli) parseFlags(fs *flag.FlagSet, args []string) (int, bool) {
 	return 0, true
 }
 
+// usageError prints a usage error and the command's usage on stderr.
 func (c *cli) usageError(fs *flag.FlagSet, format string, a ...any) int {
 	fmt.Fprintf(c.stderr, "%s: %s\n", fs.Name(), fmt.Sprintf(format, a...))
-	fs.Usage()
+	printUsage(fs, c.stderr)
 	return exitUsage
 }
 
 func (c *cli) version(_ context.Context, args []string) int {
 	fs := c.newFlagSet("version", "")
-	if code, ok := parse(fs, args); !ok {
+	if code, ok := c.parseFlags(fs, args); !ok {
 		return code
 	}
 	fmt.Fprintf(c.stdout, "travelrule-go %s\n", travelrule.Version)

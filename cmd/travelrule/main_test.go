@@ -82,8 +82,14 @@ func (s *syncBuffer) String() string {
 // runCLI runs the command in-process with the given environment.
 func runCLI(t *testing.T, ctx context.Context, stdin string, envs map[string]string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	return runCLIWith(t, ctx, strings.NewReader(stdin), envs, args...)
+}
+
+// runCLIWith is runCLI with any standard input, such as a file.
+func runCLIWith(t *testing.T, ctx context.Context, stdin io.Reader, envs map[string]string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	var out, errOut syncBuffer
-	c := &cli{stdin: strings.NewReader(stdin), stdout: &out, stderr: &errOut, getenv: func(k string) string { return envs[k] }}
+	c := &cli{stdin: stdin, stdout: &out, stderr: &errOut, getenv: func(k string) string { return envs[k] }}
 	code = c.run(ctx, args)
 	return code, out.String(), errOut.String()
 }
@@ -107,26 +113,78 @@ func TestUsageAndExitCodes(t *testing.T) {
 		code int
 		want string
 	}{
-		{nil, exitUsage, "Commands:"},
-		{[]string{"--help"}, exitOK, "Commands:"},
-		{[]string{"nope"}, exitUsage, `unknown command "nope"`},
 		{[]string{"version"}, exitOK, "travelrule-go 0."},
-		{[]string{"initiate", "--help"}, exitOK, "Usage: travelrule initiate"},
-		{[]string{"resolve", "--help"}, exitOK, "--approved"},
+		{[]string{"listen", "--help"}, exitOK, "(default \"" + defaultListenAddr + "\")"},
+		{[]string{"sandbox", "--help"}, exitOK, "(default \"" + defaultSandboxAddr + "\")"},
 		{[]string{"validate", "--help"}, exitOK, "--strict"},
-		{[]string{"listen", "--help"}, exitOK, "--show-pii"},
-		{[]string{"sandbox", "--help"}, exitOK, "--addr"},
-		{[]string{"resolve", "--transfer", "t-1"}, exitUsage, "--approved is required"},
-		{[]string{"resolve", "--approved", "true"}, exitUsage, "--transfer is required"},
-		{[]string{"initiate", "--bogus"}, exitUsage, "flag provided but not defined"},
-		{[]string{"validate"}, exitUsage, "name at least one file"},
-		{[]string{"resolve", "--transfer", "t-1", "--approved", "true"}, exitUsage, "no base URL"},
+		{[]string{"resolve", "--help"}, exitOK, "--approved"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			code, out, errOut := runCLI(t, context.Background(), "", nil, tt.args...)
 			assert.Equal(t, tt.code, code)
-			assert.Contains(t, out+errOut, tt.want)
+			assert.Contains(t, out, tt.want)
+			assert.Empty(t, errOut)
+		})
+	}
+	assert.NotEqual(t, defaultSandboxAddr, defaultListenAddr, "a sandbox and a listener run side by side")
+}
+
+// TestHelpOnStdout: help asked for goes to stdout with exit 0, for the
+// program and every command.
+func TestHelpOnStdout(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-h"}, "Commands:"},
+		{[]string{"--help"}, "Commands:"},
+		{[]string{"help"}, "Commands:"},
+		{[]string{"help", "initiate"}, "Usage: travelrule initiate"},
+	}
+	for _, cmd := range commands() {
+		for _, h := range []string{"-h", "--help"} {
+			tests = append(tests, struct {
+				args []string
+				want string
+			}{[]string{cmd.name, h}, "Usage: travelrule " + cmd.name})
+		}
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			code, out, errOut := runCLI(t, context.Background(), "", nil, tt.args...)
+			assert.Equal(t, exitOK, code)
+			assert.Contains(t, out, tt.want)
+			assert.Empty(t, errOut)
+		})
+	}
+}
+
+// TestUsageErrorsOnStderr: usage errors go to stderr with exit 2, with the
+// command's usage.
+func TestUsageErrorsOnStderr(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{nil, "Commands:"},
+		{[]string{"nope"}, `unknown command "nope"`},
+		{[]string{"help", "nope"}, `unknown command "nope"`},
+		{[]string{"resolve", "--transfer", "t-1"}, "--approved is required"},
+		{[]string{"resolve", "--approved", "true"}, "--transfer is required"},
+		{[]string{"initiate", "--bogus"}, "travelrule initiate: flag provided but not defined: -bogus"},
+		{[]string{"sandbox", "--addr"}, "flag needs an argument: -addr"},
+		{[]string{"version", "extra"}, "unexpected arguments"},
+		{[]string{"validate"}, "name at least one file"},
+		{[]string{"resolve", "--transfer", "t-1", "--approved", "true"}, "no base URL"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			code, out, errOut := runCLI(t, context.Background(), "", nil, tt.args...)
+			assert.Equal(t, exitUsage, code)
+			assert.Contains(t, errOut, tt.want)
+			assert.Contains(t, errOut, "Usage: travelrule")
+			assert.Empty(t, out)
 		})
 	}
 }

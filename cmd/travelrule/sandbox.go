@@ -13,7 +13,7 @@ import (
 // processes and languages, and prints its base URL and a token.
 func (c *cli) sandbox(ctx context.Context, args []string) int {
 	fs := c.newFlagSet("sandbox", "[--addr HOST:PORT] [--prefix /api/v3] [--token-lifetime 24h]")
-	addr := fs.String("addr", "127.0.0.1:8080", "the address to listen on")
+	addr := fs.String("addr", defaultSandboxAddr, "the address to listen on")
 	prefix := fs.String("prefix", "", `a path prefix for the operations, such as "/api/v3"`)
 	lifetime := fs.Duration("token-lifetime", 24*time.Hour, "the lifetime of the tokens the sandbox issues")
 	secret := fs.String("callback-secret", "", "sign callbacks with this Standard Webhooks secret (default: env TRAVELRULE_WEBHOOK_SECRET)")
@@ -40,7 +40,7 @@ func (c *cli) sandbox(ctx context.Context, args []string) int {
 	}
 	srv, err := startSandbox(opts)
 	if err != nil {
-		fmt.Fprintf(c.stderr, "sandbox: %v\n", err)
+		fmt.Fprintln(c.stderr, listenFailure("sandbox", *addr, err))
 		return exitFailed
 	}
 	defer srv.Close()
@@ -58,10 +58,15 @@ func (c *cli) sandbox(ctx context.Context, args []string) int {
 }
 
 // startSandbox starts the server, turning NewServer's panic on a bad option
-// or a busy address into an error.
+// or a busy address into an error; a panic value that is an error stays
+// one, for errors.Is.
 func startSandbox(opts []travelruletest.Option) (srv *travelruletest.Server, err error) {
 	defer func() {
-		if v := recover(); v != nil {
+		switch v := recover().(type) {
+		case nil:
+		case error:
+			err = v
+		default:
 			err = fmt.Errorf("%v", v)
 		}
 	}()

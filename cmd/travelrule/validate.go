@@ -13,7 +13,7 @@ import (
 func (c *cli) validate(_ context.Context, args []string) int {
 	fs := c.newFlagSet("validate", "[--strict] transfer.json...")
 	strict := fs.Bool("strict", false, "apply IVMS101 checks on top of the description's")
-	if code, ok := parse(fs, args); !ok {
+	if code, ok := c.parse(fs, args); !ok {
 		return code
 	}
 	if fs.NArg() == 0 {

@@ -12,10 +12,10 @@
 // (TRAVELRULE_TOKEN_URL, TRAVELRULE_CLIENT_ID, TRAVELRULE_CLIENT_SECRET,
 // TRAVELRULE_SCOPES). The service must reach the callback listener: set
 // TRAVELRULE_CALLBACK_URL to the public URL that forwards to
-// TRAVELRULE_LISTEN_ADDR (default 127.0.0.1:8080), path
-// /travelrule/callback. Inbound inquiries come from counterparties, so
-// against a real service the quickstart waits for one only if
-// TRAVELRULE_WAIT_INQUIRY=1.
+// TRAVELRULE_LISTEN_ADDR (default 127.0.0.1:8081, so that it runs beside
+// "travelrule sandbox" on 127.0.0.1:8080), path /travelrule/callback.
+// Inbound inquiries come from counterparties, so against a real service the
+// quickstart waits for one only if TRAVELRULE_WAIT_INQUIRY=1.
 //
 // Personal data is never printed: parties are shown through their redacted
 // fmt form.
@@ -43,7 +43,12 @@ import (
 	"github.com/vaspkit/travelrule/travelruletest"
 )
 
-const callbackPath = "/travelrule/callback"
+const (
+	callbackPath = "/travelrule/callback"
+	// defaultListenAddr is where the callback listener listens against a
+	// real service: not 127.0.0.1:8080, where "travelrule sandbox" does.
+	defaultListenAddr = "127.0.0.1:8081"
+)
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -161,7 +166,7 @@ func (s *session) listen(getenv func(string) string) (*http.Server, error) {
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	listenAddr := "127.0.0.1:0"
 	if s.sandbox == nil {
-		listenAddr = envOr(getenv, "TRAVELRULE_LISTEN_ADDR", "127.0.0.1:8080")
+		listenAddr = envOr(getenv, "TRAVELRULE_LISTEN_ADDR", defaultListenAddr)
 	}
 	ln, err := net.Listen("tcp", listenAddr)
 	if err != nil {
@@ -205,8 +210,17 @@ func (s *session) initiate(ctx context.Context) (string, error) {
 	case err != nil:
 		return "", err
 	}
-	fmt.Fprintf(s.out, "← status %q, transferId %q, %d attempt(s)\n\n", res.Status, res.TransferID, res.Attempts)
+	fmt.Fprintf(s.out, "← status %q%s, transferId %q, %d attempt(s)\n\n", res.Status, sic(res.Status), res.TransferID, res.Attempts)
 	return ref, nil
+}
+
+// sic marks the interface description's misspelt success status, so that a
+// reader does not take it for a typo of the quickstart's.
+func sic(status string) string {
+	if status == "succes" {
+		return " (sic: the documented spelling)"
+	}
+	return ""
 }
 
 // awaitStatusCallbacks prints the status callbacks of the transfer ref

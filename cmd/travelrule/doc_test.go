@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var envVarRE = regexp.MustCompile(`"(TRAVELRULE_[A-Z_]+)"`)
+
+// readEnvVars returns the environment variables the command's sources read
+// (their string literals), test files aside.
+func readEnvVars(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob("*.go")
+	require.NoError(t, err)
+	seen := map[string]bool{}
+	var vars []string
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for _, m := range envVarRE.FindAllStringSubmatch(string(src), -1) {
+			if !seen[m[1]] {
+				seen[m[1]] = true
+				vars = append(vars, m[1])
+			}
+		}
+	}
+	require.NotEmpty(t, vars)
+	return vars
+}
+
+// TestDocsAreAccurate: the package documentation, the top-level usage and
+// the README name every environment variable the command reads, every
+// command, and the default addresses of listen and sandbox.
+func TestDocsAreAccurate(t *testing.T) {
+	f, err := parser.ParseFile(token.NewFileSet(), "main.go", nil, parser.ParseComments|parser.PackageClauseOnly)
+	require.NoError(t, err)
+	pkgDoc := f.Doc.Text()
+	_, usage, _ := runCLI(t, context.Background(), "", nil, "--help")
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	require.NoError(t, err)
+	docs := map[string]string{"package doc": pkgDoc, "usage": usage, "README": string(readme)}
+
+	for name, doc := range docs {
+		for _, v := range readEnvVars(t) {
+			assert.True(t, strings.Contains(doc, v), "%s names %s", name, v)
+		}
+	}
+	delete(docs, "usage") // it lists the commands from commands()
+	for name, doc := range docs {
+		for _, cmd := range commands() {
+			assert.True(t, strings.Contains(doc, "travelrule "+cmd.name), "%s shows %q", name, "travelrule "+cmd.name)
+		}
+		for _, want := range []string{"travelrule listen --addr " + defaultListenAddr + " ", "travelrule sandbox --addr " + defaultSandboxAddr + " "} {
+			assert.True(t, strings.Contains(doc, want), "%s shows %q", name, want)
+		}
+	}
+}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"encoding/base64"
+	"net/http"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/vaspkit/travelrule/callback"
+)
+
+const warnNothingVerified = "warning: verifying nothing: anyone who can reach this address can post callbacks; set TRAVELRULE_WEBHOOK_SECRET or --capability-key"
+
+// TestListenLogsRefusals: each refused delivery is logged on stderr with
+// the handler's reason, and never with the body, the secret or the
+// signature.
+func TestListenLogsRefusals(t *testing.T) {
+	const secret = "test-secret-0123456789"
+	env := map[string]string{"TRAVELRULE_WEBHOOK_SECRET": "whsec_" + base64.StdEncoding.EncodeToString([]byte(secret))}
+	body := `{"approved":{"address":"0xPLANTEDWALLET","callback":"https://b.example/cb"},"firstName":"Zebulon"}`
+	now := time.Now()
+	wrongSig := callback.Sign([]byte("some-other-secret-0123"), "msg_1", now, []byte(body))
+	capKey := map[string]string{"TRAVELRULE_CALLBACK_KEY": "capability-key-0123456789"}
+	tests := []struct {
+		name   string
+		env    map[string]string
+		header map[string]string
+		reason string
+	}{
+		{"unsigned", env, nil, "callback: request carries no webhook signature"},
+		{"wrong secret", env, map[string]string{
+			callback.HeaderID: "msg_1", callback.HeaderTimestamp: strconv.FormatInt(now.Unix(), 10), callback.HeaderSignature: wrongSig,
+		}, "callback: webhook signature does not verify"},
+		{"stale", env, map[string]string{
+			callback.HeaderID: "msg_1", callback.HeaderTimestamp: "1000000000", callback.HeaderSignature: wrongSig,
+		}, "callback: webhook timestamp is invalid or outside the tolerance"},
+		{"no capability", capKey, nil, "travelrule: callback URL carries no capability tag"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			url, out, errOut := startListen(t, tt.env)
+			h := http.Header{}
+			for k, v := range tt.header {
+				h.Set(k, v)
+			}
+			assert.Equal(t, http.StatusUnauthorized, post(t, url, body, h))
+			line := errOut.waitFor(t, regexp.MustCompile(`(?m)^.*refused.*$`))[0]
+			assert.Regexp(t, `level=WARN msg="callback: refused request .*path=/cb`, line)
+			assert.Contains(t, line, `error="`+tt.reason+`"`)
+			for _, never := range []string{"0xPLANTEDWALLET", "Zebulon", "b.example", secret, env["TRAVELRULE_WEBHOOK_SECRET"], wrongSig, capKey["TRAVELRULE_CALLBACK_KEY"]} {
+				assert.NotContains(t, errOut.String(), never)
+				assert.NotContains(t, out.String(), never)
+			}
+		})
+	}
+}
+
+// TestListenWarnsWhenVerifyingNothing: without a secret or a capability
+// key, listen warns that anyone can post callbacks.
+func TestListenWarnsWhenVerifyingNothing(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		warn bool
+	}{
+		{"nothing", nil, nil, true},
+		{"secret from the environment", map[string]string{"TRAVELRULE_WEBHOOK_SECRET": "test-secret-0123456789"}, nil, false},
+		{"secret flag", nil, []string{"--secret", "test-secret-0123456789"}, false},
+		{"capability key from the environment", map[string]string{"TRAVELRULE_CALLBACK_KEY": "capability-key-0123456789"}, nil, false},
+		{"capability key flag", nil, []string{"--capability-key", "capability-key-0123456789"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, errOut := startListen(t, tt.env, tt.args...)
+			if tt.warn {
+				errOut.waitFor(t, regexp.MustCompile(regexp.QuoteMeta(warnNothingVerified)))
+			} else {
+				assert.NotContains(t, errOut.String(), "verifying nothing")
+			}
+		})
+	}
+}
