@@ -29,6 +29,17 @@
 // and refuse forged ones. The sub-package travelruletest runs the whole
 // service in-process for tests and examples.
 //
+// # Travel addresses
+//
+// A beneficiary names its account at its VASP with a travel address of the
+// Travel Rule Protocol (TRP): "ta" and the base58check form of a URI
+// without scheme whose query has t=i, such as
+// "ta2W2HPKfHxgSgrzY178knqXHg1H3jfeQrwQ9JrKBs9wv" for
+// "beneficiary.com/x/12345?t=i". [DecodeTravelAddress] reads one (the
+// checksum catches a mistyped address), [EncodeTravelAddress] makes one,
+// and [TransferRequest.ValidateStrict] refuses a travelAddress that starts
+// with "ta" and does not decode, before anything is sent.
+//
 // # Errors and retries
 //
 // Errors are typed: [*ValidationError] (nothing was sent), [*APIError] (the

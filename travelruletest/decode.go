@@ -215,6 +215,27 @@ func decodeTransfer(body []byte) (travelrule.TransferRequest, []travelrule.Field
 	return req, t.merge(req.Validate()), nil
 }
 
+// CheckTransfer reports what a sandbox with default options would refuse
+// in body, a transfer initiation in its wire form, without a server: nil
+// if it would accept it; a [*travelrule.ValidationError] naming every fault
+// it would answer 400 with, by JSON path and with the same reasons (a known
+// field whose value is not a JSON string, a party that is not an object,
+// every fault of [travelrule.TransferRequest.Validate], a travelAddress
+// present but empty or starting with "ta" and not decoding); or an error
+// that says why body is not a JSON object. Unknown fields are ignored, as
+// the sandbox ignores them. It is what `travelrule validate` runs.
+func CheckTransfer(body []byte) error {
+	req, faults, err := decodeTransfer(body)
+	if err != nil {
+		return err
+	}
+	faults = directory(nil).travelAddressFaults(req.TravelAddress, faults)
+	if len(faults) > 0 {
+		return &travelrule.ValidationError{Fields: faults}
+	}
+	return nil
+}
+
 // decodeResolution decodes and checks an inquiry-resolution body and its
 // transfer id.
 func decodeResolution(q string, body []byte) (travelrule.InquiryResolution, []travelrule.FieldError, error) {

@@ -56,12 +56,19 @@
 //     object; and every fault that travelrule.TransferRequest.Validate finds
 //     (required fields, the bounds of part 8 counted in code points, callback
 //     an absolute http(s) URL, country two letters), with the same paths and
-//     reasons; plus a travelAddress that is present but empty. Unknown fields
-//     are ignored and null counts as absent. All faults are reported at once.
-//   - 404 on initiation: a travelAddress that starts with "ta" (the prefix of
-//     Travel Rule Protocol travel addresses) and is not registered
-//     ([KnownTravelAddress], [WithTravelAddresses]) resolves to no VASP.
-//     Other travel addresses, and none, are accepted.
+//     reasons; plus a travelAddress that is present but empty, or that starts
+//     with "ta" (the prefix of Travel Rule Protocol travel addresses) and
+//     does not decode (travelrule.DecodeTravelAddress: alphabet, checksum,
+//     t=i). Unknown fields are ignored and null counts as absent. All faults
+//     are reported at once; [CheckTransfer] reports them without a server.
+//   - Travel addresses resolve as a directory would, with test values in
+//     place of real VASPs: every travel address that decodes resolves to
+//     the sandbox's beneficiary VASP, TRP's example [KnownTravelAddress]
+//     among them; one whose host is under the reserved top-level domain
+//     .invalid (RFC 2606), such as [UnknownTravelAddress], resolves to no
+//     VASP: 404 on initiation. [WithTravelAddresses] and
+//     [WithUnknownTravelAddresses] register more of either kind. A
+//     travelAddress that does not start with "ta", and none, is accepted.
 //   - Lifecycle: an initiated transfer is received, then approved and
 //     completed, or rejected, as [WithApproval] decides (default: approve).
 //     Each state is announced by a status callback to the request's callback

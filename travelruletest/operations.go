@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/vaspkit/travelrule"
@@ -103,11 +102,14 @@ func badRequest(err error, fields []travelrule.FieldError) *answer {
 // initiate is the transfer initiation.
 func (s *Server) initiate(body []byte, key string) *answer {
 	req, faults, err := decodeTransfer(body)
+	if err == nil {
+		faults = s.cfg.travelAddresses.travelAddressFaults(req.TravelAddress, faults)
+	}
 	if err != nil || len(faults) > 0 {
 		return badRequest(err, faults)
 	}
-	if ta := req.TravelAddress; strings.HasPrefix(ta, "ta") && !s.cfg.travelAddresses[ta] {
-		return errorAnswer(http.StatusNotFound, "not_found", "travel address resolves to no VASP", nil)
+	if a := s.cfg.travelAddresses.resolveAnswer(req.TravelAddress); a != nil {
+		return a
 	}
 	approved := true
 	if s.cfg.approve != nil {

@@ -183,38 +183,6 @@ func TestInitiateSuccessBody(t *testing.T) {
 	}
 }
 
-func TestTravelAddress(t *testing.T) {
-	srv := newServer(t, travelruletest.WithTravelAddresses("taRegisteredElsewhere"))
-	c := newClient(t, srv)
-	tests := []struct {
-		address string
-		found   bool
-	}{
-		{"", true},
-		{travelruletest.KnownTravelAddress, true},
-		{"taRegisteredElsewhere", true},
-		{"taNobodyKnowsThisOne", false},
-		{"acct:ada@vasp.example", true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.address, func(t *testing.T) {
-			req := validRequest("http://127.0.0.1:1/cb")
-			req.TravelAddress = tc.address
-			_, err := c.InitiateTransfer(context.Background(), req)
-			if tc.found {
-				require.NoError(t, err)
-				return
-			}
-			require.ErrorIs(t, err, travelrule.ErrNotFound)
-			var ae *travelrule.APIError
-			require.ErrorAs(t, err, &ae)
-			assert.Equal(t, "not_found", ae.Code)
-			assert.NotContains(t, string(ae.Body), tc.address)
-		})
-	}
-	assert.Len(t, srv.Transfers(), 4)
-}
-
 func TestPathPrefix(t *testing.T) {
 	srv := newServer(t, travelruletest.WithPathPrefix("api/v3/"))
 	require.True(t, strings.HasSuffix(srv.URL, "/api/v3"), srv.URL)

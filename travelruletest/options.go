@@ -30,10 +30,6 @@ const (
 	defaultIdempotencyWindow  = 24 * time.Hour         // WithIdempotencyWindow
 )
 
-// KnownTravelAddress is a travel address that the sandbox resolves to a
-// VASP without being told (see [WithTravelAddresses]).
-const KnownTravelAddress = "taSandboxBeneficiaryVASP"
-
 // Option configures a [Server] made by [NewServer]. An invalid option value
 // makes NewServer panic, as httptest.NewServer does when it cannot listen.
 type Option func(*config)
@@ -46,7 +42,7 @@ type config struct {
 	tokenLifetime      time.Duration
 	transferIDInAnswer bool
 	approve            func(travelrule.TransferRequest) bool
-	travelAddresses    map[string]bool
+	travelAddresses    directory
 	cbSecret           []byte
 	cbAttempts         int
 	cbBackoffMin       time.Duration
@@ -84,7 +80,7 @@ func defaultConfig() config {
 		clientSecret:       DefaultClientSecret,
 		tokenLifetime:      defaultTokenLifetime,
 		transferIDInAnswer: true,
-		travelAddresses:    map[string]bool{KnownTravelAddress: true},
+		travelAddresses:    directory{},
 		cbAttempts:         defaultCallbackAttempts,
 		cbBackoffMin:       defaultCallbackBackoffMin,
 		cbBackoffMax:       defaultCallbackBackoffMax,
@@ -171,15 +167,32 @@ func WithApproval(fn func(req travelrule.TransferRequest) bool) Option {
 	}
 }
 
-// WithTravelAddresses registers travel addresses that resolve to a VASP, in
-// addition to [KnownTravelAddress]. An initiation whose travelAddress starts
-// with "ta" (the prefix of Travel Rule Protocol travel addresses) and is not
-// registered is answered 404; any other travelAddress, and none, is
-// accepted.
+// WithTravelAddresses registers values of travelAddress that resolve to the
+// sandbox's beneficiary VASP whatever their form, such as the opaque
+// identifiers of a directory the tests stand in for. Without registering,
+// an initiation's travelAddress resolves as a directory would: every
+// travel address that decodes (see travelrule.DecodeTravelAddress) resolves,
+// [KnownTravelAddress] among them; one whose host is under .invalid, such
+// as [UnknownTravelAddress], resolves to no VASP (404); a value that starts
+// with "ta" and does not decode is a 400 fault of the field travelAddress;
+// any other value, and none, is accepted.
 func WithTravelAddresses(addrs ...string) Option {
 	return func(c *config) {
 		for _, a := range addrs {
 			c.travelAddresses[a] = true
+		}
+	}
+}
+
+// WithUnknownTravelAddresses registers values of travelAddress that resolve
+// to no VASP, so that an initiation that carries one is answered 404, as
+// one whose travel address's host is under .invalid is (see
+// [WithTravelAddresses]). The later of the two options wins for a value
+// both register.
+func WithUnknownTravelAddresses(addrs ...string) Option {
+	return func(c *config) {
+		for _, a := range addrs {
+			c.travelAddresses[a] = false
 		}
 	}
 }

@@ -59,7 +59,7 @@ func TestInitiateCommandFailures(t *testing.T) {
 		wants []string
 	}{
 		{"invalid request never sent", strings.Replace(validTransfer, `"BTC"`, `""`, 1), env, exitFailed, []string{"asset: required"}},
-		{"unknown travel address is 404", strings.Replace(validTransfer, `"asset"`, `"travelAddress": "taNobodyKnowsThis", "asset"`, 1), env, exitFailed, []string{"404 Not Found"}},
+		{"unknown travel address is 404", strings.Replace(validTransfer, `"asset"`, `"travelAddress": "`+travelruletest.UnknownTravelAddress+`", "asset"`, 1), env, exitFailed, []string{"404 Not Found"}},
 		{"bad token is 401", validTransfer, map[string]string{"TRAVELRULE_BASE_URL": srv.URL, "TRAVELRULE_TOKEN": srv.ExpiredToken()}, exitFailed, []string{"401 Unauthorized"}},
 		{"no credentials is a usage error", validTransfer, map[string]string{"TRAVELRULE_BASE_URL": srv.URL}, exitUsage, []string{"no credentials"}},
 		{"not JSON", "{", env, exitFailed, []string{"not a transfer request"}},

@@ -1,0 +1,99 @@
+package travelruletest_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vaspkit/travelrule"
+	"github.com/vaspkit/travelrule/travelruletest"
+)
+
+// CheckTransfer says what the sandbox answers, fault for fault.
+func TestCheckTransferAgreesWithTheServer(t *testing.T) {
+	srv := newServer(t)
+	tok := token(t, srv)
+	valid := func() map[string]any { return wire(t, validRequest("http://127.0.0.1:1/cb")) }
+	with := func(change func(m map[string]any)) []byte {
+		m := valid()
+		change(m)
+		b, err := json.Marshal(m)
+		require.NoError(t, err)
+		return b
+	}
+	party := func(m map[string]any, which string) map[string]any { return m[which].(map[string]any) }
+	for _, tt := range []struct {
+		name string
+		body []byte
+		err  string // for a body that is not a JSON object
+	}{
+		{"valid", with(func(map[string]any) {}), ""},
+		{"unknown fields are ignored", with(func(m map[string]any) { m["memo"] = 1 }), ""},
+		{"not JSON", []byte(`{"asset":`), "not valid JSON"},
+		{"an array", []byte(`[1]`), "JSON object"},
+		{"null", []byte(`null`), "JSON object"},
+		{"seven faults", with(func(m map[string]any) {
+			m["amount"] = 0.25
+			m["asset"] = true
+			m["travelAddress"] = "taSandboxBeneficiaryVASP"
+			m["beneficiary"] = []any{"Alan"}
+			party(m, "originator")["buildingNumber"] = 221
+			party(m, "originator")["country"] = "GBR"
+			delete(m, "callback")
+		}), ""},
+		{"an empty travelAddress", with(func(m map[string]any) { m["travelAddress"] = "" }), ""},
+		{"a bad travel address alone", with(func(m map[string]any) { m["travelAddress"] = "ta0OIl" }), ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := travelruletest.CheckTransfer(tt.body)
+			a := post(t, srv.URL+"/transfers/initiate", tok, tt.body)
+			switch {
+			case a.Status == http.StatusOK:
+				assert.NoError(t, err)
+			case tt.err != "":
+				require.Equal(t, http.StatusBadRequest, a.Status)
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.err)
+				_, msg, _ := a.errorBody(t)
+				assert.Equal(t, msg, err.Error())
+			default:
+				require.Equal(t, http.StatusBadRequest, a.Status, "body %s", a.Body)
+				_, _, fields := a.errorBody(t)
+				var ve *travelrule.ValidationError
+				require.ErrorAs(t, err, &ve)
+				assert.Equal(t, fields, ve.Fields)
+			}
+		})
+	}
+}
+
+func TestCheckTransferReportsEveryFault(t *testing.T) {
+	m := wire(t, validRequest("http://127.0.0.1:1/cb"))
+	m["amount"] = 0.25
+	m["asset"] = true
+	m["travelAddress"] = "taSandboxBeneficiaryVASP"
+	m["beneficiary"] = []any{"Alan"}
+	m["originator"].(map[string]any)["buildingNumber"] = 221
+	m["originator"].(map[string]any)["country"] = "GBR"
+	delete(m, "callback")
+	b, err := json.Marshal(m)
+	require.NoError(t, err)
+	var ve *travelrule.ValidationError
+	require.ErrorAs(t, travelruletest.CheckTransfer(b), &ve)
+	var got []string
+	for _, f := range ve.Fields {
+		got = append(got, f.Field+": "+f.Reason)
+	}
+	assert.ElementsMatch(t, []string{
+		"amount: must be a string",
+		"asset: must be a string",
+		"beneficiary: must be an object",
+		"originator.buildingNumber: must be a string",
+		"originator.country: must be exactly 2 letters",
+		"callback: required",
+		"travelAddress: not a travel address: checksum does not match (mistyped?)",
+	}, got)
+}

@@ -1,0 +1,91 @@
+package travelruletest
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/vaspkit/travelrule"
+)
+
+// The sandbox's directory of travel addresses: how the travelAddress of an
+// initiation resolves, decided in one place (lookup) as a real service's
+// directory would, with documented test values in place of real VASPs.
+
+// KnownTravelAddress is the Travel Rule Protocol specification's own
+// example travel address, which encodes "beneficiary.com/x/12345?t=i". Like
+// every travel address that decodes and whose host is not under .invalid,
+// it resolves to the sandbox's beneficiary VASP.
+const KnownTravelAddress = "ta2W2HPKfHxgSgrzY178knqXHg1H3jfeQrwQ9JrKBs9wv"
+
+// UnknownTravelAddress is a well-formed travel address that resolves to no
+// VASP, for tests of that answer (404): it encodes
+// "no-such-vasp.invalid/x/1?t=i", and every travel address whose host is
+// under the reserved top-level domain .invalid (RFC 2606) is answered so.
+const UnknownTravelAddress = "ta8S6B25wVTEQ74mZS9MqdVgv9CkHE62ht5CmHNFZdFNKX"
+
+// verdict is how a travelAddress resolves.
+type verdict int
+
+const (
+	resolves    verdict = iota // to the sandbox's beneficiary VASP
+	noVASP                     // 404
+	undecodable                // 400, field travelAddress
+)
+
+// directory holds the travel addresses registered by WithTravelAddresses
+// (true: resolves) and WithUnknownTravelAddresses (false: no VASP). It is
+// fixed when the server starts.
+type directory map[string]bool
+
+// lookup says how ta resolves, and why when it does not. The reason never
+// quotes ta: a travel address identifies a customer's account.
+func (d directory) lookup(ta string) (verdict, string) {
+	if known, ok := d[ta]; ok {
+		if known {
+			return resolves, ""
+		}
+		return noVASP, "travel address resolves to no VASP (registered as unknown with WithUnknownTravelAddresses or --unknown-travel-address)"
+	}
+	if ta == "" || !strings.HasPrefix(ta, "ta") {
+		// No travel address, or another kind of identifier: the sandbox
+		// judges only the TRP form.
+		return resolves, ""
+	}
+	uri, err := travelrule.DecodeTravelAddress(ta)
+	if err != nil {
+		return undecodable, "not a travel address: " + strings.TrimPrefix(err.Error(), travelrule.ErrInvalidTravelAddress.Error()+": ")
+	}
+	if host := travelURIHost(uri); host == "invalid" || strings.HasSuffix(host, ".invalid") {
+		return noVASP, "travel address resolves to no VASP: its host is under .invalid, which the sandbox keeps for that answer; any other travel address that decodes resolves"
+	}
+	return resolves, ""
+}
+
+// travelURIHost is the host name of a decoded travel address's URI, in lower
+// case and without a final dot.
+func travelURIHost(uri string) string {
+	u, err := url.Parse("//" + uri)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+}
+
+// travelAddressFaults appends to faults the 400 fault of a travelAddress
+// that does not decode.
+func (d directory) travelAddressFaults(ta string, faults []travelrule.FieldError) []travelrule.FieldError {
+	if v, reason := d.lookup(ta); v == undecodable {
+		return append(faults, travelrule.FieldError{Field: "travelAddress", Reason: reason})
+	}
+	return faults
+}
+
+// resolveAnswer is the 404 answer to an initiation whose travelAddress
+// resolves to no VASP, or nil.
+func (d directory) resolveAnswer(ta string) *answer {
+	if v, reason := d.lookup(ta); v == noVASP {
+		return errorAnswer(http.StatusNotFound, "not_found", reason, nil)
+	}
+	return nil
+}
