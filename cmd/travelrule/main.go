@@ -80,7 +80,7 @@ func commands() []command {
 	return []command{
 		{"initiate", "validate and send a transfer, print the result as JSON", (*cli).initiate},
 		{"resolve", "resolve the inquiry of a transfer", (*cli).resolve},
-		{"validate", "check transfer files with the SDK's client-side rules", (*cli).validate},
+		{"validate", "check transfer files as the sandbox does: every fault by JSON path", (*cli).validate},
 		{"listen", "receive status callbacks and print each as a JSON line", (*cli).listen},
 		{"sandbox", "run the sandbox service on an address", (*cli).sandbox},
 		{"version", "print the SDK version", (*cli).version},

@@ -204,9 +204,8 @@ func TestValidateCommand(t *testing.T) {
 	assert.Contains(t, out, good+": ok")
 	assert.Contains(t, out, bad+": asset: required")
 	assert.Contains(t, out, bad+": originator.country: must be exactly 2 letters")
-	assert.Contains(t, out, typo+": ")
-	assert.Contains(t, out, `unknown field "assett"`)
-	assert.Contains(t, out, number+": ")
+	assert.Contains(t, out, typo+": assett: unknown field\n")
+	assert.Contains(t, out, number+": amount: must be a string\n")
 	assert.NotContains(t, out, "Lovelace", "faults never repeat personal data")
 
 	code, out, _ = runCLI(t, context.Background(), validTransfer, nil, "validate", "--strict", "-")

@@ -81,8 +81,9 @@ func TestInitiateCommandFailures(t *testing.T) {
 func TestResolveCommand(t *testing.T) {
 	env, srv := sandboxEnv(t)
 	url, _, _ := startListen(t, nil)
-	req, err := (&cli{stdin: strings.NewReader(validTransfer)}).readTransfer("-")
+	req, faults, err := checkTransfer([]byte(validTransfer), false)
 	require.NoError(t, err)
+	require.Empty(t, faults)
 	id, err := srv.StartInquiry(context.Background(), url, req)
 	require.NoError(t, err)
 

@@ -2,14 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-
-	"github.com/vaspkit/travelrule"
 )
 
-// validate checks transfer files with the SDK's own rules, without sending
-// anything, and prints every fault with its JSON path.
+// validate checks transfer files as the sandbox does, without sending
+// anything, and prints every fault of every file with its JSON path.
 func (c *cli) validate(_ context.Context, args []string) int {
 	fs := c.newFlagSet("validate", "[--strict] transfer.json...")
 	strict := fs.Bool("strict", false, "apply IVMS101 checks on top of the description's")
@@ -21,27 +18,11 @@ func (c *cli) validate(_ context.Context, args []string) int {
 	}
 	code := exitOK
 	for _, name := range fs.Args() {
-		req, err := c.readTransfer(name)
-		if err == nil {
-			if *strict {
-				err = req.ValidateStrict()
-			} else {
-				err = req.Validate()
-			}
-		}
-		var ve *travelrule.ValidationError
-		switch {
-		case err == nil:
-			fmt.Fprintf(c.stdout, "%s: ok\n", name)
-		case errors.As(err, &ve):
+		if c.checkFile(c.stdout, name, *strict) == nil {
 			code = exitFailed
-			for _, f := range ve.Fields {
-				fmt.Fprintf(c.stdout, "%s: %s: %s\n", name, f.Field, f.Reason)
-			}
-		default:
-			code = exitFailed
-			fmt.Fprintf(c.stdout, "%s: %v\n", name, err)
+			continue
 		}
+		fmt.Fprintf(c.stdout, "%s: ok\n", name)
 	}
 	return code
 }

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/vaspkit/travelrule"
+)
+
+// printError prints an SDK error with what the caller needs to act on it:
+// every fault by field path, and the service's message and fields, which
+// the SDK has scrubbed of the request's personal values.
+func (c *cli) printError(op string, err error) {
+	fmt.Fprintf(c.stderr, "%s: %v\n", op, err)
+	var ve *travelrule.ValidationError
+	if errors.As(err, &ve) {
+		for _, f := range ve.Fields {
+			fmt.Fprintf(c.stderr, "  %s: %s\n", f.Field, f.Reason)
+		}
+	}
+	var apiErr *travelrule.APIError
+	if errors.As(err, &apiErr) {
+		if apiErr.Message != "" && !strings.Contains(err.Error(), apiErr.Message) {
+			fmt.Fprintf(c.stderr, "  the service said: %q\n", apiErr.Message)
+		}
+		for _, f := range apiErr.Fields {
+			fmt.Fprintf(c.stderr, "  %s: %s\n", f.Field, f.Reason)
+		}
+	}
+	var unknown *travelrule.OutcomeUnknownError
+	if errors.As(err, &unknown) {
+		fmt.Fprintf(c.stderr, "  the service may have acted: reconcile before sending again (txId %q, callback ref %q, idempotency key %q)\n",
+			unknown.TxID, unknown.CallbackRef, unknown.IdempotencyKey)
+	}
+}
+
+func (c *cli) printJSON(v any) int {
+	enc := json.NewEncoder(c.stdout)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		fmt.Fprintf(c.stderr, "writing output: %v\n", err)
+		return exitFailed
+	}
+	return exitOK
+}
