@@ -104,7 +104,8 @@ type Attempt struct {
 	Time time.Time
 	// StatusCode is the receiver's answer, or 0 if none came.
 	StatusCode int
-	// Err says why no answer came, if none did.
+	// Err says why no answer came, if none did, without the URL (which
+	// Delivery.URL holds).
 	Err string
 }
 
@@ -171,6 +172,7 @@ type records struct {
 	idemOrder  []*idemEntry            // oldest first
 	requests   []Request               // the newest, oldest first
 	deliveries []Delivery              // the newest, oldest first
+	sending    map[string]Delivery     // callbacks being delivered, by webhook-id, with their attempts so far
 	delivered  chan struct{}           // closed and replaced when a callback finishes
 	stats      Stats
 }
@@ -182,6 +184,7 @@ func newRecords(limit int, window time.Duration) *records {
 		transfers: make(map[string]*transferRec),
 		held:      make(map[string]*transferRec),
 		idem:      make(map[string]*idemEntry),
+		sending:   make(map[string]Delivery),
 		delivered: make(chan struct{}),
 		stats:     Stats{ByStatus: make(map[int]int), ByFault: make(map[FaultKind]int)},
 	}
@@ -271,11 +274,17 @@ func (rs *records) advance(id string, st State, now time.Time) {
 	}
 }
 
-// countAttempt counts an attempt at sending a callback.
-func (rs *records) countAttempt() {
+// progress records that the callback d is being delivered, with its
+// attempts so far; attempted says it has just made one more, to count.
+func (rs *records) progress(d Delivery, attempted bool) {
+	d.Body = nil // never shown
+	d.Attempts = slices.Clone(d.Attempts)
 	rs.mu.Lock()
-	rs.stats.CallbackAttempts++
-	rs.mu.Unlock()
+	defer rs.mu.Unlock()
+	rs.sending[d.ID] = d
+	if attempted {
+		rs.stats.CallbackAttempts++
+	}
 }
 
 // Transfers returns the transfers kept, in the order they were created:
@@ -443,6 +452,7 @@ func (rs *records) finish(d Delivery, queued bool) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	rs.deliveries = appendLimited(rs.deliveries, d, rs.limit)
+	delete(rs.sending, d.ID)
 	rs.stats.Callbacks++
 	if !d.Delivered && len(d.Attempts) > 0 {
 		rs.stats.CallbacksFailed++
