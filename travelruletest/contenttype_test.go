@@ -30,6 +30,7 @@ func jsonEndpoints(t *testing.T, srv *travelruletest.Server) []struct {
 	}{
 		{"initiate", "/transfers/initiate", validRequest("https://vasp.example/cb"), http.StatusOK},
 		{"inquiryResolution", "/transfers/inquiryResolution?q=" + id, `{"approved":"true"}`, http.StatusOK},
+		{"sandbox/inquiries", "/sandbox/inquiries", map[string]string{"callback": rc.URL}, http.StatusCreated},
 	}
 }
 
