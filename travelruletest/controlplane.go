@@ -139,7 +139,8 @@ func decodeInquiry(body []byte) (travelrule.TransferRequest, []travelrule.FieldE
 		w    givenParty
 	}{{&req.Originator, "originator", w.Originator}, {&req.Beneficiary, "beneficiary", w.Beneficiary}} {
 		if p.w.given {
-			*p.dst = travelrule.Party{}
+			// Every field of the party is set, those absent to "": a
+			// party given replaces the default whole.
 			t.party(p.dst, p.path, p.w.jsonParty)
 		}
 	}

@@ -410,6 +410,50 @@ func TestTransferStateHidesPersonalData(t *testing.T) {
 	assert.Equal(t, rc.URL+"/resolved", st.Callbacks[1].URL)
 }
 
+// stubborn is a callback transport that, once its request is cancelled,
+// answers only when proceed is closed, as a slow network stack might.
+type stubborn struct {
+	cancelled, proceed chan struct{}
+}
+
+func (s stubborn) RoundTrip(r *http.Request) (*http.Response, error) {
+	<-r.Context().Done()
+	close(s.cancelled)
+	<-s.proceed
+	return nil, r.Context().Err()
+}
+
+// TestCloseWaitsForInquiryDelivery: Close does not return before the
+// delivery of a control plane's inquiry has ended, even when ending it
+// takes a while.
+func TestCloseWaitsForInquiryDelivery(t *testing.T) {
+	tr := stubborn{cancelled: make(chan struct{}), proceed: make(chan struct{})}
+	srv := travelruletest.NewServer(travelruletest.WithCallbackHTTPClient(&http.Client{Transport: tr}))
+	defer srv.Close()
+	id := startInquiry(t, srv, map[string]any{"callback": "https://vasp.example/inbound"})
+
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		srv.Close()
+	}()
+	<-tr.cancelled
+	select {
+	case <-closed:
+		t.Fatal("Close returned while the inquiry's delivery was still running")
+	case <-time.After(100 * time.Millisecond): // Close waits, as it must
+	}
+	close(tr.proceed)
+	<-closed
+	if leaked := serverGoroutines(); leaked != "" {
+		t.Fatalf("goroutines of the server left after Close:\n%s", leaked)
+	}
+	ds := srv.Callbacks()
+	require.Len(t, ds, 1, "the delivery was recorded before Close returned")
+	assert.Equal(t, id, ds[0].TransferID)
+	assert.False(t, ds[0].Delivered)
+}
+
 // TestStartInquiryOverHTTPAndClose: Close while the inquiry of the control
 // plane is being delivered (its attempt waiting for the receiver, or the
 // wait before its retry) returns, records the delivery as not delivered,
@@ -454,4 +498,23 @@ func TestStartInquiryOverHTTPAndClose(t *testing.T) {
 			assert.Equal(t, 1, srv.Stats().Inquiries)
 		})
 	}
+}
+
+// TestInquiryLocationFollowsHost: Location names the host the request
+// named, so that it holds behind a port mapping or a name.
+func TestInquiryLocationFollowsHost(t *testing.T) {
+	srv := newServer(t, travelruletest.WithoutCallbacks())
+	rc := newReceiver(t, nil)
+	req, err := http.NewRequest(http.MethodPost, srv.URL+"/sandbox/inquiries", strings.NewReader(`{"callback":"`+rc.URL+`"}`))
+	require.NoError(t, err)
+	req.Host = "sandbox.example:9000"
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token(t, srv))
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var out map[string]string
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+	require.Equal(t, http.StatusCreated, resp.StatusCode)
+	assert.Equal(t, "http://sandbox.example:9000/sandbox/transfers/"+out["transferId"], resp.Header.Get("Location"))
 }
