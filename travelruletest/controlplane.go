@@ -14,19 +14,24 @@ import (
 // test, over HTTP, for integrators in other languages. Its paths are under
 // the server's path prefix.
 const (
-	controlPrefix = "/sandbox/"
-	inquiriesPath = controlPrefix + "inquiries"
-	transfersPath = controlPrefix + "transfers/"
+	controlPrefix = "/sandbox/"  // after the path prefix
+	inquiriesPath = "inquiries"  // after controlPrefix
+	transfersPath = "transfers/" // after controlPrefix, then the transfer's id
 )
 
 // serveControl serves a request to the control plane; rest is its path
 // after the server's path prefix and "/sandbox/". Other paths under
-// /sandbox/ are not found, as any unknown path.
-func (s *Server) serveControl(r *http.Request, rest string) *answer {
-	if rest == strings.TrimPrefix(inquiriesPath, controlPrefix) {
+// /sandbox/ are not found, as any unknown path. As for the operations, a
+// request that came on an HTTP/2 connection after a GOAWAY fault is not
+// acted on.
+func (s *Server) serveControl(r *http.Request, st stream, rest string) *answer {
+	if st.stopped() {
+		return &answer{abandon: true}
+	}
+	if rest == inquiriesPath {
 		return s.serveStartInquiry(r)
 	}
-	if id, ok := strings.CutPrefix(rest, strings.TrimPrefix(transfersPath, controlPrefix)); ok && id != "" && !strings.Contains(id, "/") {
+	if id, ok := strings.CutPrefix(rest, transfersPath); ok && id != "" && !strings.Contains(id, "/") {
 		return s.serveTransferState(r, id)
 	}
 	return errorAnswer(http.StatusNotFound, "not_found", "no such endpoint", nil)
@@ -55,7 +60,7 @@ func (s *Server) serveStartInquiry(r *http.Request) *answer {
 		TransferID string `json:"transferId"`
 	}{id})
 	return &answer{status: http.StatusCreated, body: out, transferID: id,
-		header: []string{"Location", s.absolute(r, s.prefix+transfersPath+id)}}
+		header: []string{"Location", s.absolute(r, s.prefix+controlPrefix+transfersPath+id)}}
 }
 
 // absolute returns the absolute URL of path on this server, on the host the

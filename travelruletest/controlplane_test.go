@@ -198,6 +198,15 @@ func TestStartInquiryOverHTTPBadRequest(t *testing.T) {
 			assert.NotContains(t, string(a.Body), "Lovelace", "reasons never carry values")
 		})
 	}
+	assert.Empty(t, srv.Transfers(), "nothing was started")
+	assert.Zero(t, srv.Stats().Inquiries)
+}
+
+// TestStartInquiryOverHTTPBadBody: a body that is not a JSON object is 400
+// without fields; one larger than 1 MiB is 413.
+func TestStartInquiryOverHTTPBadBody(t *testing.T) {
+	srv := newServer(t)
+	tok := token(t, srv)
 	for _, body := range []string{``, `null`, `[]`, `"x"`, `{"callback":`} {
 		t.Run("body "+body, func(t *testing.T) {
 			a := post(t, srv.URL+"/sandbox/inquiries", tok, body)
@@ -208,11 +217,10 @@ func TestStartInquiryOverHTTPBadRequest(t *testing.T) {
 		})
 	}
 	t.Run("too large", func(t *testing.T) {
-		a := post(t, srv.URL+"/sandbox/inquiries", tok, `{"callback":"`+cb+`","x":"`+strings.Repeat("x", 1<<20)+`"}`)
+		a := post(t, srv.URL+"/sandbox/inquiries", tok, `{"callback":"https://vasp.example/cb","x":"`+strings.Repeat("x", 1<<20)+`"}`)
 		assert.Equal(t, http.StatusRequestEntityTooLarge, a.Status)
 	})
 	assert.Empty(t, srv.Transfers(), "nothing was started")
-	assert.Zero(t, srv.Stats().Inquiries)
 }
 
 // TestStartInquiryOverHTTP: the control plane starts an inbound inquiry
@@ -270,6 +278,14 @@ func TestStartInquiryOverHTTP(t *testing.T) {
 	assert.True(t, res.Status)
 	ds := waitCallbacks(t, srv, 2)
 
+	assertResolvedState(t, srv, id, ds, rc.URL)
+	assertControlRecorded(t, srv, id)
+}
+
+// assertResolvedState checks the state of the inquiry id of
+// TestStartInquiryOverHTTP once approved, with its callbacks ds.
+func assertResolvedState(t *testing.T, srv *travelruletest.Server, id string, ds []travelruletest.Delivery, receiver string) {
+	t.Helper()
 	st, raw := stateOf(t, srv, id)
 	assert.Equal(t, id, st.TransferID)
 	assert.Equal(t, "approved", st.State)
@@ -284,7 +300,7 @@ func TestStartInquiryOverHTTP(t *testing.T) {
 		c := st.Callbacks[i]
 		assert.Equal(t, ds[i].ID, c.WebhookID)
 		assert.Equal(t, want.status, c.Status)
-		assert.Equal(t, rc.URL+want.path, c.URL, "scheme, host and path only")
+		assert.Equal(t, receiver+want.path, c.URL, "scheme, host and path only")
 		assert.True(t, c.Delivered)
 		assert.False(t, c.Pending)
 		assert.Equal(t, []int{http.StatusNoContent}, c.codes())
@@ -292,7 +308,12 @@ func TestStartInquiryOverHTTP(t *testing.T) {
 	}
 	assert.NotContains(t, string(raw), "ref=r1")
 	assertKeys(t, raw)
+}
 
+// assertControlRecorded checks that the control plane's requests about the
+// transfer id (a POST, then a GET) are recorded and counted.
+func assertControlRecorded(t *testing.T, srv *travelruletest.Server, id string) {
+	t.Helper()
 	var recorded []string
 	for _, r := range srv.Requests() {
 		if strings.Contains(r.Path, "/sandbox/") {

@@ -408,6 +408,15 @@ func TestGoAwayStopsTheConnection(t *testing.T) {
 	assert.Empty(t, rs[2].Faults)
 	assert.Empty(t, rs[2].TransferID, "not acted on")
 	assert.Len(t, srv.Transfers(), 2)
+
+	// Nor is a request to the control plane.
+	h.post(7, "/sandbox/inquiries", tok, []byte(`{"callback":"http://127.0.0.1:1/cb"}`), false)
+	events.wait(t, served, 4)
+	rs = srv.Requests()
+	require.Len(t, rs, 4)
+	assert.Zero(t, rs[3].Status)
+	assert.Empty(t, rs[3].TransferID, "not acted on")
+	assert.Len(t, srv.Transfers(), 2)
 	assert.Equal(t, 2, srv.Stats().Initiated)
 }
 

@@ -87,7 +87,7 @@ func (s *Server) route(r *http.Request, st stream, rec *Request) *answer {
 		return s.serveToken(r)
 	default:
 		if rest, ok := strings.CutPrefix(p, s.prefix+controlPrefix); ok {
-			return s.serveControl(r, rest)
+			return s.serveControl(r, st, rest)
 		}
 		return errorAnswer(http.StatusNotFound, "not_found", "no such endpoint", nil)
 	}
