@@ -147,8 +147,9 @@
 // URL (path prefix included) do for them what [Server.StartInquiry] and
 // [Server.Transfer] do. They take a bearer token as the operations do, are
 // recorded by [Server.Requests] (with Op zero) and counted by
-// [Server.Stats], and see no injected fault and no Idempotency-Key. Other
-// paths under /sandbox/ are 404.
+// [Server.Stats]. No fault is drawn for them and Idempotency-Key is
+// ignored, though a GOAWAY fault stops them as it stops any request of its
+// connection. Other paths under /sandbox/ are 404.
 //
 // POST {URL}/sandbox/inquiries starts an inbound inquiry, as the
 // counterparty VASP would. The body (application/json, at most 1 MiB) is
