@@ -1,6 +1,8 @@
 package travelruletest
 
 import (
+	"bufio"
+	"bytes"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
@@ -208,6 +210,9 @@ func (s *Server) serveToken(r *http.Request) *answer {
 		return a
 	}
 	r.Body = io.NopCloser(io.LimitReader(r.Body, 64<<10))
+	if a := refuseJSONGrant(r); a != nil {
+		return a
+	}
 	if err := r.ParseForm(); err != nil {
 		return oauthError(http.StatusBadRequest, "invalid_request", "form does not parse")
 	}
@@ -238,6 +243,25 @@ func (s *Server) serveToken(r *http.Request) *answer {
 		strconv.FormatInt(int64(s.cfg.tokenLifetime/time.Second), 10) + `}`
 	return &answer{status: http.StatusOK, body: []byte(body), header: []string{"Cache-Control", "no-store"}}
 }
+
+// refuseJSONGrant answers 400 invalid_request to a token request whose body
+// is JSON (declared so by its Content-Type, or opening with "{"), which
+// would otherwise be refused for a missing client or grant type; it
+// returns nil for any other request, whose body it leaves to be read.
+func refuseJSONGrant(r *http.Request) *answer {
+	br := bufio.NewReaderSize(r.Body, jsonSniffLen)
+	r.Body = io.NopCloser(br)
+	head, _ := br.Peek(jsonSniffLen) // what there is, if less
+	if !isJSON(r.Header.Get("Content-Type")) && !bytes.HasPrefix(bytes.TrimLeft(head, " \t\r\n"), []byte("{")) {
+		return nil
+	}
+	return oauthError(http.StatusBadRequest, "invalid_request",
+		"OAuth2 token requests are form-encoded (application/x-www-form-urlencoded, RFC 6749 section 4.4): "+
+			"send grant_type=client_credentials with the client's credentials in HTTP Basic or in the form")
+}
+
+// jsonSniffLen is how much of a token request's body is read to tell JSON.
+const jsonSniffLen = 512
 
 func oauthError(status int, code, desc string) *answer {
 	return &answer{status: status, body: []byte(`{"error":"` + code + `","error_description":"` + desc + `"}`),

@@ -229,3 +229,54 @@ func TestTokenSourceExpiryIsTheJWTs(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, claims.ExpiresAt.Time.UTC(), tok.Expiry.UTC(), "the client must not think a token valid longer than the server does")
 }
+
+// TestTokenEndpointRefusesJSON: a token request with a JSON body is told
+// that the grant is form-encoded, rather than that the client or the grant
+// type is wrong; a form keeps working, even one sent with Basic
+// credentials.
+func TestTokenEndpointRefusesJSON(t *testing.T) {
+	srv := newServer(t)
+	jsonBody := `{"grant_type":"client_credentials","client_id":"` + travelruletest.DefaultClientID +
+		`","client_secret":"` + travelruletest.DefaultClientSecret + `"}`
+	tests := []struct {
+		name, contentType, body string
+		basic                   bool
+	}{
+		{"declared JSON", "application/json", jsonBody, false},
+		{"declared JSON with charset, Basic", "Application/JSON; charset=utf-8", `{"grant_type":"client_credentials"}`, true},
+		{"declared JSON, empty", "application/json", "", true},
+		{"JSON without a type", "", jsonBody, false},
+		{"JSON declared a form", "application/x-www-form-urlencoded", "\n  " + jsonBody, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, err := http.NewRequest(http.MethodPost, srv.TokenURL(), strings.NewReader(tt.body))
+			require.NoError(t, err)
+			if tt.contentType != "" {
+				req.Header.Set("Content-Type", tt.contentType)
+			}
+			if tt.basic {
+				req.SetBasicAuth(travelruletest.DefaultClientID, travelruletest.DefaultClientSecret)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			var m map[string]string
+			require.NoError(t, json.NewDecoder(resp.Body).Decode(&m))
+			assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+			assert.Equal(t, "invalid_request", m["error"])
+			assert.Contains(t, m["error_description"], "form-encoded")
+			assert.Contains(t, m["error_description"], "grant_type=client_credentials")
+			assert.Equal(t, "no-store", resp.Header.Get("Cache-Control"))
+		})
+	}
+	t.Run("a form still works", func(t *testing.T) {
+		cfg := &clientcredentials.Config{ClientID: travelruletest.DefaultClientID, ClientSecret: travelruletest.DefaultClientSecret, TokenURL: srv.TokenURL()}
+		for _, style := range []oauth2.AuthStyle{oauth2.AuthStyleInHeader, oauth2.AuthStyleInParams} {
+			cfg.AuthStyle = style
+			tok, err := cfg.Token(context.Background())
+			require.NoError(t, err, "style %v", style)
+			assert.NotEmpty(t, tok.AccessToken)
+		}
+	})
+}

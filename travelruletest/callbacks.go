@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -64,9 +66,15 @@ func (s *Server) takeUp(ev *event) {
 }
 
 // deliver sends ev until an attempt is answered 2xx, the attempts run out or
-// ctx ends, waiting with exponential backoff between attempts.
+// ctx ends, waiting with exponential backoff between attempts. It makes no
+// attempt if ctx or the server has already ended. The records show the
+// delivery, with its attempts so far, while it runs.
 func (s *Server) deliver(ctx context.Context, ev *event) Delivery {
 	d := Delivery{ID: ev.id, TransferID: ev.transferID, Status: ev.status, URL: ev.url, Body: ev.body}
+	if !s.pause(ctx, 0) {
+		return d
+	}
+	s.records.progress(d, false)
 	wait := s.cfg.cbBackoffMin
 	for i := 0; i < s.cfg.cbAttempts; i++ {
 		if i > 0 {
@@ -79,10 +87,10 @@ func (s *Server) deliver(ctx context.Context, ev *event) Delivery {
 		code, retryAfter, err := s.post(ctx, ev)
 		at.StatusCode = code
 		if err != nil {
-			at.Err = err.Error()
+			at.Err = attemptError(err)
 		}
 		d.Attempts = append(d.Attempts, at)
-		s.records.countAttempt()
+		s.records.progress(d, true)
 		s.log(ctx, "travelruletest: callback attempt",
 			slog.String("transferId", ev.transferID), slog.String("status", string(ev.status)),
 			slog.Int("attempt", i+1), slog.Int("answer", code))
@@ -100,6 +108,17 @@ func (s *Server) deliver(ctx context.Context, ev *event) Delivery {
 		}
 	}
 	return d
+}
+
+// attemptError says why an attempt got no answer, without the URL that
+// net/http's errors quote (its query may carry a capability; the Delivery
+// holds the URL).
+func attemptError(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return err.Error()
 }
 
 // post makes one attempt at sending ev.

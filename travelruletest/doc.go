@@ -16,8 +16,8 @@
 //		travelrule.WithTokenSource(srv.TokenSource()), travelrule.WithHTTPClient(srv.Client()))
 //
 // The server checks every request as the description says, sends status
-// callbacks over HTTP, can play the counterparty VASP ([Server.StartInquiry]),
-// honours Idempotency-Key, injects faults on demand ([Fault]) and records what
+// callbacks over HTTP, can play the counterparty VASP ([Server.StartInquiry],
+// or over HTTP the control plane below), honours Idempotency-Key, injects faults on demand ([Fault]) and records what
 // it saw ([Server.Transfers], [Server.Requests], [Server.Callbacks],
 // [Server.Stats], [Server.WaitCallbacks]), the most recent 10,000 of each
 // kind ([WithRecordLimit]). It logs nothing unless given a logger, and
@@ -29,7 +29,8 @@
 // The description leaves much open; the sandbox picks one behaviour for
 // each gap:
 //
-//   - Authentication: every request to the operations needs
+//   - Authentication: every request to the operations (and to the control
+//     plane below) needs
 //     "Authorization: Bearer <JWT>": HS256 under a key random per server,
 //     iss "travelruletest", aud "travel-rule-transfer-exchange", exp
 //     required and in the future. Anything else is answered 401 with
@@ -38,7 +39,18 @@
 //     asks). Tokens come from [Server.TokenSource] or from the
 //     client-credentials grant at [Server.TokenURL] (form-encoded POST,
 //     client authenticated by HTTP Basic or form fields, answer
-//     {"access_token","token_type":"Bearer","expires_in"}).
+//     {"access_token","token_type":"Bearer","expires_in"}). A token
+//     request whose body is JSON (declared application/json, or opening
+//     with "{") is answered 400 {"error":"invalid_request"} with an
+//     error_description saying that the grant is form-encoded.
+//   - Media type: the body of an operation (and of the control plane's
+//     POST) must be declared "Content-Type: application/json", as the
+//     description says; parameters such as "; charset=utf-8" are accepted
+//     and the type is compared in any case. Any other type, or none, is
+//     answered 415 unsupported_media_type, with Accept-Post:
+//     application/json. A request is checked for its method (405), then
+//     its token (401), then its Content-Type (415), then its body (413,
+//     400).
 //   - Transfer identifiers are version 4 UUIDs in lower-case hex.
 //   - Initiation answers 200 {"status":"succes","transferId":"<id>"} (the
 //     documented misspelling, plus the id that part 1 says is returned), or
@@ -49,7 +61,8 @@
 //     Messages and reasons name fields, never their values. Codes:
 //     bad_request (400), unauthorized (401), not_found (404),
 //     method_not_allowed (405), idempotency_key_in_use (409),
-//     too_large (413), idempotency_key_reused (422), rate_limited (429),
+//     too_large (413), unsupported_media_type (415),
+//     idempotency_key_reused (422), rate_limited (429),
 //     internal (500), unavailable (503). Every answer has an X-Request-Id.
 //   - 400: a body that is not a JSON object; a known field whose value is
 //     not a JSON string ("must be a string"), or a party that is not an
@@ -84,9 +97,10 @@
 //     and, with [WithCallbackSecret], a Standard Webhooks webhook-signature.
 //     Callbacks still pending when the server closes are dropped.
 //     [WithoutCallbacks] records callbacks without sending them, for tests
-//     whose callback URLs are placeholders.
+//     whose callback URLs are placeholders; inbound inquiries are still
+//     sent.
 //   - Inquiry resolution: q must name a transfer started by
-//     [Server.StartInquiry], else 404 (an unknown id, or a transfer the
+//     [Server.StartInquiry] or the control plane, else 404 (an unknown id, or a transfer the
 //     integrator initiated). approved is "true" (approve) or "false"
 //     (reject); anything else is 400. The answer is {"status":true} when the
 //     inquiry now carries that decision (the first resolution, or a repeat
@@ -132,4 +146,69 @@
 //     deliver, an Idempotency-Key still being processed or answered within
 //     the idempotency window ([WithIdempotencyWindow], default a day).
 //     [Server.Stats] counts everything since the start.
+//
+// # Control plane
+//
+// Integrators in other languages run the sandbox as a server ("travelrule
+// sandbox") and cannot call its methods. Two endpoints under the server's
+// URL (path prefix included) do for them what [Server.StartInquiry] and
+// [Server.Transfer] do. They take a bearer token as the operations do, are
+// recorded by [Server.Requests] (with Op zero) and counted by
+// [Server.Stats]. No fault is drawn for them and Idempotency-Key is
+// ignored, though a GOAWAY fault stops them as it stops any request of its
+// connection. Other paths under /sandbox/ are 404.
+//
+// POST {URL}/sandbox/inquiries starts an inbound inquiry, as the
+// counterparty VASP would. The body (application/json, at most 1 MiB) is
+//
+//	{"callback":"https://vasp.example/inbound", ...}
+//
+// callback, required, is where the inquiry is sent: an absolute http(s)
+// URL of at most 255 characters, which is also the inquiry's own callback
+// field. Any field of an initiation may be given (travelAddress, email,
+// txId, asset, amount, originator, beneficiary), each replacing a default:
+//
+//	"asset":"BTC", "amount":"0.25",
+//	"originator":{"personType":"natural","firstName":"Grace","lastName":"Hopper",
+//	  "dateOfBirth":"1906-12-09","country":"US"},
+//	"beneficiary":{"personType":"natural","firstName":"Katherine","lastName":"Johnson",
+//	  "dateOfBirth":"1918-08-26","country":"US",
+//	  "walletAddress":"bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4"}
+//
+// and no travelAddress, email or txId. A party given replaces the default
+// party whole: its fields are not merged with the default's, so it must
+// carry the required ones. The body is checked as an initiation's is:
+// fields of the wrong type, and every fault that
+// travelrule.TransferRequest.Validate finds in the transfer with its
+// defaults, are answered 400 with fields by path, all at once. Else the
+// answer is 201 {"transferId":"<id>"} with a Location header, the URL of
+// the transfer's state (below) on the host the request named. It comes as
+// soon as the transfer is stored, in state inquiry, and the delivery of the
+// inquiry has begun: the inquiry goes out as StartInquiry sends it (the
+// same body, headers, signing, retries and records), in the background,
+// even with [WithoutCallbacks]. Resolve it with inquiryResolution.
+//
+// GET {URL}/sandbox/transfers/{id} answers 200 with the state of a
+// transfer the server keeps, initiated or inquiry, or 404 not_found:
+//
+//	{"transferId":"<id>","state":"approved","inquiry":true,
+//	 "asset":"BTC","amount":"0.25","txId":"<omitted if none>",
+//	 "created":"<RFC 3339, UTC>","updated":"<RFC 3339, UTC: last change of state>",
+//	 "callbacks":[{"webhookId":"msg_…","status":"inquiry",
+//	   "url":"https://vasp.example/inbound","delivered":true,"pending":false,
+//	   "attempts":[{"time":"<RFC 3339, UTC>","statusCode":500},
+//	     {"time":"…","statusCode":204}]}]}
+//
+// callbacks lists, in the order they were sent, the transfer's callbacks
+// (inbound inquiry included) that finished, delivered or given up
+// (delivered false), kept within [WithRecordLimit], then the one being
+// delivered now, if any (pending true, with its attempts so far; the
+// attempt under way is not listed until it ends). Callbacks still queued
+// behind it are not listed: state tells how far the transfer got. An
+// attempt's statusCode is the receiver's answer, 0 if none came, and then
+// error says why. The state carries no personal data: no party, name, date
+// of birth, address, national id, account or wallet number, travel
+// address, email or callback body; a callback's url is cut to scheme, host
+// and path, without user information, query or fragment (where a
+// capability goes), so keep secrets out of callback paths.
 package travelruletest

@@ -265,6 +265,7 @@ func TestHTTP2FaultsNetHTTPClient(t *testing.T) {
 				require.NoError(t, err)
 				require.Equal(t, rewindable, req.GetBody != nil)
 				req.Header.Set("Authorization", "Bearer "+token(t, srv))
+				req.Header.Set("Content-Type", "application/json")
 				for i := 0; i+1 < len(header); i += 2 {
 					req.Header.Set(header[i], header[i+1])
 				}
@@ -407,6 +408,15 @@ func TestGoAwayStopsTheConnection(t *testing.T) {
 	assert.Empty(t, rs[2].Faults)
 	assert.Empty(t, rs[2].TransferID, "not acted on")
 	assert.Len(t, srv.Transfers(), 2)
+
+	// Nor is a request to the control plane.
+	h.post(7, "/sandbox/inquiries", tok, []byte(`{"callback":"http://127.0.0.1:1/cb"}`), false)
+	events.wait(t, served, 4)
+	rs = srv.Requests()
+	require.Len(t, rs, 4)
+	assert.Zero(t, rs[3].Status)
+	assert.Empty(t, rs[3].TransferID, "not acted on")
+	assert.Len(t, srv.Transfers(), 2)
 	assert.Equal(t, 2, srv.Stats().Initiated)
 }
 
@@ -421,6 +431,7 @@ func TestProxyUnavailable(t *testing.T) {
 			strings.NewReader(`{"asset":"BTC","amount":"1","callback":"https://x.example/cb","originator":{"personType":"natural","firstName":"A","lastName":"B","dateOfBirth":"2000-01-01"},"beneficiary":{"personType":"natural","firstName":"C","lastName":"D","dateOfBirth":"2000-01-01"}}`))
 		require.NoError(t, err)
 		req.Header.Set("Authorization", "Bearer "+token(t, srv))
+		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Idempotency-Key", "k1")
 		resp, err := srv.Client().Do(req)
 		require.NoError(t, err)

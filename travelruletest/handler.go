@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/vaspkit/travelrule"
@@ -42,19 +43,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		Time:   time.Now(),
 	}
 	rec.Header.Del("Authorization")
-	var a *answer
-	switch r.URL.Path {
-	case s.prefix + "/transfers/initiate":
-		rec.Op = OpInitiate
-		a = s.serveOp(r, st, OpInitiate, &rec)
-	case s.prefix + "/transfers/inquiryResolution":
-		rec.Op = OpResolve
-		a = s.serveOp(r, st, OpResolve, &rec)
-	case tokenPath:
-		a = s.serveToken(r)
-	default:
-		a = errorAnswer(http.StatusNotFound, "not_found", "no such endpoint", nil)
-	}
+	a := s.route(r, st, &rec)
 	rec.TransferID, rec.Replayed = a.transferID, a.replayed
 	if !a.abandon && !a.drop && a.reset == 0 {
 		rec.Status = a.status
@@ -81,6 +70,26 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		w.Header().Set("X-Request-Id", "req_"+strconv.FormatUint(s.reqSeq.Add(1), 10))
 		writeAnswer(w, a)
+	}
+}
+
+// route serves r by its path: an operation, the token endpoint, or the
+// control plane.
+func (s *Server) route(r *http.Request, st stream, rec *Request) *answer {
+	switch p := r.URL.Path; p {
+	case s.prefix + "/transfers/initiate":
+		rec.Op = OpInitiate
+		return s.serveOp(r, st, OpInitiate, rec)
+	case s.prefix + "/transfers/inquiryResolution":
+		rec.Op = OpResolve
+		return s.serveOp(r, st, OpResolve, rec)
+	case tokenPath:
+		return s.serveToken(r)
+	default:
+		if rest, ok := strings.CutPrefix(p, s.prefix+controlPrefix); ok {
+			return s.serveControl(r, st, rest)
+		}
+		return errorAnswer(http.StatusNotFound, "not_found", "no such endpoint", nil)
 	}
 }
 

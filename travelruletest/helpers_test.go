@@ -152,7 +152,8 @@ func (a rawAnswer) errorBody(t *testing.T) (code, message string, fields []trave
 }
 
 // post sends body (a string, []byte or a value to encode) to url with the
-// bearer token (none if empty) and headers given as name/value pairs.
+// bearer token (none if empty), Content-Type application/json, and headers
+// given as name/value pairs (an empty value removes the header).
 func post(t *testing.T, url, token string, body any, header ...string) rawAnswer {
 	t.Helper()
 	var b []byte
@@ -173,7 +174,11 @@ func post(t *testing.T, url, token string, body any, header ...string) rawAnswer
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
+		if header[i+1] == "" {
+			req.Header.Del(header[i])
+		} else {
+			req.Header.Set(header[i], header[i+1])
+		}
 	}
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)

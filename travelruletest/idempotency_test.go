@@ -108,6 +108,7 @@ func TestIdempotencyInProgress(t *testing.T) {
 		body, _ := json.Marshal(validRequest("http://127.0.0.1:1/cb"))
 		req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+tok)
+		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Idempotency-Key", "slow")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {

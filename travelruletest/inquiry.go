@@ -20,6 +20,7 @@ import (
 // callback, and waits for it to be delivered or given up (or for ctx or the
 // server to end). The integrator answers with ResolveInquiry on the
 // returned id (the package documentation says what resolution does).
+// POST {URL}/sandbox/inquiries does the same over HTTP, without waiting.
 //
 // The transfer is stored before the inquiry is sent, so the receiver may
 // resolve it at once. If the inquiry is not delivered, StartInquiry returns
@@ -34,23 +35,12 @@ func (s *Server) StartInquiry(ctx context.Context, callbackURL string, req *trav
 	if s.ctx.Err() != nil {
 		return "", errors.New("travelruletest: StartInquiry: server closed")
 	}
-	id := newTransferID()
-	body, err := inquiryBody(id, req)
+	id, done, err := s.beginInquiry(ctx, callbackURL, req)
 	if err != nil {
-		return "", fmt.Errorf("travelruletest: StartInquiry: encoding the inquiry: %w", err)
+		return "", fmt.Errorf("travelruletest: StartInquiry: %w", err)
 	}
-	release := s.queue.hold(id)
-	defer release()
-	now := time.Now()
-	s.records.add(&transferRec{Transfer: Transfer{ID: id, Request: *req, State: StateInquiry, Inquiry: true, Created: now, Updated: now}})
-
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stop := context.AfterFunc(s.ctx, cancel)
-	defer stop()
-	d := s.deliver(ctx, &event{id: newEventID(), transferID: id, status: StateInquiry, url: callbackURL, body: body})
-	s.records.finish(d, false)
-	if !d.Delivered {
+	out := <-done
+	if d := out.delivery; !d.Delivered {
 		last := "no attempt"
 		if n := len(d.Attempts); n > 0 {
 			if a := d.Attempts[n-1]; a.StatusCode != 0 {
@@ -59,12 +49,60 @@ func (s *Server) StartInquiry(ctx context.Context, callbackURL string, req *trav
 				last = "last attempt got no answer"
 			}
 		}
-		if ctx.Err() != nil {
-			return id, fmt.Errorf("travelruletest: StartInquiry: inquiry not delivered after %d attempt(s), %s: %w", len(d.Attempts), last, ctx.Err())
+		if out.err != nil {
+			return id, fmt.Errorf("travelruletest: StartInquiry: inquiry not delivered after %d attempt(s), %s: %w", len(d.Attempts), last, out.err)
 		}
 		return id, fmt.Errorf("travelruletest: StartInquiry: inquiry not delivered after %d attempt(s), %s", len(d.Attempts), last)
 	}
 	return id, nil
+}
+
+// inquiryOutcome is how the delivery of an inquiry ended: its record, and
+// the error of the context it was delivered under (nil if that did not end).
+type inquiryOutcome struct {
+	delivery Delivery
+	err      error
+}
+
+// beginInquiry is what StartInquiry and the control plane share: it stores
+// a new transfer in state inquiry with the request req, and starts sending
+// callbackURL the inquiry about it, on a goroutine of its own that ends
+// when the inquiry is delivered or given up, or ctx or the server ends
+// (Close waits for it). It returns the transfer's id at once, and a channel
+// that gets the outcome when the delivery has finished and been recorded.
+//
+// The transfer's callback lane is held meanwhile, so that a status
+// callback of a resolution made while the inquiry is still being delivered
+// cannot overtake it.
+func (s *Server) beginInquiry(ctx context.Context, callbackURL string, req *travelrule.TransferRequest) (string, <-chan inquiryOutcome, error) {
+	id := newTransferID()
+	body, err := inquiryBody(id, req)
+	if err != nil {
+		return "", nil, fmt.Errorf("encoding the inquiry: %w", err)
+	}
+	release := s.queue.hold(id)
+	now := time.Now()
+	s.records.add(&transferRec{Transfer: Transfer{ID: id, Request: *req, State: StateInquiry, Inquiry: true, Created: now, Updated: now}})
+
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(s.ctx, cancel)
+	ev := &event{id: newEventID(), transferID: id, status: StateInquiry, url: callbackURL, body: body}
+	done := make(chan inquiryOutcome, 1)
+	send := func() {
+		defer release()
+		defer cancel()
+		defer stop()
+		d := s.deliver(ctx, ev)
+		s.records.finish(d, false)
+		done <- inquiryOutcome{delivery: d, err: ctx.Err()}
+	}
+	if !s.queue.spawn(send) {
+		// The server closed since the transfer was stored: the delivery
+		// makes no attempt, and is recorded so.
+		cancel()
+		send()
+	}
+	return id, done, nil
 }
 
 // inquiryBody is req's wire form with transferId and status first.

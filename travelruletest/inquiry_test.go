@@ -161,8 +161,13 @@ func TestStartInquiryFailures(t *testing.T) {
 
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	_, err = srv.StartInquiry(cctx, rc.URL, validRequest("https://x.example/cb"))
+	id, err = srv.StartInquiry(cctx, rc.URL, validRequest("https://x.example/cb"))
 	assert.ErrorIs(t, err, context.Canceled)
+	assert.Contains(t, err.Error(), "0 attempt(s)", "no attempt once ctx has ended")
+	ds := srv.Callbacks()
+	require.NotEmpty(t, ds)
+	assert.Equal(t, id, ds[len(ds)-1].TransferID, "recorded all the same")
+	assert.Empty(t, ds[len(ds)-1].Attempts)
 
 	srv.Close()
 	_, err = srv.StartInquiry(ctx, rc.URL, validRequest("https://x.example/cb"))

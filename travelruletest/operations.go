@@ -53,9 +53,9 @@ func (s *Server) serveOp(r *http.Request, st stream, op Operation, rec *Request)
 	return a
 }
 
-// admit checks the method and the token of a request to an operation and
-// reads its body; it returns the body, or the answer that refuses the
-// request.
+// admit checks the method, the token and the Content-Type of a request to
+// an operation (or to the control plane's POST), in that order, and reads
+// its body; it returns the body, or the answer that refuses the request.
 func (s *Server) admit(r *http.Request) ([]byte, *answer) {
 	if r.Method != http.MethodPost {
 		a := errorAnswer(http.StatusMethodNotAllowed, "method_not_allowed", "use POST", nil)
@@ -63,6 +63,9 @@ func (s *Server) admit(r *http.Request) ([]byte, *answer) {
 		return nil, a
 	}
 	if a := s.authenticate(r); a != nil {
+		return nil, a
+	}
+	if a := requireJSON(r); a != nil {
 		return nil, a
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))

@@ -32,7 +32,7 @@ type callbackQueue struct {
 	closed  bool       // the server closed: nothing more is queued or sent
 	lanes   map[string]*lane
 	ready   []*lane        // lanes with callbacks and no worker, in the order they became ready
-	workers sync.WaitGroup // the workers; Server.Close waits for them after close
+	workers sync.WaitGroup // the workers and the goroutines of spawn; Server.Close waits for them after close
 }
 
 func newCallbackQueue() *callbackQueue {
@@ -69,10 +69,10 @@ func (q *callbackQueue) lane(id string) *lane {
 }
 
 // hold reserves the lane of the transfer id, so that callbacks enqueued
-// for it wait until release is called. StartInquiry delivers the inquiry
-// itself (it waits for the outcome) and holds the lane meanwhile, so that a
-// resolution made while the inquiry is still being delivered cannot have
-// its callback overtake the inquiry.
+// for it wait until release is called. An inquiry is delivered on a
+// goroutine of its own (see Server.beginInquiry), which holds the lane
+// meanwhile, so that a resolution made while the inquiry is still being
+// delivered cannot have its callback overtake the inquiry.
 func (q *callbackQueue) hold(id string) (release func()) {
 	q.mu.Lock()
 	l := q.lane(id)
@@ -92,6 +92,21 @@ func (q *callbackQueue) hold(id string) (release func()) {
 			delete(q.lanes, id)
 		}
 	}
+}
+
+// spawn runs f on a goroutine of its own, counted with the workers so that
+// Server.Close waits for it, unless the queue is closed; it reports whether
+// it did. f must end soon once the server's context ends.
+func (q *callbackQueue) spawn(f func()) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return false
+	}
+	// Under q.mu, so that the count is raised before close, and so before
+	// Close waits for it.
+	q.workers.Go(f)
+	return true
 }
 
 // next waits for a ready lane and hands it to the calling worker; it

@@ -16,7 +16,7 @@ import (
 // no states (part 3); the sandbox's lifecycle is received → approved →
 // completed, or received → rejected, for an initiated transfer, and
 // inquiry → approved or rejected for an inquiry started with
-// [Server.StartInquiry].
+// [Server.StartInquiry] or the control plane.
 type State string
 
 // The states of a transfer. Each status callback carries the state it
@@ -38,7 +38,8 @@ type Transfer struct {
 	// State is the transfer's current state. An initiated transfer moves to
 	// the next state as its status callback for that state is sent.
 	State State
-	// Inquiry is true for a transfer started with [Server.StartInquiry].
+	// Inquiry is true for an inbound inquiry, started with
+	// [Server.StartInquiry] or POST {URL}/sandbox/inquiries.
 	Inquiry bool
 	// IdempotencyKey is the Idempotency-Key of the initiation, if any.
 	IdempotencyKey string
@@ -55,8 +56,8 @@ type Request struct {
 	Query string
 	// Header holds the request's headers, without Authorization.
 	Header http.Header
-	// Op is the operation requested, or zero for another path (such as the
-	// token endpoint).
+	// Op is the operation requested, or zero for another path (the token
+	// endpoint, the control plane).
 	Op Operation
 	// Status is the status answered, or 0 if no answer reached the
 	// client: a dropped connection or reset stream, a client that gave up
@@ -104,7 +105,8 @@ type Attempt struct {
 	Time time.Time
 	// StatusCode is the receiver's answer, or 0 if none came.
 	StatusCode int
-	// Err says why no answer came, if none did.
+	// Err says why no answer came, if none did, without the URL (which
+	// Delivery.URL holds).
 	Err string
 }
 
@@ -120,7 +122,8 @@ type Stats struct {
 	ByStatus map[int]int
 	// Initiated counts transfers stored by initiation.
 	Initiated int
-	// Inquiries counts inquiries started with [Server.StartInquiry].
+	// Inquiries counts inquiries started with [Server.StartInquiry] or
+	// the control plane.
 	Inquiries int
 	// Resolutions counts resolutions that recorded a decision.
 	Resolutions int
@@ -135,8 +138,8 @@ type Stats struct {
 	Truncated int
 	// CallbackAttempts counts attempts at sending callbacks.
 	CallbackAttempts int
-	// Callbacks counts callbacks finished, delivered or not (inquiries of
-	// StartInquiry included).
+	// Callbacks counts callbacks finished, delivered or not (inbound
+	// inquiries included).
 	Callbacks int
 	// CallbacksFailed counts callbacks the server gave up on after their
 	// last attempt.
@@ -171,6 +174,7 @@ type records struct {
 	idemOrder  []*idemEntry            // oldest first
 	requests   []Request               // the newest, oldest first
 	deliveries []Delivery              // the newest, oldest first
+	sending    map[string]Delivery     // callbacks being delivered, by webhook-id, with their attempts so far
 	delivered  chan struct{}           // closed and replaced when a callback finishes
 	stats      Stats
 }
@@ -182,6 +186,7 @@ func newRecords(limit int, window time.Duration) *records {
 		transfers: make(map[string]*transferRec),
 		held:      make(map[string]*transferRec),
 		idem:      make(map[string]*idemEntry),
+		sending:   make(map[string]Delivery),
 		delivered: make(chan struct{}),
 		stats:     Stats{ByStatus: make(map[int]int), ByFault: make(map[FaultKind]int)},
 	}
@@ -271,11 +276,17 @@ func (rs *records) advance(id string, st State, now time.Time) {
 	}
 }
 
-// countAttempt counts an attempt at sending a callback.
-func (rs *records) countAttempt() {
+// progress records that the callback d is being delivered, with its
+// attempts so far; attempted says it has just made one more, to count.
+func (rs *records) progress(d Delivery, attempted bool) {
+	d.Body = nil // never shown
+	d.Attempts = slices.Clone(d.Attempts)
 	rs.mu.Lock()
-	rs.stats.CallbackAttempts++
-	rs.mu.Unlock()
+	defer rs.mu.Unlock()
+	rs.sending[d.ID] = d
+	if attempted {
+		rs.stats.CallbackAttempts++
+	}
 }
 
 // Transfers returns the transfers kept, in the order they were created:
@@ -311,6 +322,36 @@ func (s *Server) Transfer(id string) (Transfer, bool) {
 		return Transfer{}, false
 	}
 	return t.Transfer, true
+}
+
+// callbacksOf returns the transfer id, if kept, with its finished callbacks
+// kept, in the order they finished, and those being delivered now (at most
+// one, as a transfer's callbacks go one after the other). Their bodies are
+// left out.
+func (rs *records) callbacksOf(id string) (t Transfer, finished, sending []Delivery, ok bool) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rec, ok := rs.transfers[id]
+	if !ok {
+		return Transfer{}, nil, nil, false
+	}
+	copyOf := func(d Delivery) Delivery {
+		d.Body = nil
+		d.Attempts = slices.Clone(d.Attempts)
+		return d
+	}
+	for _, d := range rs.deliveries {
+		if d.TransferID == id {
+			finished = append(finished, copyOf(d))
+		}
+	}
+	for _, d := range rs.sending {
+		if d.TransferID == id {
+			sending = append(sending, copyOf(d))
+		}
+	}
+	slices.SortFunc(sending, func(a, b Delivery) int { return cmp.Compare(a.ID, b.ID) })
+	return rec.Transfer, finished, sending, true
 }
 
 // Requests returns the requests kept (the most recent ones, see
@@ -443,6 +484,7 @@ func (rs *records) finish(d Delivery, queued bool) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	rs.deliveries = appendLimited(rs.deliveries, d, rs.limit)
+	delete(rs.sending, d.ID)
 	rs.stats.Callbacks++
 	if !d.Delivered && len(d.Attempts) > 0 {
 		rs.stats.CallbacksFailed++

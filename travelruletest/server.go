@@ -18,9 +18,14 @@ import (
 // Server is the Travel Rule Transfer Exchange Service running on a loopback
 // port, for tests: it serves both operations of the interface description
 // 3.2.1 as the package documentation describes, an OAuth2 token endpoint,
-// sends status callbacks, and records what it saw. Make it with
-// [NewServer] (HTTP/1.1) or [NewTLSServer] (HTTPS, HTTP/2 or HTTP/1.1) and
-// stop it with [Server.Close]. Its methods are safe for concurrent use.
+// sends status callbacks, and records what it saw. For integrators in other
+// languages, who cannot call its methods, it also serves a control plane
+// under URL: POST /sandbox/inquiries starts an inbound inquiry, as
+// [Server.StartInquiry] does, and GET /sandbox/transfers/{id} shows a
+// transfer's state and callbacks (see "Control plane" in the package
+// documentation). Make it with [NewServer] (HTTP/1.1) or [NewTLSServer]
+// (HTTPS, HTTP/2 or HTTP/1.1) and stop it with [Server.Close]. Its methods
+// are safe for concurrent use.
 type Server struct {
 	// URL is the base URL of the service, such as
 	// "http://127.0.0.1:39215/api/v3", with the path prefix (see
@@ -200,7 +205,8 @@ func dialAddr(a net.Addr) string {
 }
 
 // Close stops the server: it stops sending callbacks (those not yet
-// delivered are dropped), closes the listener and every connection (a
+// delivered are dropped, and an inquiry still being delivered is given
+// up), closes the listener and every connection (a
 // request held by a latency fault loses its connection, unanswered), and
 // waits for the requests being served, the connections and the callback
 // workers to end. It also closes the idle connections of [Server.Client].

@@ -1,0 +1,242 @@
+package travelruletest
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/vaspkit/travelrule"
+)
+
+// The control plane: what Server.StartInquiry and Server.Transfer give a Go
+// test, over HTTP, for integrators in other languages. Its paths are under
+// the server's path prefix.
+const (
+	controlPrefix = "/sandbox/"  // after the path prefix
+	inquiriesPath = "inquiries"  // after controlPrefix
+	transfersPath = "transfers/" // after controlPrefix, then the transfer's id
+)
+
+// serveControl serves a request to the control plane; rest is its path
+// after the server's path prefix and "/sandbox/". Other paths under
+// /sandbox/ are not found, as any unknown path. As for the operations, a
+// request that came on an HTTP/2 connection after a GOAWAY fault is not
+// acted on.
+func (s *Server) serveControl(r *http.Request, st stream, rest string) *answer {
+	if st.stopped() {
+		return &answer{abandon: true}
+	}
+	if rest == inquiriesPath {
+		return s.serveStartInquiry(r)
+	}
+	if id, ok := strings.CutPrefix(rest, transfersPath); ok && id != "" && !strings.Contains(id, "/") {
+		return s.serveTransferState(r, id)
+	}
+	return errorAnswer(http.StatusNotFound, "not_found", "no such endpoint", nil)
+}
+
+// serveStartInquiry is POST {base}/sandbox/inquiries: the checks of the
+// operations (method, token, Content-Type, body size), then the body's
+// inquiry, started as StartInquiry starts one but not waited for.
+func (s *Server) serveStartInquiry(r *http.Request) *answer {
+	body, a := s.admit(r)
+	if a != nil {
+		return a
+	}
+	req, faults, err := decodeInquiry(body)
+	if err != nil || len(faults) > 0 {
+		return badRequest(err, faults)
+	}
+	if s.ctx.Err() != nil {
+		return errorAnswer(http.StatusServiceUnavailable, "unavailable", "server closing", nil)
+	}
+	id, _, err := s.beginInquiry(s.ctx, req.Callback, &req)
+	if err != nil {
+		return errorAnswer(http.StatusInternalServerError, "internal", "inquiry could not be encoded", nil)
+	}
+	out, _ := json.Marshal(struct {
+		TransferID string `json:"transferId"`
+	}{id})
+	return &answer{status: http.StatusCreated, body: out, transferID: id,
+		header: []string{"Location", s.absolute(r, s.prefix+controlPrefix+transfersPath+id)}}
+}
+
+// absolute returns the absolute URL of path on this server, on the host the
+// request r named (so that it holds behind a port mapping), with the
+// server's scheme.
+func (s *Server) absolute(r *http.Request, path string) string {
+	if r.Host == "" {
+		return s.origin + path
+	}
+	scheme, _, _ := strings.Cut(s.origin, "://")
+	return scheme + "://" + r.Host + path
+}
+
+// wireInquiry is the body of POST {base}/sandbox/inquiries: callback, where
+// the inquiry goes, and the fields of an initiation, each optional.
+type wireInquiry struct {
+	wireTransfer
+	// These hide the embedded parties, to tell a party given from one
+	// absent.
+	Originator  givenParty `json:"originator"`
+	Beneficiary givenParty `json:"beneficiary"`
+}
+
+// givenParty is a jsonParty that records whether the body gave it (null
+// counts as absent).
+type givenParty struct {
+	jsonParty
+	given bool
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (p *givenParty) UnmarshalJSON(b []byte) error {
+	p.given = b[0] != 'n'
+	return p.jsonParty.UnmarshalJSON(b)
+}
+
+// sampleInquiry is the transfer of an inquiry whose body gives only its
+// callback. The names and dates are those of public figures, not of
+// customers.
+func sampleInquiry() travelrule.TransferRequest {
+	return travelrule.TransferRequest{
+		Asset:  "BTC",
+		Amount: "0.25",
+		Originator: travelrule.Party{
+			PersonType: "natural", FirstName: "Grace", LastName: "Hopper", DateOfBirth: "1906-12-09", Country: "US",
+		},
+		Beneficiary: travelrule.Party{
+			PersonType: "natural", FirstName: "Katherine", LastName: "Johnson", DateOfBirth: "1918-08-26", Country: "US",
+			WalletAddress: "bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4",
+		},
+	}
+}
+
+// decodeInquiry decodes and checks the body of POST {base}/sandbox/inquiries
+// by the rules of initiation (decode.go): the fields given replace those of
+// sampleInquiry (a party as a whole), and the result must pass
+// TransferRequest.Validate. callback is both where the inquiry is sent and
+// the inquiry's own callback field. It returns the request, or the faults to
+// answer 400 with (err set for a body that is not a JSON object).
+func decodeInquiry(body []byte) (travelrule.TransferRequest, []travelrule.FieldError, error) {
+	req := sampleInquiry()
+	var w wireInquiry
+	if err := decodeObject(body, &w); err != nil {
+		return req, nil, err
+	}
+	var t typeFaults
+	given := func(dst *string, path string, v jsonString) {
+		if v.set || v.bad {
+			t.str(dst, path, v)
+		}
+	}
+	given(&req.TravelAddress, "travelAddress", w.TravelAddress)
+	given(&req.Email, "email", w.Email)
+	given(&req.TxID, "txId", w.TxID)
+	given(&req.Asset, "asset", w.Asset)
+	given(&req.Amount, "amount", w.Amount)
+	given(&req.Callback, "callback", w.Callback)
+	for _, p := range []struct {
+		dst  *travelrule.Party
+		path string
+		w    givenParty
+	}{{&req.Originator, "originator", w.Originator}, {&req.Beneficiary, "beneficiary", w.Beneficiary}} {
+		if p.w.given {
+			// Every field of the party is set, those absent to "": a
+			// party given replaces the default whole.
+			t.party(p.dst, p.path, p.w.jsonParty)
+		}
+	}
+	// As at initiation: present, a travelAddress has 1..255 characters.
+	if w.TravelAddress.set && w.TravelAddress.v == "" {
+		t = append(t, travelrule.FieldError{Field: "travelAddress", Reason: "shorter than 1 characters"})
+	}
+	return req, t.merge(req.Validate()), nil
+}
+
+// transferState is the body of GET {base}/sandbox/transfers/{id}: a
+// transfer's state and callbacks, without personal data.
+type transferState struct {
+	TransferID string          `json:"transferId"`
+	State      State           `json:"state"`
+	Inquiry    bool            `json:"inquiry"`
+	Asset      string          `json:"asset"`
+	Amount     string          `json:"amount"`
+	TxID       string          `json:"txId,omitempty"`
+	Created    string          `json:"created"`
+	Updated    string          `json:"updated"`
+	Callbacks  []callbackState `json:"callbacks"`
+}
+
+// callbackState is a callback of a transferState.
+type callbackState struct {
+	WebhookID string         `json:"webhookId"`
+	Status    State          `json:"status"`
+	URL       string         `json:"url"`
+	Delivered bool           `json:"delivered"`
+	Pending   bool           `json:"pending"`
+	Attempts  []attemptState `json:"attempts"`
+}
+
+// attemptState is an attempt of a callbackState.
+type attemptState struct {
+	Time       string `json:"time"`
+	StatusCode int    `json:"statusCode"`
+	Error      string `json:"error,omitempty"`
+}
+
+// serveTransferState is GET {base}/sandbox/transfers/{id}.
+func (s *Server) serveTransferState(r *http.Request, id string) *answer {
+	if r.Method != http.MethodGet {
+		a := errorAnswer(http.StatusMethodNotAllowed, "method_not_allowed", "use GET", nil)
+		a.header = []string{"Allow", http.MethodGet}
+		return a
+	}
+	if a := s.authenticate(r); a != nil {
+		return a
+	}
+	t, finished, sending, ok := s.records.callbacksOf(id)
+	if !ok {
+		return errorAnswer(http.StatusNotFound, "not_found", "no transfer with this id (never made, or no longer kept)", nil)
+	}
+	out := transferState{
+		TransferID: t.ID, State: t.State, Inquiry: t.Inquiry,
+		Asset: t.Request.Asset, Amount: t.Request.Amount, TxID: t.Request.TxID,
+		Created: timestamp(t.Created), Updated: timestamp(t.Updated),
+		Callbacks: make([]callbackState, 0, len(finished)+len(sending)),
+	}
+	for _, d := range finished {
+		out.Callbacks = append(out.Callbacks, callbackOf(d, false))
+	}
+	for _, d := range sending {
+		out.Callbacks = append(out.Callbacks, callbackOf(d, true))
+	}
+	body, _ := json.Marshal(out)
+	return &answer{status: http.StatusOK, body: body, transferID: t.ID}
+}
+
+// callbackOf is the shown form of the delivery d: its URL cut to scheme,
+// host and path (the query may carry a capability), and never its body.
+func callbackOf(d Delivery, pending bool) callbackState {
+	cs := callbackState{WebhookID: d.ID, Status: d.Status, URL: shownURL(d.URL), Delivered: d.Delivered,
+		Pending: pending, Attempts: make([]attemptState, len(d.Attempts))}
+	for i, a := range d.Attempts {
+		cs.Attempts[i] = attemptState{Time: timestamp(a.Time), StatusCode: a.StatusCode, Error: a.Err}
+	}
+	return cs
+}
+
+// shownURL is the scheme, host and path of the URL raw, or "" if it does not
+// parse: never its user information, query or fragment.
+func shownURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host + u.EscapedPath()
+}
+
+// timestamp is t in RFC 3339, in UTC.
+func timestamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
