@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"fmt"
 	"io"
 	"log"
 	"log/slog"
@@ -129,7 +130,9 @@ func listen(addr string) net.Listener {
 		ln, err = net.Listen("tcp6", "[::1]:0")
 	}
 	if err != nil {
-		panic("travelruletest: NewServer: listening: " + err.Error())
+		// An error value, so that a caller that recovers can match it
+		// (errors.Is(v, syscall.EADDRINUSE)).
+		panic(fmt.Errorf("travelruletest: NewServer: listening: %w", err))
 	}
 	return ln
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"syscall"
 )
 
@@ -23,9 +22,5 @@ func listenFailure(cmd, addr string, err error) string {
 	return fmt.Sprintf("%s: %v", cmd, err)
 }
 
-// addrInUse reports whether err says the address is in use. The sandbox
-// reports its listening failure as a panic whose value is text, so the
-// system's text for EADDRINUSE counts too.
-func addrInUse(err error) bool {
-	return errors.Is(err, syscall.EADDRINUSE) || strings.Contains(err.Error(), syscall.EADDRINUSE.Error())
-}
+// addrInUse reports whether err says the address is in use.
+func addrInUse(err error) bool { return errors.Is(err, syscall.EADDRINUSE) }

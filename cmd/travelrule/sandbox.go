@@ -2,59 +2,122 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/vaspkit/travelrule/callback"
 	"github.com/vaspkit/travelrule/travelruletest"
 )
 
+// sandboxAnswers says how to get each answer of the sandbox's travel-address
+// directory and where its control plane is; the banner and --help print it.
+var sandboxAnswers = `Travel addresses (travelAddress of an initiation):
+  - any travel address that decodes resolves, such as TRP's example
+    ` + travelruletest.KnownTravelAddress + `
+  - one whose host is under .invalid answers 404 (no such VASP), such as
+    ` + travelruletest.UnknownTravelAddress + ` (no-such-vasp.invalid)
+  - a "ta..." value that does not decode (checksum, alphabet, no t=i)
+    answers 400 with the field travelAddress
+  - --travel-address and --unknown-travel-address register more of either kind
+Control plane (bearer token as for the operations):
+  POST {base}/sandbox/inquiries       {"callback":"<url>", ...} starts an inbound inquiry: 201 {"transferId"}
+  GET  {base}/sandbox/transfers/{id}  a transfer's state and the callbacks delivered for it
+`
+
 // sandbox runs the sandbox service on an address for clients in other
-// processes and languages, and prints its base URL and a token.
+// processes and languages. It prints, on stdout, the environment a client
+// needs and a curl transcript of the whole flow (together a shell script),
+// and on stderr how to get each answer.
 func (c *cli) sandbox(ctx context.Context, args []string) int {
-	fs := c.newFlagSet("sandbox", "[--addr HOST:PORT] [--prefix /api/v3] [--token-lifetime 24h]")
+	fs := c.newFlagSet("sandbox", "[--addr HOST:PORT] [--prefix /api/v3] [--token-lifetime 24h] [flags]")
+	usage := fs.Usage
+	fs.Usage = func() { usage(); fmt.Fprint(fs.Output(), "\n"+sandboxAnswers) }
 	addr := fs.String("addr", defaultSandboxAddr, "the address to listen on")
-	prefix := fs.String("prefix", "", `a path prefix for the operations, such as "/api/v3"`)
 	lifetime := fs.Duration("token-lifetime", 24*time.Hour, "the lifetime of the tokens the sandbox issues")
-	secret := fs.String("callback-secret", "", "sign callbacks with this Standard Webhooks secret (default: env TRAVELRULE_WEBHOOK_SECRET)")
-	noID := fs.Bool("documented-answer", false, `answer initiations with the documented {"status":"succes"} alone, without transferId`)
+	cbURL := fs.String("callback-url", "http://"+defaultListenAddr+"/", "the callback URL of the printed curl transcript (travelrule listen's default)")
+	opts := c.sandboxOptions(fs)
 	if code, ok := c.parseFlags(fs, args); !ok {
 		return code
 	}
-	if *secret == "" {
-		*secret = c.getenv("TRAVELRULE_WEBHOOK_SECRET") // after parsing: a flag default would print it in --help
+	o, err := opts()
+	if err != nil {
+		return c.usageError(fs, "%v", err)
 	}
-	opts := []travelruletest.Option{travelruletest.WithAddr(*addr), travelruletest.WithTokenLifetime(*lifetime)}
-	if *prefix != "" {
-		opts = append(opts, travelruletest.WithPathPrefix(*prefix))
-	}
-	if *secret != "" {
-		v, err := callback.NewWebhookVerifier(*secret) // decodes "whsec_<base64>"; takes a raw secret as it is
-		if err != nil {
-			return c.usageError(fs, "%v", err)
-		}
-		opts = append(opts, travelruletest.WithCallbackSecret(v.Secrets[0]))
-	}
-	if *noID {
-		opts = append(opts, travelruletest.WithTransferIDInAnswer(false))
-	}
-	srv, err := startSandbox(opts)
+	srv, err := startSandbox(append(o, travelruletest.WithAddr(*addr), travelruletest.WithTokenLifetime(*lifetime)))
 	if err != nil {
 		fmt.Fprintln(c.stderr, listenFailure("sandbox", *addr, err))
 		return exitFailed
 	}
 	defer srv.Close()
-	tok, err := srv.TokenSource().Token()
-	if err != nil {
+	if err := c.sandboxBanner(srv, *lifetime, *cbURL); err != nil {
 		fmt.Fprintf(c.stderr, "sandbox: %v\n", err)
 		return exitFailed
 	}
-	fmt.Fprintf(c.stdout, "TRAVELRULE_BASE_URL=%s\nTRAVELRULE_TOKEN=%s\nTRAVELRULE_TOKEN_URL=%s\nTRAVELRULE_CLIENT_ID=%s\nTRAVELRULE_CLIENT_SECRET=%s\n",
-		srv.URL, tok.AccessToken, srv.TokenURL(), travelruletest.DefaultClientID, travelruletest.DefaultClientSecret)
-	fmt.Fprintf(c.stderr, "sandbox listening on %s (token valid for %s); stop with Ctrl-C\n", srv.URL, *lifetime)
 	<-ctx.Done()
 	fmt.Fprintln(c.stderr, "stopped")
 	return exitOK
+}
+
+// sandboxOptions adds the flags that become server options to fs; after
+// parsing, the function it returns makes the options.
+func (c *cli) sandboxOptions(fs *flag.FlagSet) func() ([]travelruletest.Option, error) {
+	prefix := fs.String("prefix", "", `a path prefix for the operations, such as "/api/v3"`)
+	secret := fs.String("callback-secret", "", "sign callbacks with this Standard Webhooks secret (default: env TRAVELRULE_WEBHOOK_SECRET)")
+	noID := fs.Bool("documented-answer", false, `answer initiations with the documented {"status":"succes"} alone, without transferId`)
+	var known, unknown stringList
+	fs.Var(&known, "travel-address", "a travelAddress that resolves, even one under .invalid (repeatable)")
+	fs.Var(&unknown, "unknown-travel-address", "a travelAddress that resolves to no VASP: 404 (repeatable)")
+	return func() ([]travelruletest.Option, error) {
+		o := []travelruletest.Option{travelruletest.WithTravelAddresses(known...), travelruletest.WithUnknownTravelAddresses(unknown...)}
+		if *prefix != "" {
+			o = append(o, travelruletest.WithPathPrefix(*prefix))
+		}
+		if *secret == "" {
+			*secret = c.getenv("TRAVELRULE_WEBHOOK_SECRET") // after parsing: a flag default would print it in --help
+		}
+		if *secret != "" {
+			v, err := callback.NewWebhookVerifier(*secret) // decodes "whsec_<base64>"; takes a raw secret as it is
+			if err != nil {
+				return nil, err
+			}
+			o = append(o, travelruletest.WithCallbackSecret(v.Secrets[0]))
+		}
+		if *noID {
+			o = append(o, travelruletest.WithTransferIDInAnswer(false))
+		}
+		return o, nil
+	}
+}
+
+// sandboxBanner prints the environment and the curl transcript on stdout
+// and how to get each answer on stderr.
+func (c *cli) sandboxBanner(srv *travelruletest.Server, lifetime time.Duration, cbURL string) error {
+	tok, err := srv.TokenSource().Token()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "TRAVELRULE_BASE_URL=%s\nTRAVELRULE_TOKEN=%s\nTRAVELRULE_TOKEN_URL=%s\nTRAVELRULE_CLIENT_ID=%s\nTRAVELRULE_CLIENT_SECRET=%s\n",
+		srv.URL, tok.AccessToken, srv.TokenURL(), travelruletest.DefaultClientID, travelruletest.DefaultClientSecret)
+	fmt.Fprint(c.stdout, transcript(flow{
+		baseURL: srv.URL, tokenURL: srv.TokenURL(), callbackURL: cbURL,
+		clientID: travelruletest.DefaultClientID, clientSecret: travelruletest.DefaultClientSecret,
+	}))
+	fmt.Fprintf(c.stderr, "sandbox listening on %s (token valid for %s); stop with Ctrl-C\n%s",
+		srv.URL, lifetime, strings.ReplaceAll(sandboxAnswers, "{base}", srv.URL))
+	return nil
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string { return strings.Join(*l, ",") }
+
+// Set implements flag.Value.
+func (l *stringList) Set(v string) error {
+	*l = append(*l, v)
+	return nil
 }
 
 // startSandbox starts the server, turning NewServer's panic on a bad option

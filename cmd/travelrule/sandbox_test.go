@@ -6,6 +6,7 @@ import (
 	"net"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -111,36 +112,49 @@ func requestID(out string) string {
 
 var envLineRE = regexp.MustCompile(`(?m)^(TRAVELRULE_\w+)=(\S+)$`)
 
-func TestSandboxCommand(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	var out, errOut syncBuffer
-	c := &cli{stdin: strings.NewReader(""), stdout: &out, stderr: &errOut, getenv: func(string) string { return "" }}
-	done := make(chan int, 1)
-	go func() { done <- c.run(ctx, []string{"sandbox", "--addr", "127.0.0.1:0", "--prefix", "/api/v3"}) }()
-	stopped := false
-	t.Cleanup(func() {
-		if !stopped {
-			cancel()
-			<-done
-		}
-	})
-	// The sandbox prints its environment, then says it is listening.
-	listening := errOut.waitFor(t, regexp.MustCompile(`sandbox listening on (\S+)`))
+// sandboxCommand runs "travelrule sandbox args..." in-process until stop is
+// called (or the test ends), and returns its environment lines once it is
+// listening.
+type sandboxCommand struct {
+	env         map[string]string
+	out, errOut *syncBuffer
+	stop        func() int // ends the command and returns its exit status
+}
 
-	env := map[string]string{}
-	for _, m := range envLineRE.FindAllStringSubmatch(out.String(), -1) {
-		env[m[1]] = m[2]
+func runSandboxCommand(t *testing.T, args ...string) *sandboxCommand {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	sc := &sandboxCommand{env: map[string]string{}, out: &syncBuffer{}, errOut: &syncBuffer{}}
+	c := &cli{stdin: strings.NewReader(""), stdout: sc.out, stderr: sc.errOut, getenv: func(string) string { return "" }}
+	done := make(chan int, 1)
+	go func() { done <- c.run(ctx, append([]string{"sandbox"}, args...)) }()
+	var once sync.Once
+	code := 0
+	sc.stop = func() int {
+		once.Do(func() { cancel(); code = <-done })
+		return code
 	}
+	t.Cleanup(func() { sc.stop() })
+	// The sandbox prints its environment and transcript, then says it is
+	// listening.
+	listening := sc.errOut.waitFor(t, regexp.MustCompile(`sandbox listening on (\S+)`))
+	for _, m := range envLineRE.FindAllStringSubmatch(sc.out.String(), -1) {
+		sc.env[m[1]] = m[2]
+	}
+	require.Equal(t, listening[1], sc.env["TRAVELRULE_BASE_URL"])
+	return sc
+}
+
+func TestSandboxCommand(t *testing.T) {
+	sc := runSandboxCommand(t, "--addr", "127.0.0.1:0", "--prefix", "/api/v3")
+	env := sc.env
 	assert.Regexp(t, `^http://127\.0\.0\.1:[1-9][0-9]*/api/v3$`, env["TRAVELRULE_BASE_URL"], "the port the system chose")
-	assert.Equal(t, listening[1], env["TRAVELRULE_BASE_URL"])
 	code, _, errOut2 := runCLI(t, context.Background(), validTransfer, map[string]string{
 		"TRAVELRULE_BASE_URL": env["TRAVELRULE_BASE_URL"], "TRAVELRULE_TOKEN": env["TRAVELRULE_TOKEN"]}, "initiate")
 	assert.Equal(t, exitOK, code, errOut2)
 
-	cancel()
-	assert.Equal(t, exitOK, <-done)
-	stopped = true
-	assert.Contains(t, errOut.String(), "stopped")
+	assert.Equal(t, exitOK, sc.stop())
+	assert.Contains(t, sc.errOut.String(), "stopped")
 
 	// A busy address fails cleanly.
 	busy, err := net.Listen("tcp", "127.0.0.1:0")

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vaspkit/travelrule/travelruletest"
+)
+
+// callbackSink receives callbacks and passes each body on.
+func callbackSink(t *testing.T) (url string, bodies <-chan map[string]any) {
+	t.Helper()
+	ch := make(chan map[string]any, 64)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var m map[string]any
+		b, _ := io.ReadAll(r.Body)
+		_ = json.Unmarshal(b, &m)
+		ch <- m
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/callback", ch
+}
+
+// runScript runs script with sh -eu and returns its standard output.
+func runScript(t *testing.T, script string) string {
+	t.Helper()
+	sh := lookTool(t, "sh", "dash")
+	lookTool(t, "curl", "curl")
+	lookTool(t, "sed", "sed")
+	p := writeFile(t, "flow.sh", script)
+	var out, errOut bytes.Buffer
+	cmd := exec.CommandContext(context.Background(), sh, "-eu", p)
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	require.NoError(t, cmd.Run(), "script:\n%s\nstdout:\n%s\nstderr:\n%s", script, out.String(), errOut.String())
+	return out.String()
+}
+
+var uuidRE = `[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}`
+
+// checkFlowOutput checks every answer of the transcript's run and returns
+// the inquiry's id.
+func checkFlowOutput(t *testing.T, out string) string {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 4, "output:\n%s", out)
+	assert.Regexp(t, `^\{"status":"succes","transferId":"`+uuidRE+`"\}$`, lines[0])
+	m := regexp.MustCompile(`^inquiry (` + uuidRE + `)$`).FindStringSubmatch(lines[1])
+	require.NotNil(t, m, "line %q", lines[1])
+	assert.Equal(t, `{"status":true}`, lines[2])
+	var state map[string]any
+	require.NoError(t, json.Unmarshal([]byte(lines[3]), &state), lines[3])
+	assert.Equal(t, m[1], state["transferId"])
+	assert.Equal(t, "approved", state["state"])
+	for _, pii := range []string{"Ada", "Lovelace", "1815-12-10"} {
+		assert.NotContains(t, lines[3], pii)
+	}
+	return m[1]
+}
+
+// waitInquiry waits for the inquiry about id among the callbacks.
+func waitInquiry(t *testing.T, bodies <-chan map[string]any, id string) {
+	t.Helper()
+	bound := time.NewTimer(30 * time.Second) // ends only a test whose inquiry never comes
+	defer bound.Stop()
+	for {
+		select {
+		case m := <-bodies:
+			if m["transferId"] == id && m["status"] == "inquiry" {
+				return
+			}
+		case <-bound.C:
+			t.Fatal("the inquiry never reached the callback URL")
+		}
+	}
+}
+
+func TestTranscriptRunsEndToEnd(t *testing.T) {
+	cbURL, bodies := callbackSink(t)
+	srv := travelruletest.NewServer(travelruletest.WithPathPrefix("/api/v3"))
+	t.Cleanup(srv.Close)
+	script := transcript(flow{
+		baseURL: srv.URL, tokenURL: srv.TokenURL(), callbackURL: cbURL,
+		clientID: travelruletest.DefaultClientID, clientSecret: travelruletest.DefaultClientSecret,
+	})
+	id := checkFlowOutput(t, runScript(t, script))
+	waitInquiry(t, bodies, id)
+	tr, ok := srv.Transfer(id)
+	require.True(t, ok)
+	assert.Equal(t, travelruletest.StateApproved, tr.State)
+	assert.Len(t, srv.Transfers(), 2, "the initiation and the inquiry")
+}
+
+func TestShellQuote(t *testing.T) {
+	sh := lookTool(t, "sh", "dash")
+	for _, s := range []string{"", "plain", "it's", `a"b`, "$HOME `x` \\n", "'"} {
+		out, err := exec.Command(sh, "-c", "printf %s "+shellQuote(s)).Output()
+		require.NoError(t, err)
+		assert.Equal(t, s, string(out))
+	}
+}
+
+// What "travelrule sandbox" prints at start runs as it is, and says how to
+// get each answer.
+func TestSandboxPrintsARunnableTranscript(t *testing.T) {
+	cbURL, bodies := callbackSink(t)
+	sc := runSandboxCommand(t, "--addr", "127.0.0.1:0", "--prefix", "/api/v3", "--callback-url", cbURL)
+	id := checkFlowOutput(t, runScript(t, sc.out.String()))
+	waitInquiry(t, bodies, id)
+
+	banner := sc.errOut.String()
+	base := sc.env["TRAVELRULE_BASE_URL"]
+	for _, want := range []string{
+		travelruletest.KnownTravelAddress, travelruletest.UnknownTravelAddress, ".invalid", "answers 404", "answers 400",
+		"POST " + base + "/sandbox/inquiries", "GET  " + base + "/sandbox/transfers/{id}",
+	} {
+		assert.Contains(t, banner, want)
+	}
+	assert.Equal(t, exitOK, sc.stop())
+}
+
+func TestSandboxHelpSaysHowToGetEachAnswer(t *testing.T) {
+	code, out, _ := runCLI(t, context.Background(), "", nil, "sandbox", "--help")
+	require.Equal(t, exitOK, code)
+	for _, want := range []string{travelruletest.KnownTravelAddress, travelruletest.UnknownTravelAddress, "answers 400", "--unknown-travel-address", "{base}/sandbox/inquiries"} {
+		assert.Contains(t, out, want)
+	}
+}
+
+func TestSandboxTravelAddressFlags(t *testing.T) {
+	sc := runSandboxCommand(t, "--addr", "127.0.0.1:0",
+		"--travel-address", travelruletest.UnknownTravelAddress, "--unknown-travel-address", travelruletest.KnownTravelAddress)
+	env := map[string]string{"TRAVELRULE_BASE_URL": sc.env["TRAVELRULE_BASE_URL"], "TRAVELRULE_TOKEN": sc.env["TRAVELRULE_TOKEN"]}
+	for _, tt := range []struct {
+		address string
+		code    int
+		want    string
+	}{
+		{travelruletest.UnknownTravelAddress, exitOK, ""},
+		{travelruletest.KnownTravelAddress, exitFailed, "registered as unknown"},
+	} {
+		t.Run(tt.address, func(t *testing.T) {
+			body := strings.Replace(validTransfer, `"asset"`, `"travelAddress": "`+tt.address+`", "asset"`, 1)
+			code, _, errOut := runCLI(t, context.Background(), body, env, "initiate", "-f", "-")
+			assert.Equal(t, tt.code, code, errOut)
+			assert.Contains(t, errOut, tt.want)
+		})
+	}
+}
