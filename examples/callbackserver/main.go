@@ -27,7 +27,7 @@ import (
 )
 
 func main() {
-	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on")
+	addr := flag.String("addr", "127.0.0.1:8081", "address to listen on (8081: beside travelrule sandbox on 8080)")
 	demo := flag.Bool("demo", false, "initiate a transfer against the embedded sandbox, receive its callbacks and exit")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
