@@ -244,8 +244,8 @@ func WithCallbackHTTPClient(hc *http.Client) Option {
 // status callback is recorded as finished at once, with no attempt and
 // Delivered false, and transfers still move through their states. Use it
 // when a test's callback URLs are placeholders (so that the sandbox does not
-// reach out to them) or for load tests of the client. StartInquiry still
-// sends its inquiry.
+// reach out to them) or for load tests of the client. StartInquiry and the
+// control plane's POST {URL}/sandbox/inquiries still send their inquiry.
 func WithoutCallbacks() Option {
 	return func(c *config) { c.noCallbacks = true }
 }
