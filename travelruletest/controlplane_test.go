@@ -185,16 +185,7 @@ func TestStartInquiryOverHTTPBadRequest(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			a := post(t, srv.URL+"/sandbox/inquiries", tok, tt.body)
-			require.Equal(t, http.StatusBadRequest, a.Status, "body %s", a.Body)
-			code, msg, fields := a.errorBody(t)
-			assert.Equal(t, "bad_request", code)
-			assert.NotEmpty(t, msg)
-			var got []string
-			for _, f := range fields {
-				got = append(got, f.Field)
-				assert.NotEmpty(t, f.Reason)
-			}
-			assert.ElementsMatch(t, tt.fields, got)
+			a.badRequestFields(t, tt.fields)
 			assert.NotContains(t, string(a.Body), "Lovelace", "reasons never carry values")
 		})
 	}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/vaspkit/travelrule"
@@ -149,6 +150,22 @@ func (a rawAnswer) errorBody(t *testing.T) (code, message string, fields []trave
 	}
 	require.NoError(t, json.Unmarshal(a.Body, &eb), "body %s", a.Body)
 	return eb.Error, eb.Message, eb.Fields
+}
+
+// badRequestFields asserts that the answer is the sandbox's 400 naming
+// exactly the fields want, each with a reason.
+func (a rawAnswer) badRequestFields(t *testing.T, want []string) {
+	t.Helper()
+	require.Equal(t, http.StatusBadRequest, a.Status, "body %s", a.Body)
+	code, msg, fields := a.errorBody(t)
+	assert.Equal(t, "bad_request", code)
+	assert.NotEmpty(t, msg)
+	var got []string
+	for _, f := range fields {
+		got = append(got, f.Field)
+		assert.NotEmpty(t, f.Reason)
+	}
+	assert.ElementsMatch(t, want, got)
 }
 
 // post sends body (a string, []byte or a value to encode) to url with the
