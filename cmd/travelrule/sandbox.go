@@ -112,6 +112,7 @@ func (c *cli) sandboxBanner(srv *travelruletest.Server, lifetime time.Duration, 
 // stringList is a repeatable string flag.
 type stringList []string
 
+// String implements flag.Value.
 func (l *stringList) String() string { return strings.Join(*l, ",") }
 
 // Set implements flag.Value.
