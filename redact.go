@@ -124,7 +124,9 @@ var spelledOut = map[rune]string{
 }
 
 // scrub shortens a server message, drops control characters and replaces
-// every personal value of the request it contains, compared loosely.
+// every personal value of the request it contains, compared loosely; a
+// message that still holds one in another shape (see containsAny) is
+// replaced whole.
 func scrub(msg string, pii []string) string {
 	if msg == "" {
 		return ""
@@ -156,6 +158,11 @@ func scrub(msg string, pii []string) string {
 			b.WriteString(rest)
 			msg = b.String()
 		}
+	}
+	if containsAny(msg, pii) {
+		// A value reshaped where no span matches it loosely ("OEDEGAARD
+		// MUELLER", "ab-123-456", hex or base64 of it): the text goes.
+		return redacted
 	}
 	msg = strings.Map(func(r rune) rune {
 		if r < ' ' || r == 0x7f || r == utf8.RuneError {

@@ -3,6 +3,7 @@ package travelrule
 import (
 	"context"
 	"crypto/x509"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -80,6 +81,9 @@ func TestScrub(t *testing.T) {
 		{"name ODEGARD-MULLER", "name [redacted]"},
 		{"wallet 0X742D35CC6634C0532925A3B844BC454E4438F44E!", "wallet [redacted]!"},
 		{"line\nbreak\x00nul", "line break nul"},
+		{"OEDEGAARD MUELLER is not welcome", "[redacted]"},
+		{"id ab-123-456 refused", "[redacted]"},
+		{hex.EncodeToString([]byte("Quarterfield")), "[redacted]"},
 		{strings.Repeat("x", maxMessage) + "Quarterfield", strings.Repeat("x", maxMessage) + "…"},
 		{strings.Repeat("x", maxMessage-3) + "Quarterfield", strings.Repeat("x", maxMessage-3) + "[re…"},
 	}

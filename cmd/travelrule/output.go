@@ -26,7 +26,7 @@ func (c *cli) printError(op string, err error) {
 			fmt.Fprintf(c.stderr, "  the service said: %q\n", apiErr.Message)
 		}
 		for _, f := range apiErr.Fields {
-			fmt.Fprintf(c.stderr, "  %s: %s\n", f.Field, f.Reason)
+			fmt.Fprintf(c.stderr, "  %s: %s\n", shownPath(f), f.Reason)
 		}
 	}
 	var unknown *travelrule.OutcomeUnknownError
@@ -34,6 +34,20 @@ func (c *cli) printError(op string, err error) {
 		fmt.Fprintf(c.stderr, "  the service may have acted: reconcile before sending again (txId %q, callback ref %q, idempotency key %q)\n",
 			unknown.TxID, unknown.CallbackRef, unknown.IdempotencyKey)
 	}
+}
+
+// shownPath is the path of a field the service named as the SDK shows it: a
+// path of the request as it is, anything else (which may be text the
+// service made up) redacted. The SDK's FieldError.Error decides; it ends
+// with ": " and the reason, redacted for a reason from the service (whose
+// Reason the SDK has scrubbed of the request's personal values, so it is
+// printed as it is).
+func shownPath(f travelrule.FieldError) string {
+	s := f.Error()
+	if i := strings.LastIndex(s, ": "); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
 
 func (c *cli) printJSON(v any) int {

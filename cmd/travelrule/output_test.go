@@ -43,7 +43,7 @@ func echoingServer(t *testing.T) string {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusBadRequest)
-		_, _ = io.WriteString(w, `{"error":"bad_request","message":"Zebulon is not welcome here","fields":[{"field":"originator.firstName","reason":"Zebulon is on a list"}]}`)
+		_, _ = io.WriteString(w, `{"error":"bad_request","message":"Zebulon is not welcome here","fields":[{"field":"originator.firstName","reason":"Zebulon is on a list"},{"field":"sanctions.list7","reason":"hit"}]}`)
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL
@@ -76,6 +76,7 @@ func TestServiceErrorsPrinted(t *testing.T) {
 		}},
 		{"initiate refused by a service that repeats the request", withBase(echoingServer(t)), []string{"initiate", "-f", "-"}, []string{
 			"400 Bad Request", `  the service said: "[redacted] is not welcome here"`, "  originator.firstName: [redacted] is on a list",
+			"  [redacted]: hit", // a path that is none of the request's
 		}},
 	}
 	for _, tt := range tests {
@@ -89,4 +90,22 @@ func TestServiceErrorsPrinted(t *testing.T) {
 			assert.NotContains(t, errOut, "Zebulon")
 		})
 	}
+}
+
+// A service that repeats a name as its systems write it ("MUELLER" for
+// "Müller") gets it printed nowhere: the SDK scrubs reshaped values too.
+func TestServiceErrorsHideReshapedPersonalData(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, `{"error":"bad_request","message":"MUELLER is not welcome here",`+
+			`"fields":[{"field":"beneficiary.lastName","reason":"MUELLER is on a list"},{"field":"sanctions.MUELLER","reason":"hit"}]}`)
+	}))
+	t.Cleanup(srv.Close)
+	body := strings.Replace(validTransfer, `"Turing"`, `"Müller"`, 1)
+	code, _, errOut := runCLI(t, context.Background(), body,
+		map[string]string{"TRAVELRULE_BASE_URL": srv.URL, "TRAVELRULE_TOKEN": "x.y.z"}, "initiate", "-f", "-")
+	assert.Equal(t, exitFailed, code)
+	assert.NotContains(t, errOut, "MUELLER")
+	assert.Contains(t, errOut, "beneficiary.lastName: [redacted]")
 }
