@@ -51,6 +51,7 @@ func TestEncodeTravelAddress(t *testing.T) {
 		{"a reserved test domain", "no-such-vasp.invalid/x/1?t=i", ""},
 		{"a final dot", "vasp.example./x?t=i", ""},
 		{"no path", "vasp.example?t=i", ""},
+		{"another pair that does not parse", "vasp.example/x?a=%zz&t=i", ""},
 		{"a fragment", "vasp.example/x?t=i#part", ""},
 		{"an underscore in a label", "_trp.vasp.example/x?t=i", ""},
 
@@ -61,7 +62,7 @@ func TestEncodeTravelAddress(t *testing.T) {
 		{"another t", "beneficiary.com/x/12345?t=x", "t=i"},
 		{"t=i only in the path", "beneficiary.com/t=i", "t=i"},
 		{"t=i only in the fragment", "beneficiary.com/x#?t=i", "t=i"},
-		{"a query that does not parse", "beneficiary.com/x?t=i;a=b", "t=i"},
+		{"t=i joined by a semicolon", "beneficiary.com/x?t=i;a=b", "t=i"},
 		{"user information", "beneficiary.com@evil.example/x?t=i", "user information"},
 		{"no host", "/x/12345?t=i", "no host"},
 		{"only a port", ":8443/x?t=i", "no host"},
@@ -76,7 +77,8 @@ func TestEncodeTravelAddress(t *testing.T) {
 		{"a space", "vasp.example/x y?t=i", "printable ASCII"},
 		{"a non-ASCII host", "bücher.example/x?t=i", "printable ASCII"},
 		{"a control character", "vasp.example/x\x00?t=i", "printable ASCII"},
-		{"too long once encoded", "vasp.example/" + strings.Repeat("x", 200) + "?t=i", "255"},
+		{"too long once encoded", "vasp.example/" + strings.Repeat("x", 165) + "?t=i", "255"},
+		{"far too long, refused before any encoding", "vasp.example/" + strings.Repeat("x", 1<<20) + "?t=i", "255"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ta, err := travelrule.EncodeTravelAddress(tt.uri)

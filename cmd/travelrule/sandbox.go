@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -44,6 +45,9 @@ func (c *cli) sandbox(ctx context.Context, args []string) int {
 	o, err := opts()
 	if err != nil {
 		return c.usageError(fs, "%v", err)
+	}
+	if !isCallbackURL(*cbURL) {
+		return c.usageError(fs, "--callback-url must be an absolute http or https URL without spaces")
 	}
 	srv, err := startSandbox(append(o, travelruletest.WithAddr(*addr), travelruletest.WithTokenLifetime(*lifetime)))
 	if err != nil {
@@ -98,8 +102,10 @@ func (c *cli) sandboxBanner(srv *travelruletest.Server, lifetime time.Duration, 
 	if err != nil {
 		return err
 	}
+	// Stdout is a shell script: every value is one shell word.
 	fmt.Fprintf(c.stdout, "TRAVELRULE_BASE_URL=%s\nTRAVELRULE_TOKEN=%s\nTRAVELRULE_TOKEN_URL=%s\nTRAVELRULE_CLIENT_ID=%s\nTRAVELRULE_CLIENT_SECRET=%s\n",
-		srv.URL, tok.AccessToken, srv.TokenURL(), travelruletest.DefaultClientID, travelruletest.DefaultClientSecret)
+		shellWord(srv.URL), shellWord(tok.AccessToken), shellWord(srv.TokenURL()),
+		shellWord(travelruletest.DefaultClientID), shellWord(travelruletest.DefaultClientSecret))
 	fmt.Fprint(c.stdout, transcript(flow{
 		baseURL: srv.URL, tokenURL: srv.TokenURL(), callbackURL: cbURL,
 		clientID: travelruletest.DefaultClientID, clientSecret: travelruletest.DefaultClientSecret,
@@ -107,6 +113,14 @@ func (c *cli) sandboxBanner(srv *travelruletest.Server, lifetime time.Duration, 
 	fmt.Fprintf(c.stderr, "sandbox listening on %s (token valid for %s); stop with Ctrl-C\n%s",
 		srv.URL, lifetime, strings.ReplaceAll(sandboxAnswers, "{base}", srv.URL))
 	return nil
+}
+
+// isCallbackURL reports whether s is an absolute http or https URL with a
+// host and no white space or control characters.
+func isCallbackURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" &&
+		!strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f })
 }
 
 // stringList is a repeatable string flag.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/vaspkit/travelrule/travelruletest"
 )
@@ -30,11 +31,11 @@ func transcript(f flow) string {
 		fmt.Fprintf(&b, "\n# %s\n%s\n", comment, strings.Join(lines, " \\\n  "))
 	}
 	b.WriteString("# The whole flow with curl (POSIX shell; curl and sed). Callbacks go to\n")
-	fmt.Fprintf(&b, "# %s: run `travelrule listen` to see them.\n", f.callbackURL)
+	b.WriteString("# the callback URL of steps 2 and 3: run `travelrule listen` to see them.\n")
 	step("1. A bearer token (OAuth2 client credentials; token requests are form-encoded).",
 		"TOKEN=$(curl -sS --fail-with-body -u "+shellQuote(f.clientID+":"+f.clientSecret),
 		"-d grant_type=client_credentials "+shellQuote(f.tokenURL),
-		`| sed -E 's/.*"access_token":"([^"]+)".*/\1/')`)
+		`| sed -n -E 's/.*"access_token":"([^"]+)".*/\1/p')`)
 	step("2. Initiate a transfer to TRP's example travel address (an address whose host is under .invalid is 404).",
 		"curl -sS --fail-with-body "+shellQuote(f.baseURL+"/transfers/initiate")+auth,
 		"-d "+shellQuote(sampleTransfer(f.callbackURL)))
@@ -42,7 +43,7 @@ func transcript(f flow) string {
 	step("3. Start an inbound inquiry: the sandbox plays the other VASP and posts it to the callback URL.",
 		"ID=$(curl -sS --fail-with-body "+shellQuote(f.baseURL+"/sandbox/inquiries")+auth,
 		"-d "+shellQuote(`{"callback":`+jsonString(f.callbackURL)+`}`),
-		`| sed -E 's/.*"transferId":"([^"]+)".*/\1/')`)
+		`| sed -n -E 's/.*"transferId":"([^"]+)".*/\1/p')`)
 	fmt.Fprintln(&b, `echo "inquiry $ID"`)
 	step("4. Resolve the inquiry (approve it).",
 		"curl -sS --fail-with-body "+shellQuote(f.baseURL+"/transfers/inquiryResolution?q=")+`"$ID"`+auth,
@@ -69,6 +70,21 @@ func sampleTransfer(callbackURL string) string {
 func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// shellWord is s as one word of a POSIX shell: as it is when it holds only
+// characters no shell treats specially, else quoted.
+func shellWord(s string) string {
+	if s == "" || strings.IndexFunc(s, func(r rune) bool {
+		return !(r < utf8.RuneSelf && (isAlnum(byte(r)) || strings.ContainsRune("@%+=:,./_-", r)))
+	}) >= 0 {
+		return shellQuote(s)
+	}
+	return s
+}
+
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
 // shellQuote quotes s for a POSIX shell: in single quotes, each single

@@ -7,7 +7,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -157,5 +159,63 @@ func TestSandboxTravelAddressFlags(t *testing.T) {
 			assert.Equal(t, tt.code, code, errOut)
 			assert.Contains(t, errOut, tt.want)
 		})
+	}
+}
+
+// runHostile runs script with sh in a fresh directory and reports whether
+// the file PWNED, which a hostile value tries to create, appeared there.
+func runHostile(t *testing.T, script string) bool {
+	t.Helper()
+	sh := lookTool(t, "sh", "dash")
+	dir := t.TempDir()
+	p := writeFile(t, "flow.sh", script)
+	cmd := exec.Command(sh, p)
+	cmd.Dir = dir
+	_ = cmd.Run() // its curl commands fail: only the marker matters
+	_, err := os.Stat(filepath.Join(dir, "PWNED"))
+	return err == nil
+}
+
+// Values the sandbox prints come from flags: none of them can run a
+// command in the script that its stdout is.
+func TestSandboxOutputCannotInject(t *testing.T) {
+	script := transcript(flow{
+		baseURL: "http://127.0.0.1:1/a';:>PWNED;'", tokenURL: "http://127.0.0.1:1/oauth/token",
+		clientID: "id", clientSecret: "secret",
+		callbackURL: "http://127.0.0.1:1/\n:>PWNED #",
+	})
+	assert.False(t, runHostile(t, script), "the transcript ran a command:\n%s", script)
+
+	srv := travelruletest.NewServer(travelruletest.WithPathPrefix("/api;:>PWNED;:"))
+	t.Cleanup(srv.Close)
+	var out, errOut syncBuffer
+	c := &cli{stdin: strings.NewReader(""), stdout: &out, stderr: &errOut, getenv: func(string) string { return "" }}
+	require.NoError(t, c.sandboxBanner(srv, time.Hour, "http://127.0.0.1:1/"))
+	assert.False(t, runHostile(t, out.String()), "the sandbox's stdout ran a command from --prefix:\n%s", out.String())
+}
+
+func TestShellWord(t *testing.T) {
+	sh := lookTool(t, "sh", "dash")
+	for _, tt := range []struct{ in, want string }{
+		{"http://127.0.0.1:8080/api/v3", "http://127.0.0.1:8080/api/v3"},
+		{"eyJhbGciOi.eyJpc3Mi.sig-_", "eyJhbGciOi.eyJpc3Mi.sig-_"},
+		{"", "''"},
+		{"/a;b", "'/a;b'"},
+		{"$(x)", "'$(x)'"},
+		{"it's", `'it'\''s'`},
+		{"é", "'é'"},
+	} {
+		assert.Equal(t, tt.want, shellWord(tt.in))
+		out, err := exec.Command(sh, "-c", "printf %s "+shellWord(tt.in)).Output()
+		require.NoError(t, err)
+		assert.Equal(t, tt.in, string(out))
+	}
+}
+
+func TestSandboxRefusesABadCallbackURL(t *testing.T) {
+	for _, u := range []string{"127.0.0.1:8081", "ftp://h/", "http://h/a b", "http://h/\n:>x", "http:///x"} {
+		code, _, errOut := runCLI(t, context.Background(), "", nil, "sandbox", "--addr", "127.0.0.1:0", "--callback-url", u)
+		assert.Equal(t, exitUsage, code, u)
+		assert.Contains(t, errOut, "--callback-url must be", u)
 	}
 }
