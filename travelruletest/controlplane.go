@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,6 +19,11 @@ const (
 	inquiriesPath = "inquiries"  // after controlPrefix
 	transfersPath = "transfers/" // after controlPrefix, then the transfer's id
 )
+
+// maxInquiriesInFlight bounds the inquiries the control plane delivers at
+// once; beyond it, POST {base}/sandbox/inquiries answers 503 with
+// Retry-After. Each delivery may take its 5 attempts of up to 10 s.
+const maxInquiriesInFlight = 64
 
 // serveControl serves a request to the control plane; rest is its path
 // after the server's path prefix and "/sandbox/". Other paths under
@@ -46,13 +52,28 @@ func (s *Server) serveStartInquiry(r *http.Request) *answer {
 		return a
 	}
 	req, faults, err := decodeInquiry(body)
+	if err == nil {
+		faults = s.cfg.travelAddresses.travelAddressFaults(req.TravelAddress, faults)
+	}
 	if err != nil || len(faults) > 0 {
 		return badRequest(err, faults)
 	}
-	if s.ctx.Err() != nil {
+	switch {
+	case s.ctx.Err() != nil:
 		return errorAnswer(http.StatusServiceUnavailable, "unavailable", "server closing", nil)
+	case s.records.tooManyHeld():
+		return errorAnswer(http.StatusServiceUnavailable, "unavailable",
+			"too many open inquiries beyond the record limit: resolve some first", nil)
 	}
-	id, _, err := s.beginInquiry(s.ctx, req.Callback, &req)
+	select {
+	case s.inquirySlots <- struct{}{}:
+	default:
+		a := errorAnswer(http.StatusServiceUnavailable, "unavailable",
+			"too many inquiries being delivered at once ("+strconv.Itoa(cap(s.inquirySlots))+"): try again in a moment", nil)
+		a.header = []string{"Retry-After", "1"}
+		return a
+	}
+	id, _, err := s.beginInquiry(s.ctx, req.Callback, &req, func() { <-s.inquirySlots })
 	if err != nil {
 		return errorAnswer(http.StatusInternalServerError, "internal", "inquiry could not be encoded", nil)
 	}
@@ -162,9 +183,6 @@ type transferState struct {
 	TransferID string          `json:"transferId"`
 	State      State           `json:"state"`
 	Inquiry    bool            `json:"inquiry"`
-	Asset      string          `json:"asset"`
-	Amount     string          `json:"amount"`
-	TxID       string          `json:"txId,omitempty"`
 	Created    string          `json:"created"`
 	Updated    string          `json:"updated"`
 	Callbacks  []callbackState `json:"callbacks"`
@@ -203,7 +221,6 @@ func (s *Server) serveTransferState(r *http.Request, id string) *answer {
 	}
 	out := transferState{
 		TransferID: t.ID, State: t.State, Inquiry: t.Inquiry,
-		Asset: t.Request.Asset, Amount: t.Request.Amount, TxID: t.Request.TxID,
 		Created: timestamp(t.Created), Updated: timestamp(t.Updated),
 		Callbacks: make([]callbackState, 0, len(finished)+len(sending)),
 	}

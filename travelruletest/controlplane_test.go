@@ -42,9 +42,6 @@ type transferState struct {
 	TransferID string          `json:"transferId"`
 	State      string          `json:"state"`
 	Inquiry    bool            `json:"inquiry"`
-	Asset      string          `json:"asset"`
-	Amount     string          `json:"amount"`
-	TxID       string          `json:"txId"`
 	Created    time.Time       `json:"created"`
 	Updated    time.Time       `json:"updated"`
 	Callbacks  []callbackState `json:"callbacks"`
@@ -281,9 +278,6 @@ func assertResolvedState(t *testing.T, srv *travelruletest.Server, id string, ds
 	assert.Equal(t, id, st.TransferID)
 	assert.Equal(t, "approved", st.State)
 	assert.True(t, st.Inquiry)
-	assert.Equal(t, "ETH", st.Asset)
-	assert.Equal(t, "0.25", st.Amount)
-	assert.Equal(t, "0xdef456", st.TxID)
 	assert.Equal(t, time.UTC, st.Created.Location())
 	assert.False(t, st.Updated.Before(st.Created))
 	require.Len(t, st.Callbacks, 2)
@@ -326,7 +320,7 @@ func assertKeys(t *testing.T, raw []byte) {
 	t.Helper()
 	var m map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal(raw, &m))
-	assert.ElementsMatch(t, []string{"transferId", "state", "inquiry", "asset", "amount", "txId", "created", "updated", "callbacks"}, slices.Collect(maps.Keys(m)))
+	assert.ElementsMatch(t, []string{"transferId", "state", "inquiry", "created", "updated", "callbacks"}, slices.Collect(maps.Keys(m)))
 	var cbs []map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal(m["callbacks"], &cbs))
 	require.NotEmpty(t, cbs)
@@ -529,4 +523,77 @@ func TestInquiryLocationFollowsHost(t *testing.T) {
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
 	require.Equal(t, http.StatusCreated, resp.StatusCode)
 	assert.Equal(t, "http://sandbox.example:9000/sandbox/transfers/"+out["transferId"], resp.Header.Get("Location"))
+}
+
+// At most 64 inquiries are delivered at once; beyond, 503 with Retry-After,
+// and a slot freed by a delivery that ended takes the next one.
+func TestControlPlaneBoundsDeliveriesInFlight(t *testing.T) {
+	const bound = 64
+	arrived := make(chan struct{}, bound+1)
+	release := make(chan struct{})
+	rc := newReceiver(t, func(*http.Request, []byte, int) int {
+		arrived <- struct{}{}
+		<-release
+		return http.StatusNoContent
+	})
+	var once sync.Once
+	open := func() { once.Do(func() { close(release) }) }
+	srv := newServer(t)
+	t.Cleanup(open) // runs first: before the server's Close waits for the deliveries
+	tok := token(t, srv)
+	for range bound {
+		startInquiry(t, srv, map[string]any{"callback": rc.URL})
+	}
+	for range bound {
+		<-arrived // every delivery is in flight, held by the receiver
+	}
+	a := post(t, srv.URL+"/sandbox/inquiries", tok, map[string]any{"callback": rc.URL})
+	require.Equal(t, http.StatusServiceUnavailable, a.Status, "body %s", a.Body)
+	assert.Equal(t, "1", a.Header.Get("Retry-After"))
+	assert.Len(t, srv.Transfers(), bound, "the refused inquiry is not stored")
+
+	open()
+	waitCallbacks(t, srv, bound)
+	startInquiry(t, srv, map[string]any{"callback": rc.URL})
+}
+
+// With as many open inquiries kept beyond the record limit as the limit,
+// the control plane starts no more until one is resolved.
+func TestControlPlaneBoundsOpenInquiries(t *testing.T) {
+	srv := newServer(t, travelruletest.WithRecordLimit(2), travelruletest.WithoutCallbacks())
+	rc := newReceiver(t, nil)
+	var ids []string
+	for range 4 { // two kept as the newest, two beyond the limit
+		ids = append(ids, startInquiry(t, srv, map[string]any{"callback": rc.URL}))
+	}
+	waitCallbacks(t, srv, 4)
+	a := post(t, srv.URL+"/sandbox/inquiries", token(t, srv), map[string]any{"callback": rc.URL})
+	require.Equal(t, http.StatusServiceUnavailable, a.Status, "body %s", a.Body)
+	assert.Contains(t, string(a.Body), "resolve some first")
+
+	_, err := newClient(t, srv).ResolveInquiry(context.Background(), ids[0], &travelrule.InquiryResolution{Approved: "false"})
+	require.NoError(t, err)
+	startInquiry(t, srv, map[string]any{"callback": rc.URL})
+}
+
+func TestControlPlaneRefusesAnUndecodableTravelAddress(t *testing.T) {
+	srv := newServer(t, travelruletest.WithoutCallbacks())
+	rc := newReceiver(t, nil)
+	a := post(t, srv.URL+"/sandbox/inquiries", token(t, srv), map[string]any{"callback": rc.URL, "travelAddress": "taNotATravelAddress0"})
+	a.badRequestFields(t, []string{"travelAddress"})
+	assert.Empty(t, srv.Transfers())
+	startInquiry(t, srv, map[string]any{"callback": rc.URL, "travelAddress": travelruletest.KnownTravelAddress})
+}
+
+// The state shows none of the request's values, not even a name carried in
+// txId.
+func TestTransferStateShowsNoRequestValue(t *testing.T) {
+	srv := newServer(t, travelruletest.WithoutCallbacks())
+	rc := newReceiver(t, nil)
+	bene := map[string]any{"personType": "natural", "firstName": "Zebulon", "lastName": "Quarterfield", "dateOfBirth": "1901-02-03"}
+	id := startInquiry(t, srv, map[string]any{"callback": rc.URL, "txId": "payout-Quarterfield-Zebulon", "asset": "ZEBULON", "beneficiary": bene})
+	_, raw := stateOf(t, srv, id)
+	for _, v := range []string{"Zebulon", "ZEBULON", "Quarterfield"} {
+		assert.NotContains(t, string(raw), v)
+	}
 }

@@ -178,9 +178,13 @@
 // and no travelAddress, email or txId. A party given replaces the default
 // party whole: its fields are not merged with the default's, so it must
 // carry the required ones. The body is checked as an initiation's is:
-// fields of the wrong type, and every fault that
-// travelrule.TransferRequest.Validate finds in the transfer with its
-// defaults, are answered 400 with fields by path, all at once. Else the
+// fields of the wrong type, a travelAddress that starts with "ta" and does
+// not decode, and every fault that travelrule.TransferRequest.Validate
+// finds in the transfer with its defaults, are answered 400 with fields by
+// path, all at once. At most 64 inquiries are delivered at once: beyond,
+// the answer is 503 with Retry-After: 1; and while as many open inquiries
+// as the record limit are kept beyond it ([WithRecordLimit]), 503 until
+// some are resolved. Else the
 // answer is 201 {"transferId":"<id>"} with a Location header, the URL of
 // the transfer's state (below) on the host the request named. It comes as
 // soon as the transfer is stored, in state inquiry, and the delivery of the
@@ -192,7 +196,6 @@
 // transfer the server keeps, initiated or inquiry, or 404 not_found:
 //
 //	{"transferId":"<id>","state":"approved","inquiry":true,
-//	 "asset":"BTC","amount":"0.25","txId":"<omitted if none>",
 //	 "created":"<RFC 3339, UTC>","updated":"<RFC 3339, UTC: last change of state>",
 //	 "callbacks":[{"webhookId":"msg_…","status":"inquiry",
 //	   "url":"https://vasp.example/inbound","delivered":true,"pending":false,
@@ -206,9 +209,9 @@
 // attempt under way is not listed until it ends). Callbacks still queued
 // behind it are not listed: state tells how far the transfer got. An
 // attempt's statusCode is the receiver's answer, 0 if none came, and then
-// error says why. The state carries no personal data: no party, name, date
-// of birth, address, national id, account or wallet number, travel
-// address, email or callback body; a callback's url is cut to scheme, host
+// error says why. The state carries none of the request's values (no
+// party, name, date of birth, address, national id, account or wallet
+// number, travel address, email, txId, asset, amount or callback body); a callback's url is cut to scheme, host
 // and path, without user information, query or fragment (where a
 // capability goes), so keep secrets out of callback paths.
 package travelruletest

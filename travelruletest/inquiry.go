@@ -35,7 +35,7 @@ func (s *Server) StartInquiry(ctx context.Context, callbackURL string, req *trav
 	if s.ctx.Err() != nil {
 		return "", errors.New("travelruletest: StartInquiry: server closed")
 	}
-	id, done, err := s.beginInquiry(ctx, callbackURL, req)
+	id, done, err := s.beginInquiry(ctx, callbackURL, req, nil)
 	if err != nil {
 		return "", fmt.Errorf("travelruletest: StartInquiry: %w", err)
 	}
@@ -74,10 +74,13 @@ type inquiryOutcome struct {
 // The transfer's callback lane is held meanwhile, so that a status
 // callback of a resolution made while the inquiry is still being delivered
 // cannot overtake it.
-func (s *Server) beginInquiry(ctx context.Context, callbackURL string, req *travelrule.TransferRequest) (string, <-chan inquiryOutcome, error) {
+func (s *Server) beginInquiry(ctx context.Context, callbackURL string, req *travelrule.TransferRequest, after func()) (string, <-chan inquiryOutcome, error) {
 	id := newTransferID()
 	body, err := inquiryBody(id, req)
 	if err != nil {
+		if after != nil {
+			after()
+		}
 		return "", nil, fmt.Errorf("encoding the inquiry: %w", err)
 	}
 	release := s.queue.hold(id)
@@ -89,6 +92,9 @@ func (s *Server) beginInquiry(ctx context.Context, callbackURL string, req *trav
 	ev := &event{id: newEventID(), transferID: id, status: StateInquiry, url: callbackURL, body: body}
 	done := make(chan inquiryOutcome, 1)
 	send := func() {
+		if after != nil {
+			defer after()
+		}
 		defer release()
 		defer cancel()
 		defer stop()

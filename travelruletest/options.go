@@ -284,8 +284,10 @@ func WithoutIdempotency() Option {
 // however old until they are settled:
 //
 //   - a transfer that is still pending: an inquiry from
-//     [Server.StartInquiry] awaiting resolution (ResolveInquiry must still
-//     find it), or a transfer whose status callbacks are not all finished;
+//     [Server.StartInquiry] or the control plane awaiting resolution
+//     (ResolveInquiry must still find it; the control plane starts no more
+//     while as many are kept beyond the limit as the limit itself), or a
+//     transfer whose status callbacks are not all finished;
 //   - an Idempotency-Key whose request is still being processed;
 //   - an Idempotency-Key answered less than the idempotency window ago
 //     ([WithIdempotencyWindow]), so that a retry within the window is

@@ -224,6 +224,15 @@ func (rs *records) store(t *transferRec) {
 	}
 }
 
+// tooManyHeld reports whether as many transfers are kept beyond the record
+// limit, pending, as the limit itself: the control plane starts no more
+// inquiries then, so that memory stays bounded by twice the limit.
+func (rs *records) tooManyHeld() bool {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.limit > 0 && len(rs.held) >= rs.limit
+}
+
 // release forgets t if the record limit left it kept only while pending
 // and it no longer is. rs.mu is held.
 func (rs *records) release(t *transferRec) {

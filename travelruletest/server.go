@@ -59,6 +59,10 @@ type Server struct {
 	records *records       // transfers, Idempotency-Key answers, request and callback records, Stats
 	faults  *faultSchedule // the injected faults and their draws
 	queue   *callbackQueue // the callbacks still to send
+
+	// inquirySlots bounds the control plane's inquiries being delivered:
+	// one value per delivery in flight.
+	inquirySlots chan struct{}
 }
 
 // NewServer starts a server on a loopback port (see [WithAddr]) and
@@ -99,6 +103,8 @@ func start(useTLS bool, opts []Option) *Server {
 		records: newRecords(cfg.recordLimit, cfg.idemWindow),
 		faults:  newFaultSchedule(cfg.seed),
 		queue:   newCallbackQueue(),
+
+		inquirySlots: make(chan struct{}, maxInquiriesInFlight),
 	}
 	scheme := "http://"
 	if useTLS {
