@@ -97,3 +97,18 @@ func TestCheckTransferReportsEveryFault(t *testing.T) {
 		"travelAddress: not a travel address: checksum does not match (mistyped?)",
 	}, got)
 }
+
+// The sandbox's reason for a travel address that does not decode is the
+// client's own (ValidateStrict), word for word.
+func TestTravelAddressReasonsAreTheClients(t *testing.T) {
+	for _, ta := range []string{"taSandboxBeneficiaryVASP", "ta0OIl", "ta", travelruletest.KnownTravelAddress + "x"} {
+		req := validRequest("http://127.0.0.1:1/cb")
+		req.TravelAddress = ta
+		var client, sandbox *travelrule.ValidationError
+		require.ErrorAs(t, req.ValidateStrict(), &client)
+		body, err := json.Marshal(req)
+		require.NoError(t, err)
+		require.ErrorAs(t, travelruletest.CheckTransfer(body), &sandbox)
+		assert.Equal(t, client.Fields, sandbox.Fields, ta)
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 
@@ -46,8 +45,9 @@ func (c *cli) sandbox(ctx context.Context, args []string) int {
 	if err != nil {
 		return c.usageError(fs, "%v", err)
 	}
-	if !isCallbackURL(*cbURL) {
-		return c.usageError(fs, "--callback-url must be an absolute http or https URL without spaces")
+	// The transcript's transfer must pass the sandbox's own checks.
+	if travelruletest.CheckTransfer([]byte(sampleTransfer(*cbURL))) != nil {
+		return c.usageError(fs, "--callback-url must be an absolute http or https URL of at most 255 characters, without spaces")
 	}
 	srv, err := startSandbox(append(o, travelruletest.WithAddr(*addr), travelruletest.WithTokenLifetime(*lifetime)))
 	if err != nil {
@@ -113,14 +113,6 @@ func (c *cli) sandboxBanner(srv *travelruletest.Server, lifetime time.Duration, 
 	fmt.Fprintf(c.stderr, "sandbox listening on %s (token valid for %s); stop with Ctrl-C\n%s",
 		srv.URL, lifetime, strings.ReplaceAll(sandboxAnswers, "{base}", srv.URL))
 	return nil
-}
-
-// isCallbackURL reports whether s is an absolute http or https URL with a
-// host and no white space or control characters.
-func isCallbackURL(s string) bool {
-	u, err := url.Parse(s)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" &&
-		!strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f })
 }
 
 // stringList is a repeatable string flag.

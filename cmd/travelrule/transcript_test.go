@@ -213,8 +213,12 @@ func TestShellWord(t *testing.T) {
 }
 
 func TestSandboxRefusesABadCallbackURL(t *testing.T) {
+	// Already ended: a sandbox that starts despite a bad URL stops at once,
+	// and the test fails on its exit status instead of hanging.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
 	for _, u := range []string{"127.0.0.1:8081", "ftp://h/", "http://h/a b", "http://h/\n:>x", "http:///x"} {
-		code, _, errOut := runCLI(t, context.Background(), "", nil, "sandbox", "--addr", "127.0.0.1:0", "--callback-url", u)
+		code, _, errOut := runCLI(t, ctx, "", nil, "sandbox", "--addr", "127.0.0.1:0", "--callback-url", u)
 		assert.Equal(t, exitUsage, code, u)
 		assert.Contains(t, errOut, "--callback-url must be", u)
 	}
