@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"log/slog"
 	"net/http"
 
@@ -15,8 +16,8 @@ import (
 // (503) without calling the function, and afterwards completes the claim
 // if the function succeeded or releases it if not.
 func (h *Handler) callOnce(ctx context.Context, key string, cb *travelrule.Callback, path, attr slog.Attr) int {
-	store := h.cfg.store
-	claim, err := store.Claim(ctx, key)
+	store := fenced(h.cfg.store)
+	claim, token, err := store.ClaimFenced(ctx, key)
 	switch {
 	case err != nil:
 		h.log(ctx, slog.LevelError, "callback: de-duplication store failed", path, attr, slog.String("error", err.Error()))
@@ -38,14 +39,25 @@ func (h *Handler) callOnce(ctx context.Context, key string, cb *travelrule.Callb
 	// bounds their time (see Store).
 	sctx := context.WithoutCancel(ctx)
 	if code == http.StatusNoContent {
-		if err := store.Complete(sctx, key); err != nil {
-			// fn has done its work: answering 5xx would only run it again.
-			h.log(ctx, slog.LevelError, "callback: de-duplication store failed to complete a delivery", path, attr, slog.String("error", err.Error()))
-		}
-	} else if err := store.Release(sctx, key); err != nil {
-		h.log(ctx, slog.LevelError, "callback: de-duplication store failed to release a delivery", path, attr, slog.String("error", err.Error()))
+		// fn has done its work: whatever the store answers, answering 5xx
+		// would only run it again.
+		h.logEnd(ctx, "complete", store.CompleteFenced(sctx, key, token), path, attr)
+	} else {
+		h.logEnd(ctx, "release", store.ReleaseFenced(sctx, key, token), path, attr)
 	}
 	return code
+}
+
+// logEnd logs the error, if any, of the end of a claim (op is "complete"
+// or "release").
+func (h *Handler) logEnd(ctx context.Context, op string, err error, path, attr slog.Attr) {
+	switch {
+	case err == nil:
+	case errors.Is(err, ErrClaimLost):
+		h.log(ctx, slog.LevelError, "callback: the claim's lease lapsed before the function returned, so another delivery may have called it too; the store's lease should be longer than any call", path, attr, slog.String("op", op))
+	default:
+		h.log(ctx, slog.LevelError, "callback: de-duplication store failed to "+op+" a delivery", path, attr, slog.String("error", err.Error()))
+	}
 }
 
 // deliveryID is the delivery's webhook-id, read as the verifier reads it:

@@ -3,7 +3,9 @@ package callback
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -40,19 +42,69 @@ const (
 // A claim whose holder dies never sees Complete or Release: a shared store
 // should let claims lapse after a lease longer than any function call, and
 // may forget processed keys after a retention longer than the sender's
-// redelivery window. With Redis, for example: Claim is
-// SET key "busy" NX PX <lease> (ClaimNew if it was set, else GET gives
-// "done" → ClaimDone or "busy" → ClaimBusy); Complete is
-// SET key "done" PX <retention>; Release deletes the key if it still holds
-// "busy". An error from Claim answers 500; errors from Complete and Release
-// are logged. Complete and Release get a context that is not cancelled when
-// the sender hangs up, so that no claim is left behind: a store that does
-// I/O must bound their time itself (as database and Redis clients do with
-// their own time-outs).
+// redelivery window. The packages callback/redisstore and callback/pgstore
+// are such stores, for a fleet of servers that share Redis or PostgreSQL;
+// a store of your own should also be a [FencedStore]. An error from Claim
+// answers 500; errors from Complete and Release are logged. Complete and
+// Release get a context that is not cancelled when the sender hangs up, so
+// that no claim is left behind: a store that does I/O must bound their
+// time itself (as the stores of this module do).
 type Store interface {
 	Claim(ctx context.Context, key string) (ClaimResult, error)
 	Complete(ctx context.Context, key string) error
 	Release(ctx context.Context, key string) error
+}
+
+// FencedStore is a [Store] whose claims carry a fencing token, so that a
+// holder whose lease lapsed, and whose delivery was claimed again by
+// another holder, cannot complete or release the new holder's claim. The
+// [Handler] uses these methods when its store has them, and Store's
+// otherwise. [MemoryStore] and the shared stores in the packages
+// callback/redisstore and callback/pgstore are FencedStores.
+//
+// ClaimFenced is Claim that also returns, with ClaimNew, the claim's
+// token. CompleteFenced and ReleaseFenced are Complete and Release of the
+// claim with that token only, checked and done in one atomic step; when
+// the claim is no longer the token's (its lease lapsed, and it was claimed
+// again or, in some stores, forgotten), they change nothing and return
+// [ErrClaimLost].
+type FencedStore interface {
+	Store
+	ClaimFenced(ctx context.Context, key string) (ClaimResult, string, error)
+	CompleteFenced(ctx context.Context, key, token string) error
+	ReleaseFenced(ctx context.Context, key, token string) error
+}
+
+// ErrClaimLost is returned by [FencedStore.CompleteFenced] and
+// [FencedStore.ReleaseFenced] when the claim is no longer the caller's: its
+// lease lapsed before the function returned, so another delivery may have
+// called the function too. A lease longer than any call of the function
+// avoids it.
+var ErrClaimLost = errors.New("callback: the claim's lease lapsed and the claim is no longer held")
+
+// fenced returns s as a FencedStore: itself if it is one, else s with
+// tokens that are ignored.
+func fenced(s Store) FencedStore {
+	if f, ok := s.(FencedStore); ok {
+		return f
+	}
+	return unfenced{s}
+}
+
+// unfenced is a Store without tokens seen as a FencedStore.
+type unfenced struct{ Store }
+
+func (u unfenced) ClaimFenced(ctx context.Context, key string) (ClaimResult, string, error) {
+	c, err := u.Claim(ctx, key)
+	return c, "", err
+}
+
+func (u unfenced) CompleteFenced(ctx context.Context, key, _ string) error {
+	return u.Complete(ctx, key)
+}
+
+func (u unfenced) ReleaseFenced(ctx context.Context, key, _ string) error {
+	return u.Release(ctx, key)
 }
 
 // defaultLease is how long a [MemoryStore] holds a claim that was neither
@@ -77,8 +129,15 @@ type memoryState struct {
 	done map[[32]byte]struct{}
 	ring [][32]byte // processed keys in the order they were completed
 	next int        // index in ring of the oldest key, once ring is full
-	busy map[[32]byte]time.Time
+	busy map[[32]byte]memoryClaim
+	seq  uint64           // the token of the last claim
 	now  func() time.Time // for tests
+}
+
+// memoryClaim is a claim in progress: when it was made, and its token.
+type memoryClaim struct {
+	since time.Time
+	token uint64
 }
 
 // NewMemoryStore returns a store that remembers the last size processed
@@ -90,46 +149,79 @@ func NewMemoryStore(size int) *MemoryStore {
 	return &MemoryStore{st: &memoryState{
 		size: size,
 		done: make(map[[32]byte]struct{}),
-		busy: make(map[[32]byte]time.Time),
+		busy: make(map[[32]byte]memoryClaim),
 		now:  time.Now,
 	}}
 }
 
 // Claim implements [Store].
-func (s *MemoryStore) Claim(_ context.Context, key string) (ClaimResult, error) {
+func (s *MemoryStore) Claim(ctx context.Context, key string) (ClaimResult, error) {
+	c, _, err := s.ClaimFenced(ctx, key)
+	return c, err
+}
+
+// ClaimFenced implements [FencedStore].
+func (s *MemoryStore) ClaimFenced(_ context.Context, key string) (ClaimResult, string, error) {
 	st, k := s.lock(key)
 	defer st.mu.Unlock()
 	if _, ok := st.done[k]; ok {
-		return ClaimDone, nil
+		return ClaimDone, "", nil
 	}
 	now := st.now()
-	if since, ok := st.busy[k]; ok && now.Sub(since) < defaultLease {
-		return ClaimBusy, nil
+	if c, ok := st.busy[k]; ok && now.Sub(c.since) < defaultLease {
+		return ClaimBusy, "", nil
 	}
-	st.busy[k] = now
-	return ClaimNew, nil
+	st.seq++
+	st.busy[k] = memoryClaim{since: now, token: st.seq}
+	return ClaimNew, strconv.FormatUint(st.seq, 10), nil
 }
 
-// Complete implements [Store].
+// Complete implements [Store]: it ends the claim of key in progress, if
+// any, whoever holds it, and remembers key as processed.
 func (s *MemoryStore) Complete(_ context.Context, key string) error {
-	s.endClaim(key, true)
+	s.endClaim(key, nil, true)
 	return nil
 }
 
-// Release implements [Store].
+// Release implements [Store]: it ends the claim of key in progress, if
+// any, whoever holds it.
 func (s *MemoryStore) Release(_ context.Context, key string) error {
-	s.endClaim(key, false)
+	s.endClaim(key, nil, false)
 	return nil
 }
 
-// endClaim ends the claim of key; if processed, the store remembers key as
-// processed, forgetting the oldest processed key once it is full.
-func (s *MemoryStore) endClaim(key string, processed bool) {
+// CompleteFenced implements [FencedStore].
+func (s *MemoryStore) CompleteFenced(_ context.Context, key, token string) error {
+	if !s.endClaim(key, &token, true) {
+		return ErrClaimLost
+	}
+	return nil
+}
+
+// ReleaseFenced implements [FencedStore].
+func (s *MemoryStore) ReleaseFenced(_ context.Context, key, token string) error {
+	if !s.endClaim(key, &token, false) {
+		return ErrClaimLost
+	}
+	return nil
+}
+
+// endClaim ends the claim of key, whoever holds it if token is nil, else
+// only the claim with that token; if processed, the store remembers key as
+// processed, forgetting the oldest processed key once it is full. It
+// reports false, changing nothing, when the claim is not token's.
+func (s *MemoryStore) endClaim(key string, token *string, processed bool) bool {
 	st, k := s.lock(key)
 	defer st.mu.Unlock()
+	if token != nil {
+		c, ok := st.busy[k]
+		if !ok || strconv.FormatUint(c.token, 10) != *token {
+			return false
+		}
+	}
 	delete(st.busy, k)
 	if _, ok := st.done[k]; ok || !processed {
-		return
+		return true
 	}
 	if len(st.ring) < st.size {
 		st.ring = append(st.ring, k)
@@ -139,6 +231,7 @@ func (s *MemoryStore) endClaim(key string, processed bool) {
 		st.next = (st.next + 1) % st.size
 	}
 	st.done[k] = struct{}{}
+	return true
 }
 
 // lock locks the store's state and returns it with the digest of key, the

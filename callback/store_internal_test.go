@@ -136,3 +136,40 @@ func TestMemoryStoreFormatLocks(t *testing.T) {
 	wg.Wait()
 	assert.Equal(t, "{Size:64 Done:64 Busy:0}", fmt.Sprint(s))
 }
+
+// TestMemoryStoreFencing lets a claim lapse and be claimed again: the first
+// holder can neither complete nor release the second holder's claim, and
+// the second holder's token ends it.
+func TestMemoryStoreFencing(t *testing.T) {
+	ctx := context.Background()
+	now := time.Unix(1_750_000_000, 0)
+	s := NewMemoryStore(0)
+	s.st.now = func() time.Time { return now }
+	r, first, err := s.ClaimFenced(ctx, "k")
+	require.NoError(t, err)
+	require.Equal(t, ClaimNew, r)
+	now = now.Add(defaultLease)
+	r, second, err := s.ClaimFenced(ctx, "k")
+	require.NoError(t, err)
+	require.Equal(t, ClaimNew, r, "the first claim lapsed")
+	require.NotEqual(t, first, second)
+
+	for _, end := range []func(context.Context, string, string) error{s.CompleteFenced, s.ReleaseFenced} {
+		require.ErrorIs(t, end(ctx, "k", first), ErrClaimLost)
+		r, _, err = s.ClaimFenced(ctx, "k")
+		require.NoError(t, err)
+		assert.Equal(t, ClaimBusy, r, "the lapsed holder ended the new holder's claim")
+	}
+	require.ErrorIs(t, s.CompleteFenced(ctx, "k", ""), ErrClaimLost, "no token is no claim")
+	require.ErrorIs(t, s.CompleteFenced(ctx, "other", second), ErrClaimLost, "a token is one key's")
+
+	require.NoError(t, s.ReleaseFenced(ctx, "k", second))
+	r, third, err := s.ClaimFenced(ctx, "k")
+	require.NoError(t, err)
+	require.Equal(t, ClaimNew, r)
+	require.ErrorIs(t, s.CompleteFenced(ctx, "k", second), ErrClaimLost, "a released token is spent")
+	require.NoError(t, s.CompleteFenced(ctx, "k", third))
+	r, _, err = s.ClaimFenced(ctx, "k")
+	require.NoError(t, err)
+	assert.Equal(t, ClaimDone, r)
+}
