@@ -81,7 +81,7 @@ func TestHandlerEndsOnlyItsOwnClaim(t *testing.T) {
 
 	firstCode := start(first)
 	clock.Lock()
-	now = now.Add(defaultLease)
+	now = now.Add(DefaultLease)
 	clock.Unlock()
 	secondCode := start(second)
 

@@ -107,9 +107,20 @@ func (u unfenced) ReleaseFenced(ctx context.Context, key, _ string) error {
 	return u.Release(ctx, key)
 }
 
-// defaultLease is how long a [MemoryStore] holds a claim that was neither
-// completed nor released before it lets the delivery be claimed again.
-const defaultLease = 10 * time.Minute
+// DefaultLease is how long a [MemoryStore], and by default the shared
+// stores, hold a claim that was neither completed nor released before they
+// let the delivery be claimed again: longer than any call of the function
+// should take, short enough that a delivery whose holder died is processed
+// on a redelivery within the sender's retry schedule.
+const DefaultLease = 10 * time.Minute
+
+// DefaultRetention is how long the shared stores remember, by default, a
+// delivery that was processed: 7 days, longer than any sender's
+// redelivery window (the service's is not documented; Svix's schedule, a
+// common one for Standard Webhooks, ends about 28 hours after the first
+// attempt), so that a redelivery at the end of the window, or after a
+// weekend's outage of the sender, is still recognised.
+const DefaultRetention = 7 * 24 * time.Hour
 
 // MemoryStore is the default [Store]: it keeps, in this process, the last
 // size processed deliveries (forgetting the oldest first) and the claims in
@@ -168,7 +179,7 @@ func (s *MemoryStore) ClaimFenced(_ context.Context, key string) (ClaimResult, s
 		return ClaimDone, "", nil
 	}
 	now := st.now()
-	if c, ok := st.busy[k]; ok && now.Sub(c.since) < defaultLease {
+	if c, ok := st.busy[k]; ok && now.Sub(c.since) < DefaultLease {
 		return ClaimBusy, "", nil
 	}
 	st.seq++

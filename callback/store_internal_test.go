@@ -63,7 +63,7 @@ func TestMemoryStoreLease(t *testing.T) {
 	s.st.now = func() time.Time { return now }
 	r, _ := s.Claim(ctx, "k")
 	require.Equal(t, ClaimNew, r)
-	now = now.Add(defaultLease - time.Second)
+	now = now.Add(DefaultLease - time.Second)
 	r, _ = s.Claim(ctx, "k")
 	assert.Equal(t, ClaimBusy, r)
 	now = now.Add(2 * time.Second)
@@ -148,7 +148,7 @@ func TestMemoryStoreFencing(t *testing.T) {
 	r, first, err := s.ClaimFenced(ctx, "k")
 	require.NoError(t, err)
 	require.Equal(t, ClaimNew, r)
-	now = now.Add(defaultLease)
+	now = now.Add(DefaultLease)
 	r, second, err := s.ClaimFenced(ctx, "k")
 	require.NoError(t, err)
 	require.Equal(t, ClaimNew, r, "the first claim lapsed")
