@@ -1,0 +1,211 @@
+//go:build unix
+
+package redisstore_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// requireExternal is the variable that turns a test's skip for a missing
+// server into a failure; .ci/run sets it after installing the servers.
+const requireExternal = "TRAVELRULE_REQUIRE_EXTERNAL"
+
+// redisServer is a redis-server this test binary started, in a temporary
+// directory on a free loopback port.
+type redisServer struct {
+	Addr string
+	cmd  *exec.Cmd
+	log  *bytes.Buffer
+	dir  string
+	done chan struct{} // closed when the process has exited
+}
+
+// lookRedis returns the path of redis-server, or skips the test naming the
+// Debian package that installs it (fails instead when requireExternal is
+// set).
+func lookRedis(t testing.TB) string {
+	t.Helper()
+	p, err := exec.LookPath("redis-server")
+	if err == nil {
+		return p
+	}
+	msg := "these tests run a Redis server, and redis-server is not installed: install the Debian package redis-server (apt-get install redis-server); .ci/run does"
+	if os.Getenv(requireExternal) != "" {
+		t.Fatal(msg + " (" + requireExternal + " is set, so this is a failure)")
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// startRedis starts a redis-server with the extra arguments, waits until
+// it answers, and stops it when the test ends.
+func startRedis(t testing.TB, args ...string) *redisServer {
+	t.Helper()
+	s, err := launchRedis(lookRedis(t), t.TempDir(), args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.stop)
+	return s
+}
+
+// launchRedis starts redis-server in dir and waits until it answers PING;
+// it tries other ports if the one it picked was taken in the meantime.
+func launchRedis(bin, dir string, args ...string) (*redisServer, error) {
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		var s *redisServer
+		if s, err = launchRedisOnce(bin, dir, args...); err == nil {
+			return s, nil
+		}
+	}
+	return nil, err
+}
+
+func launchRedisOnce(bin, dir string, args ...string) (*redisServer, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	s := &redisServer{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), log: &bytes.Buffer{}, dir: dir, done: make(chan struct{})}
+	s.cmd = exec.Command(bin, append([]string{
+		"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
+		"--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning",
+	}, args...)...)
+	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
+	s.cmd.SysProcAttr = dieWithParent()
+	if err := s.cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() { _ = s.cmd.Wait(); close(s.done) }()
+	if err := s.waitReady(); err != nil {
+		s.stop()
+		return nil, &serverError{"redis-server did not start: " + err.Error(), s.log.String()}
+	}
+	return s, nil
+}
+
+// waitReady polls the server with PING until it answers, the process
+// exits, or 30 seconds pass.
+func (s *redisServer) waitReady() error {
+	c := redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1, DialTimeout: time.Second})
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		err := c.Ping(ctx).Err()
+		var reply redis.Error // an error the server answered (NOAUTH): it is up
+		if err == nil || errors.As(err, &reply) {
+			return nil
+		}
+		select {
+		case <-s.done:
+			return err
+		case <-ctx.Done():
+			return err
+		case <-tick.C:
+		}
+	}
+}
+
+// Kill ends the server at once, as a crash would, and waits for it.
+func (s *redisServer) Kill() {
+	_ = s.cmd.Process.Signal(syscall.SIGKILL)
+	<-s.done
+}
+
+// Freeze stops the server's process without ending it: it keeps its
+// connections and answers nothing, until Thaw.
+func (s *redisServer) Freeze() { _ = s.cmd.Process.Signal(syscall.SIGSTOP) }
+
+// Thaw lets a frozen server go on.
+func (s *redisServer) Thaw() { _ = s.cmd.Process.Signal(syscall.SIGCONT) }
+
+func (s *redisServer) stop() {
+	s.Thaw()
+	s.Kill()
+}
+
+// Client returns a client of the server, closed when the test ends.
+func (s *redisServer) Client(t testing.TB, o *redis.Options) *redis.Client {
+	t.Helper()
+	if o == nil {
+		o = &redis.Options{}
+	}
+	o.Addr = s.Addr
+	c := redis.NewClient(o)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// serverError is a server that failed to start, with its log.
+type serverError struct{ msg, log string }
+
+func (e *serverError) Error() string { return e.msg + "; its log:\n" + e.log }
+
+// freePort returns a loopback port that was free a moment ago.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// shared is the server most tests share, started by the first test that
+// asks for it and stopped by TestMain.
+var shared struct {
+	once   sync.Once
+	server *redisServer
+	err    error
+}
+
+// sharedRedis returns the shared server, starting it on first use.
+func sharedRedis(t testing.TB) *redisServer {
+	t.Helper()
+	bin := lookRedis(t)
+	shared.once.Do(func() {
+		dir, err := os.MkdirTemp("", "redisstore-test-")
+		if err != nil {
+			shared.err = err
+			return
+		}
+		shared.server, shared.err = launchRedis(bin, dir)
+	})
+	if shared.err != nil {
+		t.Fatal(shared.err)
+	}
+	return shared.server
+}
+
+func TestMain(m *testing.M) {
+	// go-redis logs each failed dial of the tests that stop a server; the
+	// tests check the errors themselves.
+	redis.SetLogger(quiet{})
+	code := m.Run()
+	if s := shared.server; s != nil {
+		s.stop()
+		_ = os.RemoveAll(s.dir)
+	}
+	os.Exit(code)
+}
+
+// quiet is a go-redis logger that logs nothing.
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}

@@ -1,0 +1,185 @@
+// Package redisstore is a [callback.FencedStore] on Redis, so that the
+// replicas of a service that receive callbacks share one record of the
+// deliveries they processed: a callback delivered twice, to two replicas,
+// calls the function once.
+//
+//	rdb := redis.NewClient(&redis.Options{Addr: "redis:6379", ContextTimeoutEnabled: true})
+//	h := callback.NewHandler(fn, callback.WithStore(redisstore.New(rdb)))
+//
+// Each delivery is one Redis key, the prefix followed by the handler's
+// 69-character digest of the delivery (never a callback's content). A
+// claim sets it to the claim's token with the lease as its expiry, so that
+// the claim of a replica that died lapses; completing it keeps it, marked
+// processed, for the retention; releasing it deletes it. Every step is one
+// Lua script on one key, atomic on a single server and in a cluster, and
+// acts only for its own token: a replica whose lease lapsed cannot
+// complete or release the claim of the replica that took the delivery
+// after it.
+//
+// The store works with Redis 6.2 and later and with Valkey, through any
+// [redis.UniversalClient]: a client, a cluster client, a ring or a failover
+// client. A store that cannot reach Redis makes Claim fail, and the
+// handler answers 500, so that the sender delivers the callback again.
+package redisstore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/vaspkit/travelrule/callback"
+)
+
+// Store is a [callback.FencedStore] on Redis. Make it with [New]; it is
+// safe for concurrent use. Its fmt form shows its configuration, never the
+// client (whose options hold the password) or a key.
+type Store struct {
+	c     redis.UniversalClient
+	cfg   config
+	id    string // this store's part of its tokens
+	claim atomic.Uint64
+}
+
+var _ callback.FencedStore = (*Store)(nil)
+
+// New returns a store that keeps its deliveries in Redis through c. The
+// stores of one service's replicas must share the Redis and the prefix.
+//
+// New never fails and does no I/O: invalid options or a nil client make a
+// store whose every call returns the reason, which [Store.Err] reports at
+// start-up.
+func New(c redis.UniversalClient, opts ...Option) *Store {
+	s := &Store{c: c, cfg: config{
+		prefix:    DefaultPrefix,
+		lease:     callback.DefaultLease,
+		retention: callback.DefaultRetention,
+		timeout:   DefaultTimeout,
+	}}
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&s.cfg)
+		}
+	}
+	if c == nil {
+		s.cfg.fail(errors.New("redisstore: New: nil client"))
+	}
+	var id [8]byte
+	_, _ = rand.Read(id[:]) // never fails (crypto/rand)
+	s.id = hex.EncodeToString(id[:]) + "-"
+	return s
+}
+
+// Err reports why every call of the store fails (invalid options or a nil
+// client), or nil.
+func (s *Store) Err() error { return s.cfg.err }
+
+// Claim implements [callback.Store]; each claim has a token of its own,
+// as with ClaimFenced.
+func (s *Store) Claim(ctx context.Context, key string) (callback.ClaimResult, error) {
+	r, _, err := s.ClaimFenced(ctx, key)
+	return r, err
+}
+
+// ClaimFenced implements [callback.FencedStore].
+func (s *Store) ClaimFenced(ctx context.Context, key string) (callback.ClaimResult, string, error) {
+	token := s.id + strconv.FormatUint(s.claim.Add(1), 10)
+	n, err := s.run(ctx, "claim", claimScript, key, token, s.cfg.lease.Milliseconds())
+	if err != nil {
+		return 0, "", err
+	}
+	switch r := callback.ClaimResult(n); r {
+	case callback.ClaimNew:
+		return r, token, nil
+	case callback.ClaimDone, callback.ClaimBusy:
+		return r, "", nil
+	default:
+		return 0, "", fmt.Errorf("redisstore: claim: unexpected answer %d from the script", n)
+	}
+}
+
+// Complete implements [callback.Store]: it marks key processed, for the
+// retention, whoever holds its claim.
+func (s *Store) Complete(ctx context.Context, key string) error {
+	ctx, cancel, err := s.begin(ctx)
+	if err != nil {
+		return fmt.Errorf("redisstore: complete: %w", err)
+	}
+	defer cancel()
+	if err := s.c.Set(ctx, s.cfg.prefix+key, "d:", s.cfg.retention).Err(); err != nil {
+		return fmt.Errorf("redisstore: complete: %w", err)
+	}
+	return nil
+}
+
+// Release implements [callback.Store]: it ends the claim of key in
+// progress, whoever holds it; a processed delivery stays processed.
+func (s *Store) Release(ctx context.Context, key string) error {
+	_, err := s.run(ctx, "release", releaseScript, key, "")
+	return err
+}
+
+// CompleteFenced implements [callback.FencedStore].
+func (s *Store) CompleteFenced(ctx context.Context, key, token string) error {
+	return s.end(ctx, "complete", completeScript, key, token, s.cfg.retention.Milliseconds())
+}
+
+// ReleaseFenced implements [callback.FencedStore].
+func (s *Store) ReleaseFenced(ctx context.Context, key, token string) error {
+	return s.end(ctx, "release", releaseScript, key, token)
+}
+
+// end runs the script that ends the claim of key with token: an answer of
+// 0 means the claim is no longer the token's.
+func (s *Store) end(ctx context.Context, op string, script *redis.Script, key, token string, args ...any) error {
+	if token == "" {
+		return fmt.Errorf("redisstore: %s: %w", op, callback.ErrClaimLost)
+	}
+	n, err := s.run(ctx, op, script, key, append([]any{token}, args...)...)
+	if err == nil && n == 0 {
+		err = fmt.Errorf("redisstore: %s: %w", op, callback.ErrClaimLost)
+	}
+	return err
+}
+
+// run runs script on the key of the delivery key, bounded by the store's
+// timeout, and returns its integer answer.
+func (s *Store) run(ctx context.Context, op string, script *redis.Script, key string, args ...any) (int64, error) {
+	ctx, cancel, err := s.begin(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("redisstore: %s: %w", op, err)
+	}
+	defer cancel()
+	n, err := script.Run(ctx, s.c, []string{s.cfg.prefix + key}, args...).Int64()
+	if err != nil {
+		return 0, fmt.Errorf("redisstore: %s: %w", op, err)
+	}
+	return n, nil
+}
+
+// begin checks that the store is configured and ctx has not ended, and
+// returns ctx bounded by the store's timeout.
+func (s *Store) begin(ctx context.Context) (context.Context, context.CancelFunc, error) {
+	if s.cfg.err != nil {
+		return nil, nil, s.cfg.err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.timeout)
+	return ctx, cancel, nil
+}
+
+// Format implements fmt.Formatter: every verb prints the store's prefix,
+// lease, retention and timeout, never its client.
+func (s *Store) Format(f fmt.State, verb rune) {
+	if verb == 'v' && f.Flag('#') {
+		fmt.Fprint(f, "redisstore.Store")
+	}
+	fmt.Fprintf(f, "{Prefix:%q Lease:%v Retention:%v Timeout:%v}", s.cfg.prefix, s.cfg.lease, s.cfg.retention, s.cfg.timeout)
+}
