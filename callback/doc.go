@@ -67,7 +67,12 @@
 // delivery is identified by its webhook-id (or svix-id) header when it has
 // one, else by the SHA-256 of the verified reference and the body. The
 // default store is a [MemoryStore] of 100,000 deliveries in this process;
-// a fleet of servers plugs in a shared store with [WithStore].
+// a fleet of servers gives every replica a shared store with [WithStore]:
+// the packages callback/redisstore (Redis) and callback/pgstore
+// (PostgreSQL) are two, and callback/storetest tests one of your own.
+// Their claims lapse after a lease, so that a replica that died does not
+// hold a delivery forever, and are fenced ([FencedStore]), so that a
+// replica whose lease lapsed cannot end the claim of the one after it.
 // De-duplication is best effort (a store forgets, and a redelivery whose
 // body differs is a new delivery), so your function should still be
 // idempotent.
