@@ -53,6 +53,8 @@
 // unreachable, makes the handler answer 500, and the sender delivers
 // again later. The pool's own limits apply too: a call waits for a free
 // connection when all of pool_max_conns are busy, and the pool's connect
-// timeout bounds opening one. Errors never show a key or the connection
-// string.
+// timeout bounds opening one. A call that timed out may still take effect
+// on the server (its answer is what was lost): a claim then holds its
+// delivery, answered 503, until its lease lapses, and a completion still
+// completes. Errors never show a key or the connection string.
 package pgstore
