@@ -1,0 +1,60 @@
+// Package pgstore is a [callback.FencedStore] in PostgreSQL, for a fleet
+// of servers that receive callbacks and share a database: each delivery
+// calls the function once whichever server it reaches. Give the store to
+// every server's handler with [callback.WithStore]:
+//
+//	pool, err := pgxpool.New(ctx, os.Getenv("DATABASE_URL"))
+//	...
+//	store, err := pgstore.New(ctx, pool)
+//	...
+//	h := callback.NewHandler(fn, callback.WithStore(store), callback.WithCapabilityKey(key))
+//
+// # The table
+//
+// [New] creates its table, "travelrule_callback_deliveries" unless set
+// with [WithTable], and an index on its expires_at column, if they are
+// absent; replicas starting at once take turns on an advisory lock, so
+// none fails. The database user needs CREATE on the schema once, and
+// SELECT, INSERT, UPDATE and DELETE on the table. A row is a key (a hash
+// of the delivery's webhook-id, or of its reference and body: never
+// personal data), the token of its claim, whether it was processed, and
+// when it expires.
+//
+// # Leases, fencing and retention
+//
+// A claim is one INSERT ... ON CONFLICT statement on the server's clock,
+// so of concurrent claims of one delivery, on any number of servers,
+// exactly one is new, and the servers' clocks do not matter. A claim holds
+// for the lease ([WithLease], default [callback.DefaultLease], 10
+// minutes): if its holder dies, the delivery can be claimed again once the
+// lease lapsed. Each claim has a token of its own, and completing or
+// releasing a claim checks the token in the same statement, so a holder
+// whose lease lapsed and whose delivery was claimed again gets
+// [callback.ErrClaimLost] and changes nothing. A processed delivery is
+// remembered for the retention ([WithRetention], default
+// [callback.DefaultRetention], 7 days, longer than any sender's
+// redelivery window), then it is a new delivery again.
+//
+// # Sweeping
+//
+// Expired rows are claimable as soon as they expire, but stay in the table
+// until they are swept. A claim starts a sweep in the background, at most
+// one at a time per Store, when a minute ([WithSweepInterval]) has passed
+// since the last; it deletes expired rows in batches of 1000. To sweep
+// from a scheduled job instead, set WithSweepInterval(0) and call
+// [Store.Sweep].
+//
+// # Timeouts and the pool
+//
+// Every call is bounded by its context and by the timeout ([WithTimeout],
+// default 5 seconds), which also bounds Complete and Release: the handler
+// calls them with a context that is never cancelled, so that a sender
+// hanging up leaves no claim behind. An error, such as the database being
+// unreachable, makes the handler answer 500, and the sender delivers
+// again later. The pool's own limits apply too: a call waits for a free
+// connection when all of pool_max_conns are busy, and the pool's connect
+// timeout bounds opening one. A call that timed out may still take effect
+// on the server (its answer is what was lost): a claim then holds its
+// delivery, answered 503, until its lease lapses, and a completion still
+// completes. Errors never show a key or the connection string.
+package pgstore

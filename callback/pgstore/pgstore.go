@@ -1,0 +1,176 @@
+package pgstore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/vaspkit/travelrule/callback"
+)
+
+// Store is a [callback.FencedStore] in a PostgreSQL table, shared by every
+// server of a fleet that uses the same table. Make one with [New]; it is
+// safe for concurrent use. Its fmt form shows its table, lease, retention,
+// timeout and sweep interval, never a key or the pool's connection string.
+type Store struct {
+	pool   *pgxpool.Pool
+	cfg    config
+	table  table
+	sql    queries
+	prefix string // of this Store's tokens
+	// The counters are behind a pointer so that fmt, which prints a
+	// Store, does not copy them.
+	st *state
+}
+
+// state is what a Store changes.
+type state struct {
+	seq       atomic.Uint64 // the number of the last token
+	sweeping  atomic.Bool   // whether an automatic sweep runs
+	lastSweep atomic.Int64  // when the last automatic sweep began, in ns since born
+	born      time.Time
+}
+
+var _ callback.FencedStore = (*Store)(nil)
+
+// New returns a store of deliveries in pool's database, creating its table
+// and the table's index on expires_at if they are absent (any number of
+// replicas may do so at once). It returns an error for a nil pool, an
+// invalid option, or a table it cannot create; ctx and the timeout bound
+// it. The pool's own settings (its size, pool_max_conns, and its connect
+// timeout) apply to every call of the store.
+func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Store, error) {
+	if pool == nil {
+		return nil, errors.New("pgstore: New: nil pool")
+	}
+	cfg := defaults()
+	for _, o := range opts {
+		if o != nil {
+			o(&cfg)
+		}
+	}
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	t, err := parseTable(cfg.table)
+	if err != nil {
+		return nil, err
+	}
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, fmt.Errorf("pgstore: New: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("pgstore: New: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
+	defer cancel()
+	if err := t.create(ctx, pool); err != nil {
+		return nil, fmt.Errorf("pgstore: New: creating the table: %w", err)
+	}
+	return &Store{
+		pool:   pool,
+		cfg:    cfg,
+		table:  t,
+		sql:    newQueries(t.name),
+		prefix: hex.EncodeToString(b[:]) + "-",
+		st:     &state{born: time.Now()},
+	}, nil
+}
+
+// Claim implements [callback.Store]; it is ClaimFenced without the token.
+func (s *Store) Claim(ctx context.Context, key string) (callback.ClaimResult, error) {
+	c, _, err := s.ClaimFenced(ctx, key)
+	return c, err
+}
+
+// ClaimFenced implements [callback.FencedStore] in one statement, on the
+// server's clock: it takes key when no row holds it or its row expired (a
+// claim whose lease lapsed, or a delivery processed longer ago than the
+// retention), whether or not the row was swept yet. It may start an
+// automatic sweep (see [WithSweepInterval]).
+func (s *Store) ClaimFenced(ctx context.Context, key string) (callback.ClaimResult, string, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, "", fmt.Errorf("pgstore: claim: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.timeout)
+	defer cancel()
+	ours := s.prefix + strconv.FormatUint(s.st.seq.Add(1), 10)
+	var done bool
+	var token string
+	err := s.pool.QueryRow(ctx, s.sql.claim, key, ours, s.cfg.lease.Microseconds()).Scan(&done, &token)
+	if err != nil {
+		return 0, "", fmt.Errorf("pgstore: claim: %w", err)
+	}
+	s.maybeSweep()
+	switch {
+	case done:
+		return callback.ClaimDone, "", nil
+	case token == ours:
+		return callback.ClaimNew, ours, nil
+	}
+	return callback.ClaimBusy, "", nil
+}
+
+// CompleteFenced implements [callback.FencedStore]: it marks key processed,
+// to be remembered for the retention, if token's claim of it still holds;
+// else it changes nothing and returns [callback.ErrClaimLost].
+func (s *Store) CompleteFenced(ctx context.Context, key, token string) error {
+	return s.exec(ctx, "complete", true, s.sql.completeFenced, key, token, s.cfg.retention.Microseconds())
+}
+
+// ReleaseFenced implements [callback.FencedStore]: it forgets key's claim if
+// it is token's and key was not processed; else it changes nothing and
+// returns [callback.ErrClaimLost].
+func (s *Store) ReleaseFenced(ctx context.Context, key, token string) error {
+	return s.exec(ctx, "release", true, s.sql.releaseFenced, key, token)
+}
+
+// Complete implements [callback.Store]: it marks key processed, to be
+// remembered for the retention, whoever holds its claim.
+func (s *Store) Complete(ctx context.Context, key string) error {
+	return s.exec(ctx, "complete", false, s.sql.complete, key, s.cfg.retention.Microseconds())
+}
+
+// Release implements [callback.Store]: it forgets key's claim, whoever
+// holds it, unless key was processed.
+func (s *Store) Release(ctx context.Context, key string) error {
+	return s.exec(ctx, "release", false, s.sql.release, key)
+}
+
+// exec runs the statement sql of the operation op (for errors) with args,
+// bounded by the timeout; when fenced, a statement that changed no row
+// means that the claim was lost.
+func (s *Store) exec(ctx context.Context, op string, fenced bool, sql string, args ...any) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("pgstore: %s: %w", op, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.timeout)
+	defer cancel()
+	tag, err := s.pool.Exec(ctx, sql, args...)
+	if err != nil {
+		return fmt.Errorf("pgstore: %s: %w", op, err)
+	}
+	if fenced && tag.RowsAffected() == 0 {
+		return callback.ErrClaimLost
+	}
+	return nil
+}
+
+// Format implements fmt.Formatter: every verb prints the store's table and
+// settings, never a key or the pool's connection string. It has a value
+// receiver so that a Store and a pointer to it print the same.
+func (s Store) Format(f fmt.State, verb rune) {
+	if verb == 'v' && f.Flag('#') {
+		fmt.Fprint(f, "pgstore.Store")
+	}
+	fmt.Fprintf(f, "{Table:%s Lease:%v Retention:%v Timeout:%v SweepInterval:%v}",
+		s.table.name, s.cfg.lease, s.cfg.retention, s.cfg.timeout, s.cfg.sweepInterval)
+}

@@ -1,0 +1,111 @@
+//go:build unix
+
+package pgstore_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vaspkit/travelrule/callback"
+	"github.com/vaspkit/travelrule/callback/pgstore"
+	"github.com/vaspkit/travelrule/callback/storetest"
+)
+
+// TestTableNames makes stores on tables whose names need quoting, or are
+// of the longest length, or are in a schema: each works, has its index,
+// and a second New on it finds both.
+func TestTableNames(t *testing.T) {
+	pool := newPool(t, sharedServer(t), 4)
+	ctx := context.Background()
+	suffix := newTableName(t)[5:]
+	schema := `sch"ema ` + suffix
+	_, err := pool.Exec(ctx, `CREATE SCHEMA `+pgx.Identifier{schema}.Sanitize())
+	require.NoError(t, err)
+	tests := []struct{ name, schema, table, index string }{
+		{"quote", "public", `q"uote` + suffix, `q"uote` + suffix + "_expires_at_idx"},
+		{"space and case", "public", "With Space " + suffix, "With Space " + suffix + "_expires_at_idx"},
+		{"63 bytes", "public", strings.Repeat("l", 51) + suffix, ""},
+		{"in a schema", schema, "deliveries", "deliveries_expires_at_idx"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			name := tt.table
+			if tt.schema != "public" {
+				name = tt.schema + "." + tt.table
+			}
+			s := newStore(t, pool, pgstore.WithTable(name))
+			key := storetest.NewKey(t)
+			r, token, err := s.ClaimFenced(ctx, key)
+			require.NoError(t, err)
+			require.Equal(t, callback.ClaimNew, r)
+			require.NoError(t, s.CompleteFenced(ctx, key, token))
+
+			again := newStore(t, pool, pgstore.WithTable(name))
+			r, err = again.Claim(ctx, key)
+			require.NoError(t, err)
+			assert.Equal(t, callback.ClaimDone, r, "a second store on the table")
+			assert.Equal(t, int64(1), countRows(t, pool, pgx.Identifier{tt.schema, tt.table}.Sanitize(), "true"))
+			index := indexOf(t, pool, tt.schema, tt.table)
+			if tt.index != "" {
+				assert.Equal(t, tt.index, index)
+			}
+			assert.LessOrEqual(t, len(index), 63)
+		})
+	}
+	_, err = pgstore.New(ctx, pool, pgstore.WithTable("no_such_schema_"+suffix+".t"))
+	require.Error(t, err, "a table in a schema that does not exist")
+}
+
+// indexOf returns the name of the index on expires_at of the table, and
+// fails t unless there is exactly one.
+func indexOf(t *testing.T, pool *pgxpool.Pool, schema, table string) string {
+	t.Helper()
+	var names []string
+	rows, err := pool.Query(context.Background(),
+		`SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = $2 AND indexdef LIKE '%(expires_at)'`,
+		schema, table)
+	require.NoError(t, err)
+	names, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	require.Len(t, names, 1, "indexes on expires_at")
+	return names[0]
+}
+
+// countRows counts the rows of table (quoted) where cond holds.
+func countRows(t testing.TB, pool *pgxpool.Pool, table, cond string) int64 {
+	t.Helper()
+	var n int64
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM `+table+` WHERE `+cond).Scan(&n))
+	return n
+}
+
+// TestConcurrentNew starts replicas at once on a table that does not exist
+// yet, a few times: every New succeeds.
+func TestConcurrentNew(t *testing.T) {
+	const replicas = 8
+	pool := newPool(t, sharedServer(t), replicas)
+	for round := 0; round < 5; round++ {
+		table := newTableName(t)
+		errs := make([]error, replicas)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range replicas {
+			wg.Go(func() {
+				<-start
+				_, errs[i] = pgstore.New(context.Background(), pool, pgstore.WithTable(table))
+			})
+		}
+		close(start)
+		wg.Wait()
+		for i, err := range errs {
+			require.NoError(t, err, "round %d, replica %d", round, i)
+		}
+	}
+}
