@@ -6,6 +6,13 @@
 //
 // It serves until interrupted. With -demo it also starts the embedded
 // sandbox, initiates one transfer whose callbacks it receives, and exits.
+//
+// Run on several replicas, it shares its record of processed deliveries
+// through Redis or PostgreSQL, so that a callback delivered to two replicas
+// is processed once:
+//
+//	TRAVELRULE_REDIS_URL=redis://localhost:6379/0 go run ./examples/callbackserver
+//	TRAVELRULE_DATABASE_URL=postgres://localhost:5432/payments go run ./examples/callbackserver
 package main
 
 import (
@@ -36,13 +43,29 @@ func main() {
 	if *demo && len(key) == 0 {
 		key = []byte(travelrule.NewCallbackRef())
 	}
-	if err := run(ctx, *addr, key, *demo, os.Stdout); err != nil {
+	if err := start(ctx, *addr, key, *demo, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "callbackserver:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, addr string, key []byte, demo bool, out io.Writer) error {
+// start runs the server with the de-duplication store the environment
+// names.
+func start(ctx context.Context, addr string, key []byte, demo bool, out io.Writer) error {
+	store, where, closeStore, err := sharedStore(ctx, os.Getenv)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	fmt.Fprintf(out, "de-duplication: %s\n", where)
+	return run(ctx, addr, key, demo, store, out)
+}
+
+func run(ctx context.Context, addr string, key []byte, demo bool, store callback.Store, out io.Writer) error {
+	opts := []callback.Option{callback.WithCapabilityKey(key), callback.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, nil)))}
+	if store != nil {
+		opts = append(opts, callback.WithStore(store))
+	}
 	completed := make(chan string, 1)
 	h := callback.NewHandler(func(ctx context.Context, cb *travelrule.Callback) error {
 		// Record the status against your own payment, found by cb.Ref.
@@ -54,7 +77,7 @@ func run(ctx context.Context, addr string, key []byte, demo bool, out io.Writer)
 			}
 		}
 		return nil
-	}, callback.WithCapabilityKey(key), callback.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, nil))))
+	}, opts...)
 	if err := h.Err(); err != nil {
 		return err
 	}
