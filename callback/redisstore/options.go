@@ -55,8 +55,9 @@ func WithLease(d time.Duration) Option {
 
 // WithRetention sets how long a processed delivery is remembered (default
 // callback.DefaultRetention, 7 days: longer than any sender's redelivery
-// window), as the expiry of its key. Redis memory grows with the
-// deliveries of one retention: about 150 bytes each.
+// window), as the expiry of its key. Redis keeps the deliveries of one
+// retention: about 240 bytes each with the default prefix (measured with
+// Redis 7), so a million deliveries a week take about 240 MB.
 func WithRetention(d time.Duration) Option {
 	return func(c *config) {
 		if d < time.Millisecond {

@@ -16,9 +16,14 @@
 // complete or release the claim of the replica that took the delivery
 // after it.
 //
-// The store works with Redis 6.2 and later and with Valkey, through any
-// [redis.UniversalClient]: a client, a cluster client, a ring or a failover
-// client. A store that cannot reach Redis makes Claim fail, and the
+// Its scripts use only GET, SET with PX, and DEL, so any Redis with Lua
+// scripting (2.6.12 and later) or a fork of it serves; the tests run
+// against Redis 7. It works through any [redis.UniversalClient]: a client,
+// a cluster client, a ring or a failover client. Redis replicates
+// asynchronously, so a failover may lose the claims and completions of its
+// last moments, and a delivery redelivered then may call the function
+// again: de-duplication is best effort, and the function should still be
+// idempotent. A store that cannot reach Redis makes Claim fail, and the
 // handler answers 500, so that the sender delivers the callback again.
 package redisstore
 
