@@ -54,15 +54,15 @@ func WithTable(name string) Option {
 
 // WithLease sets how long a claim holds before it lapses and the delivery
 // can be claimed again (default [callback.DefaultLease], 10 minutes). It
-// must be positive and should be longer than any call of the function: a
-// holder that outlives its lease gets [callback.ErrClaimLost], and another
-// delivery may call the function too.
+// must be at least a millisecond, and should be longer than any call of
+// the function: a holder that outlives its lease gets
+// [callback.ErrClaimLost], and another delivery may call the function too.
 func WithLease(d time.Duration) Option {
 	return func(c *config) { c.lease = d }
 }
 
 // WithRetention sets how long a processed delivery is remembered (default
-// [callback.DefaultRetention], 7 days). It must be positive. The default
+// [callback.DefaultRetention], 7 days), at least a millisecond. The default
 // is longer than any sender's redelivery window (the common Standard
 // Webhooks schedule ends about 28 hours after the first attempt), so that
 // a redelivery at the end of the window, or after a weekend's outage of
@@ -95,10 +95,10 @@ func WithSweepInterval(d time.Duration) Option {
 // check reports the first invalid setting of c.
 func (c config) check() error {
 	switch {
-	case c.lease <= 0:
-		return fmt.Errorf("pgstore: WithLease: the lease must be positive, not %v", c.lease)
-	case c.retention <= 0:
-		return fmt.Errorf("pgstore: WithRetention: the retention must be positive, not %v", c.retention)
+	case c.lease < time.Millisecond:
+		return fmt.Errorf("pgstore: WithLease: the lease must be at least 1ms, not %v", c.lease)
+	case c.retention < time.Millisecond:
+		return fmt.Errorf("pgstore: WithRetention: the retention must be at least 1ms, not %v", c.retention)
 	case c.timeout <= 0:
 		return fmt.Errorf("pgstore: WithTimeout: the timeout must be positive, not %v", c.timeout)
 	case c.sweepInterval < 0:

@@ -33,6 +33,8 @@ func TestNewRefuses(t *testing.T) {
 		{"nil pool", nil, nil, nil, "nil pool"},
 		{"zero lease", pool, nil, []pgstore.Option{pgstore.WithLease(0)}, "WithLease"},
 		{"negative lease", pool, nil, []pgstore.Option{pgstore.WithLease(-time.Second)}, "WithLease"},
+		{"sub-millisecond lease", pool, nil, []pgstore.Option{pgstore.WithLease(time.Microsecond)}, "WithLease"},
+		{"sub-millisecond retention", pool, nil, []pgstore.Option{pgstore.WithRetention(999 * time.Microsecond)}, "WithRetention"},
 		{"zero retention", pool, nil, []pgstore.Option{pgstore.WithRetention(0)}, "WithRetention"},
 		{"negative retention", pool, nil, []pgstore.Option{pgstore.WithRetention(-time.Hour)}, "WithRetention"},
 		{"zero timeout", pool, nil, []pgstore.Option{pgstore.WithTimeout(0)}, "WithTimeout"},

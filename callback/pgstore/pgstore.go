@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/vaspkit/travelrule/callback"
@@ -72,8 +73,8 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Store, error
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 	defer cancel()
-	if err := t.create(ctx, pool); err != nil {
-		return nil, fmt.Errorf("pgstore: New: creating the table: %w", err)
+	if err := t.prepare(ctx, pool); err != nil {
+		return nil, fmt.Errorf("pgstore: New: %w", err)
 	}
 	return &Store{
 		pool:   pool,
@@ -106,6 +107,15 @@ func (s *Store) ClaimFenced(ctx context.Context, key string) (callback.ClaimResu
 	var done bool
 	var token string
 	err := s.pool.QueryRow(ctx, s.sql.claim, key, ours, s.cfg.lease.Microseconds()).Scan(&done, &token)
+	if isSerializationFailure(err) {
+		// Under REPEATABLE READ or SERIALIZABLE (a database or role whose
+		// default_transaction_isolation is one of them), a claim that
+		// meets a concurrent change of its row fails instead of waiting
+		// for it: another holder claimed, completed or released the
+		// delivery meanwhile, so it is busy, and the sender comes back.
+		s.maybeSweep()
+		return callback.ClaimBusy, "", nil
+	}
 	if err != nil {
 		return 0, "", fmt.Errorf("pgstore: claim: %w", err)
 	}
@@ -159,9 +169,16 @@ func (s *Store) exec(ctx context.Context, op string, fenced bool, sql string, ar
 		return fmt.Errorf("pgstore: %s: %w", op, err)
 	}
 	if fenced && tag.RowsAffected() == 0 {
-		return callback.ErrClaimLost
+		return fmt.Errorf("pgstore: %s: %w", op, callback.ErrClaimLost)
 	}
 	return nil
+}
+
+// isSerializationFailure reports whether err is PostgreSQL's
+// serialization failure (SQLSTATE 40001).
+func isSerializationFailure(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "40001"
 }
 
 // Format implements fmt.Formatter: every verb prints the store's table and

@@ -27,6 +27,20 @@ func TestContract(t *testing.T) {
 	})
 }
 
+// TestContractUnderRepeatableRead runs the contract suite on a database
+// whose sessions default to REPEATABLE READ, where a claim that meets a
+// concurrent change of its row fails with a serialization failure instead
+// of waiting: the store answers such a claim busy, so the handler answers
+// 503 and the sender comes back.
+func TestContractUnderRepeatableRead(t *testing.T) {
+	srv := sharedServer(t)
+	table := newTableName(t)
+	storetest.Run(t, func(t *testing.T, cfg storetest.Config) callback.FencedStore {
+		return newStore(t, newPool(t, srv, 50, "default_transaction_isolation='repeatable read'"), pgstore.WithTable(table),
+			pgstore.WithLease(cfg.Lease), pgstore.WithRetention(cfg.Retention))
+	})
+}
+
 // newTableName returns a table name no test used before.
 func newTableName(t testing.TB) string {
 	var b [6]byte

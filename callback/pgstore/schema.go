@@ -68,6 +68,40 @@ func indexName(t string) string {
 	return head + tail
 }
 
+// prepare makes sure the table and an index on its expires_at column
+// exist, and that the store can read the table's columns. It looks first,
+// and runs DDL only for what is missing, so that a role with only SELECT,
+// INSERT, UPDATE and DELETE on a table made by a migration can start, and
+// so that starting a replica takes no lock on a table in use (CREATE INDEX
+// IF NOT EXISTS locks the table before it checks the name).
+func (t table) prepare(ctx context.Context, pool *pgxpool.Pool) error {
+	hasTable, hasIndex, err := t.look(ctx, pool)
+	if err != nil {
+		return err
+	}
+	if !hasTable || !hasIndex {
+		if err := t.create(ctx, pool); err != nil {
+			return fmt.Errorf("creating the table: %w", err)
+		}
+	}
+	if _, err := pool.Exec(ctx, `SELECT key, token, done, expires_at FROM `+t.name+` WHERE false`); err != nil {
+		return fmt.Errorf("reading the table: %w", err)
+	}
+	return nil
+}
+
+// look reports whether the table exists and has an index whose first
+// column is expires_at, under any name.
+func (t table) look(ctx context.Context, pool *pgxpool.Pool) (hasTable, hasIndex bool, err error) {
+	err = pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL, EXISTS (
+	SELECT 1 FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+	WHERE i.indrelid = to_regclass($1) AND a.attname = 'expires_at')`, t.name).Scan(&hasTable, &hasIndex)
+	if err != nil {
+		return false, false, fmt.Errorf("looking for the table: %w", err)
+	}
+	return hasTable, hasIndex, nil
+}
+
 // create creates the table and its index if absent. CREATE TABLE IF NOT
 // EXISTS is not safe against itself (two sessions may both find the table
 // absent and one fails on the table's row type), so replicas starting at
@@ -78,15 +112,20 @@ func (t table) create(ctx context.Context, pool *pgxpool.Pool) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, t.name); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+t.name+` (
-	key text PRIMARY KEY,
-	token text NOT NULL,
-	done boolean NOT NULL,
-	expires_at timestamptz NOT NULL
-)`); err != nil {
+		if _, err := tx.Exec(ctx, createTable(t.name)); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, `CREATE INDEX IF NOT EXISTS `+t.index+` ON `+t.name+` (expires_at)`)
 		return err
 	})
+}
+
+// createTable is the statement that creates the table named t (quoted).
+func createTable(t string) string {
+	return `CREATE TABLE IF NOT EXISTS ` + t + ` (
+	key text PRIMARY KEY,
+	token text NOT NULL,
+	done boolean NOT NULL,
+	expires_at timestamptz NOT NULL
+)`
 }

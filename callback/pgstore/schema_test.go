@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -108,4 +109,56 @@ func TestConcurrentNew(t *testing.T) {
 			require.NoError(t, err, "round %d, replica %d", round, i)
 		}
 	}
+}
+
+// TestNewOnAMigratedTable makes the table and its index as a migration
+// would, under names of its own, then starts a store as a role that may
+// only read and write the table's rows: New finds both and creates
+// nothing, and the store works.
+func TestNewOnAMigratedTable(t *testing.T) {
+	ctx := context.Background()
+	srv := sharedServer(t)
+	owner := newPool(t, srv, 2)
+	table, role := newTableName(t), "app_"+newTableName(t)
+	quoted, quotedRole := pgx.Identifier{table}.Sanitize(), pgx.Identifier{role}.Sanitize()
+	_, err := owner.Exec(ctx, `CREATE TABLE `+quoted+` (key text PRIMARY KEY, token text NOT NULL, done boolean NOT NULL, expires_at timestamptz NOT NULL);
+CREATE INDEX `+pgx.Identifier{table + "_by_expiry"}.Sanitize()+` ON `+quoted+` (expires_at);
+CREATE ROLE `+quotedRole+` LOGIN;
+GRANT SELECT, INSERT, UPDATE, DELETE ON `+quoted+` TO `+quotedRole)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_, _ = owner.Exec(context.Background(), `DROP TABLE `+quoted+`; DROP ROLE `+quotedRole)
+	})
+
+	app := newPool(t, srv, 2, "user="+role)
+	s := newStore(t, app, pgstore.WithTable(table))
+	key := storetest.NewKey(t)
+	r, token, err := s.ClaimFenced(ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, callback.ClaimNew, r)
+	require.NoError(t, s.CompleteFenced(ctx, key, token))
+	assert.Equal(t, table+"_by_expiry", indexOf(t, owner, "public", table), "New made no index of its own")
+}
+
+// TestNewTakesNoLockOnATableInUse starts a store while another session
+// holds a write lock on the table (an open transaction that wrote to it):
+// New, which finds the table and index, neither waits for it nor makes
+// the replicas' claims wait.
+func TestNewTakesNoLockOnATableInUse(t *testing.T) {
+	ctx := context.Background()
+	srv := sharedServer(t)
+	pool := newPool(t, srv, 4)
+	table := newTableName(t)
+	s := newStore(t, pool, pgstore.WithTable(table))
+	tx, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(ctx) }()
+	_, err = tx.Exec(ctx, `DELETE FROM `+pgx.Identifier{table}.Sanitize()+` WHERE false`)
+	require.NoError(t, err)
+
+	_, err = pgstore.New(ctx, newPool(t, srv, 2), pgstore.WithTable(table), pgstore.WithTimeout(2*time.Second))
+	require.NoError(t, err, "New waited for the open transaction")
+	r, _, err := s.ClaimFenced(ctx, storetest.NewKey(t))
+	require.NoError(t, err)
+	assert.Equal(t, callback.ClaimNew, r)
 }
