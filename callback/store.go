@@ -67,7 +67,9 @@ type Store interface {
 // claim with that token only, checked and done in one atomic step; when
 // the claim is no longer the token's (its lease lapsed, and it was claimed
 // again or, in some stores, forgotten), they change nothing and return
-// [ErrClaimLost].
+// [ErrClaimLost]. A wrapper around a FencedStore (to count or time its
+// calls, say) must be a FencedStore too, or the handler ends claims
+// without their tokens.
 type FencedStore interface {
 	Store
 	ClaimFenced(ctx context.Context, key string) (ClaimResult, string, error)

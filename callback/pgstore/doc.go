@@ -14,11 +14,23 @@
 // [New] creates its table, "travelrule_callback_deliveries" unless set
 // with [WithTable], and an index on its expires_at column, if they are
 // absent; replicas starting at once take turns on an advisory lock, so
-// none fails. The database user needs CREATE on the schema once, and
-// SELECT, INSERT, UPDATE and DELETE on the table. A row is a key (a hash
-// of the delivery's webhook-id, or of its reference and body: never
-// personal data), the token of its claim, whether it was processed, and
-// when it expires.
+// none fails. It looks before it creates: when the table and an index
+// whose first column is expires_at exist, under any name, it runs no DDL
+// and takes no lock on the table, so a migration can create them and the
+// service's role needs only SELECT, INSERT, UPDATE and DELETE on the
+// table:
+//
+//	CREATE TABLE travelrule_callback_deliveries (
+//		key text PRIMARY KEY,
+//		token text NOT NULL,
+//		done boolean NOT NULL,
+//		expires_at timestamptz NOT NULL
+//	);
+//	CREATE INDEX ON travelrule_callback_deliveries (expires_at);
+//
+// A row is a key (a hash of the delivery's webhook-id, or of its
+// reference and body: never personal data), the token of its claim,
+// whether it was processed, and when it expires.
 //
 // # Leases, fencing and retention
 //
@@ -42,7 +54,8 @@
 // one at a time per Store, when a minute ([WithSweepInterval]) has passed
 // since the last; it deletes expired rows in batches of 1000. To sweep
 // from a scheduled job instead, set WithSweepInterval(0) and call
-// [Store.Sweep].
+// [Store.Sweep]. A sweep ends by itself, so a Store needs no Close; one
+// still running when the pool closes fails and is dropped.
 //
 // # Timeouts and the pool
 //
@@ -57,4 +70,12 @@
 // on the server (its answer is what was lost): a claim then holds its
 // delivery, answered 503, until its lease lapses, and a completion still
 // completes. Errors never show a key or the connection string.
+//
+// The statements run in the session's default isolation level; under
+// REPEATABLE READ or SERIALIZABLE, a claim that meets a concurrent change
+// of its delivery is answered busy (the handler answers 503, and the
+// sender comes back). Behind PgBouncer in transaction mode, give the pool
+// a query execution mode that does not cache prepared statements across
+// transactions (pgx.QueryExecModeExec, say), unless PgBouncer is 1.21 or
+// later with max_prepared_statements set.
 package pgstore

@@ -70,9 +70,12 @@ func WithRetention(d time.Duration) Option {
 // WithTimeout bounds the time of each call of the store (default
 // [DefaultTimeout]), including the client's own retries, on top of the
 // caller's context: the handler completes and releases claims with a
-// context that is never cancelled. The bound holds when the client's
-// ContextTimeoutEnabled option is set; otherwise the client's ReadTimeout
-// and WriteTimeout (3 seconds each by default) bound each attempt instead.
+// context that is never cancelled. Set the client's ContextTimeoutEnabled
+// option: without it, go-redis does not stop waiting for a reply at the
+// context's deadline, and a claim on a server that stopped answering
+// takes until this timeout, whatever the request's deadline (it still
+// ends: go-redis checks the context between its attempts, each bounded by
+// its ReadTimeout).
 func WithTimeout(d time.Duration) Option {
 	return func(c *config) {
 		if d <= 0 {
