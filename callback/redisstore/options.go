@@ -71,11 +71,11 @@ func WithRetention(d time.Duration) Option {
 // [DefaultTimeout]), including the client's own retries, on top of the
 // caller's context: the handler completes and releases claims with a
 // context that is never cancelled. Set the client's ContextTimeoutEnabled
-// option: without it, go-redis does not stop waiting for a reply at the
-// context's deadline, and a claim on a server that stopped answering
-// takes until this timeout, whatever the request's deadline (it still
-// ends: go-redis checks the context between its attempts, each bounded by
-// its ReadTimeout).
+// option: without it, go-redis ignores the context's deadline while it
+// waits on the server, and a call on a Redis that stopped answering lasts
+// until the client's own time-outs end it (DialTimeout and ReadTimeout:
+// about 5 seconds with go-redis's defaults, measured), whatever the
+// request's deadline or this timeout.
 func WithTimeout(d time.Duration) Option {
 	return func(c *config) {
 		if d <= 0 {

@@ -188,6 +188,19 @@ func TestServerHangs(t *testing.T) {
 
 	h := callback.NewHandler(func(context.Context, *travelrule.Callback) error { return nil }, callback.WithStore(s))
 	assert.Equal(t, http.StatusInternalServerError, deliver(h, "msg_2"))
+
+	// A client without ContextTimeoutEnabled ignores the deadline while it
+	// waits: its own time-outs end the call.
+	plain := redisstore.New(srv.Client(t, &redis.Options{DialTimeout: 200 * time.Millisecond, ReadTimeout: 200 * time.Millisecond}))
+	bound, cancelBound := context.WithTimeout(ctx, 30*time.Second) // ends a hung test only
+	defer cancelBound()
+	began := time.Now()
+	r, _, err = plain.ClaimFenced(bound, storetest.NewKey(t))
+	require.Error(t, err)
+	assert.Zero(t, r)
+	require.NoError(t, bound.Err(), "the claim ended by the test's bound, not the client's time-outs")
+	t.Logf("a claim on a frozen server through a client without ContextTimeoutEnabled (200ms time-outs) failed after %v: %v",
+		time.Since(began).Round(time.Millisecond), err)
 }
 
 // TestErrorsHoldNoSecrets makes every call fail on a server that wants a
