@@ -244,10 +244,37 @@ func testHandlersCallOnce(t *testing.T, open Open, fail bool) {
 		return w.Code
 	}
 
-	codes := make(chan int, Replicas)
 	began := time.Now()
+	answers := deliverAtOnce(t, func(i int) int { return deliver(handlers[i%2]) }, entered, release)
+	want := map[int]int{http.StatusServiceUnavailable: Replicas - 1, http.StatusNoContent: 1}
+	if fail {
+		want = map[int]int{http.StatusServiceUnavailable: Replicas - 1, http.StatusInternalServerError: 1}
+	}
+	assert.Equal(t, want, answers, "answers to the concurrent deliveries")
+	assert.Equal(t, int32(1), calls.Load(), "calls of the function for the concurrent deliveries")
+	t.Logf("%d concurrent deliveries of one callback through two handlers on two stores: %v, one call, in %v",
+		Replicas, answers, time.Since(began).Round(time.Millisecond))
+
+	wantCalls := int32(1)
+	if fail {
+		wantCalls = 2
+		assert.Equal(t, http.StatusNoContent, deliver(handlers[1]), "the redelivery after the failed call")
+	}
+	for _, h := range handlers {
+		assert.Equal(t, http.StatusNoContent, deliver(h), "a redelivery after the successful call")
+	}
+	assert.Equal(t, wantCalls, calls.Load(), "calls of the function")
+}
+
+// deliverAtOnce makes Replicas deliveries at once, the ith with
+// deliver(i), waits until the function was entered and every other
+// delivery was answered, then releases the function and returns the
+// count of each answer.
+func deliverAtOnce(t *testing.T, deliver func(i int) int, entered, release chan struct{}) map[int]int {
+	t.Helper()
+	codes := make(chan int, Replicas)
 	for i := 0; i < Replicas; i++ {
-		go func() { codes <- deliver(handlers[i%2]) }()
+		go func() { codes <- deliver(i) }()
 	}
 	timeout := time.NewTimer(bound)
 	defer timeout.Stop()
@@ -267,24 +294,7 @@ func testHandlersCallOnce(t *testing.T, open Open, fail bool) {
 	}
 	close(release)
 	answers[<-codes]++
-	want := map[int]int{http.StatusServiceUnavailable: Replicas - 1, http.StatusNoContent: 1}
-	if fail {
-		want = map[int]int{http.StatusServiceUnavailable: Replicas - 1, http.StatusInternalServerError: 1}
-	}
-	assert.Equal(t, want, answers, "answers to the concurrent deliveries")
-	assert.Equal(t, int32(1), calls.Load(), "calls of the function for the concurrent deliveries")
-	t.Logf("%d concurrent deliveries of one callback through two handlers on two stores: %v, one call, in %v",
-		Replicas, answers, time.Since(began).Round(time.Millisecond))
-
-	wantCalls := int32(1)
-	if fail {
-		wantCalls = 2
-		assert.Equal(t, http.StatusNoContent, deliver(handlers[1]), "the redelivery after the failed call")
-	}
-	for _, h := range handlers {
-		assert.Equal(t, http.StatusNoContent, deliver(h), "a redelivery after the successful call")
-	}
-	assert.Equal(t, wantCalls, calls.Load(), "calls of the function")
+	return answers
 }
 
 // testLeaseLapse lets a claim of a short lease lapse: the delivery can be

@@ -62,10 +62,6 @@ func start(ctx context.Context, addr string, key []byte, demo bool, out io.Write
 }
 
 func run(ctx context.Context, addr string, key []byte, demo bool, store callback.Store, out io.Writer) error {
-	opts := []callback.Option{callback.WithCapabilityKey(key), callback.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, nil)))}
-	if store != nil {
-		opts = append(opts, callback.WithStore(store))
-	}
 	completed := make(chan string, 1)
 	h := callback.NewHandler(func(ctx context.Context, cb *travelrule.Callback) error {
 		// Record the status against your own payment, found by cb.Ref.
@@ -77,7 +73,7 @@ func run(ctx context.Context, addr string, key []byte, demo bool, store callback
 			}
 		}
 		return nil
-	}, opts...)
+	}, callback.WithCapabilityKey(key), callback.WithStore(store), callback.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, nil))))
 	if err := h.Err(); err != nil {
 		return err
 	}

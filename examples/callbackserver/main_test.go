@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/vaspkit/travelrule/callback"
 )
 
 // TestCallbackServerDemo runs the example's demo against the embedded
@@ -17,7 +19,7 @@ func TestCallbackServerDemo(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var out bytes.Buffer
-	require.NoError(t, run(ctx, "127.0.0.1:0", []byte("0123456789abcdef0123"), true, nil, &out))
+	require.NoError(t, run(ctx, "127.0.0.1:0", []byte("0123456789abcdef0123"), true, callback.NewMemoryStore(0), &out))
 	assert.Contains(t, out.String(), "callback for payment payment-1001: status received")
 	assert.Contains(t, out.String(), "payment payment-1001 completed")
 }
@@ -54,7 +56,7 @@ func TestSharedStore(t *testing.T) {
 			}
 			require.NoError(t, err)
 			defer closeStore()
-			assert.Nil(t, store, "the handler's default store")
+			assert.IsType(t, &callback.MemoryStore{}, store, "the handler's default store")
 			assert.Equal(t, tt.wantWhere, where)
 		})
 	}

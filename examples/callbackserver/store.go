@@ -23,8 +23,8 @@ const (
 )
 
 // sharedStore returns the store that getenv names, where it is and a
-// function that closes its client, or a nil store (the handler's default,
-// in this process) when neither variable is set. It reaches the server
+// function that closes its client, or the handler's default store, in
+// this process, when neither variable is set. It reaches the server
 // before it returns, so that a wrong address fails at start-up. Neither
 // its errors nor where names a password.
 func sharedStore(ctx context.Context, getenv func(string) string) (store callback.Store, where string, closeFn func(), err error) {
@@ -37,7 +37,7 @@ func sharedStore(ctx context.Context, getenv func(string) string) (store callbac
 	case databaseURL != "":
 		return postgresStore(ctx, databaseURL)
 	}
-	return nil, "this process only (set " + envRedisURL + " or " + envDatabaseURL + " to share it across replicas)", func() {}, nil
+	return callback.NewMemoryStore(0), "this process only (set " + envRedisURL + " or " + envDatabaseURL + " to share it across replicas)", func() {}, nil
 }
 
 func redisStore(ctx context.Context, url string) (callback.Store, string, func(), error) {
