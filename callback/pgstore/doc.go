@@ -14,11 +14,12 @@
 // [New] creates its table, "travelrule_callback_deliveries" unless set
 // with [WithTable], and an index on its expires_at column, if they are
 // absent; replicas starting at once take turns on an advisory lock, so
-// none fails. It looks before it creates: when the table and an index
-// whose first column is expires_at exist, under any name, it runs no DDL
-// and takes no lock on the table, so a migration can create them and the
+// none fails. It never alters a table that exists: it checks its shape
+// instead (these columns and types, key the primary key, and a valid,
+// non-partial index whose first column is expires_at, under any name) and
+// refuses one that differs, so a migration can create them, the
 // service's role needs only SELECT, INSERT, UPDATE and DELETE on the
-// table:
+// table, and starting a replica takes no lock on a table in use:
 //
 //	CREATE TABLE travelrule_callback_deliveries (
 //		key text PRIMARY KEY,
@@ -71,10 +72,11 @@
 // delivery, answered 503, until its lease lapses, and a completion still
 // completes. Errors never show a key or the connection string.
 //
-// The statements run in the session's default isolation level; under
-// REPEATABLE READ or SERIALIZABLE, a claim that meets a concurrent change
-// of its delivery is answered busy (the handler answers 503, and the
-// sender comes back). Behind PgBouncer in transaction mode, give the pool
+// The statements run in the session's default isolation level. Under
+// REPEATABLE READ or SERIALIZABLE, a statement that meets a concurrent
+// change of its row fails with a serialization failure: a claim is then
+// answered busy (the handler answers 503, and the sender comes back), and
+// a completion or release, which must not be lost, is run again. Behind PgBouncer in transaction mode, give the pool
 // a query execution mode that does not cache prepared statements across
 // transactions (pgx.QueryExecModeExec, say), unless PgBouncer is 1.21 or
 // later with max_prepared_statements set.

@@ -165,6 +165,15 @@ func (s *Store) exec(ctx context.Context, op string, fenced bool, sql string, ar
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.timeout)
 	defer cancel()
 	tag, err := s.pool.Exec(ctx, sql, args...)
+	// Under REPEATABLE READ or SERIALIZABLE, a statement that waited for a
+	// concurrent change of its row (a claim, busy or not, rewrites it)
+	// fails instead of reading the new row; run again, it reads it. The
+	// statements change nothing when they fail, so running them again is
+	// safe, and a few times is enough: each failure means another
+	// statement on this row committed meanwhile.
+	for try := 1; try < maxTries && isSerializationFailure(err) && ctx.Err() == nil; try++ {
+		tag, err = s.pool.Exec(ctx, sql, args...)
+	}
 	if err != nil {
 		return fmt.Errorf("pgstore: %s: %w", op, err)
 	}
@@ -173,6 +182,10 @@ func (s *Store) exec(ctx context.Context, op string, fenced bool, sql string, ar
 	}
 	return nil
 }
+
+// maxTries is how many times a completion or release runs when it meets
+// serialization failures.
+const maxTries = 5
 
 // isSerializationFailure reports whether err is PostgreSQL's
 // serialization failure (SQLSTATE 40001).

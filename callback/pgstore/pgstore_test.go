@@ -7,8 +7,11 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"testing"
+	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/vaspkit/travelrule/callback"
@@ -55,4 +58,67 @@ func newStore(t testing.TB, pool *pgxpool.Pool, opts ...pgstore.Option) *pgstore
 	s, err := pgstore.New(context.Background(), pool, opts...)
 	require.NoError(t, err)
 	return s
+}
+
+// TestEndAfterAConcurrentClaimUnderRepeatableRead completes, or releases,
+// a claim while another session holds its row as a busy claim does (it
+// rewrote the row and has not committed yet), on a database whose
+// sessions default to REPEATABLE READ: the statement waits, fails with a
+// serialization failure when the other session commits, and the store
+// runs it again, so the claim still ends.
+func TestEndAfterAConcurrentClaimUnderRepeatableRead(t *testing.T) {
+	tests := []struct {
+		name string
+		end  func(s *pgstore.Store, ctx context.Context, key, token string) error
+		want callback.ClaimResult
+	}{
+		{"complete", (*pgstore.Store).CompleteFenced, callback.ClaimDone},
+		{"release", (*pgstore.Store).ReleaseFenced, callback.ClaimNew},
+	}
+	srv := sharedServer(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			table := newTableName(t)
+			s := newStore(t, newPool(t, srv, 4, "default_transaction_isolation='repeatable read'"), pgstore.WithTable(table), pgstore.WithSweepInterval(0))
+			key := storetest.NewKey(t)
+			r, token, err := s.ClaimFenced(ctx, key)
+			require.NoError(t, err)
+			require.Equal(t, callback.ClaimNew, r)
+
+			other := newPool(t, srv, 2)
+			tx, err := other.Begin(ctx)
+			require.NoError(t, err)
+			defer func() { _ = tx.Rollback(ctx) }()
+			_, err = tx.Exec(ctx, `UPDATE `+pgx.Identifier{table}.Sanitize()+` SET token = token WHERE key = $1`, key)
+			require.NoError(t, err)
+			ended := make(chan error, 1)
+			go func() { ended <- tt.end(s, ctx, key, token) }()
+			waitForLockWait(t, other, table)
+			require.NoError(t, tx.Commit(ctx))
+			require.NoError(t, <-ended, "the claim did not end")
+			r, _, err = s.ClaimFenced(ctx, key)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, r)
+		})
+	}
+}
+
+// waitForLockWait polls the server until a session waits for a lock in a
+// statement on table, and fails t after 30 seconds.
+func waitForLockWait(t *testing.T, pool *pgxpool.Pool, table string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		var n int
+		require.NoError(t, pool.QueryRow(context.Background(),
+			`SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND strpos(query, $1) > 0`, table).Scan(&n))
+		if n > 0 {
+			return
+		}
+		require.True(t, time.Now().Before(deadline), "no statement on the table waited for a lock")
+		<-tick.C
+	}
 }

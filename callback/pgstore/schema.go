@@ -68,21 +68,28 @@ func indexName(t string) string {
 	return head + tail
 }
 
-// prepare makes sure the table and an index on its expires_at column
-// exist, and that the store can read the table's columns. It looks first,
-// and runs DDL only for what is missing, so that a role with only SELECT,
-// INSERT, UPDATE and DELETE on a table made by a migration can start, and
-// so that starting a replica takes no lock on a table in use (CREATE INDEX
-// IF NOT EXISTS locks the table before it checks the name).
+// prepare makes sure the table exists, creating it with its index if it
+// is absent, and that its shape is the one the store relies on. A table
+// that exists is never altered: a role with only SELECT, INSERT, UPDATE
+// and DELETE on a table made by a migration can start, and starting a
+// replica takes no lock on a table in use (CREATE INDEX IF NOT EXISTS
+// locks the table before it checks the name, and building an index on a
+// large table stops its writes).
 func (t table) prepare(ctx context.Context, pool *pgxpool.Pool) error {
-	hasTable, hasIndex, err := t.look(ctx, pool)
+	sh, err := t.look(ctx, pool)
 	if err != nil {
 		return err
 	}
-	if !hasTable || !hasIndex {
+	if !sh.exists {
 		if err := t.create(ctx, pool); err != nil {
 			return fmt.Errorf("creating the table: %w", err)
 		}
+		if sh, err = t.look(ctx, pool); err != nil {
+			return err
+		}
+	}
+	if err := sh.fault(); err != nil {
+		return err
 	}
 	if _, err := pool.Exec(ctx, `SELECT key, token, done, expires_at FROM `+t.name+` WHERE false`); err != nil {
 		return fmt.Errorf("reading the table: %w", err)
@@ -90,16 +97,67 @@ func (t table) prepare(ctx context.Context, pool *pgxpool.Pool) error {
 	return nil
 }
 
-// look reports whether the table exists and has an index whose first
-// column is expires_at, under any name.
-func (t table) look(ctx context.Context, pool *pgxpool.Pool) (hasTable, hasIndex bool, err error) {
-	err = pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL, EXISTS (
-	SELECT 1 FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
-	WHERE i.indrelid = to_regclass($1) AND a.attname = 'expires_at')`, t.name).Scan(&hasTable, &hasIndex)
+// shape is what the store needs to know of its table.
+type shape struct {
+	exists bool
+	// types are the types of the columns key, token, done and expires_at,
+	// "" for a column that is absent.
+	types [4]string
+	// keyUnique: a valid unique index on key alone (the primary key), which
+	// the claim's ON CONFLICT needs; expiresIndexed: a valid index, not
+	// partial, whose first column is expires_at, which the sweep uses.
+	keyUnique, expiresIndexed bool
+}
+
+// columns are the table's columns and their types, as format_type names
+// them, in the order of shape.types.
+var columns = [4][2]string{{"key", "text"}, {"token", "text"}, {"done", "boolean"}, {"expires_at", "timestamp with time zone"}}
+
+// look reads the table's shape from the catalog.
+func (t table) look(ctx context.Context, pool *pgxpool.Pool) (shape, error) {
+	var sh shape
+	var types [4]*string
+	err := pool.QueryRow(ctx, `SELECT r.oid IS NOT NULL,
+	(SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = r.oid AND attname = 'key' AND NOT attisdropped),
+	(SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = r.oid AND attname = 'token' AND NOT attisdropped),
+	(SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = r.oid AND attname = 'done' AND NOT attisdropped),
+	(SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = r.oid AND attname = 'expires_at' AND NOT attisdropped),
+	EXISTS (SELECT 1 FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+		WHERE i.indrelid = r.oid AND a.attname = 'key' AND i.indisunique AND i.indisvalid AND i.indpred IS NULL AND i.indnkeyatts = 1),
+	EXISTS (SELECT 1 FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+		WHERE i.indrelid = r.oid AND a.attname = 'expires_at' AND i.indisvalid AND i.indpred IS NULL)
+FROM (SELECT to_regclass($1)::oid AS oid) r`, t.name).Scan(&sh.exists, &types[0], &types[1], &types[2], &types[3], &sh.keyUnique, &sh.expiresIndexed)
 	if err != nil {
-		return false, false, fmt.Errorf("looking for the table: %w", err)
+		return shape{}, fmt.Errorf("looking for the table: %w", err)
 	}
-	return hasTable, hasIndex, nil
+	for i, p := range types {
+		if p != nil {
+			sh.types[i] = *p
+		}
+	}
+	return sh, nil
+}
+
+// fault reports what makes a table of shape sh unfit for the store, or
+// nil. A table made by a migration must be the one the package doc shows.
+func (sh shape) fault() error {
+	const see = " (the pgstore package doc shows the table)"
+	for i, c := range columns {
+		switch sh.types[i] {
+		case c[1]:
+		case "":
+			return fmt.Errorf("the table has no column %s"+see, c[0])
+		default:
+			return fmt.Errorf("the table's column %s is %s, not %s"+see, c[0], sh.types[i], c[1])
+		}
+	}
+	if !sh.keyUnique {
+		return errors.New("the table's column key is not its primary key" + see)
+	}
+	if !sh.expiresIndexed {
+		return errors.New("the table has no index on expires_at for the sweep (a valid index, not partial, whose first column is expires_at): create one with CREATE INDEX ON <table> (expires_at)")
+	}
+	return nil
 }
 
 // create creates the table and its index if absent. CREATE TABLE IF NOT

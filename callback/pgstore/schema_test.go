@@ -162,3 +162,48 @@ func TestNewTakesNoLockOnATableInUse(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, callback.ClaimNew, r)
 }
+
+// TestNewRefusesAMisshapenTable gives New tables that a migration could
+// have made wrong: New refuses each, naming what is wrong, and alters
+// none (a store on a table it cannot rely on would answer 500 to every
+// delivery, or, with a timestamp without time zone, let replicas in two
+// time zones both claim one delivery).
+func TestNewRefusesAMisshapenTable(t *testing.T) {
+	ctx := context.Background()
+	pool := newPool(t, sharedServer(t), 2)
+	const good = `key text PRIMARY KEY, token text NOT NULL, done boolean NOT NULL, expires_at timestamptz NOT NULL`
+	tests := []struct {
+		name, columns, index, wantErr string
+	}{
+		{"no primary key", `key text, token text NOT NULL, done boolean NOT NULL, expires_at timestamptz NOT NULL`, "(expires_at)", "column key is not its primary key"},
+		{"a short token", `key text PRIMARY KEY, token varchar(8), done boolean NOT NULL, expires_at timestamptz NOT NULL`, "(expires_at)", "column token is character varying(8), not text"},
+		{"done as a number", `key text PRIMARY KEY, token text NOT NULL, done integer NOT NULL, expires_at timestamptz NOT NULL`, "(expires_at)", "column done is integer, not boolean"},
+		{"a time without zone", `key text PRIMARY KEY, token text NOT NULL, done boolean NOT NULL, expires_at timestamp NOT NULL`, "(expires_at)", "column expires_at is timestamp without time zone, not timestamp with time zone"},
+		{"no token", `key text PRIMARY KEY, done boolean NOT NULL, expires_at timestamptz NOT NULL`, "(expires_at)", "no column token"},
+		{"no index on expires_at", good, "", "no index on expires_at"},
+		{"a partial index", good, "(expires_at) WHERE done", "no index on expires_at"},
+		{"an expression index", good, "((expires_at IS NOT NULL))", "no index on expires_at"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			table := pgx.Identifier{newTableName(t)}.Sanitize()
+			_, err := pool.Exec(ctx, `CREATE TABLE `+table+` (`+tt.columns+`)`)
+			require.NoError(t, err)
+			if tt.index != "" {
+				_, err = pool.Exec(ctx, `CREATE INDEX ON `+table+` `+tt.index)
+				require.NoError(t, err)
+			}
+			indexes := countIndexes(t, pool, table)
+			_, err = pgstore.New(ctx, pool, pgstore.WithTable(strings.Trim(table, `"`)))
+			require.ErrorContains(t, err, tt.wantErr)
+			assert.Equal(t, indexes, countIndexes(t, pool, table), "New altered the table")
+		})
+	}
+}
+
+// countIndexes is how many indexes the table (quoted) has.
+func countIndexes(t *testing.T, pool *pgxpool.Pool, table string) int {
+	var n int
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_index WHERE indrelid = to_regclass($1)`, table).Scan(&n))
+	return n
+}

@@ -23,8 +23,13 @@
 // asynchronously, so a failover may lose the claims and completions of its
 // last moments, and a delivery redelivered then may call the function
 // again: de-duplication is best effort, and the function should still be
-// idempotent. A store that cannot reach Redis makes Claim fail, and the
-// handler answers 500, so that the sender delivers the callback again.
+// idempotent.
+//
+// A store that cannot reach Redis makes Claim fail, and the handler
+// answers 500, so that the sender delivers the callback again. A call that
+// timed out may still take effect on the server (its answer is what was
+// lost): a claim made so holds its delivery, answered 503, until its lease
+// lapses.
 package redisstore
 
 import (
