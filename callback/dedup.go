@@ -16,7 +16,7 @@ import (
 // (503) without calling the function, and afterwards completes the claim
 // if the function succeeded or releases it if not.
 func (h *Handler) callOnce(ctx context.Context, key string, cb *travelrule.Callback, path, attr slog.Attr) int {
-	store := fenced(h.cfg.store)
+	store := h.dedup
 	claim, token, err := store.ClaimFenced(ctx, key)
 	switch {
 	case err != nil:

@@ -21,8 +21,9 @@ const retryAfterBusy = "5"
 // show its configuration with the capability key redacted and its
 // verifiers and store by type only.
 type Handler struct {
-	fn  func(context.Context, *travelrule.Callback) error
-	cfg config
+	fn    func(context.Context, *travelrule.Callback) error
+	cfg   config
+	dedup FencedStore // cfg.store, seen as a FencedStore; nil without de-duplication
 }
 
 // NewHandler returns a handler that calls fn once for each authenticated,
@@ -45,6 +46,9 @@ func NewHandler(fn func(ctx context.Context, cb *travelrule.Callback) error, opt
 	}
 	if h.cfg.store == nil && !h.cfg.noDedup {
 		h.cfg.store = NewMemoryStore(defaultStoreSize)
+	}
+	if h.cfg.store != nil {
+		h.dedup = fenced(h.cfg.store)
 	}
 	if h.cfg.err != nil {
 		h.log(context.Background(), slog.LevelError, "callback: handler misconfigured, refusing every request", slog.String("error", h.cfg.err.Error()))
@@ -134,7 +138,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) (code int) {
 	}
 	cb.Ref = ref
 	attr := slog.Any("callback", cb)
-	if h.cfg.store == nil {
+	if h.dedup == nil {
 		return h.call(ctx, cb, path, attr)
 	}
 	return h.callOnce(ctx, dedupKey(deliveryID(r.Header), ref, body), cb, path, attr)
