@@ -58,7 +58,10 @@ func (e *tokenError) Error() string {
 	const prefix = "obtaining an access token: "
 	var re *oauth2.RetrieveError
 	var ue *url.Error
+	var le *LoginError
 	switch {
+	case errors.As(e.err, &le):
+		return prefix + le.text()
 	case errors.As(e.err, &re) && re.Response != nil:
 		// The status line's reason phrase is the endpoint's own text: the
 		// number and the standard's words only, and an error code only if
@@ -217,24 +220,25 @@ func (t *tokenCache) fetch(f *tokenFetch) {
 	}
 }
 
-// refresh is called after a 401 answer to a request that carried the
-// rejected Authorization header ("" when the transport did not say) and reports whether
-// a token other than the rejected one is now at hand, fetched within ctx.
+// refresh is called after a 401 or 403 answer to a request that carried
+// the rejected Authorization header ("" when the transport did not say)
+// and reports whether a token other than the rejected one is now at hand,
+// fetched within ctx, or why none could be had (a *tokenError).
 // It marks the cached token rejected if it is still the rejected one, so
 // a burst of 401s leads to one fetch: a caller whose 401 comes after
 // another caller's refresh finds the new token, or the fetch under way,
 // instead of rejecting again. A static source cannot yield another token.
-func (t *tokenCache) refresh(ctx context.Context, rejected string) bool {
+func (t *tokenCache) refresh(ctx context.Context, rejected string) (bool, error) {
 	if t.static {
-		return false
+		return false, nil
 	}
 	t.reject(rejected)
-	if t.tokenFor(ctx) != nil {
-		return false
+	if err := t.tokenFor(ctx); err != nil {
+		return false, err
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.tok != nil && t.auth != rejected
+	return t.tok != nil && t.auth != rejected, nil
 }
 
 // reject marks the cached token rejected if it is still the one whose

@@ -16,15 +16,25 @@ import (
 // Sentinel errors. Test for them with [errors.Is]; the concrete error is
 // usually an [*APIError], a [*ValidationError] or an [*OutcomeUnknownError].
 var (
-	// ErrBadRequest matches an [*APIError] with status 400.
+	// ErrBadRequest matches an [*APIError] with status 400, or with the
+	// code INVALID_REQUEST or VALIDATION_ERROR.
 	ErrBadRequest = errors.New("travelrule: bad request")
-	// ErrUnauthorized matches an [*APIError] with status 401.
+	// ErrUnauthorized matches an [*APIError] with status 401 or the code
+	// UNAUTHORIZED.
 	ErrUnauthorized = errors.New("travelrule: unauthorized")
-	// ErrNotFound matches an [*APIError] with status 404.
+	// ErrForbidden matches an [*APIError] with status 403 or the code
+	// FORBIDDEN. The live service answers 403 to an expired token (the
+	// client then fetches a new one and tries once more), to an inactive
+	// or expired API key, and to a forbidden operation.
+	ErrForbidden = errors.New("travelrule: forbidden")
+	// ErrNotFound matches an [*APIError] with status 404, or with one of
+	// the codes NOT_FOUND, TRANSFER_NOT_FOUND, COMMENT_NOT_FOUND and
+	// CALLBACK_NOT_FOUND.
 	ErrNotFound = errors.New("travelrule: not found")
 	// ErrRateLimited matches an [*APIError] with status 429.
 	ErrRateLimited = errors.New("travelrule: rate limited")
-	// ErrServer matches an [*APIError] with a 5xx status.
+	// ErrServer matches an [*APIError] with a 5xx status or the code
+	// INTERNAL_ERROR.
 	ErrServer = errors.New("travelrule: server error")
 	// ErrUnexpectedResponse matches an [*APIError] whose status was 2xx but
 	// whose body could not be understood (not JSON, too large, or a status
@@ -40,6 +50,63 @@ var (
 	ErrOutcomeUnknown = errors.New("travelrule: outcome unknown")
 )
 
+// ErrorCode is an error code of the service, from the "code" of an entry
+// of its error envelope ({"status":false,"errors":[{"code":…}]}). An
+// [*APIError] or a [*LoginError] matches, with [errors.Is], every code its
+// answer carried, compared without regard to case; the list is open, so
+// ErrorCode("ANY_CODE") works for codes not named here.
+type ErrorCode string
+
+// Error implements error.
+func (c ErrorCode) Error() string { return "travelrule: service error code " + string(c) }
+
+// The error codes the service's error reference lists (service-wide, not
+// per operation).
+const (
+	CodeInvalidRequest       ErrorCode = "INVALID_REQUEST"        // a generic validation failure
+	CodeValidationError      ErrorCode = "VALIDATION_ERROR"       // a field failed validation
+	CodeInvalidTravelAddress ErrorCode = "INVALID_TRAVEL_ADDRESS" // malformed or unknown travel address; also matches [ErrInvalidTravelAddress]
+	CodeTransferNotFound     ErrorCode = "TRANSFER_NOT_FOUND"     // no transfer with the given id
+	CodeCommentNotFound      ErrorCode = "COMMENT_NOT_FOUND"      // no such comment
+	CodeCallbackNotFound     ErrorCode = "CALLBACK_NOT_FOUND"     // the confirmation callback URL cannot be resolved
+	CodeNotFound             ErrorCode = "NOT_FOUND"              // no such resource
+	CodeUnauthorized         ErrorCode = "UNAUTHORIZED"           // API key or token missing
+	CodeForbidden            ErrorCode = "FORBIDDEN"              // API key or customer inactive, token expired, or forbidden
+	CodeInternalError        ErrorCode = "INTERNAL_ERROR"         // the service failed
+)
+
+// codeSentinels maps the documented codes to the status sentinels they
+// also match, so that errors.Is(err, ErrNotFound) holds for a
+// TRANSFER_NOT_FOUND however the service sent it (a 404, or a 2xx with
+// status false).
+var codeSentinels = map[ErrorCode]error{
+	CodeInvalidRequest:       ErrBadRequest,
+	CodeValidationError:      ErrBadRequest,
+	CodeInvalidTravelAddress: ErrInvalidTravelAddress,
+	CodeTransferNotFound:     ErrNotFound,
+	CodeCommentNotFound:      ErrNotFound,
+	CodeCallbackNotFound:     ErrNotFound,
+	CodeNotFound:             ErrNotFound,
+	CodeUnauthorized:         ErrUnauthorized,
+	CodeForbidden:            ErrForbidden,
+	CodeInternalError:        ErrServer,
+}
+
+// matchesCode reports whether target is one of codes, or a sentinel that
+// one of codes maps to.
+func matchesCode(codes []string, target error) bool {
+	for _, c := range codes {
+		code := ErrorCode(strings.ToUpper(c))
+		if t, ok := target.(ErrorCode); ok && strings.EqualFold(string(t), c) {
+			return true
+		}
+		if s, ok := codeSentinels[code]; ok && s == target {
+			return true
+		}
+	}
+	return false
+}
+
 // APIError is a non-2xx answer of the service, or a 2xx answer the client
 // could not understand. Its Error method names the operation, the status,
 // the server's error code and the paths of the fields it refused, and never
@@ -53,10 +120,15 @@ type APIError struct {
 	// Body is the raw answer body, read through the client's size limit.
 	// It may carry personal data echoed by the server: do not log it.
 	Body []byte
-	// Code is the server's error code: the body's "error" field when it is
-	// a short identifier such as "bad_request". A code that contains one of
-	// the request's personal values stays out of Error's text.
+	// Code is the server's first error code: the "code" of the first entry
+	// of the live service's "errors" array (such as "VALIDATION_ERROR"), or
+	// the body's "error" field when it is a short identifier such as
+	// "bad_request". A code that contains one of the request's personal
+	// values stays out of Error's text.
 	Code string
+	// Codes lists every error code of the answer's "errors" array, in
+	// order (Code is the first); errors.Is matches each as an [ErrorCode].
+	Codes []string
 	// Message is the server's message from the body's "message", "error"
 	// or "detail" field, shortened and with the request's personal values
 	// replaced by "[redacted]". The server may still echo personal data the
@@ -77,7 +149,9 @@ type APIError struct {
 	Header http.Header
 
 	unexpected    bool
-	hideCode      bool // Code contains a personal value of the request
+	refused       bool  // a 2xx answer whose status said false
+	cause         error // after a 401 or 403: why no new token could be had
+	hideCode      bool  // Code contains a personal value of the request
 	hideRequestID bool // RequestID is not of a request id's shape, or contains a personal value
 }
 
@@ -96,10 +170,13 @@ func (e *APIError) Error() string {
 		b.WriteString("unexpected response: ")
 	}
 	fmt.Fprintf(&b, "%d %s", e.StatusCode, http.StatusText(e.StatusCode))
-	switch {
-	case !e.hideCode && isIdentifier(e.Code, maxCode):
+	if e.refused {
+		b.WriteString(", status false")
+	}
+	switch codes := e.visibleCodes(); {
+	case len(codes) > 0:
 		b.WriteString(": ")
-		b.WriteString(e.Code)
+		b.WriteString(strings.Join(codes, ", "))
 	case e.unexpected || e.StatusCode/100 == 3:
 		b.WriteString(": ")
 		b.WriteString(e.Message) // the client's own words
@@ -126,8 +203,44 @@ func (e *APIError) Error() string {
 		b.WriteString(e.RequestID)
 		b.WriteString(")")
 	}
+	if e.cause != nil {
+		b.WriteString("; no new token: ")
+		b.WriteString(transportText(e.cause))
+	}
 	return b.String()
 }
+
+// redirectReason is the client's words for an unfollowed 3xx, or "".
+func (e *APIError) redirectReason() string {
+	if e.StatusCode/100 == 3 {
+		return e.Message
+	}
+	return ""
+}
+
+// visibleCodes returns the codes Error shows: those of Codes (or Code
+// alone) that are identifiers and contain none of the request's personal
+// values.
+func (e *APIError) visibleCodes() []string {
+	if e.hideCode {
+		return nil
+	}
+	codes := e.Codes
+	if len(codes) == 0 && e.Code != "" {
+		codes = []string{e.Code}
+	}
+	out := make([]string, 0, len(codes))
+	for _, c := range codes {
+		if isIdentifier(c, maxCode) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Unwrap returns why no new token could be had after a 401 or 403 answer
+// (a [*LoginError] when the client logs in with [WithAPIKey]), or nil.
+func (e *APIError) Unwrap() error { return e.cause }
 
 // Format implements fmt.Formatter: every verb prints the text of Error,
 // and %+v and %#v the fields too, without the body, the headers, the
@@ -141,8 +254,8 @@ func (e *APIError) Format(f fmt.State, verb rune) {
 		if e.hideRequestID {
 			requestID = mask(requestID)
 		}
-		fmt.Fprintf(f, "&travelrule.APIError{Op:%s StatusCode:%d Code:%s Message:%s Fields:%v RequestID:%s RetryAfter:%s Body:%s Header:[%d keys]}",
-			e.Op, e.StatusCode, code, mask(e.Message), e.Fields, shownRequestID(requestID), e.RetryAfter, size(e.Body), len(e.Header))
+		fmt.Fprintf(f, "&travelrule.APIError{Op:%s StatusCode:%d Code:%s Codes:%s Message:%s Fields:%v RequestID:%s RetryAfter:%s Body:%s Header:[%d keys]}",
+			e.Op, e.StatusCode, code, strings.Join(e.visibleCodes(), ","), mask(e.Message), e.Fields, shownRequestID(requestID), e.RetryAfter, size(e.Body), len(e.Header))
 		return
 	}
 	writeError(f, verb, e.Error())
@@ -162,13 +275,19 @@ func writeError(f fmt.State, verb rune, text string) {
 	io.WriteString(f, text)
 }
 
-// Is reports whether the error matches one of the package's sentinels.
+// Is reports whether the error matches one of the package's sentinels, by
+// its status or by its codes, or one of its codes as an [ErrorCode].
 func (e *APIError) Is(target error) bool {
+	if matchesCode(e.allCodes(), target) {
+		return true
+	}
 	switch target {
 	case ErrBadRequest:
 		return e.StatusCode == http.StatusBadRequest
 	case ErrUnauthorized:
 		return e.StatusCode == http.StatusUnauthorized
+	case ErrForbidden:
+		return e.StatusCode == http.StatusForbidden
 	case ErrNotFound:
 		return e.StatusCode == http.StatusNotFound
 	case ErrRateLimited:
@@ -179,6 +298,14 @@ func (e *APIError) Is(target error) bool {
 		return e.unexpected
 	}
 	return false
+}
+
+// allCodes is Codes, or Code alone.
+func (e *APIError) allCodes() []string {
+	if len(e.Codes) == 0 && e.Code != "" {
+		return []string{e.Code}
+	}
+	return e.Codes
 }
 
 // FieldError is one fault of one field. Field is the JSON path of the field
@@ -331,14 +458,24 @@ func (e *OutcomeUnknownError) Unwrap() error { return e.Err }
 // transports' texts can quote the server's bytes; the cause, such as a
 // *url.Error, stays reachable with errors.Is and errors.As.
 type transportError struct {
-	op  string
-	url string // the client's own request URL, without a query
-	err error
+	op     string
+	method string
+	url    string // the client's own request URL, without a query
+	err    error
 }
 
-// Error implements error in the client's own words.
+// Error implements error in the client's own words. A call that could not
+// obtain a token says that nothing was sent.
 func (e *transportError) Error() string {
-	return "travelrule: " + e.op + ": POST " + e.url + ": " + transportText(e.err)
+	var te *tokenError
+	if errors.As(e.err, &te) {
+		return "travelrule: " + e.op + ": nothing sent: " + transportText(e.err)
+	}
+	method := e.method
+	if method == "" {
+		method = http.MethodPost
+	}
+	return "travelrule: " + e.op + ": " + method + " " + e.url + ": " + transportText(e.err)
 }
 
 // Unwrap returns the cause, for errors.Is and errors.As.
@@ -365,10 +502,11 @@ func sanitize(err error) error {
 // (a string, or an object with "message"), and optional "fields". Anything
 // else is kept in APIError.Body only.
 type errorBody struct {
-	Message string          `json:"message"`
+	Message flexString      `json:"message"`
 	Error   json.RawMessage `json:"error"`
-	Detail  string          `json:"detail"`
+	Detail  flexString      `json:"detail"`
 	Fields  []FieldError    `json:"fields"`
+	Errors  errorList       `json:"errors"` // the live service's envelope
 }
 
 // newAPIError builds the *APIError of a non-2xx answer. Its message is
@@ -394,20 +532,50 @@ func newAPIError(op string, status int, h http.Header, body []byte, pii []string
 	if len(body) == 0 || json.Unmarshal(body, &eb) != nil {
 		return e
 	}
+	e.readErrorBody(&eb, pii)
+	return e
+}
+
+// readErrorBody sets the code, codes, message and fields of an error body:
+// the live service's "errors" array first, then the other shapes.
+func (e *APIError) readErrorBody(eb *errorBody, pii []string) {
 	msg := e.readErrorField(eb.Error)
-	for _, m := range []string{eb.Message, eb.Detail, e.Code} {
+	if codes := eb.Errors.codes(); len(codes) > 0 {
+		e.Code, e.Codes = codes[0], codes
+	}
+	var first string
+	if len(eb.Errors) > 0 {
+		first = eb.Errors[0].Message
+	}
+	for _, m := range []string{string(eb.Message), first, string(eb.Detail), e.Code} {
 		if msg == "" {
 			msg = m
 		}
 	}
 	if eb.Message != "" {
-		msg = eb.Message
+		msg = string(eb.Message)
 	}
-	e.hideCode = !showCode(e.Code, pii)
+	for _, c := range e.allCodes() {
+		if !showCode(c, pii) {
+			e.hideCode = true
+		}
+	}
 	e.Message = scrub(msg, pii)
 	for _, f := range eb.Fields {
 		e.Fields = append(e.Fields, FieldError{Field: scrub(f.Field, pii), Reason: scrub(f.Reason, pii), server: true})
 	}
+	for _, it := range eb.Errors {
+		if it.Field != "" {
+			e.Fields = append(e.Fields, FieldError{Field: scrub(it.Field, pii), Reason: scrub(it.Message, pii), server: true})
+		}
+	}
+}
+
+// refusedAnswer is the error of a 2xx answer whose status said false: the
+// service refused, with the codes of its "errors" array.
+func refusedAnswer(op string, status int, h http.Header, body []byte, pii []string) *APIError {
+	e := newAPIError(op, status, h, body, pii)
+	e.refused = true
 	return e
 }
 

@@ -76,24 +76,10 @@ func (r InquiryResult) LogValue() slog.Value {
 	)
 }
 
-// boolish decodes a JSON boolean, tolerating the strings "true" and "false".
-type boolish bool
-
-// UnmarshalJSON implements json.Unmarshaler.
-func (b *boolish) UnmarshalJSON(data []byte) error {
-	switch string(bytes.ToLower(bytes.Trim(data, `"`))) {
-	case "true":
-		*b = true
-		return nil
-	case "false":
-		*b = false
-		return nil
-	}
-	return &json.UnmarshalTypeError{Value: "status", Type: nil}
-}
-
+// inquiryAnswer is a resolution answer: the excerpt's {"status":<boolean>}
+// or the live service's envelope.
 type inquiryAnswer struct {
-	Status *boolish `json:"status"`
+	envelope
 }
 
 // ResolveInquiry resolves the inquiry of the transfer transferID with
@@ -133,8 +119,11 @@ func (c *Client) ResolveInquiry(ctx context.Context, transferID string, r *Inqui
 	if err != nil {
 		return nil, cl.end(err)
 	}
-	status, ok := parseInquiryAnswer(ans.body)
-	if !ok {
+	status, o := parseInquiryAnswer(ans.body)
+	switch o {
+	case outcomeRefused:
+		return nil, refusedAnswer(op, ans.status, ans.header, ans.body, r.piiValues())
+	case outcomeOther, outcomeNone:
 		// The service said 2xx: the resolution may have been recorded.
 		return nil, cl.end(unexpectedAnswer(op, ans.status, ans.header, ans.body, r.piiValues()))
 	}
@@ -150,12 +139,24 @@ func (c *Client) ResolveInquiry(ctx context.Context, transferID string, r *Inqui
 // which may carry a capability tag.
 func (r *InquiryResolution) piiValues() []string { return []string{r.Callback} }
 
-// parseInquiryAnswer decodes an inquiry-resolution answer; ok is false
-// unless the body is a JSON object with a boolean status.
-func parseInquiryAnswer(body []byte) (status, ok bool) {
+// parseInquiryAnswer decodes an inquiry-resolution answer. A status that
+// means success is Status true; the excerpt's bare {"status":false}
+// (docs/assumptions.md, A3) is Status false, a result; a false status
+// with an "errors" array is the live service refusing (outcomeRefused);
+// anything else, no status included, is outcomeOther.
+func parseInquiryAnswer(body []byte) (status bool, o outcome) {
 	var ans inquiryAnswer
-	if err := json.Unmarshal(body, &ans); err != nil || ans.Status == nil {
-		return false, false
+	if err := json.Unmarshal(body, &ans); err != nil {
+		return false, outcomeOther
 	}
-	return bool(*ans.Status), true
+	switch ans.Status.o {
+	case outcomeSuccess:
+		return true, outcomeSuccess
+	case outcomeRefused:
+		if len(ans.Errors) > 0 || bytes.Contains(body, []byte(`"errors"`)) {
+			return false, outcomeRefused
+		}
+		return false, outcomeSuccess
+	}
+	return false, outcomeOther
 }

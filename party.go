@@ -4,28 +4,44 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
+	"unicode/utf8"
 )
 
 // Party is the IVMS101-derived profile of the originator or the beneficiary
 // of a transfer (part 2.2 of the interface description). Every value is a
 // string on the wire, building numbers, post codes and national identifiers
-// included. Required: PersonType, FirstName, LastName and DateOfBirth.
+// included. Required: PersonType, and for a natural person FirstName,
+// LastName and DateOfBirth, for a legal person (PersonType "legal")
+// LegalName instead. Email is the live service's EMAIL flow: a beneficiary
+// with an email and no travel address is reached by email.
 //
 // Party holds personal data. Its fmt and log/slog forms are redacted: only
 // PersonType, AddressType, Country and NationalIDType are shown, and the
 // other fields are shown as "[redacted]" when set. Its JSON form is the wire
 // form and is not redacted.
 type Party struct {
-	// PersonType is the kind of person; the description's sample is
-	// "natural" (IVMS101 also has "legal").
+	// PersonType is the kind of person: "natural" (the description's
+	// sample) or "legal" (a legal entity, as the live service and IVMS101
+	// have it).
 	PersonType string `json:"personType"`
-	// FirstName is the given name (IVMS101 secondaryIdentifier).
-	FirstName string `json:"firstName"`
-	// LastName is the family name (IVMS101 primaryIdentifier).
-	LastName string `json:"lastName"`
-	// DateOfBirth is the date of birth; its format is not shown by the
-	// description (IVMS101 uses YYYY-MM-DD).
-	DateOfBirth string `json:"dateOfBirth"`
+	// FirstName is the given name of a natural person (IVMS101
+	// secondaryIdentifier).
+	FirstName string `json:"firstName,omitempty"`
+	// LastName is the family name of a natural person (IVMS101
+	// primaryIdentifier).
+	LastName string `json:"lastName,omitempty"`
+	// LegalName is the name of a legal entity (PersonType "legal"); the
+	// only legal-entity field the live service's pages name.
+	LegalName string `json:"legalName,omitempty"`
+	// DateOfBirth is the date of birth of a natural person; its format is
+	// not shown by the description (IVMS101 and the live service's
+	// examples use YYYY-MM-DD).
+	DateOfBirth string `json:"dateOfBirth,omitempty"`
+	// Email is the party's email address (at most 255 characters). On the
+	// beneficiary it selects the live service's EMAIL flow, and wins over
+	// the request's top-level Email.
+	Email string `json:"email,omitempty"`
 	// AddressType is the kind of address, such as "HOME".
 	AddressType string `json:"addressType,omitempty"`
 	// StreetName is the street of the address.
@@ -74,8 +90,8 @@ func (p Party) Format(f fmt.State, verb rune) {
 // sender's text.
 func (p Party) format(f io.Writer, sender bool) {
 	c := p.codes(sender)
-	fmt.Fprintf(f, "{PersonType:%s FirstName:%s LastName:%s DateOfBirth:%s AddressType:%s StreetName:%s BuildingNumber:%s PostCode:%s TownName:%s Country:%s NationalID:%s NationalIDType:%s AccountNumber:%s WalletAddress:%s}",
-		c.personType, mask(p.FirstName), mask(p.LastName), mask(p.DateOfBirth), c.addressType,
+	fmt.Fprintf(f, "{PersonType:%s FirstName:%s LastName:%s LegalName:%s DateOfBirth:%s Email:%s AddressType:%s StreetName:%s BuildingNumber:%s PostCode:%s TownName:%s Country:%s NationalID:%s NationalIDType:%s AccountNumber:%s WalletAddress:%s}",
+		c.personType, mask(p.FirstName), mask(p.LastName), mask(p.LegalName), mask(p.DateOfBirth), mask(p.Email), c.addressType,
 		mask(p.StreetName), mask(p.BuildingNumber), mask(p.PostCode), mask(p.TownName), c.country,
 		mask(p.NationalID), c.nationalIDType, mask(p.AccountNumber), mask(p.WalletAddress))
 }
@@ -122,17 +138,27 @@ func (p Party) codes(sender bool) partyCodes {
 // piiValues appends the party's personal values to dst; they are scrubbed
 // from any server message that is put into an error string.
 func (p *Party) piiValues(dst []string) []string {
-	return append(dst, p.FirstName, p.LastName, p.DateOfBirth, p.StreetName, p.BuildingNumber,
+	return append(dst, p.FirstName, p.LastName, p.LegalName, p.DateOfBirth, p.Email, p.StreetName, p.BuildingNumber,
 		p.PostCode, p.TownName, p.NationalID, p.AccountNumber, p.WalletAddress)
 }
+
+// isLegal reports whether the party is a legal entity.
+func (p *Party) isLegal() bool { return strings.EqualFold(p.PersonType, "legal") }
 
 // validate appends the party's faults, with paths under prefix, to errs. It
 // allocates nothing when the party is valid.
 func (p *Party) validate(prefix string, errs []FieldError) []FieldError {
 	errs = required(errs, prefix, "personType", p.PersonType)
-	errs = required(errs, prefix, "firstName", p.FirstName)
-	errs = required(errs, prefix, "lastName", p.LastName)
-	errs = required(errs, prefix, "dateOfBirth", p.DateOfBirth)
+	if p.isLegal() {
+		errs = required(errs, prefix, "legalName", p.LegalName)
+	} else {
+		errs = required(errs, prefix, "firstName", p.FirstName)
+		errs = required(errs, prefix, "lastName", p.LastName)
+		errs = required(errs, prefix, "dateOfBirth", p.DateOfBirth)
+	}
+	if p.Email != "" && utf8.RuneCountInString(p.Email) > 255 {
+		errs = append(errs, FieldError{Field: prefix + ".email", Reason: "longer than 255 characters"})
+	}
 	if p.Country != "" && !isTwoLetters(p.Country) {
 		errs = append(errs, FieldError{Field: prefix + ".country", Reason: "must be exactly 2 letters"})
 	}
@@ -156,6 +182,9 @@ func (p *Party) validateStrict(prefix string, errs []FieldError) []FieldError {
 	}
 	if p.NationalIDType != "" && !oneOf(p.NationalIDType, nationalIDTypes...) {
 		errs = append(errs, FieldError{Field: prefix + ".nationalIdType", Reason: "must be an IVMS101 national identifier type code"})
+	}
+	if p.Email != "" && !isEmailAddress(p.Email) {
+		errs = append(errs, FieldError{Field: prefix + ".email", Reason: "must be an email address (name@domain)"})
 	}
 	if p.NationalIDType != "" && p.NationalID == "" {
 		errs = append(errs, FieldError{Field: prefix + ".nationalId", Reason: "required when nationalIdType is set"})

@@ -246,6 +246,9 @@ var requestPaths = sync.OnceValue(func() map[string]bool {
 	}
 	walk("", reflect.TypeFor[TransferRequest]())
 	walk("", reflect.TypeFor[InquiryResolution]())
+	walk("", reflect.TypeFor[TravelAddressRequest]())
+	walk("", reflect.TypeFor[travelAddressBody]())
+	walk("", reflect.TypeFor[txIDBody]())
 	return paths
 })
 

@@ -56,21 +56,23 @@ type decision struct {
 // decide is the whole retry policy; the README's table "What is retried"
 // is its summary.
 //
-//   - Retried always: 429 and 503 with a Retry-After header (the service's
-//     own "come back later": it did not act) within the Retry-After cap; a
-//     connection failure before the request was written (refused dial,
-//     DNS, TLS handshake); and one 401, when a token other than the
-//     rejected one is at hand.
-//   - Retried only when the call may be repeated: 429 and 503 without
-//     Retry-After (a proxy may send them after the service received the
-//     request), any other 5xx but 501 (500, 502, 504, a proxy's 520 or 524),
-//     and a failure after the request may have been written (dropped
+//   - Retried always: 429 (the live service's rate limit: it did not act),
+//     after its Retry-After within the cap or after the backoff without
+//     one; 503 with a Retry-After header (the service's own "come back
+//     later") within the cap; a connection failure before the request was
+//     written (refused dial, DNS, TLS handshake); and one 401 or 403 (the
+//     live service's answer to an expired token), when a token other than
+//     the rejected one is at hand.
+//   - Retried only when the call may be repeated: 503 without Retry-After
+//     (a proxy may send it after the service received the request), any
+//     other 5xx but 501 (500, 502, 504, a proxy's 520 or 524), and a
+//     failure after the request may have been written (dropped
 //     connection, stream reset, time-out).
 //   - Never retried: any other answer, a context that ended, a failure to
 //     obtain a token, a certificate the client does not trust.
 //
 // The service may have acted after a 2xx, a 5xx but 501 and a 503 with
-// Retry-After, a 429 or 503 without Retry-After, an unfollowed 3xx, and any
+// Retry-After, a 503 without Retry-After, an unfollowed 3xx, and any
 // failure after the request may have been written. No retry starts beyond
 // the budget or if its wait would end after the caller's deadline.
 func decide(a attempt, p policy) decision {
@@ -99,17 +101,22 @@ func judge(a attempt, p policy) decision {
 	switch {
 	case code == 0:
 		return judgeFailure(a, backoff)
-	case code == http.StatusUnauthorized && !a.refreshed && a.newToken:
-		return decision{retry: true, why: "unauthorized: retrying with a new token"}
+	case (code == http.StatusUnauthorized || code == http.StatusForbidden) && !a.refreshed && a.newToken:
+		return decision{retry: true, why: "status " + strconv.Itoa(code) + ": retrying with a new token"}
 	case (code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable) && a.hasRetryAfter:
 		if a.retryAfter > p.retryAfterMax {
 			return decision{why: "Retry-After beyond the cap"}
 		}
 		return decision{retry: true, wait: a.retryAfter, why: "status " + strconv.Itoa(code) + " with Retry-After"}
-	case code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable:
-		// A proxy may send these after the service received the request
-		// (Envoy's "upstream reset before headers", a load balancer's 503).
-		return maybe("status " + strconv.Itoa(code) + " without Retry-After")
+	case code == http.StatusTooManyRequests:
+		// The live service documents 429 as its rate limit: refused before
+		// it acted, with or without Retry-After.
+		backoff.why = "status 429 without Retry-After"
+		return backoff
+	case code == http.StatusServiceUnavailable:
+		// A proxy may send it after the service received the request (a
+		// load balancer's 503, Envoy's "upstream reset before headers").
+		return maybe("status 503 without Retry-After")
 	case code >= 500 && code != http.StatusNotImplemented:
 		// 501 means the service does not have the operation at all.
 		return maybe("status " + strconv.Itoa(code))

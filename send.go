@@ -26,6 +26,7 @@ import (
 type call struct {
 	client     *Client
 	op         string
+	method     string // POST unless set
 	url        string // without the query in what errors show
 	body       []byte
 	repeatable bool   // may be sent twice: ResolveInquiry, or any call WithIdempotency
@@ -49,7 +50,8 @@ type call struct {
 	traced    atomic.Bool  // the transport reported the current attempt's GetConn
 	rtWrote   atomic.Bool  // headers written since the transport's last GetConn
 	answered  atomic.Bool  // an answer began since the transport's last GetConn
-	refreshed bool         // a 401 was retried with a new token
+	refreshed bool         // a 401 or 403 was retried with a new token
+	noToken   error        // after a 401 or 403: why no new token could be had
 	acted     bool         // the service may have acted on some attempt
 	next      decision     // the decision after the last attempt
 }
@@ -77,7 +79,10 @@ func (cl *call) send(ctx context.Context) (answer, error) {
 		cl.trace.GotFirstResponseByte = cl.gotFirstByte
 	}
 	cl.ctx = httptrace.WithClientTrace(ctx, &cl.trace)
-	hr, err := http.NewRequestWithContext(cl.attemptContext(), http.MethodPost, cl.url, nil)
+	if cl.method == "" {
+		cl.method = http.MethodPost
+	}
+	hr, err := http.NewRequestWithContext(cl.attemptContext(), cl.method, cl.url, nil)
 	if err != nil {
 		return answer{}, fmt.Errorf("travelrule: %s: %w", cl.op, err)
 	}
@@ -120,7 +125,11 @@ func (cl *call) send(ctx context.Context) (answer, error) {
 func (cl *call) read(resp *http.Response) (answer, error) {
 	data, err := readBody(resp, cl.client.maxResponse)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return answer{}, newAPIError(cl.op, resp.StatusCode, resp.Header, data, cl.pii.piiValues())
+		e := newAPIError(cl.op, resp.StatusCode, resp.Header, data, cl.pii.piiValues())
+		if isAuthStatus(resp.StatusCode) {
+			e.cause = cl.noToken
+		}
+		return answer{}, e
 	}
 	if err != nil {
 		// The service answered 2xx, so it may have acted; its answer could
@@ -139,7 +148,7 @@ func (cl *call) checkRetry(_ context.Context, resp *http.Response, err error) (b
 	d := decide(a, cl.client.policy)
 	cl.next = d
 	cl.acted = cl.acted || d.acted
-	if a.status == http.StatusUnauthorized && d.retry {
+	if isAuthStatus(a.status) && d.retry {
 		cl.refreshed = true
 	}
 	if l := cl.client.logger; l != nil {
@@ -181,17 +190,21 @@ func (cl *call) facts(resp *http.Response, err error) attempt {
 	switch a.status {
 	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
 		a.retryAfter, a.hasRetryAfter = retryAfter(resp.Header, time.Now())
-	case http.StatusUnauthorized:
+	case http.StatusUnauthorized, http.StatusForbidden:
+		// The live service answers an expired token 403, a missing one 401.
 		var rejected string // unknown if the transport gave no request back: refresh anyway
 		if resp.Request != nil {
 			rejected = resp.Request.Header.Get("Authorization")
 		}
 		switch {
 		case !cl.refreshed && a.n <= cl.client.retryMax:
-			a.newToken = cl.client.tokens.refresh(cl.ctx, rejected)
-		default:
+			a.newToken, cl.noToken = cl.client.tokens.refresh(cl.ctx, rejected)
+		case a.status == http.StatusUnauthorized || !cl.refreshed:
 			// No retry follows: the next call fetches a new token.
 			cl.client.tokens.reject(rejected)
+		default:
+			// A 403 to a token just fetched: the operation is forbidden,
+			// not the token expired; it stays.
 		}
 	}
 	return a
@@ -279,7 +292,13 @@ func (cl *call) getBody() (io.ReadCloser, error) {
 // transportError is the error of a call that got no whole answer.
 func (cl *call) transportError(err error) error {
 	shown, _, _ := strings.Cut(cl.url, "?") // the query carries the transfer id
-	return &transportError{op: cl.op, url: shown, err: sanitize(err)}
+	return &transportError{op: cl.op, method: cl.method, url: shown, err: sanitize(err)}
+}
+
+// isAuthStatus reports whether status refuses the request's token: 401,
+// or 403, which is how the live service answers an expired one.
+func isAuthStatus(status int) bool {
+	return status == http.StatusUnauthorized || status == http.StatusForbidden
 }
 
 // end returns the call's final error: err, or an *OutcomeUnknownError

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strings"
 )
 
 // TransferRequest is the body of POST /transfers/initiate (part 2.1 of the
@@ -43,8 +42,9 @@ type TransferRequest struct {
 
 // TransferResult is the answer to a successful InitiateTransfer.
 type TransferResult struct {
-	// Status is the service's status value: "succes" (sic, as documented)
-	// or "success".
+	// Status is the service's status value as the answer wrote it: "true"
+	// for the live service's boolean, or "succes" (sic, as the excerpt
+	// documents) or "success".
 	Status string
 	// TransferID is the transfer identifier, if the answer carried a
 	// "transferId" field. The description says the operation returns one
@@ -79,18 +79,29 @@ func (r *TransferRequest) Validate() error {
 // IVMS101 rules the description leaves open: personType "natural" or
 // "legal", dateOfBirth as YYYY-MM-DD, addressType and nationalIdType from the
 // IVMS101 code lists, country an assigned ISO 3166-1 alpha-2 code, a
-// nationalId wherever a nationalIdType is given, and (from TRP) a
-// travelAddress that starts with "ta" must decode ([DecodeTravelAddress]:
-// alphabet, checksum, t=i), so that a mistyped address never reaches the
-// service; one that does not start with "ta" is left to the service. A
+// nationalId wherever a nationalIdType is given, an email (top-level or
+// the parties') of the form name@domain, a way to reach the beneficiary
+// (travelAddress, email or beneficiary.email), and a legal person's
+// legalName. A travelAddress is refused only when the service cannot have
+// made it ([InspectTravelAddress]: no "ta" prefix, a character outside the
+// URL-safe set, more than 255 characters, or a checksummed address whose
+// checksum fails), so that a mistyped TRP address never reaches the
+// service while every address the service issues, its opaque ones
+// included, passes: the service judges those (INVALID_TRAVEL_ADDRESS). A
 // real service may accept what these checks refuse; use them where your own
 // policy wants them.
 func (r *TransferRequest) ValidateStrict() error {
 	errs := r.validate(nil)
-	if strings.HasPrefix(r.TravelAddress, travelAddressPrefix) {
-		if _, reason := decodeTravelAddress(r.TravelAddress); reason != "" {
+	if r.TravelAddress != "" {
+		if reason := travelAddressFault(r.TravelAddress); reason != "" {
 			errs = append(errs, FieldError{Field: "travelAddress", Reason: "not a travel address: " + reason})
 		}
+	}
+	if r.TravelAddress == "" && r.Email == "" && r.Beneficiary.Email == "" {
+		errs = append(errs, FieldError{Field: "travelAddress", Reason: "a travelAddress, an email or a beneficiary.email is required to reach the beneficiary"})
+	}
+	if r.Email != "" && !isEmailAddress(r.Email) {
+		errs = append(errs, FieldError{Field: "email", Reason: "must be an email address (name@domain)"})
 	}
 	errs = r.Originator.validateStrict("originator", errs)
 	errs = r.Beneficiary.validateStrict("beneficiary", errs)
@@ -192,11 +203,16 @@ func (r *TransferRequest) piiValues() []string {
 	return r.Beneficiary.piiValues(v)
 }
 
-// initiateAnswer is the documented answer body plus the transferId that
-// part 1 says the operation returns.
+// initiateAnswer is an initiation answer in any of its documented shapes:
+// the excerpt's {"status":"succes"}, and the live service's
+// {"status":true,"data":{"transferId":"…"}}, with transferId at the top
+// level or inside data.
 type initiateAnswer struct {
-	Status     string     `json:"status"`
+	envelope
 	TransferID flexString `json:"transferId"`
+	Data       dataOf[struct {
+		TransferID flexString `json:"transferId"`
+	}] `json:"data"`
 }
 
 // InitiateTransfer validates req and, if it is valid, submits it with
@@ -234,8 +250,12 @@ func (c *Client) InitiateTransfer(ctx context.Context, req *TransferRequest) (*T
 	if err != nil {
 		return nil, cl.end(err)
 	}
-	status, transferID, ok := parseInitiateAnswer(ans.body)
-	if !ok {
+	status, transferID, o := parseInitiateAnswer(ans.body)
+	switch o {
+	case outcomeRefused:
+		// The service said no: nothing was made, whatever the status.
+		return nil, refusedAnswer(op, ans.status, ans.header, ans.body, req.piiValues())
+	case outcomeOther, outcomeNone:
 		// The service said 2xx, so a transfer may well exist: the caller
 		// must reconcile, exactly as after a dropped connection.
 		return nil, cl.end(unexpectedAnswer(op, ans.status, ans.header, ans.body, req.piiValues()))
@@ -250,26 +270,27 @@ func (c *Client) InitiateTransfer(ctx context.Context, req *TransferRequest) (*T
 	}, nil
 }
 
-// parseInitiateAnswer decodes an initiation answer; ok is false unless the
-// body is a JSON object whose status means success. Unknown fields are
-// ignored.
-func parseInitiateAnswer(body []byte) (status, transferID string, ok bool) {
-	var ans struct { // the common answer: a string transferId, if any
-		Status     string `json:"status"`
-		TransferID string `json:"transferId"`
-	}
+// parseInitiateAnswer decodes an initiation answer. Its outcome is
+// outcomeSuccess for a JSON object whose status means success (or that has
+// no status but a transferId), outcomeRefused for one whose status is
+// false, and outcomeOther otherwise. status is the status as the answer
+// wrote it ("succes", "true", ...). Unknown fields are ignored.
+func parseInitiateAnswer(body []byte) (status, transferID string, o outcome) {
+	var ans initiateAnswer
 	if err := json.Unmarshal(body, &ans); err != nil {
-		// A transferId of another type is read as text (flexString).
-		var flex initiateAnswer
-		if json.Unmarshal(body, &flex) != nil {
-			return "", "", false
-		}
-		ans.Status, ans.TransferID = flex.Status, string(flex.TransferID)
+		return "", "", outcomeOther
 	}
-	if !isSuccessStatus(ans.Status) {
-		return "", "", false
+	transferID = string(ans.TransferID)
+	if ans.Data.set && ans.Data.v.TransferID != "" {
+		transferID = string(ans.Data.v.TransferID)
 	}
-	return ans.Status, ans.TransferID, true
+	if ans.Status.o == outcomeRefused {
+		return "", "", outcomeRefused
+	}
+	if !understood(ans.Status, transferID != "") {
+		return "", "", outcomeOther
+	}
+	return statusText(ans.Status), transferID, outcomeSuccess
 }
 
 func (c *Client) validate(req *TransferRequest) error {
@@ -279,7 +300,12 @@ func (c *Client) validate(req *TransferRequest) error {
 	return req.Validate()
 }
 
-// isSuccessStatus accepts the documented misspelling and the correct word.
-func isSuccessStatus(s string) bool {
-	return strings.EqualFold(s, "succes") || strings.EqualFold(s, "success")
+// statusText is the status of a successful answer as a result shows it:
+// the word it was written as, in lower case, or "true" for an answer
+// without status.
+func statusText(st envelopeStatus) string {
+	if st.word == "" {
+		return "true"
+	}
+	return st.word
 }

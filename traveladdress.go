@@ -10,20 +10,79 @@ import (
 	"strings"
 )
 
-// Travel addresses, as the OpenVASP Travel Rule Protocol (TRP, from 3.1)
-// defines them: "ta" followed by the base58 form (Bitcoin's alphabet) of a
-// URI's bytes and the first 4 bytes of their double SHA-256, with no version
-// byte. The URI has no scheme (https is implied) and its query carries t=i.
+// Travel addresses come in three forms, told apart by their decoded bytes
+// (decided in one place, inspectTravelAddress):
 //
-// What this file accepts is decided in one place, travelURIFault, for both
-// directions, so that everything EncodeTravelAddress makes decodes and
-// everything DecodeTravelAddress returns encodes back to the same address.
+//   - checksummed: the OpenVASP Travel Rule Protocol's (TRP, from 3.1), "ta"
+//     followed by the base58 form (Bitcoin's alphabet) of a URI's bytes
+//     and the first 4 bytes of their double SHA-256, with no version byte.
+//     The URI has no scheme (https is implied) and its query carries t=i.
+//   - unchecked: the live service's, "ta" and the base58 form of the URI
+//     alone, which ends in t=i ("trp.example.com/transfers/inquiry/<id>?t=i").
+//   - opaque: a "ta" token of URL-safe characters whose URI cannot be read:
+//     base58 of bytes that end in t=i but are not a URI (the live
+//     service's encrypted-looking form), or not base58 at all (the service
+//     calls its addresses "a URL-safe encoded routing token").
+//
+// Both of the service's forms end in t=i and the checksummed form ends in
+// its checksum, so an address whose checksum fails and whose bytes do not
+// end in t=i is none of them: a mistyped checksummed address (a typo
+// anywhere but in its last few digits changes the URI and leaves the
+// checksum, a typo there changes the checksum) is refused, with odds of
+// 2^-24 of passing for an unchecked one. A typo in an unchecked or opaque
+// address cannot be caught: it has no checksum, and the service judges it
+// (INVALID_TRAVEL_ADDRESS).
 
 // ErrInvalidTravelAddress is the [errors.Is] target of every failure of
-// [EncodeTravelAddress] and [DecodeTravelAddress]. The error's text names
-// the fault (checksum, alphabet, missing t=i, ...) and never the address or
-// the URI, which identify a customer's account.
+// [EncodeTravelAddress] and [DecodeTravelAddress] to make or read an
+// address that the service or TRP could have made, and of an [*APIError]
+// with the code INVALID_TRAVEL_ADDRESS. The error's text names the fault
+// (checksum, alphabet, missing t=i, ...) and never the address or the URI,
+// which identify a customer's account.
 var ErrInvalidTravelAddress = errors.New("travelrule: invalid travel address")
+
+// ErrOpaqueTravelAddress is the error of [DecodeTravelAddress] for an
+// address in the opaque form: well-formed, but its URI cannot be read.
+// Such an address is valid as far as the client can tell: send it to the
+// service unchanged, which judges it. It does not match
+// [ErrInvalidTravelAddress].
+var ErrOpaqueTravelAddress = errors.New("travelrule: travel address is opaque: its URI cannot be read; the service judges it")
+
+// TravelAddressForm is the form of a travel address, as
+// [InspectTravelAddress] tells it.
+type TravelAddressForm uint8
+
+// The forms of travel addresses.
+const (
+	// TravelAddressInvalid is no form the service or TRP makes: no "ta"
+	// prefix, a character outside the URL-safe set, more than 255
+	// characters, a failed checksum, or a checksummed URI that is not a
+	// travel address's.
+	TravelAddressInvalid TravelAddressForm = iota
+	// TravelAddressChecksummed is TRP's form: base58 of the URI and a
+	// 4-byte checksum.
+	TravelAddressChecksummed
+	// TravelAddressUnchecked is the live service's readable form: base58
+	// of a URI that ends in t=i, without checksum.
+	TravelAddressUnchecked
+	// TravelAddressOpaque is a URL-safe "ta" token whose URI cannot be
+	// read.
+	TravelAddressOpaque
+)
+
+// String returns the form's name: "invalid", "checksummed", "unchecked"
+// or "opaque".
+func (f TravelAddressForm) String() string {
+	switch f {
+	case TravelAddressChecksummed:
+		return "checksummed"
+	case TravelAddressUnchecked:
+		return "unchecked"
+	case TravelAddressOpaque:
+		return "opaque"
+	}
+	return "invalid"
+}
 
 const (
 	travelAddressPrefix = "ta"
@@ -36,10 +95,13 @@ const (
 	maxTravelAddressBytes = 186
 	// base58Alphabet is Bitcoin's: no 0, O, I or l.
 	base58Alphabet = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+	// travelQuerySuffix ends the URI of both of the live service's forms.
+	travelQuerySuffix = "t=i"
 )
 
-// EncodeTravelAddress returns the travel address of uri, a URI without a
-// scheme whose query carries t=i, such as "beneficiary.com/x/12345?t=i":
+// EncodeTravelAddress returns the checksummed (TRP) travel address of uri,
+// a URI without a scheme whose query carries t=i, such as
+// "beneficiary.com/x/12345?t=i":
 //
 //	ta, err := travelrule.EncodeTravelAddress("beneficiary.com/x/12345?t=i")
 //	// ta == "ta2W2HPKfHxgSgrzY178knqXHg1H3jfeQrwQ9JrKBs9wv"
@@ -53,6 +115,23 @@ const (
 // names such as .invalid or .test are legitimate in tests. Every failure
 // matches [ErrInvalidTravelAddress].
 func EncodeTravelAddress(uri string) (string, error) {
+	return encodeChecked(uri, true)
+}
+
+// EncodeUncheckedTravelAddress returns the travel address of uri in the
+// live service's unchecked form: "ta" and the base58 form of the URI
+// without a checksum, such as the service's own
+// "trp.your-domain.com/transfers/inquiry/<id>?t=i". The URI must satisfy
+// what [EncodeTravelAddress] asks, and end in t=i (which is how a reader
+// tells the form from a mistyped checksummed address). Every failure
+// matches [ErrInvalidTravelAddress]. Prefer [EncodeTravelAddress], whose
+// checksum catches typos, unless the unchecked form is what a counterparty
+// expects.
+func EncodeUncheckedTravelAddress(uri string) (string, error) {
+	return encodeChecked(uri, false)
+}
+
+func encodeChecked(uri string, checksum bool) (string, error) {
 	// Base58 costs time quadratic in the length: refuse at once what could
 	// not fit (255 base58 digits hold fewer than 187 bytes).
 	if len(uri)+4 > maxTravelAddressBytes {
@@ -61,7 +140,15 @@ func EncodeTravelAddress(uri string) (string, error) {
 	if reason := travelURIFault(uri); reason != "" {
 		return "", invalidTravelAddress(reason)
 	}
-	ta := encodeTravelAddress(uri)
+	var ta string
+	if checksum {
+		ta = encodeTravelAddress(uri)
+	} else {
+		if !strings.HasSuffix(uri, travelQuerySuffix) {
+			return "", invalidTravelAddress("does not end in t=i, which the unchecked form needs")
+		}
+		ta = travelAddressPrefix + base58Encode([]byte(uri))
+	}
 	if len(ta) > maxTravelAddress {
 		return "", invalidTravelAddress("longer than " + strconv.Itoa(maxTravelAddress) + " characters once encoded")
 	}
@@ -70,50 +157,89 @@ func EncodeTravelAddress(uri string) (string, error) {
 
 // DecodeTravelAddress returns the URI that the travel address ta encodes,
 // without a scheme (https is implied), such as
-// "beneficiary.com/x/12345?t=i". It refuses, with an error that matches
-// [ErrInvalidTravelAddress], an address that does not start with "ta", is
-// longer than the 255 characters of the travelAddress field, has a
-// character outside the base58 alphabet, whose checksum does not match, or
-// whose URI [EncodeTravelAddress] would refuse (no t=i in its query, a
-// scheme, no host, ...).
+// "beneficiary.com/x/12345?t=i", for an address in the checksummed or the
+// unchecked form (see [InspectTravelAddress]). For an opaque address it
+// returns [ErrOpaqueTravelAddress]: valid, but not readable. It refuses,
+// with an error that matches [ErrInvalidTravelAddress], an address that
+// does not start with "ta", is longer than the 255 characters of the
+// travelAddress field, has a character outside the URL-safe set (RFC 3986's
+// unreserved characters), whose checksum does not match while its bytes do
+// not end in t=i (a mistyped checksummed address), or whose checksummed
+// URI [EncodeTravelAddress] would refuse (no t=i in its query, a scheme,
+// no host, ...).
 //
 // The legacy LNURL form of TRP before 3.1 is not decoded: TRP 3.1 replaced
 // it with this one, and reading it would need a bech32 decoder with
 // LNURL's own length rules for addresses no current implementation issues.
-// [TransferRequest.ValidateStrict] leaves a travelAddress that does not
-// start with "ta" to the service.
 func DecodeTravelAddress(ta string) (string, error) {
-	uri, reason := decodeTravelAddress(ta)
-	if reason != "" {
+	form, uri, reason := inspectTravelAddress(ta)
+	switch form {
+	case TravelAddressInvalid:
 		return "", invalidTravelAddress(reason)
+	case TravelAddressOpaque:
+		return "", ErrOpaqueTravelAddress
 	}
 	return uri, nil
 }
 
-// decodeTravelAddress is DecodeTravelAddress with the fault as a reason
-// ("" when there is none), for ValidateStrict's field error.
-func decodeTravelAddress(ta string) (uri, reason string) {
+// InspectTravelAddress returns the form of the travel address ta (see
+// [TravelAddressForm]) and, for the checksummed and unchecked forms, its
+// URI. It never fails: an address no one could have made is
+// [TravelAddressInvalid], with "" as its URI.
+func InspectTravelAddress(ta string) (TravelAddressForm, string) {
+	form, uri, _ := inspectTravelAddress(ta)
+	return form, uri
+}
+
+// inspectTravelAddress is the whole rule: the form of ta, its URI when it
+// can be read, and, for an invalid address, the fault as a reason that
+// never quotes the address.
+func inspectTravelAddress(ta string) (form TravelAddressForm, uri, reason string) {
 	switch {
 	case !strings.HasPrefix(ta, travelAddressPrefix):
-		return "", `does not start with "ta"`
+		return TravelAddressInvalid, "", `does not start with "ta"`
 	case len(ta) > maxTravelAddress:
-		return "", "longer than " + strconv.Itoa(maxTravelAddress) + " characters"
+		return TravelAddressInvalid, "", "longer than " + strconv.Itoa(maxTravelAddress) + " characters"
+	case len(ta) == len(travelAddressPrefix):
+		return TravelAddressInvalid, "", `has nothing after "ta"`
 	}
-	b, ok := base58Decode(ta[len(travelAddressPrefix):])
-	switch {
-	case !ok:
-		return "", "has a character outside the base58 alphabet"
-	case len(b) <= 4:
-		return "", "too short to hold a URI and its checksum"
+	token := ta[len(travelAddressPrefix):]
+	for i := 0; i < len(token); i++ {
+		if c := token[i]; !(isASCIILetter(c) || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~') {
+			return TravelAddressInvalid, "", "has a character outside the URL-safe set (letters, digits, -._~)"
+		}
 	}
-	u, got := b[:len(b)-4], b[len(b)-4:]
-	if sum := travelAddressChecksum(u); string(sum[:]) != string(got) {
-		return "", "checksum does not match (mistyped?)"
+	b, ok := base58Decode(token)
+	if !ok {
+		// URL-safe but not base58: a routing token of the service's that
+		// the client cannot read.
+		return TravelAddressOpaque, "", ""
 	}
-	if reason := travelURIFault(string(u)); reason != "" {
-		return "", "encodes a URI that " + reason
+	if len(b) > 4 {
+		u, got := b[:len(b)-4], b[len(b)-4:]
+		if sum := travelAddressChecksum(u); string(sum[:]) == string(got) {
+			if reason := travelURIFault(string(u)); reason != "" {
+				return TravelAddressInvalid, "", "encodes a URI that " + reason
+			}
+			return TravelAddressChecksummed, string(u), ""
+		}
 	}
-	return string(u), ""
+	if !strings.HasSuffix(string(b), travelQuerySuffix) {
+		return TravelAddressInvalid, "", "checksum does not match and it does not end in t=i (mistyped?)"
+	}
+	if travelURIFault(string(b)) == "" {
+		return TravelAddressUnchecked, string(b), ""
+	}
+	return TravelAddressOpaque, "", ""
+}
+
+// travelAddressFault says why the service cannot have made ta, or "" when
+// it may have: the rule of ValidateStrict.
+func travelAddressFault(ta string) string {
+	if form, _, reason := inspectTravelAddress(ta); form == TravelAddressInvalid {
+		return reason
+	}
+	return ""
 }
 
 // encodeTravelAddress returns the travel address of uri without checking

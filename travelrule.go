@@ -33,6 +33,7 @@ const (
 type Client struct {
 	options // as NewClient settled them
 
+	baseURL        string // without a trailing slash
 	initiateURL    string
 	inquiryURL     string
 	origin         string        // the base URL's scheme and host: the bearer token goes nowhere else
@@ -49,7 +50,9 @@ type Client struct {
 // requests go to <base>/transfers/initiate and
 // <base>/transfers/inquiryResolution.
 //
-// A token source is required ([WithTokenSource] or [WithClientCredentials]).
+// Authentication is required: the live service's API key ([WithAPIKey]),
+// a token source of bearer JWTs ([WithTokenSource]) or the OAuth2
+// client-credentials grant ([WithClientCredentials]).
 // NewClient refuses a relative base URL, one with credentials, a query or a
 // fragment, and plain http:// to anything but a loopback host, since the
 // bearer token would cross the network in clear.
@@ -63,10 +66,11 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 		return nil, err
 	}
 	if o.tokenSource == nil {
-		return nil, errors.New("travelrule: NewClient: a token source is required (WithTokenSource or WithClientCredentials)")
+		return nil, errors.New("travelrule: NewClient: a token source is required (WithAPIKey, WithTokenSource or WithClientCredentials)")
 	}
 	c := &Client{
 		options:        o,
+		baseURL:        base.String(),
 		initiateURL:    base.String() + "/transfers/initiate",
 		inquiryURL:     base.String() + "/transfers/inquiryResolution",
 		origin:         base.Scheme + "://" + base.Host,
@@ -79,6 +83,13 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 	}
 	c.hc = c.newHTTPClient()
 	c.deadlines = newSharedDeadlines(c.attemptTimeout)
+	if aks, ok := o.tokenSource.(*apiKeySource); ok {
+		aks.url = base.String() + "/auth/token"
+		aks.hc = &http.Client{Transport: c.hc.Transport, Timeout: c.attemptTimeout, CheckRedirect: refuseRedirect}
+		aks.userAgent = c.userAgent
+		aks.maxBody = o.maxResponse
+		aks.now = time.Now
+	}
 	return c, nil
 }
 

@@ -1,6 +1,7 @@
 package travelrule
 
 import (
+	"net/mail"
 	"strings"
 	"unicode/utf8"
 
@@ -89,6 +90,14 @@ func isISODate(s string) bool {
 	month := int(s[5]-'0')*10 + int(s[6]-'0')
 	day := int(s[8]-'0')*10 + int(s[9]-'0')
 	return month >= 1 && month <= 12 && day >= 1 && day <= 31
+}
+
+// isEmailAddress reports whether s is a bare email address, as
+// net/mail reads one: "name@domain", without a display name or angle
+// brackets.
+func isEmailAddress(s string) bool {
+	a, err := mail.ParseAddress(s)
+	return err == nil && a.Name == "" && a.Address == s && strings.Contains(s[strings.LastIndexByte(s, '@')+1:], ".")
 }
 
 func oneOf(s string, set ...string) bool {

@@ -1,0 +1,163 @@
+package travelrule
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// The answer envelopes, read in one place. The excerpt documents bare
+// answers ({"status":"succes"} for an initiation, {"status":<boolean>} for
+// a resolution); the live service documents success as
+// {"status":true,"data":{…}} and failure as
+// {"status":false,"errors":[{"code":"…","message":"…"}]}. A field of the
+// answer may sit at the top level or inside "data" (data wins). Unknown
+// fields never fail an answer; each result keeps the raw body.
+
+// outcome is what an answer's "status" says.
+type outcome uint8
+
+const (
+	outcomeNone    outcome = iota // no status (absent or null)
+	outcomeSuccess                // true, "true", "succes" or "success", in any case
+	outcomeRefused                // false or "false": the service refused
+	outcomeOther                  // a status that means neither
+)
+
+// envelopeStatus decodes "status" without allocating: its outcome, and
+// for a success the word it was written as.
+type envelopeStatus struct {
+	o    outcome
+	word string // "true", "succes" or "success" (lower case); "" unless o is outcomeSuccess
+}
+
+// UnmarshalJSON implements json.Unmarshaler as statusOutcome decides.
+func (s *envelopeStatus) UnmarshalJSON(b []byte) error {
+	s.o, s.word = statusOutcome(b)
+	return nil
+}
+
+// statusOutcome is the outcome that the JSON value b of "status" says:
+// the boolean true and the strings "true", "succes" (the excerpt's
+// spelling) and "success" are success; false and "false" are a refusal;
+// null is no status; anything else is neither. word is the success word,
+// in lower case.
+func statusOutcome(b []byte) (o outcome, word string) {
+	switch {
+	case string(b) == "true":
+		return outcomeSuccess, "true"
+	case string(b) == "false":
+		return outcomeRefused, ""
+	case string(b) == "null":
+		return outcomeNone, ""
+	case len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"':
+		s := b[1 : len(b)-1]
+		for _, w := range [...]string{"true", "succes", "success"} {
+			if bytes.EqualFold(s, []byte(w)) {
+				return outcomeSuccess, w
+			}
+		}
+		if bytes.EqualFold(s, []byte("false")) {
+			return outcomeRefused, ""
+		}
+	}
+	return outcomeOther, ""
+}
+
+// envelope is what every answer may carry besides its operation's fields.
+type envelope struct {
+	Status envelopeStatus `json:"status"`
+	Errors errorList      `json:"errors"`
+}
+
+// dataOf decodes the "data" member of an answer into T when it is a JSON
+// object, and ignores it otherwise (null, a string, an array), so that an
+// unexpected data never fails an answer whose fields sit at the top level.
+type dataOf[T any] struct {
+	v   T
+	set bool
+}
+
+// UnmarshalJSON implements json.Unmarshaler as dataOf's comment says.
+func (d *dataOf[T]) UnmarshalJSON(b []byte) error {
+	if len(b) == 0 || b[0] != '{' {
+		return nil
+	}
+	if err := json.Unmarshal(b, &d.v); err != nil {
+		return nil // a data object of unexpected types: the top level may still do
+	}
+	d.set = true
+	return nil
+}
+
+// errorItem is one entry of the live service's "errors" array. Field is
+// not documented; the sandbox sends it with field faults.
+type errorItem struct {
+	Code    string
+	Message string
+	Field   string
+}
+
+// errorList decodes "errors" leniently: an array of objects with "code",
+// "message" and "field" (or "path") of any type, or of strings (read as
+// messages); a single object is one entry; anything else is no entry.
+type errorList []errorItem
+
+// UnmarshalJSON implements json.Unmarshaler as errorList's comment says.
+func (l *errorList) UnmarshalJSON(b []byte) error {
+	var raw []json.RawMessage
+	switch {
+	case len(b) > 0 && b[0] == '[':
+		if json.Unmarshal(b, &raw) != nil {
+			return nil
+		}
+	case len(b) > 0 && b[0] == '{':
+		raw = []json.RawMessage{b}
+	default:
+		return nil
+	}
+	for _, r := range raw {
+		var it struct {
+			Code    flexString `json:"code"`
+			Message flexString `json:"message"`
+			Field   flexString `json:"field"`
+			Path    flexString `json:"path"`
+		}
+		var s string
+		switch {
+		case len(r) > 0 && r[0] == '{' && json.Unmarshal(r, &it) == nil:
+			field := string(it.Field)
+			if field == "" {
+				field = string(it.Path)
+			}
+			*l = append(*l, errorItem{Code: string(it.Code), Message: string(it.Message), Field: field})
+		case json.Unmarshal(r, &s) == nil && s != "":
+			*l = append(*l, errorItem{Message: s})
+		}
+	}
+	return nil
+}
+
+// codes returns the entries' codes that are identifiers, in order.
+func (l errorList) codes() []string {
+	var out []string
+	for _, it := range l {
+		if isIdentifier(it.Code, maxCode) {
+			out = append(out, it.Code)
+		}
+	}
+	return out
+}
+
+// understood is how an operation's parser judges an answer: the status it
+// carried, and whether the fields the operation needs were found.
+func understood(status envelopeStatus, found bool) bool {
+	switch status.o {
+	case outcomeSuccess:
+		return true
+	case outcomeNone:
+		// No status: the live docs show some answers unwrapped (a travel
+		// address, a token); the fields the operation needs decide.
+		return found
+	}
+	return false
+}

@@ -1,0 +1,100 @@
+package travelrule
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/url"
+)
+
+// The txId call of the live service: stage 5 of its guide, after the
+// on-chain broadcast.
+
+// TxIDResult is the answer to a successful SubmitTxID. The service
+// documents no answer body: Status is its status when it sent one.
+type TxIDResult struct {
+	// Status is the answer's status as written ("true", "success"), or
+	// "" when the answer had none.
+	Status string
+	// RequestID is the answer's X-Request-Id header, if any.
+	RequestID string
+	// Attempts is how many times the request was sent.
+	Attempts int
+	// Raw is the whole answer body, unknown fields included.
+	Raw json.RawMessage
+}
+
+// Format implements fmt.Formatter so that no verb prints the answer's body.
+func (r TxIDResult) Format(f fmt.State, verb rune) {
+	goSyntaxName(f, verb, "travelrule.TxIDResult")
+	fmt.Fprintf(f, "{Status:%s RequestID:%s Attempts:%d Raw:%s}", shownID(r.Status), shownRequestID(r.RequestID), r.Attempts, size(r.Raw))
+}
+
+// LogValue implements slog.LogValuer, with the same fields as Format.
+func (r TxIDResult) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("status", shownID(r.Status)),
+		slog.String("requestId", shownRequestID(r.RequestID)),
+		slog.Int("attempts", r.Attempts),
+		slog.Int("rawBytes", len(r.Raw)),
+	)
+}
+
+// txIDBody is the body of POST /transfers/txId.
+type txIDBody struct {
+	TxID string `json:"txId"`
+}
+
+// SubmitTxID tells the service the on-chain transaction hash of the
+// transfer transferID, with POST {base}/transfers/txId?q=<transferID> and
+// {"txId": txID}; the service then sends a confirmation callback to the
+// beneficiary's VASP. An empty transferID or txID, or a txID longer than
+// 255 characters, returns a [*ValidationError] and nothing is sent.
+//
+// A transfer has one transaction, so the call always carries the same value
+// for it and sending it twice records nothing new: it is retried like
+// [Client.ResolveInquiry] (also after 5xx answers but 501 and connections
+// dropped after the request was written, within the retry budget), and an
+// [*OutcomeUnknownError] after the budget means the same call may be sent
+// again. The answer's shape is not documented: any 2xx JSON object (or
+// empty body) whose status is not false is success, its body kept in Raw.
+func (c *Client) SubmitTxID(ctx context.Context, transferID, txID string) (*TxIDResult, error) {
+	const op = "SubmitTxID"
+	var errs []FieldError
+	if transferID == "" {
+		errs = append(errs, FieldError{Field: "q", Reason: "transfer id required"})
+	}
+	errs = required(errs, "", "txId", txID)
+	errs = length(errs, "txId", txID, 0, 255)
+	if len(errs) > 0 {
+		return nil, &ValidationError{Fields: errs}
+	}
+	body, err := encodeBody(op, txIDBody{txID})
+	if err != nil {
+		return nil, err
+	}
+	var status string
+	cl := &call{op: op, url: c.baseURL + "/transfers/txId?q=" + url.QueryEscape(transferID), body: body,
+		pii: noPII{}, txID: txID, transferID: transferID}
+	ans, err := c.run(ctx, cl, func(b []byte) outcome {
+		trimmed := bytes.TrimLeft(b, " \t\r\n")
+		if len(trimmed) == 0 {
+			return outcomeSuccess
+		}
+		var a envelope
+		if trimmed[0] != '{' || json.Unmarshal(b, &a) != nil {
+			return outcomeOther
+		}
+		status = a.Status.word
+		if a.Status.o == outcomeNone {
+			return outcomeSuccess // an answer of unknown shape, kept whole in Raw
+		}
+		return a.Status.o
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &TxIDResult{Status: status, RequestID: ans.header.Get("X-Request-Id"), Attempts: cl.sent(), Raw: ans.body}, nil
+}
