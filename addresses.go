@@ -19,9 +19,10 @@ import (
 type TravelAddressRequest struct {
 	// PersonType is "natural" or "legal"; required.
 	PersonType string `json:"personType"`
-	// FirstName and LastName name a natural person; required for one.
+	// FirstName is a natural person's given name; required for one.
 	FirstName string `json:"firstName,omitempty"`
-	LastName  string `json:"lastName,omitempty"`
+	// LastName is a natural person's family name; required for one.
+	LastName string `json:"lastName,omitempty"`
 	// LegalName names a legal entity; required for one.
 	LegalName string `json:"legalName,omitempty"`
 	// WalletAddress is the beneficiary's wallet; optional, and when set it

@@ -127,7 +127,11 @@ func ExampleTransferRequest_Validate() {
 func ExampleParty_Format() {
 	p := travelrule.Party{PersonType: "natural", FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1815-12-10", Country: "GB"}
 	fmt.Printf("%v\n", p)
-	// Output: {PersonType:natural FirstName:[redacted] LastName:[redacted] DateOfBirth:[redacted] AddressType: StreetName: BuildingNumber: PostCode: TownName: Country:GB NationalID: NationalIDType: AccountNumber: WalletAddress:}
+	legal := travelrule.Party{PersonType: "legal", LegalName: "Acme Custody GmbH", Email: "ops@acme.example", Country: "DE"}
+	fmt.Printf("%v\n", legal)
+	// Output:
+	// {PersonType:natural FirstName:[redacted] LastName:[redacted] LegalName: DateOfBirth:[redacted] Email: AddressType: StreetName: BuildingNumber: PostCode: TownName: Country:GB NationalID: NationalIDType: AccountNumber: WalletAddress:}
+	// {PersonType:legal FirstName: LastName: LegalName:[redacted] DateOfBirth: Email:[redacted] AddressType: StreetName: BuildingNumber: PostCode: TownName: Country:DE NationalID: NationalIDType: AccountNumber: WalletAddress:}
 }
 
 func ExampleEncodeTravelAddress() {
@@ -146,10 +150,37 @@ func ExampleDecodeTravelAddress() {
 	}
 	fmt.Println("https://" + uri)
 
-	// One character mistyped:
+	// The live service's unchecked form: readable, without checksum.
+	uri, err = travelrule.DecodeTravelAddress("ta4n7WArAHPkQgg3fABMpJiys8AsypD8AqdoXfKBwjH9t5QQbG2uqW9CmQCS3M4GuwxcS6QNdWFUX6nD3tc5bajpNb3svbn87xxy9rCcYNYHN")
+	fmt.Println("https://"+uri, err)
+
+	// Its opaque form: valid, but not readable; send it as it is.
+	_, err = travelrule.DecodeTravelAddress("taCFLQmuE6GqfR2jRM6m8qF7b9V8PjhzGiED4KmteccXagHRPKVDbLSKe9MwF755NJuKL5Q1CJ1zmXDm2m7crZBUJ7pPfDCoKL1n")
+	fmt.Println(errors.Is(err, travelrule.ErrOpaqueTravelAddress), errors.Is(err, travelrule.ErrInvalidTravelAddress))
+
+	// One character of a checksummed address mistyped:
 	_, err = travelrule.DecodeTravelAddress("ta2W2HPKfHxgSgrzY178knqXHg1H3jfeQrwQ9JrKBs9ww")
 	fmt.Println(errors.Is(err, travelrule.ErrInvalidTravelAddress), err)
 	// Output:
 	// https://beneficiary.com/x/12345?t=i
-	// true travelrule: invalid travel address: checksum does not match (mistyped?)
+	// https://trp.your-domain.com/transfers/inquiry/019ac452-8660-7061-9b93-8d72eaa11a89?t=i <nil>
+	// true false
+	// true travelrule: invalid travel address: checksum does not match and it does not end in t=i (mistyped?)
+}
+
+func ExampleInspectTravelAddress() {
+	for _, ta := range []string{
+		"ta2W2HPKfHxgSgrzY178knqXHg1H3jfeQrwQ9JrKBs9wv", // TRP's example
+		"ta4n7WArAHPkQgg3fABMpJiys8AsypD8AqdoXfKBwjH9t5QQbG2uqW9CmQCS3M4GuwxcS6QNdWFUX6nD3tc5bajpNb3svbn87xxy9rCcYNYHN", // the live service's
+		"ta1qexamplebeneficiaryvasp1ahjk23",             // the live docs' placeholder
+		"ta2W2HPKfHxgSgrzY178knqXHg1H3jfeQrwQ9JrKBs9ww", // mistyped
+	} {
+		form, _ := travelrule.InspectTravelAddress(ta)
+		fmt.Println(form)
+	}
+	// Output:
+	// checksummed
+	// unchecked
+	// opaque
+	// invalid
 }

@@ -1,5 +1,5 @@
 package travelrule
 
-// EncodeTravelAddressUnchecked makes travel addresses of URIs that
+// EncodeTravelAddressWithoutChecks makes travel addresses of URIs that
 // EncodeTravelAddress refuses, for tests of what decoding refuses.
-var EncodeTravelAddressUnchecked = encodeTravelAddress
+var EncodeTravelAddressWithoutChecks = encodeTravelAddress

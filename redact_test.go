@@ -106,7 +106,7 @@ func TestEveryTypeIsRedacted(t *testing.T) {
 		{"TransferResult", *res, true, "Status:succes TransferID:[redacted] RequestID:[redacted]"},
 		{"*InquiryResult", inq, true, "{Status:true RequestID:[redacted] Attempts:1 Raw:["},
 		{"InquiryResolution", travelrule.InquiryResolution{Approved: "true", Callback: cbURL}, true, "{Approved:true Callback:[redacted]}"},
-		{"*APIError", apiErr, false, "StatusCode:400 Code:[redacted] Message:[redacted]"},
+		{"*APIError", apiErr, false, "StatusCode:400 Code:[redacted] Codes: Message:[redacted]"},
 		{"APIError wrapped", fmt.Errorf("paying: %w", apiErr), false, "paying: travelrule: InitiateTransfer: 400 Bad Request (fields: originator.lastName)"},
 		{"FieldError from the server, unknown path", apiErr.Fields[0], true, "[redacted]: [redacted]"},
 		{"FieldError from the server, known path", apiErr.Fields[1], true, "originator.lastName: [redacted]"},

@@ -19,12 +19,13 @@ import (
 	"github.com/vaspkit/travelrule"
 )
 
-// A 429 or 503 without Retry-After may be a proxy's answer after the
-// service received the request (Envoy's "upstream reset before headers"):
-// a call that may not be repeated is not retried and its outcome is
-// unknown; a call that may be repeated is retried.
+// A 503 without Retry-After may be a proxy's answer after the service
+// received the request (Envoy's "upstream reset before headers"): a call
+// that may not be repeated is not retried and its outcome is unknown; a
+// call that may be repeated is retried. (A 429 is the live service's rate
+// limit, refused before acting: TestRateLimitIsRetriedWithoutRetryAfter.)
 func TestThrottlingWithoutRetryAfterIsNotProof(t *testing.T) {
-	for _, status := range []int{http.StatusTooManyRequests, http.StatusServiceUnavailable} {
+	for _, status := range []int{http.StatusServiceUnavailable} {
 		firstThen := func(first func(http.ResponseWriter)) http.HandlerFunc {
 			var n atomic.Int64
 			return func(w http.ResponseWriter, r *http.Request) {

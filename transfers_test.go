@@ -65,7 +65,19 @@ func TestValidate(t *testing.T) {
 	}
 	strict := []row{
 		{"full request", func(r *travelrule.TransferRequest) {}, nil},
-		{"legal person", func(r *travelrule.TransferRequest) { r.Beneficiary.PersonType = "legal" }, nil},
+		{"legal person", func(r *travelrule.TransferRequest) {
+			r.Beneficiary = travelrule.Party{PersonType: "legal", LegalName: "Acme Custody GmbH", Country: "DE"}
+		}, nil},
+		{"legal person without legalName", func(r *travelrule.TransferRequest) {
+			r.Beneficiary = travelrule.Party{PersonType: "legal", FirstName: "Ada"}
+		}, []string{"beneficiary.legalName"}},
+		{"EMAIL flow: beneficiary.email and no travel address", func(r *travelrule.TransferRequest) {
+			r.TravelAddress, r.Beneficiary.Email = "", "alan@example.org"
+		}, nil},
+		{"EMAIL flow: top-level email", func(r *travelrule.TransferRequest) { r.TravelAddress, r.Email = "", "alan@example.org" }, nil},
+		{"no way to reach the beneficiary", func(r *travelrule.TransferRequest) { r.TravelAddress, r.Email = "", "" }, []string{"travelAddress"}},
+		{"email not an address", func(r *travelrule.TransferRequest) { r.Beneficiary.Email = "Alan Turing" }, []string{"beneficiary.email"}},
+		{"email with a display name", func(r *travelrule.TransferRequest) { r.Email = "Alan <alan@example.org>" }, []string{"email"}},
 		{"unknown personType", func(r *travelrule.TransferRequest) { r.Originator.PersonType = "robot" }, []string{"originator.personType"}},
 		{"date format", func(r *travelrule.TransferRequest) { r.Originator.DateOfBirth = "29.02.1984" }, []string{"originator.dateOfBirth"}},
 		{"date month 13", func(r *travelrule.TransferRequest) { r.Originator.DateOfBirth = "1984-13-01" }, []string{"originator.dateOfBirth"}},
@@ -79,11 +91,22 @@ func TestValidate(t *testing.T) {
 		{"travel address checksum", func(r *travelrule.TransferRequest) {
 			r.TravelAddress = trpExampleAddress[:len(trpExampleAddress)-1] + "w"
 		}, []string{"travelAddress"}},
-		{"travel address alphabet", func(r *travelrule.TransferRequest) { r.TravelAddress = "ta0OIl" }, []string{"travelAddress"}},
-		{"travel address without t=i", func(r *travelrule.TransferRequest) {
-			r.TravelAddress = travelrule.EncodeTravelAddressUnchecked("beneficiary.com/x/12345")
+		{"travel address outside the URL-safe set", func(r *travelrule.TransferRequest) { r.TravelAddress = "ta4n7W+rAH/Q=" }, []string{"travelAddress"}},
+		{"travel address outside base58 but URL-safe: opaque, the service's", func(r *travelrule.TransferRequest) { r.TravelAddress = "ta0OIl" }, nil},
+		{"the live docs' placeholder", func(r *travelrule.TransferRequest) { r.TravelAddress = "ta1qexamplebeneficiaryvasp1ahjk23" }, nil},
+		{"the live service's unchecked example", func(r *travelrule.TransferRequest) { r.TravelAddress = liveUncheckedAddress }, nil},
+		{"the live service's opaque example", func(r *travelrule.TransferRequest) { r.TravelAddress = liveOpaqueAddress }, nil},
+		{"a checksummed address with a typo in its first digit", func(r *travelrule.TransferRequest) {
+			r.TravelAddress = "ta3W2HPKfHxgSgrzY178knqXHg1H3jfeQrwQ9JrKBs9wv"
 		}, []string{"travelAddress"}},
-		{"a travelAddress that is not a travel address is the service's", func(r *travelrule.TransferRequest) { r.TravelAddress = "LNURL1DP68GURN8GHJ7" }, nil},
+		{"a checksummed address with a typo in its last digit", func(r *travelrule.TransferRequest) {
+			r.TravelAddress = "ta2W2HPKfHxgSgrzY178knqXHg1H3jfeQrwQ9JrKBs9wa"
+		}, []string{"travelAddress"}},
+		{"longer than 255", func(r *travelrule.TransferRequest) { r.TravelAddress = "ta" + strings.Repeat("x", 254) }, []string{"travelAddress", "travelAddress"}},
+		{"travel address without t=i", func(r *travelrule.TransferRequest) {
+			r.TravelAddress = travelrule.EncodeTravelAddressWithoutChecks("beneficiary.com/x/12345")
+		}, []string{"travelAddress"}},
+		{"no ta prefix: the service cannot have made it", func(r *travelrule.TransferRequest) { r.TravelAddress = "LNURL1DP68GURN8GHJ7" }, []string{"travelAddress"}},
 	}
 	for _, set := range []struct {
 		name     string

@@ -111,20 +111,20 @@ func TestDecodeTravelAddressRefuses(t *testing.T) {
 		{"a changed last character", trpExampleAddress[:last] + "w", "checksum"},
 		{"two characters swapped", "ta" + trpExampleAddress[3:4] + trpExampleAddress[2:3] + trpExampleAddress[4:], "checksum"},
 		{"the sandbox's old made-up address", "taSandboxBeneficiaryVASP", "checksum"},
-		{"a zero", trpExampleAddress[:10] + "0" + trpExampleAddress[11:], "alphabet"},
-		{"a capital O", trpExampleAddress[:10] + "O" + trpExampleAddress[11:], "alphabet"},
-		{"a capital I", trpExampleAddress[:10] + "I" + trpExampleAddress[11:], "alphabet"},
-		{"a small l", trpExampleAddress[:10] + "l" + trpExampleAddress[11:], "alphabet"},
-		{"a space", trpExampleAddress + " ", "alphabet"},
-		{"nothing after ta", "ta", "too short"},
-		{"only a checksum's worth", "ta2W2H", "too short"},
+		{"a space", trpExampleAddress + " ", "URL-safe"},
+		{"a slash", trpExampleAddress[:10] + "/" + trpExampleAddress[11:], "URL-safe"},
+		{"a percent sign", trpExampleAddress[:10] + "%" + trpExampleAddress[11:], "URL-safe"},
+		{"a non-ASCII letter", trpExampleAddress[:10] + "ü" + trpExampleAddress[11:], "URL-safe"},
+		{"nothing after ta", "ta", `nothing after "ta"`},
+		{"only a checksum's worth", "ta2W2H", "checksum"},
+		{"the live service's unchecked example, last character mistyped", liveUncheckedAddress[:len(liveUncheckedAddress)-1] + "M", "checksum"},
 		{"longer than the field", "ta" + strings.Repeat("2", 254), "255"},
-		{"no t=i", travelrule.EncodeTravelAddressUnchecked("beneficiary.com/x/12345"), "t=i"},
-		{"a scheme", travelrule.EncodeTravelAddressUnchecked("https://beneficiary.com/x/12345?t=i"), "scheme"},
-		{"user information", travelrule.EncodeTravelAddressUnchecked("beneficiary.com@evil.example/x?t=i"), "user information"},
-		{"no host", travelrule.EncodeTravelAddressUnchecked("/x?t=i"), "no host"},
-		{"a non-ASCII byte", travelrule.EncodeTravelAddressUnchecked("b\xfccher.example/x?t=i"), "printable ASCII"},
-		{"a leading zero byte", travelrule.EncodeTravelAddressUnchecked("\x00beneficiary.com/x?t=i"), "printable ASCII"},
+		{"no t=i", travelrule.EncodeTravelAddressWithoutChecks("beneficiary.com/x/12345"), "t=i"},
+		{"a scheme", travelrule.EncodeTravelAddressWithoutChecks("https://beneficiary.com/x/12345?t=i"), "scheme"},
+		{"user information", travelrule.EncodeTravelAddressWithoutChecks("beneficiary.com@evil.example/x?t=i"), "user information"},
+		{"no host", travelrule.EncodeTravelAddressWithoutChecks("/x?t=i"), "no host"},
+		{"a non-ASCII byte", travelrule.EncodeTravelAddressWithoutChecks("b\xfccher.example/x?t=i"), "printable ASCII"},
+		{"a leading zero byte", travelrule.EncodeTravelAddressWithoutChecks("\x00beneficiary.com/x?t=i"), "printable ASCII"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			uri, err := travelrule.DecodeTravelAddress(tt.ta)
@@ -146,4 +146,92 @@ func TestTravelAddressErrorIsOneSentinel(t *testing.T) {
 		assert.True(t, errors.Is(err, travelrule.ErrInvalidTravelAddress))
 		assert.True(t, strings.HasPrefix(err.Error(), "travelrule: invalid travel address: "), err.Error())
 	}
+}
+
+// The live service's examples (live-service.md), decoded by hand there.
+const (
+	liveUncheckedAddress = "ta4n7WArAHPkQgg3fABMpJiys8AsypD8AqdoXfKBwjH9t5QQbG2uqW9CmQCS3M4GuwxcS6QNdWFUX6nD3tc5bajpNb3svbn87xxy9rCcYNYHN"
+	liveUncheckedURI     = "trp.your-domain.com/transfers/inquiry/019ac452-8660-7061-9b93-8d72eaa11a89?t=i"
+	liveOpaqueAddress    = "taCFLQmuE6GqfR2jRM6m8qF7b9V8PjhzGiED4KmteccXagHRPKVDbLSKe9MwF755NJuKL5Q1CJ1zmXDm2m7crZBUJ7pPfDCoKL1n"
+	livePlaceholder      = "ta1qexamplebeneficiaryvasp1ahjk23"
+)
+
+// TestTravelAddressForms: every address the service or TRP makes is read
+// as its form, and the URI comes back where one can be read; an opaque
+// address is not an invalid one.
+func TestTravelAddressForms(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		ta   string
+		form travelrule.TravelAddressForm
+		uri  string
+	}{
+		{"TRP's example", trpExampleAddress, travelrule.TravelAddressChecksummed, "beneficiary.com/x/12345?t=i"},
+		{"the live service's unchecked example", liveUncheckedAddress, travelrule.TravelAddressUnchecked, liveUncheckedURI},
+		{"the live service's opaque example", liveOpaqueAddress, travelrule.TravelAddressOpaque, ""},
+		{"the live docs' placeholder (not base58)", livePlaceholder, travelrule.TravelAddressOpaque, ""},
+		{"URL-safe but outside base58: a zero", trpExampleAddress[:10] + "0" + trpExampleAddress[11:], travelrule.TravelAddressOpaque, ""},
+		{"URL-safe but outside base58: -._~", "taroute-token_1.2~3", travelrule.TravelAddressOpaque, ""},
+		{"a typo early in the unchecked example: no checksum to catch it", liveUncheckedAddress[:3] + "5" + liveUncheckedAddress[4:], travelrule.TravelAddressOpaque, ""},
+		{"a checksummed typo in the first digit", "ta3" + trpExampleAddress[3:], travelrule.TravelAddressInvalid, ""},
+		{"no ta prefix", "LNURL1DP68GURN8GHJ7", travelrule.TravelAddressInvalid, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			form, uri := travelrule.InspectTravelAddress(tt.ta)
+			assert.Equal(t, tt.form, form, form.String())
+			assert.Equal(t, tt.uri, uri)
+			got, err := travelrule.DecodeTravelAddress(tt.ta)
+			switch tt.form {
+			case travelrule.TravelAddressOpaque:
+				require.ErrorIs(t, err, travelrule.ErrOpaqueTravelAddress)
+				assert.NotErrorIs(t, err, travelrule.ErrInvalidTravelAddress)
+			case travelrule.TravelAddressInvalid:
+				require.ErrorIs(t, err, travelrule.ErrInvalidTravelAddress)
+				assert.NotErrorIs(t, err, travelrule.ErrOpaqueTravelAddress)
+			default:
+				require.NoError(t, err)
+				assert.Equal(t, tt.uri, got)
+			}
+		})
+	}
+}
+
+// TestTypoInAChecksummedAddressIsCaught changes each digit of TRP's
+// example, and of a longer checksummed address, to every other base58
+// digit: every such address is refused, none read as unchecked or opaque.
+// The rule: a checksummed address ends in its checksum, the service's
+// forms end in t=i, so a failed checksum without a t=i ending is a typo.
+func TestTypoInAChecksummedAddressIsCaught(t *testing.T) {
+	long, err := travelrule.EncodeTravelAddress("trp.your-domain.com/transfers/inquiry/019ac452-8660-7061-9b93-8d72eaa11a89?t=i")
+	require.NoError(t, err)
+	const alphabet = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+	for _, ta := range []string{trpExampleAddress, long} {
+		tried := 0
+		for i := 2; i < len(ta); i++ {
+			for j := 0; j < len(alphabet); j++ {
+				if alphabet[j] == ta[i] {
+					continue
+				}
+				typo := ta[:i] + alphabet[j:j+1] + ta[i+1:]
+				form, _ := travelrule.InspectTravelAddress(typo)
+				if !assert.Equal(t, travelrule.TravelAddressInvalid, form, "digit %d changed to %c", i, alphabet[j]) {
+					return
+				}
+				tried++
+			}
+		}
+		t.Logf("%d typos of a %d-character address, all refused", tried, len(ta))
+	}
+}
+
+func TestEncodeUncheckedTravelAddress(t *testing.T) {
+	ta, err := travelrule.EncodeUncheckedTravelAddress(liveUncheckedURI)
+	require.NoError(t, err)
+	assert.Equal(t, liveUncheckedAddress, ta, "the live service's own example")
+
+	_, err = travelrule.EncodeUncheckedTravelAddress("beneficiary.com/x?t=i&a=b")
+	require.ErrorIs(t, err, travelrule.ErrInvalidTravelAddress, "a URI not ending in t=i would read as a typo")
+	assert.Contains(t, err.Error(), "t=i")
+	_, err = travelrule.EncodeUncheckedTravelAddress("https://beneficiary.com/x?t=i")
+	require.ErrorIs(t, err, travelrule.ErrInvalidTravelAddress)
 }

@@ -1,0 +1,176 @@
+package travelrule_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vaspkit/travelrule"
+)
+
+// The live service's envelopes through the client, against the test
+// server written from its docs.
+
+// TestRefusalsCarryTheirCodes: an error envelope, under any status, is an
+// *APIError with every code; a 2xx with status false is a refusal, never
+// success and never ErrOutcomeUnknown.
+func TestRefusalsCarryTheirCodes(t *testing.T) {
+	twoErrors := `{"status":false,"errors":[{"code":"VALIDATION_ERROR","message":"Asset is required"},{"code":"INVALID_TRAVEL_ADDRESS","message":"malformed"}]}`
+	for _, tt := range []struct {
+		name      string
+		status    int
+		body      string
+		codes     []string
+		sentinels []error
+		text      string
+	}{
+		{"400 with the documented example", 400, `{"status":false,"errors":[{"code":"INVALID_REQUEST","message":"Asset is required"}]}`,
+			[]string{"INVALID_REQUEST"}, []error{travelrule.ErrBadRequest, travelrule.CodeInvalidRequest}, "400 Bad Request: INVALID_REQUEST"},
+		{"400 with two codes", 400, twoErrors, []string{"VALIDATION_ERROR", "INVALID_TRAVEL_ADDRESS"},
+			[]error{travelrule.ErrBadRequest, travelrule.CodeValidationError, travelrule.CodeInvalidTravelAddress, travelrule.ErrInvalidTravelAddress},
+			"400 Bad Request: VALIDATION_ERROR, INVALID_TRAVEL_ADDRESS"},
+		{"200 with status false", 200, twoErrors, []string{"VALIDATION_ERROR", "INVALID_TRAVEL_ADDRESS"},
+			[]error{travelrule.ErrBadRequest, travelrule.CodeValidationError, travelrule.ErrInvalidTravelAddress},
+			"200 OK, status false: VALIDATION_ERROR, INVALID_TRAVEL_ADDRESS"},
+		{"404 unknown travel address", 404, `{"status":false,"errors":[{"code":"INVALID_TRAVEL_ADDRESS","message":"unknown"}]}`,
+			[]string{"INVALID_TRAVEL_ADDRESS"}, []error{travelrule.ErrNotFound, travelrule.ErrInvalidTravelAddress}, "404 Not Found: INVALID_TRAVEL_ADDRESS"},
+		{"an undocumented code, open list", 422, `{"status":false,"errors":[{"code":"AMOUNT_TOO_LARGE","message":"x"}]}`,
+			[]string{"AMOUNT_TOO_LARGE"}, []error{travelrule.ErrorCode("AMOUNT_TOO_LARGE"), travelrule.ErrorCode("amount_too_large")}, "422 Unprocessable Entity: AMOUNT_TOO_LARGE"},
+		{"500 internal", 500, `{"status":false,"errors":[{"code":"INTERNAL_ERROR","message":"boom"}]}`,
+			[]string{"INTERNAL_ERROR"}, []error{travelrule.ErrServer, travelrule.CodeInternalError}, "INTERNAL_ERROR"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			live := newLiveService(t)
+			live.handle("/transfers/initiate", answer(tt.status, tt.body))
+			c := live.client(t, liveKey, travelrule.WithRetryMax(0))
+			res, err := c.InitiateTransfer(context.Background(), minimalRequest())
+			require.Nil(t, res)
+			var apiErr *travelrule.APIError
+			require.ErrorAs(t, err, &apiErr)
+			assert.Equal(t, tt.codes, apiErr.Codes)
+			assert.Equal(t, tt.codes[0], apiErr.Code)
+			for _, s := range tt.sentinels {
+				assert.ErrorIs(t, err, s)
+			}
+			assert.NotErrorIs(t, err, travelrule.CodeTransferNotFound)
+			assert.NotErrorIs(t, err, travelrule.ErrUnexpectedResponse)
+			if tt.status < 500 {
+				assert.NotErrorIs(t, err, travelrule.ErrOutcomeUnknown, "the service refused: nothing was made")
+			}
+			assert.Contains(t, err.Error(), tt.text)
+		})
+	}
+}
+
+// TestRefusalMessagesAreRedacted: the service's message may echo what was
+// sent; Error never shows it, Message has the values replaced.
+func TestRefusalMessagesAreRedacted(t *testing.T) {
+	live := newLiveService(t)
+	live.handle("/transfers/initiate", answer(200, `{"status":false,"errors":[{"code":"VALIDATION_ERROR","message":"Lovelace, Ada born 1815-12-10 is sanctioned"}]}`))
+	c := live.client(t, liveKey)
+	_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+	var apiErr *travelrule.APIError
+	require.ErrorAs(t, err, &apiErr)
+	for _, shown := range []string{err.Error(), fmt.Sprintf("%+v", err), fmt.Sprintf("%#v", err), apiErr.Message, mustJSON(t, err)} {
+		for _, v := range []string{"Lovelace", "Ada", "1815-12-10"} {
+			assert.NotContains(t, shown, v)
+		}
+	}
+	assert.Contains(t, apiErr.Message, "sanctioned")
+}
+
+// TestResolveInquiryEnvelopes: an unknown transfer is TRANSFER_NOT_FOUND,
+// matched by ErrNotFound whatever the status.
+func TestResolveInquiryEnvelopes(t *testing.T) {
+	live := newLiveService(t)
+	c := live.client(t, liveKey)
+	res, err := c.ResolveInquiry(context.Background(), liveTransferID, &travelrule.InquiryResolution{Approved: "true"})
+	require.NoError(t, err)
+	assert.True(t, res.Status)
+
+	_, err = c.ResolveInquiry(context.Background(), "no-such-transfer", &travelrule.InquiryResolution{Approved: "true"})
+	require.ErrorIs(t, err, travelrule.CodeTransferNotFound)
+	require.ErrorIs(t, err, travelrule.ErrNotFound)
+	assert.NotContains(t, err.Error(), "no-such-transfer", "the query carries the transfer id")
+
+	live.handle("/transfers/inquiryResolution", answer(200, `{"status":false,"errors":[{"code":"TRANSFER_NOT_FOUND","message":"no transfer"}]}`))
+	_, err = c.ResolveInquiry(context.Background(), liveTransferID, &travelrule.InquiryResolution{Approved: "true"})
+	require.ErrorIs(t, err, travelrule.ErrNotFound, "a 2xx refusal is matched by its code")
+	assert.NotErrorIs(t, err, travelrule.ErrOutcomeUnknown)
+}
+
+// TestRateLimitIsRetriedWithoutRetryAfter: the live service documents 429
+// as its rate limit, without Retry-After: it refused before acting, so even
+// an initiation is retried, and a lasting 429 is a definite error.
+func TestRateLimitIsRetriedWithoutRetryAfter(t *testing.T) {
+	live := newLiveService(t)
+	var n atomic.Int64
+	live.handle("/transfers/initiate", func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) == 1 {
+			liveError(w, http.StatusTooManyRequests, "RATE_LIMITED", "slow down")
+			return
+		}
+		answer(200, `{"status":true,"data":{"transferId":"t-9"}}`)(w, r)
+	})
+	c := live.client(t, liveKey)
+	res, err := c.InitiateTransfer(context.Background(), minimalRequest())
+	require.NoError(t, err)
+	assert.Equal(t, 2, res.Attempts)
+	assert.Equal(t, "t-9", res.TransferID)
+
+	live.handle("/transfers/initiate", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTooManyRequests) })
+	_, err = c.InitiateTransfer(context.Background(), minimalRequest())
+	require.ErrorIs(t, err, travelrule.ErrRateLimited)
+	assert.NotErrorIs(t, err, travelrule.ErrOutcomeUnknown, "a rate limit is a refusal before acting")
+	assert.Len(t, live.requests("/transfers/initiate"), 2+4, "the first attempt and the three retries")
+}
+
+// TestTheLiveTravelAddressesPassStrictValidation: every address of the
+// live service's docs goes to the service, strict validation or not.
+func TestTheLiveTravelAddressesPassStrictValidation(t *testing.T) {
+	for _, ta := range []string{liveUncheckedAddress, liveOpaqueAddress, livePlaceholder} {
+		live := newLiveService(t)
+		c := live.client(t, liveKey, travelrule.WithStrictValidation())
+		req := minimalRequest()
+		req.TravelAddress = ta
+		_, err := c.InitiateTransfer(context.Background(), req)
+		require.NoError(t, err, ta)
+		var sent map[string]any
+		require.NoError(t, json.Unmarshal(live.requests("/transfers/initiate")[0].Body, &sent))
+		assert.Equal(t, ta, sent["travelAddress"], "sent unchanged")
+	}
+}
+
+// TestLegalPersonsAndTheEmailFlowOnTheWire: a legal entity is sent with
+// legalName and without a natural person's fields; beneficiary.email and
+// the top-level email go as the live service names them.
+func TestLegalPersonsAndTheEmailFlowOnTheWire(t *testing.T) {
+	live := newLiveService(t)
+	c := live.client(t, liveKey, travelrule.WithStrictValidation())
+	req := minimalRequest()
+	req.Email = "ops@vasp-a.example"
+	req.Originator = travelrule.Party{PersonType: "legal", LegalName: "Acme Custody GmbH", Country: "DE", WalletAddress: "0xabc"}
+	req.Beneficiary.Email = "alan@example.org"
+	_, err := c.InitiateTransfer(context.Background(), req)
+	require.NoError(t, err)
+	var sent struct {
+		Email       string         `json:"email"`
+		Originator  map[string]any `json:"originator"`
+		Beneficiary map[string]any `json:"beneficiary"`
+	}
+	require.NoError(t, json.Unmarshal(live.requests("/transfers/initiate")[0].Body, &sent))
+	assert.Equal(t, "ops@vasp-a.example", sent.Email)
+	assert.Equal(t, map[string]any{"personType": "legal", "legalName": "Acme Custody GmbH", "country": "DE", "walletAddress": "0xabc"}, sent.Originator)
+	assert.Equal(t, "alan@example.org", sent.Beneficiary["email"])
+
+	shown := fmt.Sprintf("%v %+v %#v", req, req, req)
+	for _, v := range []string{"Acme", "alan@example.org", "ops@vasp-a.example"} {
+		assert.NotContains(t, shown, v)
+	}
+}

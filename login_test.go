@@ -1,0 +1,295 @@
+package travelrule_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vaspkit/travelrule"
+)
+
+// The login with an API key, against the test server written from the
+// live service's docs (live_test.go).
+
+func TestAPIKeyLogin(t *testing.T) {
+	live := newLiveService(t)
+	c := live.client(t, liveKey)
+	for range 3 {
+		res, err := c.InitiateTransfer(context.Background(), minimalRequest())
+		require.NoError(t, err)
+		assert.Equal(t, liveTransferID, res.TransferID, "the live envelope's data.transferId")
+		assert.Equal(t, "true", res.Status)
+	}
+	logins := live.requests("/auth/token")
+	require.Len(t, logins, 1, "the token is cached: one login for three calls")
+	login := logins[0]
+	assert.Equal(t, http.MethodPost, login.Method)
+	assert.Equal(t, liveKey, login.Header.Get("X-Api-Key"))
+	assert.Empty(t, login.Body, "no body")
+	assert.Empty(t, login.Header.Get("Authorization"), "the key goes in x-api-key only")
+	for _, r := range live.requests("/transfers/initiate") {
+		assert.Equal(t, "Bearer eyJhbGciOiJFZERTQSJ9.eyJzdWIiOiJ2YXNwIn0.sig1", r.Header.Get("Authorization"))
+		assert.Empty(t, r.Header.Get("X-Api-Key"), "the key never goes to an operation")
+	}
+}
+
+// TestTokenRenewedBeforeItEnds: the token is fetched again shortly
+// before expiresIn (or, without it, expiresAt) says it ends, and reused
+// until then.
+func TestTokenRenewedBeforeItEnds(t *testing.T) {
+	soon := time.Now().Add(5 * time.Second).UTC().Format(time.RFC3339Nano)
+	later := time.Now().Add(time.Hour).UTC().Format("2006-01-02T15:04:05.000Z")
+	past := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
+	for _, tt := range []struct {
+		name    string
+		fields  map[string]any
+		wrapped bool
+		logins  int64 // for three calls
+	}{
+		{"expiresIn an hour", map[string]any{"expiresIn": 3600, "expiresAt": later, "tokenType": "Bearer"}, false, 1},
+		{"expiresIn 5 s: inside the renewal margin", map[string]any{"expiresIn": 5, "expiresAt": later}, false, 3},
+		{"expiresIn wins over a later expiresAt", map[string]any{"expiresIn": 5, "expiresAt": later}, false, 3},
+		{"expiresIn as a string", map[string]any{"expiresIn": "3600"}, false, 1},
+		{"expiresAt alone, an hour away", map[string]any{"expiresAt": later}, false, 1},
+		{"expiresAt alone, 5 s away", map[string]any{"expiresAt": soon}, false, 3},
+		{"expiresAt in the past (a skewed clock): kept until refused", map[string]any{"expiresAt": past}, false, 1},
+		{"neither: kept until refused", map[string]any{}, false, 1},
+		{"wrapped in data", map[string]any{"expiresIn": 3600}, true, 1},
+		{"wrapped in data, 5 s", map[string]any{"expiresIn": 5}, true, 3},
+		{"snake_case", map[string]any{"access_token": "ignored-in-favour-of-accessToken", "expires_in": 5}, false, 3},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			live := newLiveService(t)
+			live.tokenFields, live.tokenWrapped = tt.fields, tt.wrapped
+			c := live.client(t, liveKey)
+			for range 3 {
+				_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+				require.NoError(t, err)
+			}
+			assert.Equal(t, tt.logins, live.logins.Load())
+		})
+	}
+}
+
+// TestExpiredTokenIs403: the live service answers an expired JWT 403, not
+// 401; the client logs in once more and tries once more.
+func TestExpiredTokenIs403(t *testing.T) {
+	live := newLiveService(t)
+	c := live.client(t, liveKey)
+	_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+	require.NoError(t, err)
+	live.expireTokens()
+	res, err := c.InitiateTransfer(context.Background(), minimalRequest())
+	require.NoError(t, err)
+	assert.Equal(t, 2, res.Attempts, "one 403, one retry with the new token")
+	assert.EqualValues(t, 2, live.logins.Load())
+	reqs := live.requests("/transfers/initiate")
+	require.Len(t, reqs, 3)
+	assert.NotEqual(t, reqs[1].Header.Get("Authorization"), reqs[2].Header.Get("Authorization"))
+}
+
+// TestForbiddenWithAFreshTokenIsAnError: a 403 to a token just fetched is
+// the operation forbidden: one retry, then the APIError; the key stays.
+func TestForbiddenWithAFreshTokenIsAnError(t *testing.T) {
+	live := newLiveService(t)
+	live.handle("/transfers/initiate", func(w http.ResponseWriter, r *http.Request) {
+		liveError(w, http.StatusForbidden, "FORBIDDEN", "customer may not initiate")
+	})
+	c := live.client(t, liveKey)
+	_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+	require.ErrorIs(t, err, travelrule.ErrForbidden)
+	require.ErrorIs(t, err, travelrule.CodeForbidden)
+	assert.NotErrorIs(t, err, travelrule.ErrOutcomeUnknown, "a 403 is a refusal before acting")
+	assert.NotErrorIs(t, err, travelrule.ErrLoginFailed)
+	assert.Len(t, live.requests("/transfers/initiate"), 2)
+	assert.EqualValues(t, 2, live.logins.Load())
+	// The next call does not log in again: the fresh token was not the cause.
+	_, _ = c.InitiateTransfer(context.Background(), minimalRequest())
+	assert.EqualValues(t, 3, live.logins.Load(), "its first 403 refreshes once more, as an expired token would need")
+}
+
+// TestRefusedKey: a bad key is a clear, typed error that says the login
+// failed and why; nothing reaches the operation, and the key appears
+// nowhere.
+func TestRefusedKey(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		key     string
+		status  int
+		refusal travelrule.KeyRefusal
+		text    string
+	}{
+		{"inactive", liveInactiveKey, 403, travelrule.KeyInactive, "the API key (or its customer) is inactive"},
+		{"expired", liveExpiredKey, 403, travelrule.KeyExpired, "the API key has expired"},
+		{"unknown", "trp_live_key_never_issued_4242", 401, travelrule.KeyUnknown, "missing or not recognised"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			live := newLiveService(t)
+			var logs bytes.Buffer
+			c := live.client(t, tt.key, travelrule.WithLogger(slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+			_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+			require.ErrorIs(t, err, travelrule.ErrLoginFailed)
+			require.ErrorIs(t, err, travelrule.ErrAPIKeyRefused)
+			assert.NotErrorIs(t, err, travelrule.ErrOutcomeUnknown)
+			var le *travelrule.LoginError
+			require.ErrorAs(t, err, &le)
+			assert.Equal(t, tt.status, le.StatusCode)
+			assert.Equal(t, tt.refusal, le.Refusal)
+			assert.Equal(t, live.URL+liveBase+"/auth/token", le.URL)
+			assert.Contains(t, err.Error(), "nothing sent")
+			assert.Contains(t, err.Error(), "login failed")
+			assert.Contains(t, err.Error(), tt.text)
+			assert.Empty(t, live.requests("/transfers/initiate"), "nothing was sent to the transfer endpoint")
+			var js bytes.Buffer
+			slog.New(slog.NewJSONHandler(&js, nil)).Info("failed", "err", err, "login", le)
+			for _, shown := range []string{err.Error(), fmt.Sprintf("%v %+v %#v %s %q", err, err, err, err, err), fmt.Sprintf("%+v %#v", le, le), le.Message, js.String(), logs.String()} {
+				assert.NotContains(t, shown, tt.key)
+			}
+		})
+	}
+}
+
+// TestKeyRefusedWhenTheTokenExpires: the token expires and the key was
+// deactivated meanwhile; the call's error is the 403 and says why no new
+// token came.
+func TestKeyRefusedWhenTheTokenExpires(t *testing.T) {
+	live := newLiveService(t)
+	c := live.client(t, liveKey)
+	_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+	require.NoError(t, err)
+	live.expireTokens()
+	live.setKey(liveKey, "inactive")
+	_, err = c.InitiateTransfer(context.Background(), minimalRequest())
+	require.ErrorIs(t, err, travelrule.ErrForbidden)
+	require.ErrorIs(t, err, travelrule.ErrAPIKeyRefused)
+	var le *travelrule.LoginError
+	require.ErrorAs(t, err, &le)
+	assert.Equal(t, travelrule.KeyInactive, le.Refusal)
+	assert.Contains(t, err.Error(), "no new token")
+	assert.NotContains(t, err.Error(), liveKey)
+	assert.NotErrorIs(t, err, travelrule.ErrOutcomeUnknown)
+}
+
+// TestOneLoginAtATime: however many goroutines call on an empty cache,
+// one login runs, and it serves them all.
+func TestOneLoginAtATime(t *testing.T) {
+	live := newLiveService(t)
+	hold := make(chan struct{})
+	live.holdLogin = hold
+	entered := make(chan struct{})
+	var once sync.Once
+	c := live.client(t, liveKey, travelrule.WithHTTPClient(&http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if r.URL.Path == liveBase+"/auth/token" {
+			once.Do(func() { close(entered) })
+		}
+		return http.DefaultTransport.RoundTrip(r)
+	})}))
+	const callers = 32
+	var wg sync.WaitGroup
+	var failed atomic.Int64
+	for range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := c.InitiateTransfer(context.Background(), minimalRequest()); err != nil {
+				failed.Add(1)
+			}
+		}()
+	}
+	<-entered
+	close(hold)
+	wg.Wait()
+	assert.Zero(t, failed.Load())
+	assert.EqualValues(t, 1, live.logins.Load(), "the token lives an hour: one login serves every caller")
+	assert.EqualValues(t, 1, live.maxInFlight.Load())
+	assert.Len(t, live.requests("/transfers/initiate"), callers)
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestLoginFollowsNoRedirect: a login answered with a redirect fails; the
+// key reaches no other place.
+func TestLoginFollowsNoRedirect(t *testing.T) {
+	var elsewhere atomic.Int64
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { elsewhere.Add(1) }))
+	defer other.Close()
+	for _, status := range []int{http.StatusFound, http.StatusTemporaryRedirect, http.StatusPermanentRedirect} {
+		t.Run(strconv.Itoa(status), func(t *testing.T) {
+			live := newLiveService(t)
+			live.handle("/auth/token", func(w http.ResponseWriter, r *http.Request) {
+				http.Redirect(w, r, live.URL+liveBase+"/auth/token2", status) // same origin, even
+			})
+			c := live.client(t, liveKey)
+			_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+			var le *travelrule.LoginError
+			require.ErrorAs(t, err, &le)
+			assert.Equal(t, status, le.StatusCode)
+			assert.NotErrorIs(t, err, travelrule.ErrAPIKeyRefused)
+			assert.Len(t, live.requests("/auth/token2"), 0)
+			assert.Len(t, live.requests("/auth/token"), 1)
+		})
+	}
+	assert.Zero(t, elsewhere.Load())
+}
+
+// TestTokenAnswersNotUnderstood: a 2xx login answer without a token is a
+// LoginError in the client's words, not the token's.
+func TestTokenAnswersNotUnderstood(t *testing.T) {
+	for _, tt := range []struct{ name, body, text string }{
+		{"no accessToken", `{"expiresIn":3600}`, "holds no accessToken"},
+		{"not JSON", `<html>welcome</html>`, "not a JSON object"},
+		{"status false", `{"status":false,"errors":[{"code":"FORBIDDEN","message":"customer inactive"}]}`, "inactive"},
+		{"a status that means neither", `{"status":"pending","accessToken":"x"}`, "status"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			live := newLiveService(t)
+			live.handle("/auth/token", answer(200, tt.body))
+			c := live.client(t, liveKey)
+			_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+			require.ErrorIs(t, err, travelrule.ErrLoginFailed)
+			assert.Contains(t, err.Error(), tt.text)
+			assert.Empty(t, live.requests("/transfers/initiate"))
+		})
+	}
+}
+
+func TestWithAPIKeyRefusesBadKeys(t *testing.T) {
+	for _, key := range []string{"", " padded ", "two\nlines"} {
+		_, err := travelrule.NewClient("https://trp.example.com", travelrule.WithAPIKey(key))
+		require.Error(t, err, "%q", key)
+		assert.NotContains(t, err.Error(), key+"x")
+	}
+}
+
+func TestLoginErrorJSONShowsNoMoreThanError(t *testing.T) {
+	live := newLiveService(t)
+	c := live.client(t, liveInactiveKey)
+	_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+	var le *travelrule.LoginError
+	require.True(t, errors.As(err, &le))
+	b, jerr := json.Marshal(le)
+	require.NoError(t, jerr)
+	assert.JSONEq(t, mustJSON(t, le.Error()), string(b))
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return string(b)
+}
