@@ -152,7 +152,7 @@ type APIError struct {
 	refused       bool  // a 2xx answer whose status said false
 	cause         error // after a 401 or 403: why no new token could be had
 	hideCode      bool  // Code contains a personal value of the request
-	hideRequestID bool // RequestID is not of a request id's shape, or contains a personal value
+	hideRequestID bool  // RequestID is not of a request id's shape, or contains a personal value
 }
 
 // Error implements error. It names the operation and the status, then the

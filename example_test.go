@@ -170,10 +170,10 @@ func ExampleDecodeTravelAddress() {
 
 func ExampleInspectTravelAddress() {
 	for _, ta := range []string{
-		"ta2W2HPKfHxgSgrzY178knqXHg1H3jfeQrwQ9JrKBs9wv", // TRP's example
+		"ta2W2HPKfHxgSgrzY178knqXHg1H3jfeQrwQ9JrKBs9wv",                                                                 // TRP's example
 		"ta4n7WArAHPkQgg3fABMpJiys8AsypD8AqdoXfKBwjH9t5QQbG2uqW9CmQCS3M4GuwxcS6QNdWFUX6nD3tc5bajpNb3svbn87xxy9rCcYNYHN", // the live service's
-		"ta1qexamplebeneficiaryvasp1ahjk23",             // the live docs' placeholder
-		"ta2W2HPKfHxgSgrzY178knqXHg1H3jfeQrwQ9JrKBs9ww", // mistyped
+		"ta1qexamplebeneficiaryvasp1ahjk23",                                                                             // the live docs' placeholder
+		"ta2W2HPKfHxgSgrzY178knqXHg1H3jfeQrwQ9JrKBs9ww",                                                                 // mistyped
 	} {
 		form, _ := travelrule.InspectTravelAddress(ta)
 		fmt.Println(form)
