@@ -3,6 +3,7 @@ package travelrule
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 )
 
 // The answer envelopes, read in one place. The excerpt documents bare
@@ -67,6 +68,23 @@ func statusOutcome(b []byte) (o outcome, word string) {
 type envelope struct {
 	Status envelopeStatus `json:"status"`
 	Errors errorList      `json:"errors"`
+}
+
+// decodeLenient decodes the answer body into v, forgiving values of
+// unexpected types: encoding/json goes on after one and fills the fields
+// it can, so that a "data" that is not an object, say, leaves the top
+// level readable. It reports false for a body that is not JSON at all.
+// (A body that is JSON but not an object decodes to nothing, which the
+// operation's parser finds not understood.) It costs no allocation beyond
+// the decoding, where dataOf costs a second decoder: the initiation's
+// answer, on the hot path, uses it.
+func decodeLenient(body []byte, v any) bool {
+	err := json.Unmarshal(body, v)
+	if err == nil {
+		return true
+	}
+	var te *json.UnmarshalTypeError // declared here: errors.As moves it to the heap
+	return errors.As(err, &te)
 }
 
 // dataOf decodes the "data" member of an answer into T when it is a JSON

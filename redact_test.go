@@ -93,6 +93,26 @@ func TestEveryTypeIsRedacted(t *testing.T) {
 	var unknown *travelrule.OutcomeUnknownError
 	require.ErrorAs(t, err, &unknown)
 
+	c, _ = setup(t, hostile(200, `{"status":true,"data":{"travelAddress":"`+echoed+`","note":"`+wallet+`"}}`))
+	taRes, err := c.GenerateTravelAddress(context.Background(), &travelrule.TravelAddressRequest{PersonType: "natural", FirstName: req.Originator.FirstName, LastName: req.Originator.LastName, WalletAddress: wallet})
+	require.NoError(t, err)
+	c, _ = setup(t, hostile(200, `{"status":true,"data":{"firstName":"`+echoed+`","walletAddress":"`+wallet+`"}}`))
+	taInfo, err := c.LookupTravelAddress(context.Background(), "ta1qexamplebeneficiaryvasp1ahjk23")
+	require.NoError(t, err)
+	c, _ = setup(t, hostile(200, `{"status":"`+echoed+`"}`))
+	_, err = c.SubmitTxID(context.Background(), "t-1", "0xabc")
+	require.Error(t, err)
+	c, _ = setup(t, hostile(200, `{"status":true,"txId":"`+echoed+`"}`))
+	txRes, err := c.SubmitTxID(context.Background(), "t-1", "0xabc")
+	require.NoError(t, err)
+	c, _ = setup(t, hostile(200, `{"status":true,"data":{"count":1,"vasps":[{"name":"`+echoed+`","domain":"`+wallet+`"}]}}`))
+	vasps, err := c.SearchVASPs(context.Background(), &travelrule.VASPQuery{Domain: "example.com"})
+	require.NoError(t, err)
+	c, _ = setup(t, hostile(400, `{"status":false,"errors":[{"code":"`+wallet+`","message":"`+echoed+`","field":"`+wallet+`"},{"code":"VALIDATION_ERROR","message":"`+echoed+`"}]}`))
+	_, err = c.InitiateTransfer(context.Background(), req)
+	var liveErr *travelrule.APIError
+	require.ErrorAs(t, err, &liveErr)
+
 	cb, err := travelrule.ParseCallback([]byte(`{"transferId":"` + echoed + `","status":"` + echoed + `","txId":"` + echoed + `"}`))
 	require.NoError(t, err)
 
@@ -115,6 +135,12 @@ func TestEveryTypeIsRedacted(t *testing.T) {
 		{"*Callback", cb, true, "TransferID:[redacted] Status:[redacted] TxID:[redacted]"},
 		{"TransferRequest", *req, true, "Callback:[redacted]"},
 		{"Party", req.Originator, true, "WalletAddress:[redacted]"},
+		{"*TravelAddressResult", taRes, true, "TravelAddress:[redacted] Form:invalid"},
+		{"*TravelAddressInfo", taInfo, true, "FirstName:[redacted]"},
+		{"TravelAddressRequest", travelrule.TravelAddressRequest{PersonType: "natural", FirstName: req.Originator.FirstName, WalletAddress: wallet}, true, "FirstName:[redacted]"},
+		{"*TxIDResult", txRes, true, "Status:true"},
+		{"*VASPSearchResult", vasps, true, "Count:1 VASPs:[1]"},
+		{"*APIError from the live envelope", liveErr, false, "StatusCode:400 Code:[redacted] Codes: Message:[redacted]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -210,9 +210,9 @@ func (r *TransferRequest) piiValues() []string {
 type initiateAnswer struct {
 	envelope
 	TransferID flexString `json:"transferId"`
-	Data       dataOf[struct {
+	Data       struct {
 		TransferID flexString `json:"transferId"`
-	}] `json:"data"`
+	} `json:"data"` // a data that is not an object is a type error decodeLenient forgives
 }
 
 // InitiateTransfer validates req and, if it is valid, submits it with
@@ -277,13 +277,10 @@ func (c *Client) InitiateTransfer(ctx context.Context, req *TransferRequest) (*T
 // wrote it ("succes", "true", ...). Unknown fields are ignored.
 func parseInitiateAnswer(body []byte) (status, transferID string, o outcome) {
 	var ans initiateAnswer
-	if err := json.Unmarshal(body, &ans); err != nil {
+	if !decodeLenient(body, &ans) {
 		return "", "", outcomeOther
 	}
-	transferID = string(ans.TransferID)
-	if ans.Data.set && ans.Data.v.TransferID != "" {
-		transferID = string(ans.Data.v.TransferID)
-	}
+	transferID = first(ans.Data.TransferID, ans.TransferID)
 	if ans.Status.o == outcomeRefused {
 		return "", "", outcomeRefused
 	}

@@ -59,6 +59,9 @@ func FuzzTravelAddress(f *testing.F) {
 		"taN2raFk3zy7RvbLqAmHJ2kDTbSFrDoMhwLdPPzysxhXnGRqgnsfbqktRpoTssSVBXa9XS7nMjGA2Xqb8AH7eGTZx9cyr85KxZr",
 		"ta8S6B25wVTEQ74mZS9MqdVgv9CkHE62ht5CmHNFZdFNKX", "no-such-vasp.invalid/x/1?t=i",
 		"[2001:db8::1]:8443/x?t=i", "ta111", "ta", "taSandboxBeneficiaryVASP", "https://a.example/?t=i",
+		"ta4n7WArAHPkQgg3fABMpJiys8AsypD8AqdoXfKBwjH9t5QQbG2uqW9CmQCS3M4GuwxcS6QNdWFUX6nD3tc5bajpNb3svbn87xxy9rCcYNYHN",
+		"taCFLQmuE6GqfR2jRM6m8qF7b9V8PjhzGiED4KmteccXagHRPKVDbLSKe9MwF755NJuKL5Q1CJ1zmXDm2m7crZBUJ7pPfDCoKL1n",
+		"ta1qexamplebeneficiaryvasp1ahjk23", "ta~x_y.z-0",
 	} {
 		f.Add(s)
 	}
@@ -71,10 +74,22 @@ func FuzzTravelAddress(f *testing.F) {
 				t.Fatalf("%s: error %q quotes its input", op, err)
 			}
 		}
-		if uri, err := DecodeTravelAddress(s); err != nil {
+		form, _ := InspectTravelAddress(s)
+		encode := EncodeTravelAddress
+		if form == TravelAddressUnchecked {
+			encode = EncodeUncheckedTravelAddress
+		}
+		if uri, err := DecodeTravelAddress(s); errors.Is(err, ErrOpaqueTravelAddress) {
+			if form != TravelAddressOpaque {
+				t.Fatalf("DecodeTravelAddress(%q): opaque, but its form is %v", s, form)
+			}
+		} else if err != nil {
 			checkErr("decode", err)
-		} else if ta, err := EncodeTravelAddress(uri); err != nil || ta != s {
-			t.Fatalf("DecodeTravelAddress(%q) = %q, which encodes to %q, %v", s, uri, ta, err)
+			if form != TravelAddressInvalid {
+				t.Fatalf("DecodeTravelAddress(%q) failed, but its form is %v", s, form)
+			}
+		} else if ta, err := encode(uri); err != nil || ta != s {
+			t.Fatalf("DecodeTravelAddress(%q) = %q (%v), which encodes to %q, %v", s, uri, form, ta, err)
 		}
 		if ta, err := EncodeTravelAddress(s); err != nil {
 			checkErr("encode", err)
