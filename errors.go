@@ -31,7 +31,8 @@ var (
 	// the codes NOT_FOUND, TRANSFER_NOT_FOUND, COMMENT_NOT_FOUND and
 	// CALLBACK_NOT_FOUND.
 	ErrNotFound = errors.New("travelrule: not found")
-	// ErrRateLimited matches an [*APIError] with status 429.
+	// ErrRateLimited matches an [*APIError] with status 429, the live
+	// service's rate limit: it refused before acting.
 	ErrRateLimited = errors.New("travelrule: rate limited")
 	// ErrServer matches an [*APIError] with a 5xx status or the code
 	// INTERNAL_ERROR.
@@ -393,8 +394,9 @@ func (e *ValidationError) Has(field string) bool {
 }
 
 // OutcomeUnknownError reports a call that failed after the service may have
-// acted on it: a 5xx answer other than 501 and a 503 with Retry-After, a 429
-// without Retry-After, an unfollowed 3xx, a time-out or cancellation after
+// acted on it: a 5xx answer other than 501 and a 503 with Retry-After, a 503
+// without Retry-After, a 2xx answer the client could not understand, an
+// unfollowed 3xx, a time-out or cancellation after
 // the request was written, or a connection dropped or an HTTP/2 stream reset
 // before the answer came. For a
 // transfer initiation this means a transfer may exist: reconcile it (through

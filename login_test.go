@@ -293,3 +293,14 @@ func mustJSON(t *testing.T, v any) string {
 	require.NoError(t, err)
 	return string(b)
 }
+
+// TestClientShowsNoKey: the key is in no form of the client itself.
+func TestClientShowsNoKey(t *testing.T) {
+	c, err := travelrule.NewClient("https://trp.example.com/v1", travelrule.WithAPIKey(liveKey))
+	require.NoError(t, err)
+	var js bytes.Buffer
+	slog.New(slog.NewJSONHandler(&js, nil)).Info("client", "c", c, "v", *c)
+	for _, shown := range []string{fmt.Sprintf("%v %+v %#v", c, c, c), fmt.Sprintf("%v %+v %#v", *c, *c, *c), js.String()} {
+		assert.NotContains(t, shown, liveKey)
+	}
+}

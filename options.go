@@ -69,7 +69,8 @@ func (o *options) fail(err error) {
 // error, or a token with an empty AccessToken fails the calls waiting for
 // it; the next call asks it again.
 //
-// After a 401 answer the client asks the source for a new token and sends
+// After a 401 answer, or a 403 (the live service's answer to an expired
+// token), the client asks the source for a new token and sends
 // the request once more: a source that caches tokens itself (such as
 // oauth2.ReuseTokenSource) should be given without its cache where possible,
 // since the request is sent again with whatever token the source returns.
@@ -194,7 +195,7 @@ func WithLogger(l *slog.Logger) Option {
 // WithIdempotency makes the client send an Idempotency-Key header with each
 // logical call, the same on every attempt, and, because the service can then
 // recognise a repeat, retry InitiateTransfer also after failures where the
-// service may have acted (5xx but 501, 429 and 503 without Retry-After,
+// service may have acted (5xx but 501, 503 without Retry-After,
 // time-outs, dropped connections and HTTP/2 stream resets).
 // Use it only with a service that honours the header: the interface
 // description does not document one. The key is random, unless the context
@@ -222,7 +223,7 @@ func WithMaxResponseBytes(n int64) Option {
 }
 
 // StaticToken returns a token source that always yields token, for services
-// that issue long-lived bearer JWTs. A 401 answer cannot be cured by a
+// that issue long-lived bearer JWTs. A 401 or 403 answer cannot be cured by a
 // refresh and is returned at once.
 func StaticToken(token string) oauth2.TokenSource {
 	return staticTokenSource(token)

@@ -219,9 +219,16 @@ type initiateAnswer struct {
 // POST {base}/transfers/initiate. Invalid input returns a [*ValidationError]
 // and nothing is sent.
 //
+// The answer may be the excerpt's {"status":"succes"} or the live service's
+// {"status":true,"data":{"transferId":"…"}}; the transferId is read at the
+// top level or inside data. A 2xx answer whose status is false is the
+// service refusing: an [*APIError] with its codes, never success and never
+// [ErrOutcomeUnknown].
+//
 // Initiation is not idempotent: it is retried only where the service cannot
-// have acted (429 and 503 answers that carry Retry-After, a 401 that a fresh
-// token may cure, and connection failures before anything was written); no
+// have acted (a 429, the live service's rate limit, after its Retry-After
+// or the backoff; a 503 that carries Retry-After; a 401 or 403 that a fresh
+// token may cure; and connection failures before anything was written); no
 // transport below the client sends it again on its own. A failure after the
 // service may have acted is an [*OutcomeUnknownError]; see
 // [WithIdempotency] for a service that honours Idempotency-Key.
