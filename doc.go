@@ -8,12 +8,12 @@
 //
 // The service's own end-to-end guide has five stages, each a call here:
 //
-//	1. token          WithAPIKey             POST /auth/token (x-api-key) → a JWT, cached
-//	2. travel address GenerateTravelAddress  POST /travel-address/generate → "ta…"
-//	3. initiation     InitiateTransfer       POST /transfers/initiate → {"status":true,"data":{"transferId"}}
-//	4. inquiry        callback.Handler       ◀── the beneficiary VASP's inquiry
-//	   and resolution ResolveInquiry         POST /transfers/inquiryResolution?q=<id>
-//	5. txId           SubmitTxID             POST /transfers/txId?q=<id> after the broadcast
+//  1. token          WithAPIKey             POST /auth/token (x-api-key) → a JWT, cached
+//  2. travel address GenerateTravelAddress  POST /travel-address/generate → "ta…"
+//  3. initiation     InitiateTransfer       POST /transfers/initiate → {"status":true,"data":{"transferId"}}
+//  4. inquiry        callback.Handler       ◀── the beneficiary VASP's inquiry
+//     and resolution ResolveInquiry         POST /transfers/inquiryResolution?q=<id>
+//  5. txId           SubmitTxID             POST /transfers/txId?q=<id> after the broadcast
 //
 // Besides: [Client.LookupTravelAddress] (POST /travel-address/decode: the
 // beneficiary an address of the service's stands for) and
