@@ -3,6 +3,7 @@ package travelruletest
 import (
 	"bufio"
 	"bytes"
+	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
@@ -34,28 +35,31 @@ const maxVerified = 4096
 
 // tokens mints the server's tokens and verifies bearer tokens.
 type tokens struct {
-	key      []byte           // the HS256 key, random per server; fixed at start
-	parser   *jwt.Parser      // fixed at start
-	now      func() time.Time // the clock tokens are minted and verified by
-	lifetime time.Duration    // of the tokens minted
-	subject  string           // the sub claim: the client id
+	key      ed25519.PrivateKey // signs, EdDSA; random per server, fixed at start
+	parser   *jwt.Parser        // fixed at start
+	now      func() time.Time   // the clock tokens are minted and verified by
+	lifetime time.Duration      // of the tokens minted
+	subject  string             // the sub claim: the client id
 
 	mu       sync.Mutex           // guards verified
 	verified map[string]time.Time // tokens that verified, and their expiry
 }
 
 func newTokens(cfg *config) *tokens {
+	_, key, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		panic("travelruletest: making the token key: " + err.Error())
+	}
 	tk := &tokens{
-		key:      make([]byte, 32),
+		key:      key,
 		now:      cfg.clock(),
 		lifetime: cfg.tokenLifetime,
 		subject:  cfg.clientID,
 		verified: make(map[string]time.Time),
 	}
-	_, _ = rand.Read(tk.key)
 	tk.parser = jwt.NewParser(
 		jwt.WithTimeFunc(tk.now),
-		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
+		jwt.WithValidMethods([]string{jwt.SigningMethodEdDSA.Alg()}),
 		jwt.WithIssuer(issuer),
 		jwt.WithAudience(audience),
 		jwt.WithExpirationRequired(),
@@ -88,24 +92,27 @@ func (tk *tokens) Token() (*oauth2.Token, error) {
 }
 
 // ExpiredToken returns a token that is valid in every way except that it
-// expired an hour ago.
+// expired an hour ago: the operations answer it 403 FORBIDDEN, as the live
+// service answers an expired token.
 func (s *Server) ExpiredToken() string {
 	now := s.tokens.now()
 	return s.tokens.mint(s.tokens.key, now.Add(-2*time.Hour), now.Add(-time.Hour))
 }
 
-// ForgedToken returns a token with valid claims signed with a key other
-// than the server's.
+// ForgedToken returns a token with valid claims signed (EdDSA) with a key
+// other than the server's: the operations answer it 401 UNAUTHORIZED.
 func (s *Server) ForgedToken() string {
-	key := make([]byte, 32)
-	_, _ = rand.Read(key)
+	_, key, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		panic("travelruletest: ForgedToken: " + err.Error())
+	}
 	now := s.tokens.now()
 	return s.tokens.mint(key, now, now.Add(s.tokens.lifetime))
 }
 
 // mint makes a token with the server's claims, issued at iat and expiring
 // at exp, signed with key.
-func (tk *tokens) mint(key []byte, iat, exp time.Time) string {
+func (tk *tokens) mint(key ed25519.PrivateKey, iat, exp time.Time) string {
 	var jti [12]byte
 	_, _ = rand.Read(jti[:])
 	return sign(key, jwt.RegisteredClaims{
@@ -118,9 +125,9 @@ func (tk *tokens) mint(key []byte, iat, exp time.Time) string {
 	})
 }
 
-// sign signs claims with key (HS256).
-func sign(key []byte, claims jwt.Claims) string {
-	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(key)
+// sign signs claims with key (EdDSA, as the live service's tokens are).
+func sign(key ed25519.PrivateKey, claims jwt.Claims) string {
+	tok, err := jwt.NewWithClaims(jwt.SigningMethodEdDSA, claims).SignedString(key)
 	if err != nil {
 		panic("travelruletest: signing a token: " + err.Error())
 	}
@@ -128,44 +135,52 @@ func sign(key []byte, claims jwt.Claims) string {
 }
 
 // authenticate checks the request's bearer token; it returns nil if the
-// token is valid, else the 401 answer.
+// token is valid, else the answer: 401 UNAUTHORIZED for a missing,
+// malformed or forged token, 403 FORBIDDEN for an expired one (as the live
+// service answers it). Both carry WWW-Authenticate.
 func (s *Server) authenticate(r *http.Request) *answer {
 	h := r.Header.Get("Authorization")
 	if h == "" {
-		a := errorAnswer(http.StatusUnauthorized, "unauthorized", "missing bearer token", nil)
+		a := errorAnswer(http.StatusUnauthorized, codeUnauthorized, "missing bearer token")
 		a.header = append(a.header, "WWW-Authenticate", `Bearer realm="travelruletest"`)
 		return a
 	}
 	scheme, tok, _ := strings.Cut(h, " ")
-	reason := ""
+	reason, expired := "", false
 	if !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
 		reason = "authorization is not a bearer token"
 	} else {
-		reason = s.tokens.verify(strings.TrimSpace(tok))
+		reason, expired = s.tokens.verify(strings.TrimSpace(tok))
 	}
 	if reason == "" {
 		return nil
 	}
-	a := errorAnswer(http.StatusUnauthorized, "unauthorized", reason, nil)
+	status, code := http.StatusUnauthorized, codeUnauthorized
+	if expired {
+		status, code = http.StatusForbidden, codeForbidden
+	}
+	a := errorAnswer(status, code, reason)
 	a.header = append(a.header, "WWW-Authenticate",
 		`Bearer realm="travelruletest", error="invalid_token", error_description="`+reason+`"`)
 	return a
 }
 
-// verify checks a bearer token and returns what is wrong with it, or "".
-// A token that verified is remembered until it expires, so that a client
-// reusing its token costs a map look-up rather than a JWT verification.
-func (tk *tokens) verify(tok string) string {
+// verify checks a bearer token and returns what is wrong with it, or "",
+// and whether what is wrong is only that it expired. A token that verified
+// is remembered until it expires, so that a client reusing its token costs
+// a map look-up rather than a JWT verification.
+func (tk *tokens) verify(tok string) (reason string, expired bool) {
 	now := tk.now()
 	tk.mu.Lock()
 	exp, ok := tk.verified[tok]
 	tk.mu.Unlock()
 	if ok && now.Before(exp) {
-		return ""
+		return "", false
 	}
 	var claims jwt.RegisteredClaims
 	if _, err := tk.parser.ParseWithClaims(tok, &claims, tk.keyFunc); err != nil {
-		return tokenFault(err)
+		reason := tokenFault(err)
+		return reason, reason == tokenExpired
 	}
 	tk.mu.Lock()
 	if len(tk.verified) >= maxVerified {
@@ -173,21 +188,21 @@ func (tk *tokens) verify(tok string) string {
 	}
 	tk.verified[tok] = claims.ExpiresAt.Time
 	tk.mu.Unlock()
-	return ""
+	return "", false
 }
 
-func (tk *tokens) keyFunc(*jwt.Token) (any, error) { return tk.key, nil }
+func (tk *tokens) keyFunc(*jwt.Token) (any, error) { return tk.key.Public(), nil }
 
 // tokenFault names what is wrong with a token, in words that never repeat
-// it.
+// it. A token that expired and has another fault is named by the other, so
+// that "token expired" (answered 403) means a token that is good but for
+// its age.
 func tokenFault(err error) string {
 	switch {
 	case errors.Is(err, jwt.ErrTokenMalformed):
 		return "token malformed"
 	case errors.Is(err, jwt.ErrTokenSignatureInvalid), errors.Is(err, jwt.ErrTokenUnverifiable):
 		return "token signature invalid"
-	case errors.Is(err, jwt.ErrTokenExpired):
-		return "token expired"
 	case errors.Is(err, jwt.ErrTokenRequiredClaimMissing):
 		return "token lacks a required claim"
 	case errors.Is(err, jwt.ErrTokenInvalidIssuer):
@@ -196,9 +211,14 @@ func tokenFault(err error) string {
 		return "token audience not accepted"
 	case errors.Is(err, jwt.ErrTokenNotValidYet), errors.Is(err, jwt.ErrTokenUsedBeforeIssued):
 		return "token not valid yet"
+	case errors.Is(err, jwt.ErrTokenExpired):
+		return tokenExpired
 	}
 	return "token invalid"
 }
+
+// tokenExpired is the fault of a token good but for its age.
+const tokenExpired = "token expired"
 
 // serveToken is the OAuth2 token endpoint: the client-credentials grant
 // (RFC 6749 section 4.4), with the client authenticated by HTTP Basic or by

@@ -41,24 +41,34 @@ func TestUnauthorized(t *testing.T) {
 	hs512, err := jwt.NewWithClaims(jwt.SigningMethodHS512, claims(travelruletest.Issuer, travelruletest.Audience, later)).
 		SignedString([]byte("some other key of enough length!"))
 	require.NoError(t, err)
+	// Algorithm confusion: HS256 keyed with the server's public key.
+	confused, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims(travelruletest.Issuer, travelruletest.Audience, later)).
+		SignedString([]byte(travelruletest.PublicKey(srv)))
+	require.NoError(t, err)
+	past := now.Add(-time.Hour)
 
 	tests := []struct {
 		name          string
 		authorization string
+		status        int
 		reason        string // "" means no error code in WWW-Authenticate
 	}{
-		{"missing", "", ""},
-		{"basic scheme", "Basic c2FuZGJveDpzZWNyZXQ=", "authorization is not a bearer token"},
-		{"empty bearer", "Bearer ", "authorization is not a bearer token"},
-		{"malformed", "Bearer not.a.jwt", "token malformed"},
-		{"expired", "Bearer " + srv.ExpiredToken(), "token expired"},
-		{"forged", "Bearer " + srv.ForgedToken(), "token signature invalid"},
-		{"alg none", "Bearer " + none, "token signature invalid"},
-		{"other algorithm", "Bearer " + hs512, "token signature invalid"},
-		{"wrong issuer", "Bearer " + travelruletest.SignToken(srv, claims("someone-else", travelruletest.Audience, later)), "token issuer not accepted"},
-		{"wrong audience", "Bearer " + travelruletest.SignToken(srv, claims(travelruletest.Issuer, "other-api", later)), "token audience not accepted"},
-		{"no audience", "Bearer " + travelruletest.SignToken(srv, claims(travelruletest.Issuer, "", later)), "token lacks a required claim"},
-		{"no expiry", "Bearer " + travelruletest.SignToken(srv, claims(travelruletest.Issuer, travelruletest.Audience, time.Time{})), "token lacks a required claim"},
+		{"missing", "", http.StatusUnauthorized, ""},
+		{"basic scheme", "Basic c2FuZGJveDpzZWNyZXQ=", http.StatusUnauthorized, "authorization is not a bearer token"},
+		{"an API key", "ApiKey " + travelruletest.DefaultAPIKey, http.StatusUnauthorized, "authorization is not a bearer token"},
+		{"empty bearer", "Bearer ", http.StatusUnauthorized, "authorization is not a bearer token"},
+		{"malformed", "Bearer not.a.jwt", http.StatusUnauthorized, "token malformed"},
+		{"expired", "Bearer " + srv.ExpiredToken(), http.StatusForbidden, "token expired"},
+		{"forged", "Bearer " + srv.ForgedToken(), http.StatusUnauthorized, "token signature invalid"},
+		{"forged and expired", "Bearer " + travelruletest.SignForeignToken(claims(travelruletest.Issuer, travelruletest.Audience, past)), http.StatusUnauthorized, "token signature invalid"},
+		{"alg none", "Bearer " + none, http.StatusUnauthorized, "token signature invalid"},
+		{"other algorithm", "Bearer " + hs512, http.StatusUnauthorized, "token signature invalid"},
+		{"HS256 under the public key", "Bearer " + confused, http.StatusUnauthorized, "token signature invalid"},
+		{"wrong issuer", "Bearer " + travelruletest.SignToken(srv, claims("someone-else", travelruletest.Audience, later)), http.StatusUnauthorized, "token issuer not accepted"},
+		{"wrong issuer and expired", "Bearer " + travelruletest.SignToken(srv, claims("someone-else", travelruletest.Audience, past)), http.StatusUnauthorized, "token issuer not accepted"},
+		{"wrong audience", "Bearer " + travelruletest.SignToken(srv, claims(travelruletest.Issuer, "other-api", later)), http.StatusUnauthorized, "token audience not accepted"},
+		{"no audience", "Bearer " + travelruletest.SignToken(srv, claims(travelruletest.Issuer, "", later)), http.StatusUnauthorized, "token lacks a required claim"},
+		{"no expiry", "Bearer " + travelruletest.SignToken(srv, claims(travelruletest.Issuer, travelruletest.Audience, time.Time{})), http.StatusUnauthorized, "token lacks a required claim"},
 	}
 	for _, path := range []string{"/transfers/initiate", "/transfers/inquiryResolution?q=x"} {
 		for _, tc := range tests {
@@ -68,7 +78,7 @@ func TestUnauthorized(t *testing.T) {
 					hdr = []string{"Authorization", tc.authorization}
 				}
 				a := post(t, srv.URL+path, "", validRequest("http://127.0.0.1/cb"), hdr...)
-				require.Equal(t, http.StatusUnauthorized, a.Status)
+				require.Equal(t, tc.status, a.Status)
 				www := a.Header.Get("WWW-Authenticate")
 				if tc.reason == "" {
 					assert.Equal(t, `Bearer realm="travelruletest"`, www)
@@ -77,7 +87,11 @@ func TestUnauthorized(t *testing.T) {
 					assert.Contains(t, www, tc.reason)
 				}
 				code, msg, _ := a.errorBody(t)
-				assert.Equal(t, "unauthorized", code)
+				if tc.status == http.StatusForbidden {
+					assert.Equal(t, "FORBIDDEN", code, "an expired token, as the live service answers it")
+				} else {
+					assert.Equal(t, "UNAUTHORIZED", code)
+				}
 				assert.NotEmpty(t, msg)
 			})
 		}
@@ -91,12 +105,19 @@ func TestUnauthorized(t *testing.T) {
 
 func TestUnauthorizedThroughClient(t *testing.T) {
 	srv := newServer(t)
-	for name, tok := range map[string]string{"expired": srv.ExpiredToken(), "forged": srv.ForgedToken()} {
-		t.Run(name, func(t *testing.T) {
-			c, err := travelrule.NewClient(srv.URL, travelrule.WithTokenSource(travelrule.StaticToken(tok)))
+	for _, tt := range []struct {
+		name string
+		tok  string
+		want error
+	}{
+		{"expired", srv.ExpiredToken(), travelrule.ErrForbidden},
+		{"forged", srv.ForgedToken(), travelrule.ErrUnauthorized},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := travelrule.NewClient(srv.URL, travelrule.WithTokenSource(travelrule.StaticToken(tt.tok)))
 			require.NoError(t, err)
 			_, err = c.InitiateTransfer(context.Background(), validRequest("http://127.0.0.1:1/cb"))
-			require.ErrorIs(t, err, travelrule.ErrUnauthorized)
+			require.ErrorIs(t, err, tt.want)
 		})
 	}
 }
@@ -141,7 +162,7 @@ func TestClientCredentials(t *testing.T) {
 			require.NoError(t, err)
 			res, err := c.InitiateTransfer(context.Background(), validRequest("http://127.0.0.1:1/cb"))
 			require.NoError(t, err)
-			assert.Equal(t, "succes", res.Status)
+			assert.Equal(t, "true", res.Status)
 
 			tok, err := cfg.Token(context.Background())
 			require.NoError(t, err)
@@ -210,8 +231,8 @@ func TestVerifiedTokenStillExpires(t *testing.T) {
 	}{
 		{now(), http.StatusOK},                 // verified, then remembered
 		{exp.Add(-time.Second), http.StatusOK}, // remembered
-		{exp, http.StatusUnauthorized},         // expired, though remembered
-		{exp.Add(time.Hour), http.StatusUnauthorized},
+		{exp, http.StatusForbidden},            // expired, though remembered
+		{exp.Add(time.Hour), http.StatusForbidden},
 	} {
 		clock.Store(tt.at.UnixNano())
 		a := post(t, srv.URL+"/transfers/initiate", tok, validRequest("http://127.0.0.1:1/cb"))

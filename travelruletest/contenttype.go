@@ -19,8 +19,8 @@ func requireJSON(r *http.Request) *answer {
 	if isJSON(r.Header.Get("Content-Type")) {
 		return nil
 	}
-	a := errorAnswer(http.StatusUnsupportedMediaType, "unsupported_media_type",
-		"send the body as JSON with Content-Type: application/json", nil)
+	a := errorAnswer(http.StatusUnsupportedMediaType, codeUnsupportedMediaType,
+		"send the body as JSON with Content-Type: application/json")
 	a.header = append(a.header, "Accept-Post", jsonMediaType)
 	return a
 }

@@ -54,7 +54,7 @@ func TestUnsupportedMediaType(t *testing.T) {
 				a := post(t, srv.URL+ep.path, tok, ep.body, "Content-Type", ct.contentType)
 				require.Equal(t, http.StatusUnsupportedMediaType, a.Status, "body %s", a.Body)
 				code, msg, fields := a.errorBody(t)
-				assert.Equal(t, "unsupported_media_type", code)
+				assert.Equal(t, "UNSUPPORTED_MEDIA_TYPE", code)
 				assert.Contains(t, msg, "Content-Type: application/json", "the message says what to send")
 				assert.Empty(t, fields)
 				assert.Equal(t, "application/json", a.Header.Get("Accept-Post"))

@@ -40,7 +40,7 @@ func (s *Server) serveControl(r *http.Request, st stream, rest string) *answer {
 	if id, ok := strings.CutPrefix(rest, transfersPath); ok && id != "" && !strings.Contains(id, "/") {
 		return s.serveTransferState(r, id)
 	}
-	return errorAnswer(http.StatusNotFound, "not_found", "no such endpoint", nil)
+	return errorAnswer(http.StatusNotFound, codeNotFound, "no such endpoint")
 }
 
 // serveStartInquiry is POST {base}/sandbox/inquiries: the checks of the
@@ -60,22 +60,22 @@ func (s *Server) serveStartInquiry(r *http.Request) *answer {
 	}
 	switch {
 	case s.ctx.Err() != nil:
-		return errorAnswer(http.StatusServiceUnavailable, "unavailable", "server closing", nil)
+		return errorAnswer(http.StatusServiceUnavailable, codeServiceUnavailable, "server closing")
 	case s.records.tooManyHeld():
-		return errorAnswer(http.StatusServiceUnavailable, "unavailable",
-			"too many open inquiries beyond the record limit: resolve some first", nil)
+		return errorAnswer(http.StatusServiceUnavailable, codeServiceUnavailable,
+			"too many open inquiries beyond the record limit: resolve some first")
 	}
 	select {
 	case s.inquirySlots <- struct{}{}:
 	default:
-		a := errorAnswer(http.StatusServiceUnavailable, "unavailable",
-			"too many inquiries being delivered at once ("+strconv.Itoa(cap(s.inquirySlots))+"): try again in a moment", nil)
+		a := errorAnswer(http.StatusServiceUnavailable, codeServiceUnavailable,
+			"too many inquiries being delivered at once ("+strconv.Itoa(cap(s.inquirySlots))+"): try again in a moment")
 		a.header = []string{"Retry-After", "1"}
 		return a
 	}
 	id, _, err := s.beginInquiry(s.ctx, req.Callback, &req, func() { <-s.inquirySlots })
 	if err != nil {
-		return errorAnswer(http.StatusInternalServerError, "internal", "inquiry could not be encoded", nil)
+		return errorAnswer(http.StatusInternalServerError, codeInternal, "inquiry could not be encoded")
 	}
 	out, _ := json.Marshal(struct {
 		TransferID string `json:"transferId"`
@@ -208,16 +208,14 @@ type attemptState struct {
 // serveTransferState is GET {base}/sandbox/transfers/{id}.
 func (s *Server) serveTransferState(r *http.Request, id string) *answer {
 	if r.Method != http.MethodGet {
-		a := errorAnswer(http.StatusMethodNotAllowed, "method_not_allowed", "use GET", nil)
-		a.header = []string{"Allow", http.MethodGet}
-		return a
+		return methodNotAllowed(http.MethodGet)
 	}
 	if a := s.authenticate(r); a != nil {
 		return a
 	}
 	t, finished, sending, ok := s.records.callbacksOf(id)
 	if !ok {
-		return errorAnswer(http.StatusNotFound, "not_found", "no transfer with this id (never made, or no longer kept)", nil)
+		return errorAnswer(http.StatusNotFound, codeTransferNotFound, "no transfer with this id (never made, or no longer kept)")
 	}
 	out := transferState{
 		TransferID: t.ID, State: t.State, Inquiry: t.Inquiry,

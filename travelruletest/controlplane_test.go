@@ -105,21 +105,21 @@ func TestControlPlaneRefusals(t *testing.T) {
 		status                   int
 		code, allow              string
 	}{
-		{"POST without token", http.MethodPost, inquiries, "", http.StatusUnauthorized, "unauthorized", ""},
-		{"POST with an expired token", http.MethodPost, inquiries, srv.ExpiredToken(), http.StatusUnauthorized, "unauthorized", ""},
-		{"POST with a forged token", http.MethodPost, inquiries, srv.ForgedToken(), http.StatusUnauthorized, "unauthorized", ""},
-		{"GET without token", http.MethodGet, transfer, "", http.StatusUnauthorized, "unauthorized", ""},
-		{"GET with an expired token", http.MethodGet, transfer, srv.ExpiredToken(), http.StatusUnauthorized, "unauthorized", ""},
-		{"GET inquiries", http.MethodGet, inquiries, tok, http.StatusMethodNotAllowed, "method_not_allowed", http.MethodPost},
-		{"PUT inquiries", http.MethodPut, inquiries, tok, http.StatusMethodNotAllowed, "method_not_allowed", http.MethodPost},
-		{"POST a transfer", http.MethodPost, transfer, tok, http.StatusMethodNotAllowed, "method_not_allowed", http.MethodGet},
-		{"DELETE a transfer", http.MethodDelete, transfer, tok, http.StatusMethodNotAllowed, "method_not_allowed", http.MethodGet},
-		{"GET an unknown transfer", http.MethodGet, srv.URL + "/sandbox/transfers/0b6f4a5e-8a3c-4d2b-9f1e-2c3d4e5f6a7b", tok, http.StatusNotFound, "not_found", ""},
-		{"GET transfers", http.MethodGet, srv.URL + "/sandbox/transfers/", tok, http.StatusNotFound, "not_found", ""},
-		{"GET below a transfer", http.MethodGet, transfer + "/callbacks", tok, http.StatusNotFound, "not_found", ""},
-		{"GET sandbox", http.MethodGet, srv.URL + "/sandbox/", tok, http.StatusNotFound, "not_found", ""},
-		{"POST an unknown control path", http.MethodPost, srv.URL + "/sandbox/reset", tok, http.StatusNotFound, "not_found", ""},
-		{"POST inquiries without the prefix", http.MethodPost, origin + "/sandbox/inquiries", tok, http.StatusNotFound, "not_found", ""},
+		{"POST without token", http.MethodPost, inquiries, "", http.StatusUnauthorized, "UNAUTHORIZED", ""},
+		{"POST with an expired token", http.MethodPost, inquiries, srv.ExpiredToken(), http.StatusForbidden, "FORBIDDEN", ""},
+		{"POST with a forged token", http.MethodPost, inquiries, srv.ForgedToken(), http.StatusUnauthorized, "UNAUTHORIZED", ""},
+		{"GET without token", http.MethodGet, transfer, "", http.StatusUnauthorized, "UNAUTHORIZED", ""},
+		{"GET with an expired token", http.MethodGet, transfer, srv.ExpiredToken(), http.StatusForbidden, "FORBIDDEN", ""},
+		{"GET inquiries", http.MethodGet, inquiries, tok, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", http.MethodPost},
+		{"PUT inquiries", http.MethodPut, inquiries, tok, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", http.MethodPost},
+		{"POST a transfer", http.MethodPost, transfer, tok, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", http.MethodGet},
+		{"DELETE a transfer", http.MethodDelete, transfer, tok, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", http.MethodGet},
+		{"GET an unknown transfer", http.MethodGet, srv.URL + "/sandbox/transfers/0b6f4a5e-8a3c-4d2b-9f1e-2c3d4e5f6a7b", tok, http.StatusNotFound, "TRANSFER_NOT_FOUND", ""},
+		{"GET transfers", http.MethodGet, srv.URL + "/sandbox/transfers/", tok, http.StatusNotFound, "NOT_FOUND", ""},
+		{"GET below a transfer", http.MethodGet, transfer + "/callbacks", tok, http.StatusNotFound, "NOT_FOUND", ""},
+		{"GET sandbox", http.MethodGet, srv.URL + "/sandbox/", tok, http.StatusNotFound, "NOT_FOUND", ""},
+		{"POST an unknown control path", http.MethodPost, srv.URL + "/sandbox/reset", tok, http.StatusNotFound, "NOT_FOUND", ""},
+		{"POST inquiries without the prefix", http.MethodPost, origin + "/sandbox/inquiries", tok, http.StatusNotFound, "NOT_FOUND", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -140,7 +140,7 @@ func TestControlPlaneRefusals(t *testing.T) {
 			assert.Equal(t, tt.code, code)
 			assert.NotEmpty(t, msg)
 			assert.Equal(t, tt.allow, a.Header.Get("Allow"))
-			if tt.status == http.StatusUnauthorized {
+			if tt.status == http.StatusUnauthorized || tt.status == http.StatusForbidden {
 				assert.Contains(t, a.Header.Get("WWW-Authenticate"), "Bearer")
 			}
 		})
@@ -200,7 +200,7 @@ func TestStartInquiryOverHTTPBadBody(t *testing.T) {
 			a := post(t, srv.URL+"/sandbox/inquiries", tok, body)
 			require.Equal(t, http.StatusBadRequest, a.Status, "body %s", a.Body)
 			code, _, fields := a.errorBody(t)
-			assert.Equal(t, "bad_request", code)
+			assert.Equal(t, "INVALID_REQUEST", code)
 			assert.Empty(t, fields)
 		})
 	}
@@ -234,7 +234,7 @@ func TestStartInquiryOverHTTP(t *testing.T) {
 		return http.StatusNoContent
 	})
 	srv := newServer(t, travelruletest.WithCallbackSecret(secret), travelruletest.WithPathPrefix("/api/v3"))
-	beneficiary := map[string]any{"personType": "legal", "firstName": "Acme", "lastName": "Ltd", "dateOfBirth": "2001-01-01"}
+	beneficiary := map[string]any{"personType": "legal", "legalName": "Acme Ltd", "email": "ops@acme.example"}
 	id := startInquiry(t, srv, map[string]any{
 		"callback": rc.URL + "/inbound?ref=r1", "asset": "ETH", "txId": "0xdef456", "beneficiary": beneficiary, "unknown": 1,
 	})
@@ -254,7 +254,7 @@ func TestStartInquiryOverHTTP(t *testing.T) {
 		Originator: travelrule.Party{
 			PersonType: "natural", FirstName: "Grace", LastName: "Hopper", DateOfBirth: "1906-12-09", Country: "US",
 		},
-		Beneficiary: travelrule.Party{PersonType: "legal", FirstName: "Acme", LastName: "Ltd", DateOfBirth: "2001-01-01"},
+		Beneficiary: travelrule.Party{PersonType: "legal", LegalName: "Acme Ltd", Email: "ops@acme.example"},
 	}, *cb.Inquiry, "the defaults, the fields given, and the beneficiary given whole")
 	tr, ok := srv.Transfer(id)
 	require.True(t, ok)
@@ -579,10 +579,13 @@ func TestControlPlaneBoundsOpenInquiries(t *testing.T) {
 func TestControlPlaneRefusesAnUndecodableTravelAddress(t *testing.T) {
 	srv := newServer(t, travelruletest.WithoutCallbacks())
 	rc := newReceiver(t, nil)
-	a := post(t, srv.URL+"/sandbox/inquiries", token(t, srv), map[string]any{"callback": rc.URL, "travelAddress": "taNotATravelAddress0"})
+	// Base58 with a checksum that fails and no t=i: no one made it.
+	a := post(t, srv.URL+"/sandbox/inquiries", token(t, srv), map[string]any{"callback": rc.URL, "travelAddress": "taSandboxBeneficiaryVASP"})
 	a.badRequestFields(t, []string{"travelAddress"})
 	assert.Empty(t, srv.Transfers())
 	startInquiry(t, srv, map[string]any{"callback": rc.URL, "travelAddress": travelruletest.KnownTravelAddress})
+	// An opaque one (not base58) is the service's to judge.
+	startInquiry(t, srv, map[string]any{"callback": rc.URL, "travelAddress": "taNotATravelAddress0"})
 }
 
 // The state shows none of the request's values, not even a name carried in

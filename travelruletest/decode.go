@@ -55,7 +55,9 @@ type wireParty struct {
 	PersonType     jsonString `json:"personType"`
 	FirstName      jsonString `json:"firstName"`
 	LastName       jsonString `json:"lastName"`
+	LegalName      jsonString `json:"legalName"`
 	DateOfBirth    jsonString `json:"dateOfBirth"`
+	Email          jsonString `json:"email"`
 	AddressType    jsonString `json:"addressType"`
 	StreetName     jsonString `json:"streetName"`
 	BuildingNumber jsonString `json:"buildingNumber"`
@@ -66,6 +68,25 @@ type wireParty struct {
 	NationalIDType jsonString `json:"nationalIdType"`
 	AccountNumber  jsonString `json:"accountNumber"`
 	WalletAddress  jsonString `json:"walletAddress"`
+}
+
+// jsonBool decodes a JSON boolean; null leaves it unset and any other type
+// marks it bad instead of failing.
+type jsonBool struct {
+	v   bool
+	bad bool
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (v *jsonBool) UnmarshalJSON(b []byte) error {
+	switch string(b) {
+	case "true":
+		v.v = true
+	case "false", "null":
+	default:
+		v.bad = true
+	}
+	return nil
 }
 
 // jsonParty decodes a party object; null leaves it unset and any other type
@@ -131,6 +152,14 @@ func (t *typeFaults) str(dst *string, path string, s jsonString) {
 	*dst = s.v
 }
 
+func (t *typeFaults) boolean(dst *bool, path string, v jsonBool) {
+	if v.bad {
+		*t = append(*t, travelrule.FieldError{Field: path, Reason: "must be a boolean"})
+		return
+	}
+	*dst = v.v
+}
+
 func (t *typeFaults) party(dst *travelrule.Party, path string, p jsonParty) {
 	if p.bad {
 		*t = append(*t, travelrule.FieldError{Field: path, Reason: "must be an object"})
@@ -140,7 +169,9 @@ func (t *typeFaults) party(dst *travelrule.Party, path string, p jsonParty) {
 	t.str(&dst.PersonType, path+".personType", w.PersonType)
 	t.str(&dst.FirstName, path+".firstName", w.FirstName)
 	t.str(&dst.LastName, path+".lastName", w.LastName)
+	t.str(&dst.LegalName, path+".legalName", w.LegalName)
 	t.str(&dst.DateOfBirth, path+".dateOfBirth", w.DateOfBirth)
+	t.str(&dst.Email, path+".email", w.Email)
 	t.str(&dst.AddressType, path+".addressType", w.AddressType)
 	t.str(&dst.StreetName, path+".streetName", w.StreetName)
 	t.str(&dst.BuildingNumber, path+".buildingNumber", w.BuildingNumber)
@@ -221,9 +252,13 @@ func decodeTransfer(body []byte) (travelrule.TransferRequest, []travelrule.Field
 // it would answer 400 with, by JSON path and with the same reasons (a known
 // field whose value is not a JSON string, a party that is not an object,
 // every fault of [travelrule.TransferRequest.Validate], a travelAddress
-// present but empty or starting with "ta" and not decoding); or an error
+// present but empty, or starting with "ta" and in no form the service or
+// TRP makes: travelrule.InspectTravelAddress says invalid); or an error
 // that says why body is not a JSON object. Unknown fields are ignored, as
-// the sandbox ignores them. It is what `travelrule validate` runs.
+// the sandbox ignores them. It does not judge whether a travel address
+// resolves (404), and accepts an initiation with neither a travelAddress
+// nor an email, as a server without [WithTravelAddressRequired] does. It is
+// what `travelrule validate` runs.
 func CheckTransfer(body []byte) error {
 	req, faults, err := decodeTransfer(body)
 	if err != nil {

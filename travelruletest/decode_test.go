@@ -3,6 +3,7 @@ package travelruletest_test
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -45,7 +46,19 @@ func TestCheckTransferAgreesWithTheServer(t *testing.T) {
 			delete(m, "callback")
 		}), ""},
 		{"an empty travelAddress", with(func(m map[string]any) { m["travelAddress"] = "" }), ""},
-		{"a bad travel address alone", with(func(m map[string]any) { m["travelAddress"] = "ta0OIl" }), ""},
+		{"a bad travel address alone", with(func(m map[string]any) { m["travelAddress"] = "ta0OI+l" }), ""},
+		{"an opaque travel address", with(func(m map[string]any) { m["travelAddress"] = travelruletest.PlaceholderTravelAddress }), ""},
+		{"a travel address too long", with(func(m map[string]any) { m["travelAddress"] = "ta" + strings.Repeat("z", 254) }), ""},
+		{"a legal beneficiary", with(func(m map[string]any) {
+			m["beneficiary"] = map[string]any{"personType": "legal", "legalName": "Acme Ltd", "email": "ops@acme.example"}
+		}), ""},
+		{"a legal beneficiary without its name", with(func(m map[string]any) {
+			m["beneficiary"] = map[string]any{"personType": "legal", "firstName": "Acme"}
+		}), ""},
+		{"legalName and email not strings", with(func(m map[string]any) {
+			party(m, "originator")["legalName"] = 1
+			party(m, "beneficiary")["email"] = []any{}
+		}), ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			err := travelruletest.CheckTransfer(tt.body)
@@ -94,14 +107,14 @@ func TestCheckTransferReportsEveryFault(t *testing.T) {
 		"originator.buildingNumber: must be a string",
 		"originator.country: must be exactly 2 letters",
 		"callback: required",
-		"travelAddress: not a travel address: checksum does not match (mistyped?)",
+		"travelAddress: not a travel address: checksum does not match and it does not end in t=i (mistyped?)",
 	}, got)
 }
 
 // The sandbox's reason for a travel address that does not decode is the
 // client's own (ValidateStrict), word for word.
 func TestTravelAddressReasonsAreTheClients(t *testing.T) {
-	for _, ta := range []string{"taSandboxBeneficiaryVASP", "ta0OIl", "ta", travelruletest.KnownTravelAddress + "x"} {
+	for _, ta := range []string{"taSandboxBeneficiaryVASP", "ta0OI+l", "ta", travelruletest.KnownTravelAddress + "x"} {
 		req := validRequest("http://127.0.0.1:1/cb")
 		req.TravelAddress = ta
 		var client, sandbox *travelrule.ValidationError

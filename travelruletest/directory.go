@@ -13,25 +13,37 @@ import (
 // directory would, with documented test values in place of real VASPs.
 
 // KnownTravelAddress is the Travel Rule Protocol specification's own
-// example travel address, which encodes "beneficiary.com/x/12345?t=i". Like
-// every travel address that decodes and whose host is not under .invalid,
-// it resolves to the sandbox's beneficiary VASP.
+// example travel address, in the checksummed form, which encodes
+// "beneficiary.com/x/12345?t=i". Like every readable travel address whose
+// host is not under .invalid, it resolves to the sandbox's beneficiary
+// VASP.
 const KnownTravelAddress = "ta2W2HPKfHxgSgrzY178knqXHg1H3jfeQrwQ9JrKBs9wv"
 
 // UnknownTravelAddress is a well-formed travel address that resolves to no
-// VASP, for tests of that answer (404): it encodes
+// VASP, for tests of that answer (404 INVALID_TRAVEL_ADDRESS): it encodes
 // "no-such-vasp.invalid/x/1?t=i", and every travel address whose host is
 // under the reserved top-level domain .invalid (RFC 2606) is answered so.
 const UnknownTravelAddress = "ta8S6B25wVTEQ74mZS9MqdVgv9CkHE62ht5CmHNFZdFNKX"
+
+// PlaceholderTravelAddress is the travel address of the live service's
+// own curl example, a placeholder that is not even base58: a URL-safe "ta"
+// token, so the opaque form (travelrule.InspectTravelAddress), which
+// resolves to the sandbox's beneficiary VASP like every opaque address.
+const PlaceholderTravelAddress = "ta1qexamplebeneficiaryvasp1ahjk23"
 
 // verdict is how a travelAddress resolves.
 type verdict int
 
 const (
 	resolves    verdict = iota // to the sandbox's beneficiary VASP
-	noVASP                     // 404
-	undecodable                // 400, field travelAddress
+	noVASP                     // 404 INVALID_TRAVEL_ADDRESS
+	undecodable                // 400 INVALID_TRAVEL_ADDRESS, field travelAddress
 )
+
+// notATravelAddress opens the reason of an undecodable travelAddress, as
+// the client's ValidateStrict words it; the fault's entry has the code
+// INVALID_TRAVEL_ADDRESS (envelope.go).
+const notATravelAddress = "not a travel address: "
 
 // directory holds the travel addresses registered by WithTravelAddresses
 // (true: resolves) and WithUnknownTravelAddresses (false: no VASP). It is
@@ -49,15 +61,20 @@ func (d directory) lookup(ta string) (verdict, string) {
 	}
 	if ta == "" || !strings.HasPrefix(ta, "ta") {
 		// No travel address, or another kind of identifier: the sandbox
-		// judges only the TRP form.
+		// judges only the "ta" forms.
 		return resolves, ""
 	}
-	uri, err := travelrule.DecodeTravelAddress(ta)
-	if err != nil {
-		return undecodable, "not a travel address: " + strings.TrimPrefix(err.Error(), travelrule.ErrInvalidTravelAddress.Error()+": ")
+	form, uri := travelrule.InspectTravelAddress(ta)
+	switch form {
+	case travelrule.TravelAddressInvalid:
+		_, err := travelrule.DecodeTravelAddress(ta)
+		return undecodable, notATravelAddress + strings.TrimPrefix(err.Error(), travelrule.ErrInvalidTravelAddress.Error()+": ")
+	case travelrule.TravelAddressOpaque:
+		// The service's own routing token, which only it can read.
+		return resolves, ""
 	}
 	if host := travelURIHost(uri); host == "invalid" || strings.HasSuffix(host, ".invalid") {
-		return noVASP, "travel address resolves to no VASP: its host is under .invalid, which the sandbox keeps for that answer; any other travel address that decodes resolves"
+		return noVASP, "travel address resolves to no VASP: its host is under .invalid, which the sandbox keeps for that answer; any other travel address resolves"
 	}
 	return resolves, ""
 }
@@ -73,8 +90,14 @@ func travelURIHost(uri string) string {
 }
 
 // travelAddressFaults appends to faults the 400 fault of a travelAddress
-// that does not decode.
+// that no one could have made, unless faults holds one of the field already
+// (its length).
 func (d directory) travelAddressFaults(ta string, faults []travelrule.FieldError) []travelrule.FieldError {
+	for _, f := range faults {
+		if f.Field == "travelAddress" {
+			return faults
+		}
+	}
 	if v, reason := d.lookup(ta); v == undecodable {
 		return append(faults, travelrule.FieldError{Field: "travelAddress", Reason: reason})
 	}
@@ -85,7 +108,7 @@ func (d directory) travelAddressFaults(ta string, faults []travelrule.FieldError
 // resolves to no VASP, or nil.
 func (d directory) resolveAnswer(ta string) *answer {
 	if v, reason := d.lookup(ta); v == noVASP {
-		return errorAnswer(http.StatusNotFound, "not_found", reason, nil)
+		return fieldAnswer(http.StatusNotFound, codeInvalidTravelAddress, "travelAddress", reason)
 	}
 	return nil
 }

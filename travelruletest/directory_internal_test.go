@@ -1,6 +1,7 @@
 package travelruletest
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -27,7 +28,15 @@ func TestDirectoryLookup(t *testing.T) {
 		{"a port", nil, encode(t, "vasp.invalid:8443/x?t=i"), noVASP, ".invalid"},
 		{"a checksum fault", nil, KnownTravelAddress[:len(KnownTravelAddress)-1] + "w", undecodable, "checksum"},
 		{"the old made-up address", nil, "taSandboxBeneficiaryVASP", undecodable, "checksum"},
-		{"an alphabet fault", nil, "ta0000", undecodable, "alphabet"},
+		{"a character outside the URL-safe set", nil, "ta00+00", undecodable, "URL-safe"},
+		{"nothing after ta", nil, "ta", undecodable, `nothing after "ta"`},
+		{"longer than 255 characters", nil, "ta" + strings.Repeat("1", 254), undecodable, "255"},
+		{"not base58: opaque", nil, "ta0000", resolves, ""},
+		{"the docs' placeholder: opaque", nil, PlaceholderTravelAddress, resolves, ""},
+		{"the live service's unchecked example", nil, liveUnchecked, resolves, ""},
+		{"the live service's opaque example", nil, liveOpaque, resolves, ""},
+		{"unchecked under .invalid", nil, unchecked(t, "vasp.invalid/transfers/inquiry/1?t=i"), noVASP, ".invalid"},
+		{"unchecked elsewhere", nil, unchecked(t, "127.0.0.1:8080/api/transfers/inquiry/1?t=i"), resolves, ""},
 		{"no ta prefix", nil, "acct:ada@vasp.example", resolves, ""},
 		{"an LNURL", nil, "LNURL1DP68GURN8GHJ7", resolves, ""},
 		{"registered, undecodable", d, "taRegisteredElsewhere", resolves, ""},
@@ -58,7 +67,24 @@ func encode(t *testing.T, uri string) string {
 	return ta
 }
 
+// The live service's examples (live-service.md).
+const (
+	liveUnchecked = "ta4n7WArAHPkQgg3fABMpJiys8AsypD8AqdoXfKBwjH9t5QQbG2uqW9CmQCS3M4GuwxcS6QNdWFUX6nD3tc5bajpNb3svbn87xxy9rCcYNYHN"
+	liveOpaque    = "taCFLQmuE6GqfR2jRM6m8qF7b9V8PjhzGiED4KmteccXagHRPKVDbLSKe9MwF755NJuKL5Q1CJ1zmXDm2m7crZBUJ7pPfDCoKL1n"
+)
+
+func unchecked(t *testing.T, uri string) string {
+	t.Helper()
+	ta, err := travelrule.EncodeUncheckedTravelAddress(uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ta
+}
+
 func TestTestTravelAddressesAreWhatTheySay(t *testing.T) {
 	assert.Equal(t, KnownTravelAddress, encode(t, "beneficiary.com/x/12345?t=i"))
 	assert.Equal(t, UnknownTravelAddress, encode(t, "no-such-vasp.invalid/x/1?t=i"))
+	form, _ := travelrule.InspectTravelAddress(PlaceholderTravelAddress)
+	assert.Equal(t, travelrule.TravelAddressOpaque, form)
 }

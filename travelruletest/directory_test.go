@@ -35,6 +35,11 @@ func TestTravelAddressResolution(t *testing.T) {
 		{"registered as unknown", unknown, http.StatusNotFound, "registered as unknown"},
 		{"a corrupted checksum", corrupted, http.StatusBadRequest, "checksum"},
 		{"the old made-up address", "taSandboxBeneficiaryVASP", http.StatusBadRequest, "checksum"},
+		{"a character outside the URL-safe set", "ta0OI/l", http.StatusBadRequest, "URL-safe"},
+		{"the docs' placeholder (opaque)", travelruletest.PlaceholderTravelAddress, http.StatusOK, ""},
+		{"the live unchecked example", "ta4n7WArAHPkQgg3fABMpJiys8AsypD8AqdoXfKBwjH9t5QQbG2uqW9CmQCS3M4GuwxcS6QNdWFUX6nD3tc5bajpNb3svbn87xxy9rCcYNYHN", http.StatusOK, ""},
+		{"the live opaque example", "taCFLQmuE6GqfR2jRM6m8qF7b9V8PjhzGiED4KmteccXagHRPKVDbLSKe9MwF755NJuKL5Q1CJ1zmXDm2m7crZBUJ7pPfDCoKL1n", http.StatusOK, ""},
+		{"not base58 (opaque)", "ta0OIl", http.StatusOK, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			m := wire(t, validRequest("http://127.0.0.1:1/cb"))
@@ -47,15 +52,10 @@ func TestTravelAddressResolution(t *testing.T) {
 				return
 			}
 			code, msg, fields := a.errorBody(t)
-			switch tt.status {
-			case http.StatusNotFound:
-				assert.Equal(t, "not_found", code)
-				assert.Contains(t, msg, tt.reason)
-			case http.StatusBadRequest:
-				require.Len(t, fields, 1)
-				assert.Equal(t, "travelAddress", fields[0].Field)
-				assert.Contains(t, fields[0].Reason, tt.reason)
-			}
+			assert.Equal(t, "INVALID_TRAVEL_ADDRESS", code, "404 unknown and 400 malformed alike")
+			require.Len(t, fields, 1)
+			assert.Equal(t, "travelAddress", fields[0].Field)
+			assert.Contains(t, msg, tt.reason)
 			assert.NotContains(t, string(a.Body), tt.address, "the answer quotes the address")
 		})
 	}
@@ -64,16 +64,11 @@ func TestTravelAddressResolution(t *testing.T) {
 func TestTravelAddressFaultComesWithTheOthers(t *testing.T) {
 	srv := newServer(t)
 	m := wire(t, validRequest("http://127.0.0.1:1/cb"))
-	m["travelAddress"] = "ta0OIl"
+	m["travelAddress"] = "ta0OI+l"
 	delete(m, "asset")
 	a := post(t, srv.URL+"/transfers/initiate", token(t, srv), m)
-	require.Equal(t, http.StatusBadRequest, a.Status)
-	_, _, fields := a.errorBody(t)
-	var got []string
-	for _, f := range fields {
-		got = append(got, f.Field)
-	}
-	assert.ElementsMatch(t, []string{"asset", "travelAddress"}, got)
+	// asset VALIDATION_ERROR, travelAddress INVALID_TRAVEL_ADDRESS.
+	a.badRequestFields(t, []string{"asset", "travelAddress"})
 	assert.Empty(t, srv.Transfers())
 }
 
@@ -83,6 +78,8 @@ func TestUnknownTravelAddressThroughTheClient(t *testing.T) {
 	req.TravelAddress = travelruletest.UnknownTravelAddress
 	_, err := newClient(t, srv).InitiateTransfer(context.Background(), req)
 	require.ErrorIs(t, err, travelrule.ErrNotFound)
+	require.ErrorIs(t, err, travelrule.CodeInvalidTravelAddress)
+	require.ErrorIs(t, err, travelrule.ErrInvalidTravelAddress)
 	var ae *travelrule.APIError
 	require.ErrorAs(t, err, &ae)
 	assert.Contains(t, ae.Message, ".invalid")

@@ -1,6 +1,8 @@
 package travelruletest
 
 import (
+	"crypto/ed25519"
+	"crypto/rand"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -26,6 +28,19 @@ func WithClock(now func() time.Time) Option { return func(c *config) { c.now = n
 // OpenConns returns how many connections the server has open.
 func OpenConns(s *Server) int { return int(s.open.Load()) }
 
-// SignToken signs claims with the server's key (HS256), for tests of
+// SignToken signs claims with the server's key (EdDSA), for tests of
 // tokens with other claims, such as a wrong issuer or audience.
 func SignToken(s *Server, claims jwt.Claims) string { return sign(s.tokens.key, claims) }
+
+// SignForeignToken signs claims with a key of no server's.
+func SignForeignToken(claims jwt.Claims) string {
+	_, key, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		panic(err)
+	}
+	return sign(key, claims)
+}
+
+// PublicKey returns the server's public key, for tests of algorithm
+// confusion.
+func PublicKey(s *Server) ed25519.PublicKey { return s.tokens.key.Public().(ed25519.PublicKey) }

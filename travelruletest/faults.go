@@ -7,6 +7,7 @@ import (
 	mrand "math/rand/v2"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -14,27 +15,41 @@ import (
 // Operation names the service's operations, as a set of bits.
 type Operation uint8
 
-// The operations of the service.
+// The operations of the service: the endpoints that take a bearer token
+// and may be hit by injected faults ([Fault]).
 const (
 	// OpInitiate is POST /transfers/initiate.
 	OpInitiate Operation = 1 << iota
 	// OpResolve is POST /transfers/inquiryResolution.
 	OpResolve
+	// OpGenerateTravelAddress is POST /travel-address/generate.
+	OpGenerateTravelAddress
+	// OpDecodeTravelAddress is POST /travel-address/decode.
+	OpDecodeTravelAddress
+	// OpSubmitTxID is POST /transfers/txId.
+	OpSubmitTxID
 )
 
-// String returns "initiate", "resolve", "initiate|resolve" or "" for none.
+// allOps are the bits of every operation.
+const allOps = OpInitiate | OpResolve | OpGenerateTravelAddress | OpDecodeTravelAddress | OpSubmitTxID
+
+// opNames are the names of the operations, bit by bit.
+var opNames = [...]string{"initiate", "resolve", "generate-travel-address", "decode-travel-address", "submit-txid"}
+
+// String returns the names of the operations in o joined by "|", such as
+// "initiate" or "initiate|resolve", "" for none, or "Operation(n)" when o
+// has a bit that names no operation.
 func (o Operation) String() string {
-	switch o {
-	case OpInitiate:
-		return "initiate"
-	case OpResolve:
-		return "resolve"
-	case OpInitiate | OpResolve:
-		return "initiate|resolve"
-	case 0:
-		return ""
+	if o&^allOps != 0 {
+		return "Operation(" + strconv.Itoa(int(o)) + ")"
 	}
-	return "Operation(" + strconv.Itoa(int(o)) + ")"
+	var names []string
+	for i, name := range opNames {
+		if o&(1<<i) != 0 {
+			names = append(names, name)
+		}
+	}
+	return strings.Join(names, "|")
 }
 
 // FaultKind is a kind of injected fault.
@@ -128,7 +143,7 @@ type Fault struct {
 	Kind FaultKind
 	// Rate is the share of requests hit, from 0 (none) to 1 (all).
 	Rate float64
-	// Ops are the operations the fault applies to; zero means both.
+	// Ops are the operations the fault applies to; zero means all of them.
 	Ops Operation
 	// Times is how many requests the fault hits at most; zero means no
 	// limit. Rate 1 with Times 1 hits exactly the next request.
@@ -147,7 +162,7 @@ func (f Fault) check() error {
 		return errors.New("travelruletest: Fault: unknown kind")
 	case math.IsNaN(f.Rate) || f.Rate < 0 || f.Rate > 1:
 		return errors.New("travelruletest: Fault: rate must be between 0 and 1")
-	case f.Ops&^(OpInitiate|OpResolve) != 0:
+	case f.Ops&^allOps != 0:
 		return errors.New("travelruletest: Fault: unknown operation")
 	case f.Times < 0 || f.RetryAfter < 0 || f.Latency < 0:
 		return errors.New("travelruletest: Fault: negative Times, RetryAfter or Latency")
@@ -298,11 +313,11 @@ func requestID(id string) string {
 
 // retryLater is the answer of a 429 or 503 fault f, before acting.
 func retryLater(f *Fault) *answer {
-	status, code, msg := http.StatusTooManyRequests, "rate_limited", "too many requests"
+	status, code, msg := http.StatusTooManyRequests, codeRateLimited, "too many requests"
 	if f.Kind == FaultUnavailable {
-		status, code, msg = http.StatusServiceUnavailable, "unavailable", "service unavailable"
+		status, code, msg = http.StatusServiceUnavailable, codeServiceUnavailable, "service unavailable"
 	}
-	a := errorAnswer(status, code, msg, nil)
+	a := errorAnswer(status, code, msg)
 	a.header = []string{"Retry-After", retryAfterSeconds(f.RetryAfter)}
 	return a
 }
@@ -329,7 +344,7 @@ func afterActing(f *Fault, a *answer) *answer {
 		e = &answer{status: http.StatusServiceUnavailable, body: []byte(proxyResetBody),
 			header: []string{"Content-Type", "text/plain"}}
 	default:
-		e = errorAnswer(http.StatusInternalServerError, "internal", "internal error", nil)
+		e = errorAnswer(http.StatusInternalServerError, codeInternal, "internal error")
 	}
 	e.transferID, e.replayed = a.transferID, a.replayed
 	return e

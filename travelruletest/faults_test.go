@@ -25,8 +25,8 @@ func TestFaultsBeforeActing(t *testing.T) {
 		status int
 		code   string
 	}{
-		{travelruletest.FaultRateLimit, http.StatusTooManyRequests, "rate_limited"},
-		{travelruletest.FaultUnavailable, http.StatusServiceUnavailable, "unavailable"},
+		{travelruletest.FaultRateLimit, http.StatusTooManyRequests, "RATE_LIMITED"},
+		{travelruletest.FaultUnavailable, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE"},
 	} {
 		t.Run(tc.kind.String(), func(t *testing.T) {
 			srv := newServer(t, travelruletest.WithFaults(travelruletest.Fault{Kind: tc.kind, Rate: 1, Times: 1}))
@@ -307,7 +307,7 @@ func TestInvalidFaultPanics(t *testing.T) {
 		"no kind":        {Rate: 1},
 		"rate above one": {Kind: travelruletest.FaultDrop, Rate: 1.5},
 		"negative rate":  {Kind: travelruletest.FaultDrop, Rate: -0.1},
-		"unknown op":     {Kind: travelruletest.FaultDrop, Rate: 1, Ops: 8},
+		"unknown op":     {Kind: travelruletest.FaultDrop, Rate: 1, Ops: 32},
 		"kind past last": {Kind: travelruletest.FaultProxyUnavailable + 1, Rate: 1},
 		"negative times": {Kind: travelruletest.FaultDrop, Rate: 1, Times: -1},
 	} {
@@ -315,6 +315,22 @@ func TestInvalidFaultPanics(t *testing.T) {
 			assert.Panics(t, func() { srv.SetFaults(f) })
 			assert.Panics(t, func() { travelruletest.NewServer(travelruletest.WithFaults(f)).Close() })
 		})
+	}
+}
+
+func TestOperationString(t *testing.T) {
+	for op, want := range map[travelruletest.Operation]string{
+		0:                                      "",
+		travelruletest.OpInitiate:              "initiate",
+		travelruletest.OpResolve:               "resolve",
+		travelruletest.OpGenerateTravelAddress: "generate-travel-address",
+		travelruletest.OpDecodeTravelAddress:   "decode-travel-address",
+		travelruletest.OpSubmitTxID:            "submit-txid",
+		travelruletest.OpInitiate | travelruletest.OpResolve:                 "initiate|resolve",
+		travelruletest.OpGenerateTravelAddress | travelruletest.OpSubmitTxID: "generate-travel-address|submit-txid",
+		travelruletest.OpSubmitTxID | 32:                                     "Operation(48)",
+	} {
+		assert.Equal(t, want, op.String())
 	}
 }
 

@@ -227,7 +227,7 @@ func TestHTTP2FaultsOnTheWire(t *testing.T) {
 			require.Len(t, frames, 2, "HEADERS and DATA of stream %d", stream)
 			assert.Equal(t, h2Headers, frames[0].typ)
 			assert.Equal(t, h2Data, frames[1].typ)
-			assert.Contains(t, string(frames[1].data), `"status":"succes"`)
+			assert.Contains(t, string(frames[1].data), `"status":true`)
 		}
 		assert.Len(t, srv.Transfers(), 2)
 		for _, r := range srv.Requests() {

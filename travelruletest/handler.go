@@ -2,14 +2,11 @@ package travelruletest
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/vaspkit/travelrule"
 )
 
 // answer is an HTTP answer, decided before it is written.
@@ -30,7 +27,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	st := streamOf(r)
 	if !s.gate.enter() {
 		w.Header().Set("Connection", "close")
-		writeAnswer(w, errorAnswer(http.StatusServiceUnavailable, "unavailable", "server closing", nil))
+		writeAnswer(w, errorAnswer(http.StatusServiceUnavailable, codeServiceUnavailable, "server closing"))
 		return
 	}
 	defer s.gate.leave()
@@ -43,6 +40,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		Time:   time.Now(),
 	}
 	rec.Header.Del("Authorization")
+	rec.Header.Del("X-Api-Key")
 	a := s.route(r, st, &rec)
 	rec.TransferID, rec.Replayed = a.transferID, a.replayed
 	if !a.abandon && !a.drop && a.reset == 0 {
@@ -73,24 +71,49 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// route serves r by its path: an operation, the token endpoint, or the
-// control plane.
+// route serves r by its path: an operation, the login, discovery, the
+// OAuth2 token endpoint, or the control plane.
 func (s *Server) route(r *http.Request, st stream, rec *Request) *answer {
-	switch p := r.URL.Path; p {
-	case s.prefix + "/transfers/initiate":
-		rec.Op = OpInitiate
-		return s.serveOp(r, st, OpInitiate, rec)
-	case s.prefix + "/transfers/inquiryResolution":
-		rec.Op = OpResolve
-		return s.serveOp(r, st, OpResolve, rec)
-	case tokenPath:
+	p := r.URL.Path
+	if p == tokenPath {
 		return s.serveToken(r)
-	default:
-		if rest, ok := strings.CutPrefix(p, s.prefix+controlPrefix); ok {
-			return s.serveControl(r, st, rest)
-		}
-		return errorAnswer(http.StatusNotFound, "not_found", "no such endpoint", nil)
 	}
+	rest, ok := strings.CutPrefix(p, s.prefix)
+	if !ok {
+		return errorAnswer(http.StatusNotFound, codeNotFound, "no such endpoint")
+	}
+	if op := operationAt(rest); op != 0 {
+		rec.Op = op
+		return s.serveOp(r, st, op, rec)
+	}
+	switch rest {
+	case loginPath:
+		return s.serveLogin(r)
+	case discoveryPath:
+		return s.serveDiscovery(r)
+	}
+	if rest, ok := strings.CutPrefix(rest, controlPrefix); ok {
+		return s.serveControl(r, st, rest)
+	}
+	return errorAnswer(http.StatusNotFound, codeNotFound, "no such endpoint")
+}
+
+// operationAt is the operation whose path, after the path prefix, is p, or
+// zero.
+func operationAt(p string) Operation {
+	switch p {
+	case "/transfers/initiate":
+		return OpInitiate
+	case "/transfers/inquiryResolution":
+		return OpResolve
+	case "/travel-address/generate":
+		return OpGenerateTravelAddress
+	case "/travel-address/decode":
+		return OpDecodeTravelAddress
+	case "/transfers/txId":
+		return OpSubmitTxID
+	}
+	return 0
 }
 
 // frameConnKey is the context key of the *frameConn a request came on.
@@ -172,19 +195,6 @@ func writeAnswer(w http.ResponseWriter, a *answer) {
 	}
 	w.WriteHeader(a.status)
 	_, _ = w.Write(a.body)
-}
-
-// errorBody is the shape of every error answer of the operations.
-type errorBody struct {
-	Error   string                  `json:"error"`
-	Message string                  `json:"message"`
-	Fields  []travelrule.FieldError `json:"fields,omitempty"`
-}
-
-// errorAnswer is an answer with an error body.
-func errorAnswer(status int, code, msg string, fields []travelrule.FieldError) *answer {
-	body, _ := json.Marshal(errorBody{Error: code, Message: msg, Fields: fields})
-	return &answer{status: status, body: body}
 }
 
 // log writes a line at level Info, if the server has a logger.

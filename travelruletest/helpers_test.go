@@ -140,30 +140,65 @@ type rawAnswer struct {
 	Body   []byte
 }
 
-// errorBody decodes the answer as the sandbox's error body.
-func (a rawAnswer) errorBody(t *testing.T) (code, message string, fields []travelrule.FieldError) {
+// errorEntry is one entry of the live service's "errors" array, with the
+// sandbox's "field".
+type errorEntry struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Field   string `json:"field"`
+}
+
+// entries decodes the answer as the live service's error envelope,
+// {"status":false,"errors":[...]}, and checks its shape: status false, at
+// least one entry, each with a code in upper snake case and a message.
+func (a rawAnswer) entries(t *testing.T) []errorEntry {
 	t.Helper()
 	var eb struct {
-		Error   string                  `json:"error"`
-		Message string                  `json:"message"`
-		Fields  []travelrule.FieldError `json:"fields"`
+		Status *bool        `json:"status"`
+		Errors []errorEntry `json:"errors"`
 	}
 	require.NoError(t, json.Unmarshal(a.Body, &eb), "body %s", a.Body)
-	return eb.Error, eb.Message, eb.Fields
+	require.NotNil(t, eb.Status, "body %s", a.Body)
+	require.False(t, *eb.Status, "body %s", a.Body)
+	require.NotEmpty(t, eb.Errors, "body %s", a.Body)
+	for _, e := range eb.Errors {
+		assert.Regexp(t, `^[A-Z][A-Z_]*[A-Z]$`, e.Code)
+		assert.NotEmpty(t, e.Message)
+	}
+	return eb.Errors
+}
+
+// errorBody decodes the answer as the sandbox's error envelope: the code
+// and message of its first entry, and the field faults of its entries
+// (each message is "<field>: <reason>").
+func (a rawAnswer) errorBody(t *testing.T) (code, message string, fields []travelrule.FieldError) {
+	t.Helper()
+	es := a.entries(t)
+	for _, e := range es {
+		if e.Field != "" {
+			require.True(t, strings.HasPrefix(e.Message, e.Field+": "), "the message %q names its field %q", e.Message, e.Field)
+			fields = append(fields, travelrule.FieldError{Field: e.Field, Reason: strings.TrimPrefix(e.Message, e.Field+": ")})
+		}
+	}
+	return es[0].Code, es[0].Message, fields
 }
 
 // badRequestFields asserts that the answer is the sandbox's 400 naming
-// exactly the fields want, each with a reason.
+// exactly the fields want, each in an entry of its own with a reason, with
+// the code VALIDATION_ERROR (INVALID_TRAVEL_ADDRESS for a travel address
+// that is none).
 func (a rawAnswer) badRequestFields(t *testing.T, want []string) {
 	t.Helper()
 	require.Equal(t, http.StatusBadRequest, a.Status, "body %s", a.Body)
-	code, msg, fields := a.errorBody(t)
-	assert.Equal(t, "bad_request", code)
-	assert.NotEmpty(t, msg)
 	var got []string
-	for _, f := range fields {
-		got = append(got, f.Field)
-		assert.NotEmpty(t, f.Reason)
+	for _, e := range a.entries(t) {
+		got = append(got, e.Field)
+		if e.Field == "travelAddress" && strings.Contains(e.Message, "not a travel address") {
+			assert.Equal(t, "INVALID_TRAVEL_ADDRESS", e.Code)
+		} else {
+			assert.Equal(t, "VALIDATION_ERROR", e.Code)
+		}
+		assert.NotEqual(t, e.Field+": ", e.Message, "a reason")
 	}
 	assert.ElementsMatch(t, want, got)
 }

@@ -26,7 +26,7 @@ func (s *Server) idempotent(r *http.Request, op Operation, body []byte) *answer 
 		return s.run(r, op, body, "")
 	}
 	if len(key) > maxIdempotencyKey {
-		return errorAnswer(http.StatusBadRequest, "bad_request", "Idempotency-Key longer than 255 characters", nil)
+		return errorAnswer(http.StatusBadRequest, codeInvalidRequest, "Idempotency-Key longer than 255 characters")
 	}
 	h := sha256.New()
 	h.Write([]byte(r.URL.RawQuery))
@@ -60,11 +60,11 @@ func (rs *records) claim(mapKey string, fp [32]byte, now time.Time) (*idemEntry,
 		rs.evictIdempotency(now)
 		return e, nil
 	case e.fingerprint != fp:
-		return nil, errorAnswer(http.StatusUnprocessableEntity, "idempotency_key_reused",
-			"Idempotency-Key was used with a different request", nil)
+		return nil, errorAnswer(http.StatusUnprocessableEntity, codeIdempotencyKeyReused,
+			"Idempotency-Key was used with a different request")
 	case !e.done:
-		a := errorAnswer(http.StatusConflict, "idempotency_key_in_use",
-			"a request with this Idempotency-Key is being processed", nil)
+		a := errorAnswer(http.StatusConflict, codeIdempotencyKeyInUse,
+			"a request with this Idempotency-Key is being processed")
 		a.header = []string{"Retry-After", "1"}
 		return nil, a
 	}

@@ -60,7 +60,7 @@ func TestIdempotencyKeyReuse(t *testing.T) {
 	a = post(t, url, tok, changed, "Idempotency-Key", "k1")
 	require.Equal(t, http.StatusUnprocessableEntity, a.Status)
 	code, _, _ := a.errorBody(t)
-	assert.Equal(t, "idempotency_key_reused", code)
+	assert.Equal(t, "IDEMPOTENCY_KEY_REUSED", code)
 
 	// The key is per operation.
 	rc := newReceiver(t, nil)
@@ -123,7 +123,7 @@ func TestIdempotencyInProgress(t *testing.T) {
 	assert.Equal(t, http.StatusConflict, a.Status)
 	assert.Equal(t, "1", a.Header.Get("Retry-After"))
 	code, _, _ := a.errorBody(t)
-	assert.Equal(t, "idempotency_key_in_use", code)
+	assert.Equal(t, "IDEMPOTENCY_KEY_IN_USE", code)
 	releaseOnce()
 	assert.Equal(t, http.StatusOK, <-done)
 	a = post(t, url, tok, validRequest("http://127.0.0.1:1/cb"), "Idempotency-Key", "slow")

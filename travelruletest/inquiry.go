@@ -85,7 +85,7 @@ func (s *Server) beginInquiry(ctx context.Context, callbackURL string, req *trav
 	}
 	release := s.queue.hold(id)
 	now := time.Now()
-	s.records.add(&transferRec{Transfer: Transfer{ID: id, Request: *req, State: StateInquiry, Inquiry: true, Created: now, Updated: now}})
+	s.records.add(&transferRec{Transfer: Transfer{ID: id, Request: *req, State: StateInquiry, Inquiry: true, Flow: FlowOpenVASP, TxID: req.TxID, Created: now, Updated: now}})
 
 	ctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(s.ctx, cancel)

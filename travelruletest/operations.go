@@ -15,7 +15,7 @@ import (
 // answered 413.
 const maxBody = 1 << 20
 
-// serveOp serves one of the two operations: method, authentication, body,
+// serveOp serves one of the operations: method, authentication, body,
 // faults, idempotency, then the operation itself.
 func (s *Server) serveOp(r *http.Request, st stream, op Operation, rec *Request) *answer {
 	body, a := s.admit(r)
@@ -58,9 +58,7 @@ func (s *Server) serveOp(r *http.Request, st stream, op Operation, rec *Request)
 // its body; it returns the body, or the answer that refuses the request.
 func (s *Server) admit(r *http.Request) ([]byte, *answer) {
 	if r.Method != http.MethodPost {
-		a := errorAnswer(http.StatusMethodNotAllowed, "method_not_allowed", "use POST", nil)
-		a.header = []string{"Allow", http.MethodPost}
-		return nil, a
+		return nil, methodNotAllowed(http.MethodPost)
 	}
 	if a := s.authenticate(r); a != nil {
 		return nil, a
@@ -72,34 +70,28 @@ func (s *Server) admit(r *http.Request) ([]byte, *answer) {
 	if err != nil {
 		// A malformed body (a bad chunk) or a client that left mid-body;
 		// the answer reaches only the first.
-		return nil, errorAnswer(http.StatusBadRequest, "bad_request", "request body could not be read", nil)
+		return nil, errorAnswer(http.StatusBadRequest, codeInvalidRequest, "request body could not be read")
 	}
 	if len(body) > maxBody {
-		return nil, errorAnswer(http.StatusRequestEntityTooLarge, "too_large", "body larger than 1 MiB", nil)
+		return nil, errorAnswer(http.StatusRequestEntityTooLarge, codePayloadTooLarge, "body larger than 1 MiB")
 	}
 	return body, nil
 }
 
-// run acts on a request to op: an initiation with the Idempotency-Key key
-// (if any), or a resolution.
+// run acts on a request to op; key is its Idempotency-Key, if any.
 func (s *Server) run(r *http.Request, op Operation, body []byte, key string) *answer {
-	if op == OpInitiate {
+	switch op {
+	case OpInitiate:
 		return s.initiate(body, key)
+	case OpResolve:
+		return s.resolve(r.URL.Query().Get("q"), body)
+	case OpGenerateTravelAddress:
+		return s.generateTravelAddress(body)
+	case OpDecodeTravelAddress:
+		return s.decodeTravelAddress(body)
+	default:
+		return s.submitTxID(r.URL.Query().Get("q"), body)
 	}
-	return s.resolve(r.URL.Query().Get("q"), body)
-}
-
-// badRequest is the 400 answer to a body that is not a JSON object (err)
-// or has invalid fields.
-func badRequest(err error, fields []travelrule.FieldError) *answer {
-	if err != nil {
-		return errorAnswer(http.StatusBadRequest, "bad_request", err.Error(), nil)
-	}
-	msg := "1 field is invalid"
-	if len(fields) != 1 {
-		msg = strconv.Itoa(len(fields)) + " fields are invalid"
-	}
-	return errorAnswer(http.StatusBadRequest, "bad_request", msg, fields)
 }
 
 // initiate is the transfer initiation.
@@ -107,6 +99,9 @@ func (s *Server) initiate(body []byte, key string) *answer {
 	req, faults, err := decodeTransfer(body)
 	if err == nil {
 		faults = s.cfg.travelAddresses.travelAddressFaults(req.TravelAddress, faults)
+		if s.cfg.reachRequired {
+			faults = reachFaults(&req, faults)
+		}
 	}
 	if err != nil || len(faults) > 0 {
 		return badRequest(err, faults)
@@ -127,17 +122,45 @@ func (s *Server) initiate(body []byte, key string) *answer {
 	if approved {
 		evs = []*event{ev(StateReceived), ev(StateApproved), ev(StateCompleted)}
 	}
-	s.records.add(&transferRec{Transfer: Transfer{ID: id, Request: req, State: StateReceived, IdempotencyKey: key, Created: now, Updated: now},
-		callbacks: len(evs)})
-	s.queue.enqueue(id, evs...)
-
-	var out string
-	if s.cfg.transferIDInAnswer {
-		out = `{"status":"succes","transferId":"` + id + `"}`
-	} else {
-		out = `{"status":"succes"}`
+	t := Transfer{ID: id, Request: req, State: StateReceived, IdempotencyKey: key, TxID: req.TxID, Created: now, Updated: now}
+	t.Flow = flowOf(&req)
+	if t.Flow == FlowEmail {
+		// The sandbox sends no mail: its mail provider acknowledges at once.
+		t.EmailDelivered = true
+	} else if b, ok := s.beneficiaries.lookup(req.TravelAddress); ok && req.TravelAddress != "" {
+		t.BeneficiaryID = b.id
 	}
-	return &answer{status: http.StatusOK, body: []byte(out), transferID: id}
+	s.records.add(&transferRec{Transfer: t, callbacks: len(evs)})
+	s.queue.enqueue(id, evs...)
+	a := s.initiationAnswer(id)
+	a.transferID = id
+	return a
+}
+
+// reachFaults appends to faults the fault of an initiation that names no
+// way to reach the beneficiary, in the words of the client's
+// ValidateStrict (WithTravelAddressRequired).
+func reachFaults(req *travelrule.TransferRequest, faults []travelrule.FieldError) []travelrule.FieldError {
+	if req.TravelAddress != "" || req.Email != "" || req.Beneficiary.Email != "" {
+		return faults
+	}
+	return append(faults, travelrule.FieldError{Field: "travelAddress",
+		Reason: "a travelAddress, an email or a beneficiary.email is required to reach the beneficiary"})
+}
+
+// initiationAnswer is the body of a successful initiation of the transfer
+// id: the live service's envelope, or the excerpt's (WithExcerptAnswers),
+// with the id or without (WithTransferIDInAnswer).
+func (s *Server) initiationAnswer(id string) *answer {
+	switch {
+	case s.cfg.excerptAnswers && s.cfg.transferIDInAnswer:
+		return &answer{status: http.StatusOK, body: []byte(`{"status":"succes","transferId":"` + id + `"}`)}
+	case s.cfg.excerptAnswers:
+		return &answer{status: http.StatusOK, body: []byte(`{"status":"succes"}`)}
+	case s.cfg.transferIDInAnswer:
+		return &answer{status: http.StatusOK, body: []byte(`{"status":true,"data":{"transferId":"` + id + `"}}`)}
+	}
+	return &answer{status: http.StatusOK, body: []byte(`{"status":true,"data":{}}`)}
 }
 
 // resolve is the inquiry resolution.
@@ -152,7 +175,7 @@ func (s *Server) resolve(q string, body []byte) *answer {
 	}
 	res := s.records.resolve(q, decision, req.Callback != "")
 	if !res.found {
-		return errorAnswer(http.StatusNotFound, "not_found", "no inquiry with this transfer id", nil)
+		return errorAnswer(http.StatusNotFound, codeTransferNotFound, "no inquiry with this transfer id")
 	}
 	if res.changed && req.Callback != "" {
 		s.queue.enqueue(q, &event{id: newEventID(), transferID: q, status: decision, url: req.Callback, txID: res.txID})

@@ -3,6 +3,7 @@ package travelruletest_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"regexp"
 	"strings"
@@ -113,7 +114,7 @@ func TestInitiateBadBody(t *testing.T) {
 			a := post(t, srv.URL+"/transfers/initiate", tok, body)
 			require.Equal(t, http.StatusBadRequest, a.Status)
 			code, msg, fields := a.errorBody(t)
-			assert.Equal(t, "bad_request", code)
+			assert.Equal(t, "INVALID_REQUEST", code)
 			assert.Contains(t, msg, "body")
 			assert.Empty(t, fields)
 		})
@@ -141,10 +142,20 @@ func TestInitiateTolerant(t *testing.T) {
 }
 
 func TestInitiateSuccessBody(t *testing.T) {
-	for _, include := range []bool{true, false} {
-		name := map[bool]string{true: "with transferId", false: "documented body only"}[include]
-		t.Run(name, func(t *testing.T) {
-			srv := newServer(t, travelruletest.WithTransferIDInAnswer(include))
+	for _, tt := range []struct {
+		name   string
+		opts   []travelruletest.Option
+		body   string // with %s for the transfer's id
+		status string // TransferResult.Status
+		withID bool
+	}{
+		{"live, with transferId", nil, `{"status":true,"data":{"transferId":"%s"}}`, "true", true},
+		{"live, without transferId", []travelruletest.Option{travelruletest.WithTransferIDInAnswer(false)}, `{"status":true,"data":{}}`, "true", false},
+		{"excerpt, with transferId", []travelruletest.Option{travelruletest.WithExcerptAnswers()}, `{"status":"succes","transferId":"%s"}`, "succes", true},
+		{"excerpt, documented body only", []travelruletest.Option{travelruletest.WithExcerptAnswers(), travelruletest.WithTransferIDInAnswer(false)}, `{"status":"succes"}`, "succes", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newServer(t, tt.opts...)
 			a := post(t, srv.URL+"/transfers/initiate", token(t, srv), validRequest("http://127.0.0.1:1/cb"))
 			require.Equal(t, http.StatusOK, a.Status)
 			assert.Equal(t, "application/json", a.Header.Get("Content-Type"))
@@ -152,18 +163,18 @@ func TestInitiateSuccessBody(t *testing.T) {
 			ts := srv.Transfers()
 			require.Len(t, ts, 1)
 			assert.Regexp(t, uuidV4, ts[0].ID)
-			if include {
-				assert.JSONEq(t, `{"status":"succes","transferId":"`+ts[0].ID+`"}`, string(a.Body))
-			} else {
-				assert.JSONEq(t, `{"status":"succes"}`, string(a.Body))
+			want := tt.body
+			if tt.withID {
+				want = fmt.Sprintf(tt.body, ts[0].ID)
 			}
+			assert.JSONEq(t, want, string(a.Body))
 
 			// The same through the client.
 			res, err := newClient(t, srv).InitiateTransfer(context.Background(), validRequest("http://127.0.0.1:1/cb"))
 			require.NoError(t, err)
-			assert.Equal(t, "succes", res.Status)
+			assert.Equal(t, tt.status, res.Status)
 			assert.Equal(t, 1, res.Attempts)
-			if include {
+			if tt.withID {
 				assert.Regexp(t, uuidV4, res.TransferID)
 				_, ok := srv.Transfer(res.TransferID)
 				assert.True(t, ok)
@@ -179,13 +190,15 @@ func TestPathPrefix(t *testing.T) {
 	require.True(t, strings.HasSuffix(srv.URL, "/api/v3"), srv.URL)
 	res, err := newClient(t, srv).InitiateTransfer(context.Background(), validRequest("http://127.0.0.1:1/cb"))
 	require.NoError(t, err)
-	assert.Equal(t, "succes", res.Status)
+	assert.Equal(t, "true", res.Status)
 
 	origin := strings.TrimSuffix(srv.URL, "/api/v3")
-	a := post(t, origin+"/transfers/initiate", token(t, srv), validRequest("http://127.0.0.1:1/cb"))
-	assert.Equal(t, http.StatusNotFound, a.Status)
-	code, _, _ := a.errorBody(t)
-	assert.Equal(t, "not_found", code)
+	for _, p := range []string{"/transfers/initiate", "/auth/token", "/travel-address/generate", "/transfers/txId", "/discovery/vasp"} {
+		a := post(t, origin+p, token(t, srv), validRequest("http://127.0.0.1:1/cb"))
+		assert.Equal(t, http.StatusNotFound, a.Status, p)
+		code, _, _ := a.errorBody(t)
+		assert.Equal(t, "NOT_FOUND", code)
+	}
 	assert.Equal(t, origin+"/oauth/token", srv.TokenURL())
 }
 
@@ -225,14 +238,7 @@ func TestResolveBadRequest(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			a := post(t, srv.URL+"/transfers/inquiryResolution"+tc.query, tok, tc.body)
-			require.Equal(t, http.StatusBadRequest, a.Status, "body %s", a.Body)
-			code, _, fields := a.errorBody(t)
-			assert.Equal(t, "bad_request", code)
-			var got []string
-			for _, f := range fields {
-				got = append(got, f.Field)
-			}
-			assert.ElementsMatch(t, tc.fields, got)
+			a.badRequestFields(t, tc.fields)
 		})
 	}
 	tr, _ := srv.Transfer(id)
@@ -261,7 +267,8 @@ func TestResolveNotFound(t *testing.T) {
 			require.ErrorIs(t, err, travelrule.ErrNotFound)
 			var ae *travelrule.APIError
 			require.ErrorAs(t, err, &ae)
-			assert.Equal(t, "not_found", ae.Code)
+			assert.Equal(t, "TRANSFER_NOT_FOUND", ae.Code)
+			assert.ErrorIs(t, err, travelrule.CodeTransferNotFound)
 		})
 	}
 }
@@ -279,7 +286,8 @@ func TestErrorBodyShapeMatchesClient(t *testing.T) {
 	require.Error(t, err)
 	var ae *travelrule.APIError
 	require.True(t, errors.As(err, &ae), "%v", err)
-	assert.Equal(t, "bad_request", ae.Code)
+	assert.Equal(t, "VALIDATION_ERROR", ae.Code)
+	assert.Equal(t, []string{"VALIDATION_ERROR", "VALIDATION_ERROR"}, ae.Codes, "one entry per fault")
 	var paths []string
 	for _, f := range ae.Fields {
 		paths = append(paths, f.Field)

@@ -40,7 +40,10 @@ type config struct {
 	clientID           string
 	clientSecret       string
 	tokenLifetime      time.Duration
+	apiKeys            apiKeys
 	transferIDInAnswer bool
+	excerptAnswers     bool
+	reachRequired      bool
 	approve            func(travelrule.TransferRequest) bool
 	travelAddresses    directory
 	cbSecret           []byte
@@ -79,6 +82,7 @@ func defaultConfig() config {
 		clientID:           DefaultClientID,
 		clientSecret:       DefaultClientSecret,
 		tokenLifetime:      defaultTokenLifetime,
+		apiKeys:            defaultAPIKeys(),
 		transferIDInAnswer: true,
 		travelAddresses:    directory{},
 		cbAttempts:         defaultCallbackAttempts,
@@ -102,10 +106,11 @@ func WithAddr(addr string) Option {
 	}
 }
 
-// WithPathPrefix mounts the service's operations under prefix, such as
-// "/api/v3", so that clients are tested with a base URL that has a path:
-// Server.URL ends with the prefix and the operations answer at
-// <prefix>/transfers/initiate and <prefix>/transfers/inquiryResolution. The
+// WithPathPrefix mounts the service under prefix, such as "/api/v3" (the
+// live service's guide uses a base URL with a path), so that clients are
+// tested with a base URL that has a path: Server.URL ends with the prefix,
+// and every endpoint of the service and of the control plane answers under
+// it (<prefix>/auth/token, <prefix>/transfers/initiate, ...). The OAuth2
 // token endpoint stays at /oauth/token.
 func WithPathPrefix(prefix string) Option {
 	return func(c *config) {
@@ -143,13 +148,36 @@ func WithTokenLifetime(d time.Duration) Option {
 	}
 }
 
-// WithTransferIDInAnswer chooses the body of a successful initiation:
-// {"status":"succes","transferId":"<id>"} when include is true (the
-// default), or the documented {"status":"succes"} alone when it is false,
-// as a service that follows part 2.3 of the description to the letter
-// would answer.
+// WithTransferIDInAnswer chooses whether a successful initiation's answer
+// carries the transfer's id: {"status":true,"data":{"transferId":"<id>"}}
+// when include is true (the default: the live service documents that the
+// answer carries the id), {"status":true,"data":{}} when it is false. With
+// [WithExcerptAnswers] the answers are {"status":"succes","transferId":"<id>"}
+// and the excerpt's {"status":"succes"} alone.
 func WithTransferIDInAnswer(include bool) Option {
 	return func(c *config) { c.transferIDInAnswer = include }
+}
+
+// WithExcerptAnswers makes successful initiations answer as the interface
+// description's excerpt documents, {"status":"succes"} (sic), with the
+// transfer's id beside it at the top level unless
+// [WithTransferIDInAnswer](false), instead of the live service's
+// {"status":true,"data":{…}}. Clients must read both. Other answers keep
+// the live service's envelopes.
+func WithExcerptAnswers() Option {
+	return func(c *config) { c.excerptAnswers = true }
+}
+
+// WithTravelAddressRequired makes the server refuse an initiation that
+// names no way to reach the beneficiary, neither a travelAddress (the
+// OPEN_VASP flow) nor an email or beneficiary.email (the EMAIL flow): 400
+// VALIDATION_ERROR for the field travelAddress, as the live service's
+// integration guide lists travelAddress as required. Without it such an
+// initiation is accepted, as the excerpt (travelAddress optional) allows,
+// and goes by the OPEN_VASP flow to the sandbox's own beneficiary VASP.
+// [CheckTransfer] judges as a server without this option.
+func WithTravelAddressRequired() Option {
+	return func(c *config) { c.reachRequired = true }
 }
 
 // WithApproval sets the decision of the beneficiary's VASP on each initiated
@@ -168,14 +196,19 @@ func WithApproval(fn func(req travelrule.TransferRequest) bool) Option {
 }
 
 // WithTravelAddresses registers values of travelAddress that resolve to the
-// sandbox's beneficiary VASP whatever their form, such as the opaque
-// identifiers of a directory the tests stand in for. Without registering,
-// an initiation's travelAddress resolves as a directory would: every
-// travel address that decodes (see travelrule.DecodeTravelAddress) resolves,
-// [KnownTravelAddress] among them; one whose host is under .invalid, such
-// as [UnknownTravelAddress], resolves to no VASP (404); a value that starts
-// with "ta" and does not decode is a 400 fault of the field travelAddress;
-// any other value, and none, is accepted.
+// sandbox's beneficiary VASP whatever their form. Without registering, an
+// initiation's travelAddress resolves as a directory would (see
+// travelrule.InspectTravelAddress for the forms): an address the sandbox
+// generated (POST {URL}/travel-address/generate) resolves to its
+// beneficiary; an opaque one (the live service's encrypted-looking form, or
+// a URL-safe "ta" token that is not base58, such as the docs'
+// "ta1qexamplebeneficiaryvasp1ahjk23") resolves; a readable one
+// (checksummed or unchecked) resolves unless its host is under .invalid,
+// such as [UnknownTravelAddress]'s, which resolves to no VASP (404
+// INVALID_TRAVEL_ADDRESS); one that no one could have made (a failed
+// checksum, a character outside the URL-safe set, ...) is a 400
+// INVALID_TRAVEL_ADDRESS fault of the field travelAddress; a value that
+// does not start with "ta", and none, is accepted.
 func WithTravelAddresses(addrs ...string) Option {
 	return func(c *config) {
 		for _, a := range addrs {
@@ -185,8 +218,9 @@ func WithTravelAddresses(addrs ...string) Option {
 }
 
 // WithUnknownTravelAddresses registers values of travelAddress that resolve
-// to no VASP, so that an initiation that carries one is answered 404, as
-// one whose travel address's host is under .invalid is (see
+// to no VASP, so that an initiation that carries one is answered 404
+// INVALID_TRAVEL_ADDRESS, and POST {URL}/travel-address/decode too, as one
+// whose travel address's host is under .invalid is (see
 // [WithTravelAddresses]). The later of the two options wins for a value
 // both register.
 func WithUnknownTravelAddresses(addrs ...string) Option {

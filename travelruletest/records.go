@@ -29,6 +29,32 @@ const (
 	StateInquiry   State = "inquiry"
 )
 
+// Flow is how the service reaches a transfer's beneficiary, as the live
+// service names its two flows.
+type Flow string
+
+// The flows of a transfer.
+const (
+	// FlowOpenVASP sends an inquiry to the beneficiary's VASP, which the
+	// travelAddress names: the flow of an initiation with a travelAddress,
+	// of one with neither a travelAddress nor an email (the sandbox's own
+	// beneficiary VASP; see [WithTravelAddressRequired]), and of every
+	// inbound inquiry.
+	FlowOpenVASP Flow = "OPEN_VASP"
+	// FlowEmail emails the beneficiary: the flow of an initiation without
+	// a travelAddress that has a beneficiary.email or a top-level email
+	// (beneficiary.email wins).
+	FlowEmail Flow = "EMAIL"
+)
+
+// flowOf is the flow of an initiation of req.
+func flowOf(req *travelrule.TransferRequest) Flow {
+	if req.TravelAddress == "" && (req.Beneficiary.Email != "" || req.Email != "") {
+		return FlowEmail
+	}
+	return FlowOpenVASP
+}
+
 // Transfer is the record of a transfer the server holds.
 type Transfer struct {
 	// ID is the transfer identifier, a version 4 UUID.
@@ -41,6 +67,27 @@ type Transfer struct {
 	// Inquiry is true for an inbound inquiry, started with
 	// [Server.StartInquiry] or POST {URL}/sandbox/inquiries.
 	Inquiry bool
+	// Flow is how the beneficiary is reached: [FlowOpenVASP] or
+	// [FlowEmail].
+	Flow Flow
+	// EmailDelivered is true once the email of the EMAIL flow was sent
+	// (the live service's isEmailDelivered). The sandbox sends no mail: it
+	// marks the email delivered when it stores the transfer, as if its mail
+	// provider acknowledged at once.
+	EmailDelivered bool
+	// BeneficiaryID is the beneficiaryId of the travel address the
+	// initiation named, when the sandbox generated it (POST
+	// {URL}/travel-address/generate) and still keeps it; else empty.
+	BeneficiaryID string
+	// TxID is the transfer's on-chain transaction id: the initiation's
+	// txId, or the one POST {URL}/transfers/txId submitted. A transfer has
+	// one: another is refused.
+	TxID string
+	// Confirmed is true once a txId was submitted with POST
+	// {URL}/transfers/txId: the live service then sends a confirmation to
+	// the beneficiary's VASP, which in the sandbox is the sandbox itself,
+	// so the confirmation is recorded here rather than sent.
+	Confirmed bool
 	// IdempotencyKey is the Idempotency-Key of the initiation, if any.
 	IdempotencyKey string
 	// Created and Updated are when the transfer was stored and last
@@ -127,6 +174,9 @@ type Stats struct {
 	Inquiries int
 	// Resolutions counts resolutions that recorded a decision.
 	Resolutions int
+	// Confirmations counts transfers confirmed by a txId submission (see
+	// Transfer.Confirmed).
+	Confirmations int
 	// Replayed counts answers replayed for an Idempotency-Key.
 	Replayed int
 	// Faults counts injected faults, over the requests answered.
@@ -274,6 +324,35 @@ func (rs *records) resolve(id string, decision State, callback bool) resolution 
 		res.ok = false
 	}
 	return res
+}
+
+// txIDOutcome is what submitting a txId did.
+type txIDOutcome uint8
+
+const (
+	txIDRecorded   txIDOutcome = iota // the transfer now has the txId
+	txIDNoTransfer                    // no initiated transfer with the id is kept
+	txIDConflict                      // the transfer has another txId
+)
+
+// submitTxID records txID on the initiated transfer id, and that its
+// confirmation was sent, unless it has another txId.
+func (rs *records) submitTxID(id, txID string) txIDOutcome {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	t := rs.transfers[id]
+	switch {
+	case t == nil || t.Inquiry:
+		return txIDNoTransfer
+	case t.TxID != "" && t.TxID != txID:
+		return txIDConflict
+	}
+	t.TxID = txID
+	if !t.Confirmed {
+		t.Confirmed = true
+		rs.stats.Confirmations++
+	}
+	return txIDRecorded
 }
 
 // advance moves the transfer id, if kept, to state st.

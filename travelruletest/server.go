@@ -17,11 +17,15 @@ import (
 )
 
 // Server is the Travel Rule Transfer Exchange Service running on a loopback
-// port, for tests: it serves both operations of the interface description
-// 3.2.1 as the package documentation describes, an OAuth2 token endpoint,
-// sends status callbacks, and records what it saw. For integrators in other
-// languages, who cannot call its methods, it also serves a control plane
-// under URL: POST /sandbox/inquiries starts an inbound inquiry, as
+// port, for tests: the live service's twin as far as its documentation
+// goes, with the interface description 3.2.1's two operations, the live
+// service's login with API keys (POST {URL}/auth/token), travel addresses
+// (generate, decode), txId submission and VASP discovery, in the live
+// service's envelopes, as the package documentation describes; plus an
+// OAuth2 token endpoint for clients that use one. It sends status
+// callbacks and records what it saw. For integrators in other languages,
+// who cannot call its methods, it also serves a control plane under URL:
+// POST /sandbox/inquiries starts an inbound inquiry, as
 // [Server.StartInquiry] does, and GET /sandbox/transfers/{id} shows a
 // transfer's state and callbacks (see "Control plane" in the package
 // documentation). Make it with [NewServer] (HTTP/1.1) or [NewTLSServer]
@@ -41,7 +45,9 @@ type Server struct {
 	client   *http.Client      // what Client returns
 	cbClient *http.Client      // sends the callbacks
 	origin   string            // scheme and host of URL
+	host     string            // host and port of URL, the host of the sandbox's travel addresses
 	prefix   string            // path of URL
+	vasps    []vasp            // the VASP directory of discovery
 	logger   *slog.Logger      // nil: no log
 	hs       *http.Server
 
@@ -59,6 +65,8 @@ type Server struct {
 	records *records       // transfers, Idempotency-Key answers, request and callback records, Stats
 	faults  *faultSchedule // the injected faults and their draws
 	queue   *callbackQueue // the callbacks still to send
+
+	beneficiaries *beneficiaries // the beneficiaries of generated travel addresses
 
 	// inquirySlots bounds the control plane's inquiries being delivered:
 	// one value per delivery in flight.
@@ -104,6 +112,8 @@ func start(useTLS bool, opts []Option) *Server {
 		faults:  newFaultSchedule(cfg.seed),
 		queue:   newCallbackQueue(),
 
+		beneficiaries: newBeneficiaries(cfg.recordLimit),
+
 		inquirySlots: make(chan struct{}, maxInquiriesInFlight),
 	}
 	scheme := "http://"
@@ -111,7 +121,9 @@ func start(useTLS bool, opts []Option) *Server {
 		ln = s.useTLS(ln)
 		scheme = "https://"
 	}
-	s.origin = scheme + dialAddr(ln.Addr())
+	s.host = dialAddr(ln.Addr())
+	s.origin = scheme + s.host
+	s.vasps = vaspDirectory(s.host)
 	s.URL = s.origin + s.prefix
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.cbClient, _ = newCallbackClient(cfg.cbClient)

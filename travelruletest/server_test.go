@@ -166,7 +166,7 @@ func TestWithAddr(t *testing.T) {
 	require.Regexp(t, `^http://127\.0\.0\.1:\d+$`, srv.URL)
 	res, err := newClient(t, srv).InitiateTransfer(context.Background(), validRequest("http://127.0.0.1:1/cb"))
 	require.NoError(t, err)
-	assert.Equal(t, "succes", res.Status)
+	assert.Equal(t, "true", res.Status)
 	assert.Panics(t, func() { travelruletest.NewServer(travelruletest.WithAddr("256.0.0.1:0")) })
 	assert.Panics(t, func() { travelruletest.NewServer(travelruletest.WithTokenLifetime(time.Millisecond)) })
 }
@@ -231,6 +231,6 @@ func TestMalformedBodyIsAnswered(t *testing.T) {
 	defer resp.Body.Close()
 	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
 	body, _ := io.ReadAll(resp.Body)
-	assert.Contains(t, string(body), "bad_request")
+	assert.Contains(t, string(body), `"code":"INVALID_REQUEST"`)
 	assert.Empty(t, srv.Transfers())
 }

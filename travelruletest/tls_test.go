@@ -72,7 +72,7 @@ func TestTLSServer(t *testing.T) {
 			require.NoError(t, err)
 			res, err := c.InitiateTransfer(context.Background(), validRequest("http://127.0.0.1:1/cb"))
 			require.NoError(t, err)
-			assert.Equal(t, "succes", res.Status)
+			assert.Equal(t, "true", res.Status)
 			assert.Equal(t, []string{tt.proto + " /oauth/token", tt.proto + " /api/v3/transfers/initiate"}, rec.seen())
 
 			rs := srv.Requests()
