@@ -69,11 +69,17 @@ func TestCheckReportsEveryFault(t *testing.T) {
 	}
 }
 
+// mistypedTA is TRP's example travel address with its last digit changed:
+// its checksum fails and its bytes do not end in t=i, so it is in none of
+// the forms (an address with a character outside base58, such as
+// "taNotATravelAddress0", is the service's opaque form and passes).
+const mistypedTA = "ta2W2HPKfHxgSgrzY178knqXHg1H3jfeQrwQ9JrKBs9wx"
+
 // TestCheckStrict: --strict adds ValidateStrict's faults once the types
 // are right, without repeating the ones the sandbox reports.
 func TestCheckStrict(t *testing.T) {
 	strictFaults := strings.NewReplacer(`"GB"`, `"XQ"`, `"natural", "firstName": "Ada"`, `"robot", "firstName": "Ada"`, `"BTC"`, `""`,
-		`"asset"`, `"travelAddress": "taNotATravelAddress0", "asset"`).Replace(validTransfer)
+		`"asset"`, `"travelAddress": "`+mistypedTA+`", "asset"`).Replace(validTransfer)
 	file := writeFile(t, "strict.json", strictFaults)
 	tests := []struct {
 		name  string

@@ -65,14 +65,16 @@ func TestServiceErrorsPrinted(t *testing.T) {
 		wants []string
 	}{
 		{"resolve an unknown transfer", env, []string{"resolve", "--transfer", "no-such-transfer", "--approved", "true"}, []string{
-			"404 Not Found: not_found", `  the service said: "no inquiry with this transfer id"`,
+			"404 Not Found: TRANSFER_NOT_FOUND", `  the service said: "no inquiry with this transfer id"`,
 		}},
+		// The live envelope: one entry per field, whose message is the
+		// field's reason, printed once with its path.
 		{"resolve with a bad decision", env, []string{"resolve", "--transfer", "no-such-transfer", "--approved", "maybe"}, []string{
-			"400 Bad Request", `  the service said: "1 field is invalid"`, `  approved: must be "true" or "false"`,
+			"400 Bad Request: VALIDATION_ERROR (fields: approved)", "\n  approved: must be \"true\" or \"false\"\n",
 		}},
 		{"initiate refused by the sandbox", withBase(rewritten), []string{"initiate", "-f", "-"}, []string{
-			"400 Bad Request", `  the service said: "2 fields are invalid"`,
-			"  asset: must be a string", "  originator.country: must be exactly 2 letters",
+			"400 Bad Request: VALIDATION_ERROR, VALIDATION_ERROR (fields: asset originator.country)",
+			"\n  asset: must be a string\n", "\n  originator.country: must be exactly 2 letters\n",
 		}},
 		{"initiate refused by a service that repeats the request", withBase(echoingServer(t)), []string{"initiate", "-f", "-"}, []string{
 			"400 Bad Request", `  the service said: "[redacted] is not welcome here"`, "  originator.firstName: [redacted] is on a list",
@@ -88,6 +90,13 @@ func TestServiceErrorsPrinted(t *testing.T) {
 				assert.Contains(t, errOut, w)
 			}
 			assert.NotContains(t, errOut, "Zebulon")
+			for _, path := range []string{"approved", "asset", "originator.country"} {
+				assert.NotContains(t, errOut, path+": "+path+":", "no path said twice")
+			}
+			if !strings.Contains(tt.name, "repeats") {
+				assert.NotContains(t, errOut, "the service said: \"asset", "a field's reason is not said twice")
+				assert.NotContains(t, errOut, "the service said: \"approved", "a field's reason is not said twice")
+			}
 		})
 	}
 }
