@@ -1,12 +1,18 @@
 // Command travelrule sends Travel Rule transfers and inquiry resolutions
-// from a shell, checks transfer files before anything is sent, receives
-// status callbacks, and runs the sandbox service for teams that integrate
-// from other languages.
+// from a shell, makes and reads travel addresses, submits transaction
+// hashes, searches the VASP directory, checks transfer files before
+// anything is sent, receives status callbacks, and runs the sandbox
+// service for teams that integrate from other languages.
 //
 // Usage:
 //
 //	travelrule initiate -f transfer.json     validate and send a transfer, print the result as JSON
 //	travelrule resolve --transfer ID --approved VALUE [--callback URL]
+//	travelrule address generate --first-name F --last-name L [--wallet W] [--external-id ID]
+//	travelrule address decode TA             the form of a travel address and its URI, read locally
+//	travelrule address lookup TA             which beneficiary fields the service holds for TA
+//	travelrule txid --transfer ID --txid HASH
+//	travelrule discover --domain D [--name N]
 //	travelrule validate transfer.json...     every fault by JSON path; exit 1 if any file fails
 //	travelrule listen --addr 127.0.0.1:8081  print each status callback as a JSON line
 //	travelrule sandbox --addr 127.0.0.1:8080 run the sandbox service
@@ -17,12 +23,17 @@
 // help on standard output.
 //
 // Settings come from flags or the environment: TRAVELRULE_BASE_URL, and
-// either TRAVELRULE_TOKEN (a bearer JWT) or TRAVELRULE_TOKEN_URL,
-// TRAVELRULE_CLIENT_ID, TRAVELRULE_CLIENT_SECRET and TRAVELRULE_SCOPES
-// (client credentials). listen verifies callbacks with
+// credentials, the first of: the live service's API key, in
+// TRAVELRULE_API_KEY or in the file TRAVELRULE_API_KEY_FILE (or
+// --api-key-file) names, never in a flag; TRAVELRULE_TOKEN (a bearer JWT);
+// or TRAVELRULE_TOKEN_URL, TRAVELRULE_CLIENT_ID, TRAVELRULE_CLIENT_SECRET
+// and TRAVELRULE_SCOPES (client credentials). listen verifies callbacks with
 // TRAVELRULE_WEBHOOK_SECRET (Standard Webhooks signatures) or
 // TRAVELRULE_CALLBACK_KEY (capability callback URLs), and warns when it
 // has neither; sandbox signs its callbacks with TRAVELRULE_WEBHOOK_SECRET.
+// Results print as JSON without personal data: names, wallets and the
+// service's answers stay out unless a flag such as --show-personal-data
+// asks for them.
 // Exit status: 0 success, 1 the operation failed, 2 usage error.
 package main
 
@@ -80,6 +91,9 @@ func commands() []command {
 	return []command{
 		{"initiate", "validate and send a transfer, print the result as JSON", (*cli).initiate},
 		{"resolve", "resolve the inquiry of a transfer", (*cli).resolve},
+		{"address", "make a travel address (generate), read one (decode) or ask the service about one (lookup)", (*cli).address},
+		{"txid", "submit a transfer's on-chain transaction hash", (*cli).txid},
+		{"discover", "search the service's directory of VASPs", (*cli).discover},
 		{"validate", "check transfer files as the sandbox does: every fault by JSON path", (*cli).validate},
 		{"listen", "receive status callbacks and print each as a JSON line", (*cli).listen},
 		{"sandbox", "run the sandbox service on an address", (*cli).sandbox},
@@ -119,6 +133,8 @@ func (c *cli) usage(w io.Writer) {
 	fmt.Fprintf(w, `
 Environment:
   TRAVELRULE_BASE_URL       the service's base URL
+  TRAVELRULE_API_KEY        the live service's API key (never a flag), or
+  TRAVELRULE_API_KEY_FILE   a file that holds it (also --api-key-file); a key wins over
   TRAVELRULE_TOKEN          a bearer JWT, or client credentials:
   TRAVELRULE_TOKEN_URL, TRAVELRULE_CLIENT_ID, TRAVELRULE_CLIENT_SECRET, TRAVELRULE_SCOPES
   TRAVELRULE_WEBHOOK_SECRET the Standard Webhooks secret (listen verifies, sandbox signs)

@@ -208,9 +208,15 @@ func TestValidateCommand(t *testing.T) {
 	assert.Contains(t, out, number+": amount: must be a string\n")
 	assert.NotContains(t, out, "Lovelace", "faults never repeat personal data")
 
-	code, out, _ = runCLI(t, context.Background(), validTransfer, nil, "validate", "--strict", "-")
+	// Strict checks ask for a way to reach the beneficiary: the service's
+	// own travel address, in its unchecked form, is one.
+	reachable := strings.Replace(validTransfer, `"asset"`, `"travelAddress": "`+uncheckedTA+`", "asset"`, 1)
+	code, out, _ = runCLI(t, context.Background(), reachable, nil, "validate", "--strict", "-")
 	assert.Equal(t, exitOK, code, out)
-	code, out, _ = runCLI(t, context.Background(), strings.Replace(validTransfer, `"GB"`, `"XQ"`, 1), nil, "validate", "--strict", "-")
+	code, out, _ = runCLI(t, context.Background(), validTransfer, nil, "validate", "--strict", "-")
+	assert.Equal(t, exitFailed, code)
+	assert.Contains(t, out, "-: travelAddress: a travelAddress, an email or a beneficiary.email is required to reach the beneficiary")
+	code, out, _ = runCLI(t, context.Background(), strings.Replace(reachable, `"GB"`, `"XQ"`, 1), nil, "validate", "--strict", "-")
 	assert.Equal(t, exitFailed, code)
 	assert.Contains(t, out, "originator.country: must be an ISO 3166-1 alpha-2 country code")
 }
@@ -298,10 +304,13 @@ func TestHelpNeverShowsSecrets(t *testing.T) {
 	env := map[string]string{
 		"TRAVELRULE_WEBHOOK_SECRET": "whsec-DO-NOT-PRINT", "TRAVELRULE_CALLBACK_KEY": "capkey-DO-NOT-PRINT",
 		"TRAVELRULE_TOKEN": "token-DO-NOT-PRINT", "TRAVELRULE_CLIENT_SECRET": "client-DO-NOT-PRINT",
+		"TRAVELRULE_API_KEY": "apikey-DO-NOT-PRINT",
 	}
 	for _, args := range [][]string{
 		{"listen", "--help"}, {"listen", "extra"}, {"listen", "--path", "nope"}, {"sandbox", "--help"}, {"sandbox", "extra"},
 		{"initiate", "--help"}, {"resolve", "--help"}, {"resolve"},
+		{"address", "generate", "--help"}, {"address", "generate"}, {"address", "lookup", "--help"}, {"address", "lookup"},
+		{"txid", "--help"}, {"txid"}, {"discover", "--help"}, {"discover"}, {"doctor", "--help"}, {"doctor"}, {"doctor", "extra"},
 	} {
 		_, out, errOut := runCLI(t, context.Background(), "", env, args...)
 		assert.NotContains(t, out+errOut, "DO-NOT-PRINT", "%v", args)
