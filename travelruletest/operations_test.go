@@ -2,6 +2,7 @@ package travelruletest_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -294,4 +295,78 @@ func TestErrorBodyShapeMatchesClient(t *testing.T) {
 	}
 	assert.Equal(t, []string{"originator.country", "beneficiary.country"}, paths)
 	assert.NotContains(t, err.Error(), "GBR")
+}
+
+// The flow of an initiation: OPEN_VASP with a travelAddress, EMAIL with
+// only an email (beneficiary.email, else the top-level one), OPEN_VASP to
+// the sandbox's own VASP with neither.
+func TestInitiateFlows(t *testing.T) {
+	srv := newServer(t, travelruletest.WithoutCallbacks())
+	tok := token(t, srv)
+	for _, tt := range []struct {
+		name                         string
+		travelAddress, email, bEmail string
+		flow                         travelruletest.Flow
+	}{
+		{"a travel address", travelruletest.KnownTravelAddress, "", "", travelruletest.FlowOpenVASP},
+		{"a travel address and emails", travelruletest.KnownTravelAddress, "ada@example.com", "alan@example.com", travelruletest.FlowOpenVASP},
+		{"beneficiary.email", "", "", "alan@example.com", travelruletest.FlowEmail},
+		{"the top-level email", "", "ada@example.com", "", travelruletest.FlowEmail},
+		{"both emails", "", "ada@example.com", "alan@example.com", travelruletest.FlowEmail},
+		{"neither", "", "", "", travelruletest.FlowOpenVASP},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			req := validRequest("http://127.0.0.1:1/cb")
+			req.TravelAddress, req.Email, req.Beneficiary.Email = tt.travelAddress, tt.email, tt.bEmail
+			a := post(t, srv.URL+"/transfers/initiate", tok, req)
+			require.Equal(t, http.StatusOK, a.Status, "body %s", a.Body)
+			ts := srv.Transfers()
+			tr := ts[len(ts)-1]
+			assert.Equal(t, tt.flow, tr.Flow)
+			assert.Equal(t, tt.flow == travelruletest.FlowEmail, tr.EmailDelivered, "the email is sent in the EMAIL flow only")
+			assert.Equal(t, tt.bEmail, tr.Request.Beneficiary.Email)
+		})
+	}
+}
+
+// WithTravelAddressRequired refuses an initiation with no way to reach the
+// beneficiary, in the client's ValidateStrict's words.
+func TestTravelAddressRequired(t *testing.T) {
+	srv := newServer(t, travelruletest.WithoutCallbacks(), travelruletest.WithTravelAddressRequired())
+	tok := token(t, srv)
+	req := validRequest("http://127.0.0.1:1/cb")
+	req.Email = ""
+	a := post(t, srv.URL+"/transfers/initiate", tok, req)
+	a.badRequestFields(t, []string{"travelAddress"})
+	_, _, fields := a.errorBody(t)
+	var strict *travelrule.ValidationError
+	require.ErrorAs(t, req.ValidateStrict(), &strict)
+	assert.Contains(t, strict.Fields, fields[0])
+	assert.Empty(t, srv.Transfers())
+	body, err := json.Marshal(req)
+	require.NoError(t, err)
+	assert.NoError(t, travelruletest.CheckTransfer(body), "CheckTransfer judges as a server without the option")
+
+	req.Beneficiary.Email = "alan@example.com"
+	require.Equal(t, http.StatusOK, post(t, srv.URL+"/transfers/initiate", tok, req).Status)
+	req.Beneficiary.Email, req.TravelAddress = "", travelruletest.KnownTravelAddress
+	require.Equal(t, http.StatusOK, post(t, srv.URL+"/transfers/initiate", tok, req).Status)
+}
+
+// Parties may be legal persons, with legalName instead of the natural
+// person's names and date of birth.
+func TestInitiateLegalPersons(t *testing.T) {
+	srv := newServer(t, travelruletest.WithoutCallbacks())
+	tok := token(t, srv)
+	m := wire(t, validRequest("http://127.0.0.1:1/cb"))
+	m["originator"] = map[string]any{"personType": "legal", "legalName": "Analytical Engines Ltd", "country": "GB"}
+	m["beneficiary"] = map[string]any{"personType": "legal", "legalName": "Bletchley Park Trust", "email": "ops@bletchley.example"}
+	a := post(t, srv.URL+"/transfers/initiate", tok, m)
+	require.Equal(t, http.StatusOK, a.Status, "body %s", a.Body)
+	tr := srv.Transfers()[0]
+	assert.Equal(t, "Analytical Engines Ltd", tr.Request.Originator.LegalName)
+	assert.Equal(t, "ops@bletchley.example", tr.Request.Beneficiary.Email)
+
+	m["beneficiary"] = map[string]any{"personType": "legal", "firstName": "Bletchley", "email": 5}
+	post(t, srv.URL+"/transfers/initiate", tok, m).badRequestFields(t, []string{"beneficiary.legalName", "beneficiary.email"})
 }
