@@ -62,7 +62,7 @@ func ExampleClient_InitiateTransfer() {
 		log.Fatal(err)
 	}
 	fmt.Println(res.Status, res.Attempts)
-	// Output: succes 1
+	// Output: true 1
 }
 
 func ExampleClient_ResolveInquiry() {
@@ -183,4 +183,135 @@ func ExampleInspectTravelAddress() {
 	// unchecked
 	// opaque
 	// invalid
+}
+
+func ExampleWithAPIKey() {
+	srv := travelruletest.NewServer() // in production: "https://trp.travel-rule.com"
+	defer srv.Close()
+
+	// The key from your secret store, never from source code or argv.
+	client, err := travelrule.NewClient(srv.URL, travelrule.WithAPIKey(travelruletest.DefaultAPIKey))
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Log in at start-up, so that a refused key stops the deployment
+	// rather than the first transfer.
+	err = client.Login(context.Background())
+	var refused *travelrule.LoginError
+	switch {
+	case errors.As(err, &refused):
+		log.Fatalf("API key refused (%s): make or reactivate one in the dashboard", refused.Refusal)
+	case err != nil:
+		log.Fatal(err)
+	}
+	fmt.Println("logged in")
+	// Output: logged in
+}
+
+func ExampleClient_GenerateTravelAddress() {
+	srv := travelruletest.NewServer()
+	defer srv.Close()
+	client, err := travelrule.NewClient(srv.URL, travelrule.WithAPIKey(travelruletest.DefaultAPIKey))
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	// As the beneficiary's VASP: the address your customer gives senders.
+	beneficiary := &travelrule.TravelAddressRequest{
+		PersonType:    "natural",
+		FirstName:     "Alan",
+		LastName:      "Turing",
+		WalletAddress: "0x53d284357ec70cE289D6D64134DfAc8E511c8a3D",
+		ExternalID:    "customer-1912", // your own id: the same customer, the same address
+	}
+	res, err := client.GenerateTravelAddress(context.Background(), beneficiary)
+	if err != nil {
+		log.Fatal(err)
+	}
+	again, err := client.GenerateTravelAddress(context.Background(), beneficiary)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Form, res.TravelAddress == again.TravelAddress)
+	// Output: unchecked true
+}
+
+func ExampleClient_LookupTravelAddress() {
+	srv := travelruletest.NewServer()
+	defer srv.Close()
+	client, err := travelrule.NewClient(srv.URL, travelrule.WithAPIKey(travelruletest.DefaultAPIKey))
+	if err != nil {
+		log.Fatal(err)
+	}
+	made, err := client.GenerateTravelAddress(context.Background(), &travelrule.TravelAddressRequest{
+		PersonType: "legal", LegalName: "Acme Custody GmbH", WalletAddress: "0x53d284357ec70cE289D6D64134DfAc8E511c8a3D",
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	info, err := client.LookupTravelAddress(context.Background(), made.TravelAddress)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(info.LegalName == "Acme Custody GmbH")
+	// Output: true
+}
+
+func ExampleClient_SubmitTxID() {
+	srv := travelruletest.NewServer(travelruletest.WithoutCallbacks())
+	defer srv.Close()
+	client, err := travelrule.NewClient(srv.URL, travelrule.WithAPIKey(travelruletest.DefaultAPIKey))
+	if err != nil {
+		log.Fatal(err)
+	}
+	res, err := client.InitiateTransfer(context.Background(), &travelrule.TransferRequest{
+		Asset:       "BTC",
+		Amount:      "0.25",
+		Callback:    "https://vasp-a.example/travelrule/callback",
+		Originator:  travelrule.Party{PersonType: "natural", FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1815-12-10"},
+		Beneficiary: travelrule.Party{PersonType: "natural", FirstName: "Alan", LastName: "Turing", DateOfBirth: "1912-06-23", Email: "alan@example.org"},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	// After the broadcast: the same hash every time, so a retry is safe.
+	tx, err := client.SubmitTxID(context.Background(), res.TransferID, "0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(tx.Status)
+	// Output: true
+}
+
+func ExampleClient_SearchVASPs() {
+	srv := travelruletest.NewServer()
+	defer srv.Close()
+	client, err := travelrule.NewClient(srv.URL, travelrule.WithAPIKey(travelruletest.DefaultAPIKey))
+	if err != nil {
+		log.Fatal(err)
+	}
+	res, err := client.SearchVASPs(context.Background(), &travelrule.VASPQuery{Domain: "example.com"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, v := range res.VASPs {
+		fmt.Println(v.Name, v.Domain)
+	}
+	// Output:
+	// Example Exchange exchange.example.com
+	// Example Custody custody.example.com
+}
+
+func ExampleErrorCode() {
+	srv := travelruletest.NewServer()
+	defer srv.Close()
+	client, err := travelrule.NewClient(srv.URL, travelrule.WithAPIKey(travelruletest.DefaultAPIKey))
+	if err != nil {
+		log.Fatal(err)
+	}
+	_, err = client.SubmitTxID(context.Background(), "no-such-transfer", "0xabc")
+	fmt.Println(errors.Is(err, travelrule.CodeTransferNotFound), errors.Is(err, travelrule.ErrNotFound))
+	// Output: true true
 }

@@ -341,3 +341,21 @@ func parseTokenAnswer(body []byte, sent, now time.Time) (tok *oauth2.Token, reas
 	}
 	return tok, ""
 }
+
+// Login makes sure the client holds a token, logging in (or asking its
+// token source) now if it holds none that is valid, as its first call
+// would. Use it at start-up or in a readiness check, to learn that the
+// API key works before a transfer depends on it. A refused key returns
+// the [*LoginError]; a context that ends first, its error. Nothing but
+// the login is sent.
+func (c *Client) Login(ctx context.Context) error {
+	err := c.tokens.tokenFor(ctx)
+	if err == nil {
+		return nil
+	}
+	var le *LoginError
+	if errors.As(err, &le) {
+		return le
+	}
+	return &transportError{op: "Login", err: err}
+}

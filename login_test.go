@@ -304,3 +304,24 @@ func TestClientShowsNoKey(t *testing.T) {
 		assert.NotContains(t, shown, liveKey)
 	}
 }
+
+func TestLogin(t *testing.T) {
+	live := newLiveService(t)
+	c := live.client(t, liveKey)
+	require.NoError(t, c.Login(context.Background()))
+	require.NoError(t, c.Login(context.Background()), "a valid token is reused")
+	assert.EqualValues(t, 1, live.logins.Load())
+	assert.Len(t, live.requests(""), 1, "nothing but the login")
+
+	refused := live.client(t, liveExpiredKey)
+	err := refused.Login(context.Background())
+	var le *travelrule.LoginError
+	require.ErrorAs(t, err, &le)
+	assert.Equal(t, travelrule.KeyExpired, le.Refusal)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err = live.client(t, liveKey).Login(ctx)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Contains(t, err.Error(), "travelrule: Login: nothing sent")
+}

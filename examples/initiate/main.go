@@ -1,7 +1,7 @@
 // Command initiate sends one Travel Rule transfer and prints the answer.
 //
 // With no environment it runs against the embedded sandbox; with
-// TRAVELRULE_BASE_URL and TRAVELRULE_TOKEN it runs against that service:
+// TRAVELRULE_BASE_URL and TRAVELRULE_API_KEY it runs against that service:
 //
 //	go run ./examples/initiate
 package main
@@ -28,12 +28,12 @@ func main() {
 }
 
 func run(ctx context.Context, getenv func(string) string, out io.Writer) error {
-	baseURL, token := getenv("TRAVELRULE_BASE_URL"), getenv("TRAVELRULE_TOKEN")
-	opts := []travelrule.Option{travelrule.WithTokenSource(travelrule.StaticToken(token))}
+	baseURL := getenv("TRAVELRULE_BASE_URL")
+	opts := []travelrule.Option{travelrule.WithAPIKey(getenv("TRAVELRULE_API_KEY"))}
 	if baseURL == "" {
 		srv := travelruletest.NewServer(travelruletest.WithoutCallbacks()) // the callback URL below is a placeholder
 		defer srv.Close()
-		baseURL, opts = srv.URL, []travelrule.Option{travelrule.WithTokenSource(srv.TokenSource())}
+		baseURL, opts = srv.URL, []travelrule.Option{travelrule.WithAPIKey(travelruletest.DefaultAPIKey)}
 	}
 	client, err := travelrule.NewClient(baseURL, opts...)
 	if err != nil {

@@ -13,5 +13,5 @@ import (
 func TestInitiate(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, run(context.Background(), func(string) string { return "" }, &out))
-	assert.Regexp(t, `^status "succes", transfer "[0-9a-f-]{36}", 1 attempt\(s\)\n$`, out.String())
+	assert.Regexp(t, `^status "true", transfer "[0-9a-f-]{36}", 1 attempt\(s\)\n$`, out.String())
 }

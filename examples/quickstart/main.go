@@ -1,24 +1,31 @@
-// Command quickstart runs a whole Travel Rule exchange: it initiates a
-// transfer, receives its status callbacks on a callback.Handler, and answers
-// an inbound inquiry with ResolveInquiry.
+// Command quickstart walks the five stages of the service's own
+// end-to-end guide: a token for the API key, a travel address for the
+// beneficiary, the transfer's initiation (and its status callbacks,
+// received on a callback.Handler), an inquiry and its resolution, and the
+// transaction's hash once it is broadcast.
 //
 // With no environment it starts the sandbox (travelruletest) in-process and
 // needs nothing but Go:
 //
 //	go run ./examples/quickstart
 //
-// With TRAVELRULE_BASE_URL it runs the same flow against that service,
-// authenticated with TRAVELRULE_TOKEN or with client credentials
-// (TRAVELRULE_TOKEN_URL, TRAVELRULE_CLIENT_ID, TRAVELRULE_CLIENT_SECRET,
-// TRAVELRULE_SCOPES). The service must reach the callback listener: set
-// TRAVELRULE_CALLBACK_URL to the public URL that forwards to
-// TRAVELRULE_LISTEN_ADDR (default 127.0.0.1:8081, so that it runs beside
-// "travelrule sandbox" on 127.0.0.1:8080), path /travelrule/callback.
-// Inbound inquiries come from counterparties, so against a real service the
-// quickstart waits for one only if TRAVELRULE_WAIT_INQUIRY=1.
+// With TRAVELRULE_BASE_URL it runs the same flow against that deployment
+// (the live service's staging host, https://trp-stg.travel-rule.com, say),
+// logged in with TRAVELRULE_API_KEY (or the key in the file
+// TRAVELRULE_API_KEY_FILE), or authenticated with TRAVELRULE_TOKEN or
+// client credentials (TRAVELRULE_TOKEN_URL, TRAVELRULE_CLIENT_ID,
+// TRAVELRULE_CLIENT_SECRET, TRAVELRULE_SCOPES). It makes a travel address
+// for a test beneficiary, initiates a transfer to it, and submits a made-up
+// transaction hash: run it against staging, not production. The service
+// must reach the callback listener: set TRAVELRULE_CALLBACK_URL to the
+// public URL that forwards to TRAVELRULE_LISTEN_ADDR (default
+// 127.0.0.1:8081, so that it runs beside "travelrule sandbox" on
+// 127.0.0.1:8080), path /travelrule/callback. Inbound inquiries come from
+// counterparties, so against a real service the quickstart waits for one
+// only if TRAVELRULE_WAIT_INQUIRY=1.
 //
-// Personal data is never printed: parties are shown through their redacted
-// fmt form.
+// Personal data is never printed: parties are shown by kind and country,
+// a travel address by its form and length.
 package main
 
 import (
@@ -35,7 +42,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
 
 	"github.com/vaspkit/travelrule"
@@ -69,7 +75,7 @@ func run(ctx context.Context, getenv func(string) string, out io.Writer) error {
 		return err
 	}
 
-	// 1. The service: the embedded sandbox, or the one the environment names.
+	// The service: the embedded sandbox, or the one the environment names.
 	if getenv("TRAVELRULE_BASE_URL") == "" {
 		s.sandbox = travelruletest.NewServer(travelruletest.WithPathPrefix("/api/v3"))
 		defer s.sandbox.Close()
@@ -78,34 +84,50 @@ func run(ctx context.Context, getenv func(string) string, out io.Writer) error {
 		return err
 	}
 
-	// 2. The callback listener: callback.Handler in an ordinary mux.
+	// The callback listener: callback.Handler in an ordinary mux.
 	srv, err := s.listen(getenv)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = srv.Close() }()
 
-	// 3. Initiate a transfer, with a callback URL that names it.
-	ref, err := s.initiate(ctx)
+	// 1. A token for the API key.
+	if err := s.login(ctx); err != nil {
+		return err
+	}
+
+	// 2. A travel address for the beneficiary.
+	ta, err := s.travelAddress(ctx)
 	if err != nil {
 		return err
 	}
 
-	// 4. Its status callbacks, matched to it by the capability reference.
+	// 3. The transfer to it, with a callback URL that names it, and its
+	// status callbacks, matched to it by the capability reference.
+	ref, transferID, err := s.initiate(ctx, ta)
+	if err != nil {
+		return err
+	}
 	if err := s.awaitStatusCallbacks(ctx, ref); err != nil {
 		return err
 	}
 
-	// 5. An inbound inquiry from a counterparty, answered with ResolveInquiry.
-	inquiryRef, inquiryURL, err := s.newCallbackURL()
-	if err != nil {
-		return err
-	}
+	// 4. An inquiry and its resolution: as the beneficiary, an inbound
+	// inquiry from a counterparty, answered with ResolveInquiry.
 	if s.sandbox == nil && getenv("TRAVELRULE_WAIT_INQUIRY") != "1" {
-		fmt.Fprintf(out, "\nDone in %s (set TRAVELRULE_WAIT_INQUIRY=1 to wait for an inbound inquiry).\n", time.Since(start).Round(time.Millisecond))
-		return nil
+		fmt.Fprintln(out, "\n4. Inquiry and resolution: skipped (set TRAVELRULE_WAIT_INQUIRY=1 to wait for an inbound inquiry)")
+	} else {
+		inquiryRef, inquiryURL, err := s.newCallbackURL()
+		if err != nil {
+			return err
+		}
+		if err := s.answerInquiry(ctx, inquiryRef, inquiryURL); err != nil {
+			return err
+		}
 	}
-	if err := s.answerInquiry(ctx, inquiryRef, inquiryURL); err != nil {
+
+	// 5. The transaction's hash, once it is broadcast.
+	if err := s.submitTxID(ctx, transferID); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "\nDone in %s.\n", time.Since(start).Round(time.Millisecond))
@@ -126,24 +148,62 @@ type session struct {
 // TRAVELRULE_BASE_URL names.
 func (s *session) connect(getenv func(string) string) error {
 	var baseURL string
-	var tokens oauth2.TokenSource
+	var auth travelrule.Option
 	if s.sandbox != nil {
-		baseURL, tokens = s.sandbox.URL, s.sandbox.TokenSource()
+		baseURL, auth = s.sandbox.URL, travelrule.WithAPIKey(travelruletest.DefaultAPIKey)
 		fmt.Fprintf(s.out, "Travel Rule quickstart (travelrule-go %s) against the embedded sandbox at %s\n", travelrule.Version, baseURL)
 	} else {
 		var err error
-		if tokens, err = tokenSourceFromEnv(getenv); err != nil {
+		if auth, err = authFromEnv(getenv); err != nil {
 			return err
 		}
 		baseURL = getenv("TRAVELRULE_BASE_URL")
 		fmt.Fprintf(s.out, "Travel Rule quickstart (travelrule-go %s) against %s\n", travelrule.Version, baseURL)
 	}
-	client, err := travelrule.NewClient(baseURL, travelrule.WithTokenSource(tokens), travelrule.WithUserAgent("quickstart"))
+	client, err := travelrule.NewClient(baseURL, auth, travelrule.WithUserAgent("quickstart"))
 	if err != nil {
 		return err
 	}
 	s.client = client
 	return nil
+}
+
+// login is stage 1: the token. The client would log in on its first call;
+// Login does it now, so that a refused key is reported before anything
+// else is sent.
+func (s *session) login(ctx context.Context) error {
+	fmt.Fprintln(s.out, "1. Token")
+	if err := s.client.Login(ctx); err != nil {
+		if errors.Is(err, travelrule.ErrAPIKeyRefused) {
+			return fmt.Errorf("the API key was refused (make or reactivate one in the service's dashboard): %w", err)
+		}
+		return err
+	}
+	fmt.Fprintln(s.out, "→ POST /auth/token (x-api-key) ← a bearer JWT, cached until shortly before it ends")
+	return nil
+}
+
+// travelAddress is stage 2: the beneficiary's VASP makes a travel address
+// for its customer (here the sandbox's, or your staging deployment, plays
+// that VASP) and the originator reads it back.
+func (s *session) travelAddress(ctx context.Context) (string, error) {
+	fmt.Fprintln(s.out, "\n2. Travel address")
+	b := exampleTransfer("").Beneficiary
+	res, err := s.client.GenerateTravelAddress(ctx, &travelrule.TravelAddressRequest{
+		PersonType: b.PersonType, FirstName: b.FirstName, LastName: b.LastName,
+		WalletAddress: b.WalletAddress, ExternalID: "quickstart-beneficiary-1",
+	})
+	if err != nil {
+		return "", err
+	}
+	fmt.Fprintf(s.out, "→ GenerateTravelAddress for a %s ← a travel address, %s form, %d characters\n", describe(b), res.Form, len(res.TravelAddress))
+	info, err := s.client.LookupTravelAddress(ctx, res.TravelAddress)
+	if err != nil {
+		return "", err
+	}
+	same := info.FirstName == b.FirstName && info.LastName == b.LastName && info.WalletAddress == b.WalletAddress
+	fmt.Fprintf(s.out, "→ LookupTravelAddress ← the beneficiary's name and wallet, matching: %t\n", same)
+	return res.TravelAddress, nil
 }
 
 // listen serves callback.Handler and a health check, and sets the callback
@@ -194,39 +254,48 @@ func (s *session) newCallbackURL() (ref, url string, err error) {
 	return ref, url, err
 }
 
-// initiate sends the example transfer and returns its callback reference.
-func (s *session) initiate(ctx context.Context) (string, error) {
+// initiate is stage 3: it sends the example transfer to the travel
+// address and returns its callback reference and transfer id.
+func (s *session) initiate(ctx context.Context, ta string) (ref, transferID string, err error) {
+	fmt.Fprintln(s.out, "\n3. Initiation")
 	ref, cbURL, err := s.newCallbackURL()
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	req := exampleTransfer(cbURL)
-	fmt.Fprintf(s.out, "→ InitiateTransfer %s %s, ref %s\n  from %s\n  to   %s\n", req.Amount, req.Asset, ref, describe(req.Originator), describe(req.Beneficiary))
+	req.TravelAddress = ta
+	fmt.Fprintf(s.out, "→ InitiateTransfer %s %s to the travel address, ref %s\n  from %s\n  to   %s\n", req.Amount, req.Asset, ref, describe(req.Originator), describe(req.Beneficiary))
 	res, err := s.client.InitiateTransfer(ctx, req)
 	var unknown *travelrule.OutcomeUnknownError
 	switch {
 	case errors.As(err, &unknown):
-		return "", fmt.Errorf("the service may have stored the transfer (ref %s, txId %s): reconcile before sending again: %w", unknown.CallbackRef, unknown.TxID, err)
+		return "", "", fmt.Errorf("the service may have stored the transfer (ref %s): reconcile before sending again: %w", unknown.CallbackRef, err)
 	case err != nil:
-		return "", err
+		return "", "", err
 	}
-	fmt.Fprintf(s.out, "← status %q%s, transferId %q, %d attempt(s)\n\n", res.Status, sic(res.Status), res.TransferID, res.Attempts)
-	return ref, nil
+	fmt.Fprintf(s.out, "← transferId %s (status %q), %d attempt(s)\n", res.TransferID, res.Status, res.Attempts)
+	return ref, res.TransferID, nil
 }
 
-// sic marks the interface description's misspelt success status, so that a
-// reader does not take it for a typo of the quickstart's.
-func sic(status string) string {
-	if status == "succes" {
-		return " (sic: the documented spelling)"
+// submitTxID is stage 5: the transaction's hash, after the broadcast.
+func (s *session) submitTxID(ctx context.Context, transferID string) error {
+	fmt.Fprintln(s.out, "\n5. Transaction hash")
+	if transferID == "" {
+		fmt.Fprintln(s.out, "→ SubmitTxID skipped: the service answered no transferId")
+		return nil
 	}
-	return ""
+	res, err := s.client.SubmitTxID(ctx, transferID, exampleTxHash)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(s.out, "→ SubmitTxID %s…%s ← accepted, %d attempt(s); the service confirms to the beneficiary's VASP\n", exampleTxHash[:6], exampleTxHash[len(exampleTxHash)-4:], res.Attempts)
+	return nil
 }
 
 // awaitStatusCallbacks prints the status callbacks of the transfer ref
 // names, up to the final one.
 func (s *session) awaitStatusCallbacks(ctx context.Context, ref string) error {
-	fmt.Fprintln(s.out, "Status callbacks:")
+	fmt.Fprintln(s.out, "Status callbacks (the beneficiary's VASP decided):")
 	for done := false; !done; {
 		cb, err := next(ctx, s.events)
 		if err != nil {
@@ -247,11 +316,11 @@ func (s *session) awaitStatusCallbacks(ctx context.Context, ref string) error {
 func (s *session) answerInquiry(ctx context.Context, inquiryRef, inquiryURL string) error {
 	if s.sandbox != nil {
 		inbound := exampleTransfer(inquiryURL)
-		inbound.Asset, inbound.Amount, inbound.TxID = "BTC", "0.042", ""
+		inbound.Asset, inbound.Amount = "BTC", "0.042"
 		inbound.Originator, inbound.Beneficiary = inbound.Beneficiary, inbound.Originator
 		go func() { _, _ = s.sandbox.StartInquiry(ctx, inquiryURL, inbound) }()
 	}
-	fmt.Fprintln(s.out, "\nInbound inquiry:")
+	fmt.Fprintln(s.out, "\n4. Inquiry and resolution (as the beneficiary's VASP)")
 	inquiry, err := s.awaitInquiry(ctx)
 	if err != nil {
 		return err
@@ -305,10 +374,13 @@ func describe(p travelrule.Party) string {
 	return fmt.Sprintf("%s person, country %s (name, birth date, address, IDs and wallet redacted)", p.PersonType, p.Country)
 }
 
+// exampleTxHash is the made-up hash of the example transfer's
+// transaction.
+const exampleTxHash = "0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060"
+
 // exampleTransfer is a realistic transfer between two natural persons.
 func exampleTransfer(callbackURL string) *travelrule.TransferRequest {
 	return &travelrule.TransferRequest{
-		TxID:     "0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060",
 		Asset:    "ETH",
 		Amount:   "1.25",
 		Callback: callbackURL,
@@ -325,10 +397,22 @@ func exampleTransfer(callbackURL string) *travelrule.TransferRequest {
 	}
 }
 
-// tokenSourceFromEnv reads a static token or client-credentials settings.
-func tokenSourceFromEnv(getenv func(string) string) (oauth2.TokenSource, error) {
+// authFromEnv reads the API key (TRAVELRULE_API_KEY, or the file
+// TRAVELRULE_API_KEY_FILE names), a static token, or client-credentials
+// settings, in that order.
+func authFromEnv(getenv func(string) string) (travelrule.Option, error) {
+	if key := getenv("TRAVELRULE_API_KEY"); key != "" {
+		return travelrule.WithAPIKey(key), nil
+	}
+	if path := getenv("TRAVELRULE_API_KEY_FILE"); path != "" {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("reading TRAVELRULE_API_KEY_FILE: %w", err)
+		}
+		return travelrule.WithAPIKey(strings.TrimRight(string(b), "\r\n")), nil
+	}
 	if tok := getenv("TRAVELRULE_TOKEN"); tok != "" {
-		return travelrule.StaticToken(tok), nil
+		return travelrule.WithTokenSource(travelrule.StaticToken(tok)), nil
 	}
 	cfg := &clientcredentials.Config{
 		TokenURL:     getenv("TRAVELRULE_TOKEN_URL"),
@@ -336,12 +420,12 @@ func tokenSourceFromEnv(getenv func(string) string) (oauth2.TokenSource, error) 
 		ClientSecret: getenv("TRAVELRULE_CLIENT_SECRET"),
 	}
 	if cfg.TokenURL == "" || cfg.ClientID == "" {
-		return nil, errors.New("set TRAVELRULE_TOKEN, or TRAVELRULE_TOKEN_URL, TRAVELRULE_CLIENT_ID and TRAVELRULE_CLIENT_SECRET")
+		return nil, errors.New("set TRAVELRULE_API_KEY (or TRAVELRULE_API_KEY_FILE); or TRAVELRULE_TOKEN; or TRAVELRULE_TOKEN_URL, TRAVELRULE_CLIENT_ID and TRAVELRULE_CLIENT_SECRET")
 	}
 	if s := getenv("TRAVELRULE_SCOPES"); s != "" {
 		cfg.Scopes = strings.Split(s, ",")
 	}
-	return cfg.TokenSource(context.Background()), nil
+	return travelrule.WithClientCredentials(cfg), nil
 }
 
 func envOr(getenv func(string) string, k, def string) string {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vaspkit/travelrule"
 	"github.com/vaspkit/travelrule/travelruletest"
 )
 
@@ -24,13 +26,23 @@ func TestQuickstart(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, run(ctx, func(string) string { return "" }, &out))
 	s := out.String()
+	stages := []string{"1. Token", "2. Travel address", "3. Initiation", "4. Inquiry and resolution", "5. Transaction hash"}
+	for i, stage := range stages {
+		require.Contains(t, s, "\n"+stage)
+		if i > 0 {
+			assert.Less(t, strings.Index(s, stages[i-1]), strings.Index(s, stage), "the stages in order")
+		}
+	}
 	for _, want := range []string{
-		"against the embedded sandbox", `← status "succes" (sic: the documented spelling), transferId`, "← received", "← approved", "← completed",
-		"← inquiry", "→ ResolveInquiry approved=true ← status true", "Done in",
+		"against the embedded sandbox", "→ POST /auth/token (x-api-key)",
+		"← a travel address, unchecked form", "matching: true",
+		"to the travel address", "← transferId ", `(status "true")`, "← received", "← approved", "← completed",
+		"← inquiry", "→ ResolveInquiry approved=true ← status true", "→ SubmitTxID 0x5c50…2060 ← accepted", "Done in",
 	} {
 		assert.Contains(t, s, want)
 	}
 	assert.Less(t, strings.Index(s, "← received"), strings.Index(s, "← completed"), "callbacks in order")
+	assert.NotContains(t, s, "sandbox-api-key", "no key")
 	for _, pii := range []string{"Zoë", "Ødegård", "1984-02-29", "Straße", "123456789", "0x742d35", "美咲", "山田", "東京"} {
 		assert.NotContains(t, s, pii, "no personal data in the transcript")
 	}
@@ -40,9 +52,49 @@ func TestQuickstartNeedsCredentialsForARealService(t *testing.T) {
 	env := map[string]string{"TRAVELRULE_BASE_URL": "https://travelrule.example/api"}
 	err := run(context.Background(), func(k string) string { return env[k] }, &bytes.Buffer{})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "TRAVELRULE_TOKEN")
+	assert.Contains(t, err.Error(), "TRAVELRULE_API_KEY")
 }
 
+// TestQuickstartAgainstADeployment runs the five stages against a sandbox
+// reached over HTTP with an API key from TRAVELRULE_API_KEY_FILE, as a real
+// deployment would be, and then with a refused key.
+func TestQuickstartAgainstADeployment(t *testing.T) {
+	deployment := travelruletest.NewServer(travelruletest.WithInactiveAPIKeys("retired-key-0001"))
+	defer deployment.Close()
+	keyFile := filepath.Join(t.TempDir(), "key")
+	require.NoError(t, os.WriteFile(keyFile, []byte(travelruletest.DefaultAPIKey+"\n"), 0o600))
+	// The deployment must reach the callback listener: a free port for both.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	env := map[string]string{
+		"TRAVELRULE_BASE_URL": deployment.URL, "TRAVELRULE_API_KEY_FILE": keyFile,
+		"TRAVELRULE_LISTEN_ADDR": addr, "TRAVELRULE_CALLBACK_URL": "http://" + addr + "/travelrule/callback",
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var out bytes.Buffer
+	require.NoError(t, run(ctx, func(k string) string { return env[k] }, &out))
+	s := out.String()
+	for _, want := range []string{"1. Token", "2. Travel address", "matching: true", "3. Initiation", "← completed",
+		"4. Inquiry and resolution: skipped", "5. Transaction hash", "← accepted"} {
+		assert.Contains(t, s, want)
+	}
+	transfers := deployment.Transfers()
+	require.Len(t, transfers, 1)
+	assert.NotEmpty(t, transfers[0].Request.TravelAddress)
+	assert.NotContains(t, s, transfers[0].Request.TravelAddress, "a travel address is shown by its form only")
+	assert.Equal(t, exampleTxHash, transfers[0].TxID, "stage 5 reached the service")
+
+	env["TRAVELRULE_API_KEY"] = "retired-key-0001"
+	out.Reset()
+	err = run(ctx, func(k string) string { return env[k] }, &out)
+	require.ErrorIs(t, err, travelrule.ErrAPIKeyRefused)
+	assert.Contains(t, err.Error(), "inactive")
+	assert.NotContains(t, err.Error(), "retired-key-0001")
+	assert.NotContains(t, out.String(), "2. Travel address", "nothing after a refused login")
+}
 // TestQuickstartListenAddr: against a real service the callback listener
 // listens on TRAVELRULE_LISTEN_ADDR, by default 127.0.0.1:8081, where it
 // does not collide with "travelrule sandbox" on 127.0.0.1:8080.

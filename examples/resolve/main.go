@@ -2,7 +2,7 @@
 //
 // With no environment it runs against the embedded sandbox, which first
 // plays a counterparty that sends an inquiry; with TRAVELRULE_BASE_URL,
-// TRAVELRULE_TOKEN and the transfer's id as the argument it resolves that
+// TRAVELRULE_API_KEY and the transfer's id as the argument it resolves that
 // inquiry on that service:
 //
 //	go run ./examples/resolve
@@ -33,7 +33,7 @@ func main() {
 
 func run(ctx context.Context, getenv func(string) string, args []string, out io.Writer) error {
 	baseURL := getenv("TRAVELRULE_BASE_URL")
-	opts := []travelrule.Option{travelrule.WithTokenSource(travelrule.StaticToken(getenv("TRAVELRULE_TOKEN")))}
+	opts := []travelrule.Option{travelrule.WithAPIKey(getenv("TRAVELRULE_API_KEY"))}
 	var transferID, approved = "", "true"
 	if len(args) > 1 {
 		approved = args[1]
@@ -41,7 +41,7 @@ func run(ctx context.Context, getenv func(string) string, args []string, out io.
 	if baseURL == "" {
 		srv := travelruletest.NewServer()
 		defer srv.Close()
-		baseURL, opts = srv.URL, []travelrule.Option{travelrule.WithTokenSource(srv.TokenSource())}
+		baseURL, opts = srv.URL, []travelrule.Option{travelrule.WithAPIKey(travelruletest.DefaultAPIKey)}
 		// The counterparty sends us an inquiry; a real integration receives
 		// it on its callback handler.
 		inbox := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
