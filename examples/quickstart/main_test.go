@@ -95,6 +95,7 @@ func TestQuickstartAgainstADeployment(t *testing.T) {
 	assert.NotContains(t, err.Error(), "retired-key-0001")
 	assert.NotContains(t, out.String(), "2. Travel address", "nothing after a refused login")
 }
+
 // TestQuickstartListenAddr: against a real service the callback listener
 // listens on TRAVELRULE_LISTEN_ADDR, by default 127.0.0.1:8081, where it
 // does not collide with "travelrule sandbox" on 127.0.0.1:8080.
