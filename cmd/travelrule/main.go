@@ -1,8 +1,9 @@
 // Command travelrule sends Travel Rule transfers and inquiry resolutions
 // from a shell, makes and reads travel addresses, submits transaction
 // hashes, searches the VASP directory, checks transfer files before
-// anything is sent, receives status callbacks, and runs the sandbox
-// service for teams that integrate from other languages.
+// anything is sent, checks that a deployment answers as documented,
+// receives status callbacks, and runs the sandbox service for teams that
+// integrate from other languages.
 //
 // Usage:
 //
@@ -13,6 +14,7 @@
 //	travelrule address lookup TA             which beneficiary fields the service holds for TA
 //	travelrule txid --transfer ID --txid HASH
 //	travelrule discover --domain D [--name N]
+//	travelrule doctor [--json]               log in, make a test travel address, check every answer's shape
 //	travelrule validate transfer.json...     every fault by JSON path; exit 1 if any file fails
 //	travelrule listen --addr 127.0.0.1:8081  print each status callback as a JSON line
 //	travelrule sandbox --addr 127.0.0.1:8080 run the sandbox service
@@ -94,6 +96,7 @@ func commands() []command {
 		{"address", "make a travel address (generate), read one (decode) or ask the service about one (lookup)", (*cli).address},
 		{"txid", "submit a transfer's on-chain transaction hash", (*cli).txid},
 		{"discover", "search the service's directory of VASPs", (*cli).discover},
+		{"doctor", "log in to a deployment, make a test travel address, check that every answer has a documented shape", (*cli).doctor},
 		{"validate", "check transfer files as the sandbox does: every fault by JSON path", (*cli).validate},
 		{"listen", "receive status callbacks and print each as a JSON line", (*cli).listen},
 		{"sandbox", "run the sandbox service on an address", (*cli).sandbox},
