@@ -63,7 +63,7 @@ var travelAddressSchema = schemaOf(reflect.TypeFor[travelrule.TravelAddressReque
 // wallet are never printed.
 func (c *cli) addressGenerate(ctx context.Context, args []string) int {
 	fs := c.newFlagSet("address generate", "[-f beneficiary.json] [--person-type natural|legal] [--first-name F --last-name L | --legal-name N] [--wallet W] [--external-id ID] [--self-hosted] [flags]")
-	file := fs.String("f", "", "the beneficiary as JSON, the request's body (personType, firstName, lastName, legalName, walletAddress, externalId, isSelfHosted); - reads standard input; the flags below override its fields")
+	file := fs.String("f", "", "the beneficiary as JSON, the request's body (personType, firstName, lastName, legalName, walletAddress, externalId, isSelfHosted); - reads standard input; the flags below override its fields (flags show in process lists: prefer a file for real names)")
 	req := &travelrule.TravelAddressRequest{}
 	fs.StringVar(&req.PersonType, "person-type", "", `"natural" (the default) or "legal"`)
 	fs.StringVar(&req.FirstName, "first-name", "", "a natural person's first name")
