@@ -1,11 +1,14 @@
 // Package travelruletest runs the Travel Rule Transfer Exchange Service
-// (interface description 3.2.1) in-process, for tests and examples, in the
-// spirit of net/http/httptest:
+// (KYCAID's "Travel Rule Protocol (TRP) API", interface description
+// 3.2.1) in-process, for tests and examples, in the spirit of
+// net/http/httptest. By default it is the live service's twin, as far as
+// the service's documentation goes:
 //
 //	srv := travelruletest.NewServer()
 //	defer srv.Close()
-//	client, err := travelrule.NewClient(srv.URL, travelrule.WithTokenSource(srv.TokenSource()))
+//	client, err := travelrule.NewClient(srv.URL, travelrule.WithAPIKey(travelruletest.DefaultAPIKey))
 //
+// (travelrule.WithTokenSource(srv.TokenSource()) skips the login.)
 // [NewTLSServer] serves HTTPS instead, with HTTP/2 for clients that offer it
 // by ALPN (HTTP/1.1 for the others), a certificate of its own
 // ([Server.Certificate]) and a client that trusts it ([Server.Client]):
@@ -13,81 +16,184 @@
 //	srv := travelruletest.NewTLSServer()
 //	defer srv.Close()
 //	client, err := travelrule.NewClient(srv.URL,
-//		travelrule.WithTokenSource(srv.TokenSource()), travelrule.WithHTTPClient(srv.Client()))
+//		travelrule.WithAPIKey(travelruletest.DefaultAPIKey), travelrule.WithHTTPClient(srv.Client()))
 //
-// The server checks every request as the description says, sends status
-// callbacks over HTTP, can play the counterparty VASP ([Server.StartInquiry],
-// or over HTTP the control plane below), honours Idempotency-Key, injects faults on demand ([Fault]) and records what
-// it saw ([Server.Transfers], [Server.Requests], [Server.Callbacks],
-// [Server.Stats], [Server.WaitCallbacks]), the most recent 10,000 of each
-// kind ([WithRecordLimit]). It logs nothing unless given a logger, and
-// never logs bodies, tokens or the personal data they carry (see
+// The server serves the five stages of the live service's guide (a token
+// for an API key, a travel address, the initiation, the inquiry and its
+// resolution, the txId) and its VASP search, checks every request, sends
+// status callbacks, can play the counterparty VASP ([Server.StartInquiry],
+// or over HTTP the control plane below), honours Idempotency-Key, injects
+// faults on demand ([Fault]) and records what it saw ([Server.Transfers],
+// [Server.Requests], [Server.Callbacks], [Server.Stats],
+// [Server.WaitCallbacks]), the most recent 10,000 of each kind
+// ([WithRecordLimit]). It logs nothing unless given a logger, and never
+// logs bodies, API keys, tokens or the personal data they carry (see
 // [WithLogger] for what a line holds).
 //
-// # Behaviour where the description says "not shown"
+// # Where each behaviour comes from
 //
-// The description leaves much open; the sandbox picks one behaviour for
-// each gap:
+// Three sources decide, marked below: [live docs] is the live service's
+// documentation (docs.travel-rule.com, as read for this SDK); [excerpt] is
+// the interface description 3.2.1, which leaves much "not shown"; [own] is
+// the sandbox's own choice where neither says, listed with the others in
+// docs/assumptions.md ("The sandbox's own choices"). Where the two
+// documents disagree the sandbox answers as the live docs say by default,
+// and as the excerpt says under an option.
 //
-//   - Authentication: every request to the operations (and to the control
-//     plane below) needs
-//     "Authorization: Bearer <JWT>": HS256 under a key random per server,
-//     iss "travelruletest", aud "travel-rule-transfer-exchange", exp
-//     required and in the future. Anything else is answered 401 with
-//     WWW-Authenticate: Bearer error="invalid_token" (just Bearer
-//     realm="travelruletest" when the header is missing, as RFC 6750
-//     asks). Tokens come from [Server.TokenSource] or from the
-//     client-credentials grant at [Server.TokenURL] (form-encoded POST,
-//     client authenticated by HTTP Basic or form fields, answer
-//     {"access_token","token_type":"Bearer","expires_in"}). A token
-//     request whose body is JSON (declared application/json, or opening
-//     with "{") is answered 400 {"error":"invalid_request"} with an
-//     error_description saying that the grant is form-encoded.
-//   - Media type: the body of an operation (and of the control plane's
-//     POST) must be declared "Content-Type: application/json", as the
-//     description says; parameters such as "; charset=utf-8" are accepted
-//     and the type is compared in any case. Any other type, or none, is
-//     answered 415 unsupported_media_type, with Accept-Post:
-//     application/json. A request is checked for its method (405), then
-//     its token (401), then its Content-Type (415), then its body (413,
-//     400).
-//   - Transfer identifiers are version 4 UUIDs in lower-case hex.
-//   - Initiation answers 200 {"status":"succes","transferId":"<id>"} (the
-//     documented misspelling, plus the id that part 1 says is returned), or
-//     the documented {"status":"succes"} alone with
-//     WithTransferIDInAnswer(false).
-//   - Errors are JSON: {"error":"<code>","message":"<text>","fields":
-//     [{"field":"originator.country","reason":"…"}]}, fields only on 400.
-//     Messages and reasons name fields, never their values. Codes:
-//     bad_request (400), unauthorized (401), not_found (404),
-//     method_not_allowed (405), idempotency_key_in_use (409),
-//     too_large (413), unsupported_media_type (415),
-//     idempotency_key_reused (422), rate_limited (429),
-//     internal (500), unavailable (503). Every answer has an X-Request-Id.
-//   - 400: a body that is not a JSON object; a known field whose value is
-//     not a JSON string ("must be a string"), or a party that is not an
-//     object; and every fault that travelrule.TransferRequest.Validate finds
-//     (required fields, the bounds of part 8 counted in code points, callback
-//     an absolute http(s) URL, country two letters), with the same paths and
-//     reasons; plus a travelAddress that is present but empty, or that starts
-//     with "ta" (the prefix of Travel Rule Protocol travel addresses) and
-//     does not decode (travelrule.DecodeTravelAddress: alphabet, checksum,
-//     t=i). Unknown fields are ignored and null counts as absent. All faults
-//     are reported at once; [CheckTransfer] reports them without a server.
-//   - Travel addresses resolve as a directory would, with test values in
-//     place of real VASPs: every travel address that decodes resolves to
-//     the sandbox's beneficiary VASP, TRP's example [KnownTravelAddress]
-//     among them; one whose host is under the reserved top-level domain
-//     .invalid (RFC 2606), such as [UnknownTravelAddress], resolves to no
-//     VASP: 404 on initiation. [WithTravelAddresses] and
+// # Endpoints
+//
+// Every endpoint answers under [Server.URL], path prefix included
+// ([WithPathPrefix]), but the OAuth2 token endpoint at /oauth/token:
+//
+//	POST {URL}/auth/token                   API key → bearer JWT             [live docs]
+//	POST {URL}/travel-address/generate      a beneficiary's travel address   [live docs]
+//	POST {URL}/travel-address/decode        the beneficiary of an address    [live docs]
+//	POST {URL}/transfers/initiate           a transfer                       [excerpt, live docs]
+//	POST {URL}/transfers/inquiryResolution  resolves an inbound inquiry      [excerpt, live docs]
+//	POST {URL}/transfers/txId?q=<id>        the transaction's hash           [live docs]
+//	GET  {URL}/discovery/vasp               VASP search, no token            [live docs]
+//	POST /oauth/token                       OAuth2 client credentials        [own]
+//	POST {URL}/sandbox/inquiries            control plane: an inquiry        [own]
+//	GET  {URL}/sandbox/transfers/{id}       control plane: a transfer        [own]
+//
+// The operations (the POSTs from generate to txId, see [Operation]) need
+// "Authorization: Bearer <JWT>" and a body declared
+// "Content-Type: application/json" [excerpt]; each request is checked for
+// its method (405), then its token (401, 403), then its Content-Type
+// (415), then its body (413, 400) [own].
+//
+// # Behaviour
+//
+//   - API keys [live docs]: POST {URL}/auth/token, no body (one sent is
+//     ignored), the key in "x-api-key: <key>" or "Authorization: ApiKey
+//     <key>", answers 200, unwrapped, {"accessToken":"<JWT>","expiresIn":
+//     3600,"expiresAt":"2026-05-11T10:00:00.000Z","tokenType":"Bearer"}
+//     (expiresIn is the token lifetime in seconds, expiresAt the JWT's
+//     exp in ISO 8601 UTC with milliseconds) with Cache-Control: no-store.
+//     A missing or unknown key is 401 UNAUTHORIZED; an inactive key is 403
+//     FORBIDDEN "API key inactive", an expired one 403 FORBIDDEN "API key
+//     expired". The keys [own]: [DefaultAPIKey] is accepted (others with
+//     [WithAPIKeys]); [InactiveAPIKey] and [ExpiredAPIKey] are refused so
+//     ([WithInactiveAPIKeys], [WithExpiredAPIKeys] add more). Keys are
+//     compared by their SHA-256, and never recorded or logged.
+//   - Tokens: JWTs signed EdDSA (Ed25519) [live docs: the example token's
+//     header], under a key random per server, iss "travelruletest", aud
+//     "travel-rule-transfer-exchange", exp required, an hour by default
+//     ([WithTokenLifetime]) [own; the live docs say about an hour]. The same
+//     tokens come from the login, [Server.TokenSource] and the OAuth2
+//     endpoint. A missing token, one that is not Bearer, malformed, forged
+//     ([Server.ForgedToken]), of another algorithm or with the wrong
+//     claims is 401 UNAUTHORIZED; an expired one ([Server.ExpiredToken]),
+//     good but for its age, is 403 FORBIDDEN [live docs]. Both carry
+//     WWW-Authenticate: Bearer (with error="invalid_token" but for a
+//     missing token, as RFC 6750 asks) [own].
+//   - The OAuth2 client-credentials grant at [Server.TokenURL] [own; kept
+//     for clients that use one]: a form-encoded POST, the client
+//     authenticated by HTTP Basic or form fields ([WithClientCredentials]),
+//     answered {"access_token","token_type":"Bearer","expires_in"}; its
+//     errors keep RFC 6749's shape, {"error","error_description"}, the one
+//     exception to the envelopes below, and a JSON body is answered 400
+//     invalid_request saying that the grant is form-encoded.
+//   - Envelopes [live docs]: a success is {"status":true,"data":{…}}; every
+//     error is {"status":false,"errors":[{"code":"<CODE>","message":
+//     "<text>"}]}, with an X-Request-Id header [own] like every answer. The
+//     codes [live docs]: INVALID_REQUEST (400: a body that is not a JSON
+//     object or cannot be read, an Idempotency-Key too long),
+//     VALIDATION_ERROR (400: a field fault), INVALID_TRAVEL_ADDRESS (400: a
+//     travelAddress no one could have made; 404: one that resolves to no
+//     VASP or that decode does not know), TRANSFER_NOT_FOUND (404),
+//     NOT_FOUND (404: no such endpoint), UNAUTHORIZED (401), FORBIDDEN
+//     (403), INTERNAL_ERROR (500); and [own] METHOD_NOT_ALLOWED (405, with
+//     Allow), IDEMPOTENCY_KEY_IN_USE (409), PAYLOAD_TOO_LARGE (413, a body
+//     over 1 MiB), UNSUPPORTED_MEDIA_TYPE (415, with Accept-Post:
+//     application/json), IDEMPOTENCY_KEY_REUSED (422), RATE_LIMITED (429),
+//     SERVICE_UNAVAILABLE (503). A field fault is an entry of its own
+//     [own], with an extra "field" member, the fault's JSON path (such as
+//     "originator.country"), and the message "<path>: <reason>"; all faults
+//     are reported at once. Messages name fields, never their values.
+//   - 400 on initiation: a body that is not a JSON object (INVALID_REQUEST);
+//     a known field whose value is not a JSON string ("must be a string"),
+//     or a party that is not an object [own]; every fault that
+//     travelrule.TransferRequest.Validate finds [excerpt: required fields,
+//     the bounds of part 8 counted in code points, callback an absolute
+//     http(s) URL, country two letters; live docs: a legal person
+//     (personType "legal") needs legalName instead of firstName, lastName
+//     and dateOfBirth], with the same paths and reasons; a travelAddress
+//     present but empty; and a travelAddress that starts with "ta" and that
+//     no one could have made (below). Unknown fields are ignored and null
+//     counts as absent [own]. [CheckTransfer] reports the same faults
+//     without a server.
+//   - Travel addresses (the travelAddress of an initiation) come in three
+//     forms, told apart by travelrule.InspectTravelAddress [live docs, TRP]:
+//     TRP's checksummed form, the live service's unchecked form ("ta" and
+//     base58 of a URI that ends in t=i) and the opaque form (a URL-safe
+//     "ta" token whose URI cannot be read, such as the docs' placeholder
+//     [PlaceholderTravelAddress], or the service's encrypted-looking
+//     addresses). They resolve as a directory would, with test values in
+//     place of real VASPs [own]: an address the sandbox generated resolves
+//     to its beneficiary (Transfer.BeneficiaryID); an opaque one resolves
+//     to the sandbox's beneficiary VASP; a readable one (checksummed or
+//     unchecked, [KnownTravelAddress] among them) resolves to it too, unless
+//     its host is under the reserved top-level domain .invalid (RFC 2606),
+//     such as [UnknownTravelAddress]'s: 404 INVALID_TRAVEL_ADDRESS, field
+//     travelAddress; one that no one could have made (a character outside
+//     the URL-safe set, a failed checksum on bytes that do not end in t=i,
+//     nothing after "ta", more than 255 characters) is a 400
+//     INVALID_TRAVEL_ADDRESS fault of the field travelAddress, in the words
+//     of the client's ValidateStrict. [WithTravelAddresses] and
 //     [WithUnknownTravelAddresses] register more of either kind. A
-//     travelAddress that does not start with "ta", and none, is accepted.
-//   - Lifecycle: an initiated transfer is received, then approved and
+//     travelAddress that does not start with "ta" is accepted: the sandbox
+//     judges only the "ta" forms [own].
+//   - Generate [live docs]: POST {URL}/travel-address/generate with
+//     {personType, firstName, lastName, legalName, walletAddress,
+//     externalId, isSelfHosted}, checked as
+//     travelrule.TravelAddressRequest.Validate checks it (a walletAddress
+//     with a hexadecimal digit [live docs]; at most 255 characters per field
+//     [own]) and for its types, answers
+//     {"status":true,"data":{"travelAddress":"ta…","beneficiaryId":"<id>"}}.
+//     The address is in the live service's unchecked form, of the URI
+//     "<host:port><prefix>/transfers/inquiry/<beneficiaryId>?t=i" [live
+//     docs], with the sandbox's own host (whatever host a request named)
+//     and a version 4 UUID as the id [own]. It is stable per beneficiary,
+//     as the service "creates (or upserts) a beneficiary" [live docs]: the
+//     same externalId gets the same address (its names, wallet and custody
+//     are updated); without one, the same personType, firstName, lastName,
+//     legalName and walletAddress do. The beneficiaries are kept within the
+//     record limit [own]: a forgotten one gets a new address.
+//   - Decode [live docs]: POST {URL}/travel-address/decode with
+//     {"travelAddress":"ta…"} answers {"status":true,"data":{"personType",
+//     "firstName","lastName","legalName","walletAddress","externalId",
+//     "isSelfHosted"}}, empty ones left out, for an address the sandbox
+//     generated and keeps; any other well-formed address (registered,
+//     opaque, another VASP's) is 404 INVALID_TRAVEL_ADDRESS, one that no
+//     one could have made, or that does not start with "ta", 400
+//     INVALID_TRAVEL_ADDRESS, a missing one 400 VALIDATION_ERROR [own].
+//   - Flows [live docs]: an initiation with a travelAddress goes by the
+//     OPEN_VASP flow; one without, with an email (beneficiary.email, else
+//     the top-level email), by the EMAIL flow: Transfer.Flow says which,
+//     and Transfer.EmailDelivered is set at once, as if the mail provider
+//     had acknowledged (the sandbox sends no mail) [own]. An initiation
+//     with neither is accepted, as the excerpt (travelAddress optional)
+//     allows, and goes by the OPEN_VASP flow to the sandbox's own
+//     beneficiary VASP [own]; [WithTravelAddressRequired] refuses it, 400
+//     VALIDATION_ERROR for travelAddress, as the live guide lists
+//     travelAddress as required.
+//   - Transfer identifiers are version 4 UUIDs in lower-case hex [own].
+//   - Initiation answers 200 {"status":true,"data":{"transferId":"<id>"}}
+//     [live docs: wrapped, and carrying the transfer's id], or
+//     {"status":true,"data":{}} with WithTransferIDInAnswer(false). With
+//     [WithExcerptAnswers] it answers as the excerpt documents,
+//     {"status":"succes"} (sic) [excerpt], with "transferId" beside it
+//     unless WithTransferIDInAnswer(false) [own: part 1 says an id is
+//     returned].
+//   - Lifecycle [own]: an initiated transfer is received, then approved and
 //     completed, or rejected, as [WithApproval] decides (default: approve).
 //     Each state is announced by a status callback to the request's callback
-//     URL, and the transfer enters the state when its callback is sent.
-//   - Status callbacks are POSTs of {"transferId":"<id>","status":"<state>",
-//     "txId":"<the request's txId, omitted if none>","timestamp":"<RFC 3339,
+//     URL [excerpt: status callbacks to the callback URL], and the transfer
+//     enters the state when its callback is sent.
+//   - Status callbacks [own; the live service's four callback kinds are
+//     not sent]: POSTs of {"transferId":"<id>","status":"<state>","txId":
+//     "<the request's txId, omitted if none>","timestamp":"<RFC 3339,
 //     UTC>"}, sent one after the other per transfer, in order. An attempt
 //     answered other than 2xx (redirects are not followed) or not answered
 //     is repeated, up to 5 attempts in all, after an exponential backoff
@@ -99,27 +205,51 @@
 //     [WithoutCallbacks] records callbacks without sending them, for tests
 //     whose callback URLs are placeholders; inbound inquiries are still
 //     sent.
-//   - Inquiry resolution: q must name a transfer started by
-//     [Server.StartInquiry] or the control plane, else 404 (an unknown id, or a transfer the
-//     integrator initiated). approved is "true" (approve) or "false"
-//     (reject); anything else is 400. The answer is {"status":true} when the
-//     inquiry now carries that decision (the first resolution, or a repeat
-//     of the same one) and {"status":false}, with the state unchanged, when
-//     it was already resolved the other way. When the first resolution
-//     carries a callback URL, a status callback "approved" or "rejected" is
-//     sent there.
-//   - Idempotency-Key (not in the description; see [WithoutIdempotency]):
-//     the answer to a request with a key is stored, per operation and key,
-//     and replayed for a later request with the same key and the same body
-//     (and query) without acting again. The same key with a different body
-//     is answered 422, and a request whose key is still being processed
-//     409. 429 and 503 answers are not stored. The stored answer is the one
-//     the operation gave before any fault after acting (500, drop, reset,
-//     GOAWAY, a proxy's 503), so a retry after those faults gets the
-//     original success.
-//   - Faults ([Fault], [WithFaults], [Server.SetFaults]): 429 and 503 (with
-//     Retry-After in seconds) are answered before the request is acted on;
-//     the others after the transfer was stored or the resolution recorded:
+//   - Inquiry resolution [excerpt]: q must name a transfer started by
+//     [Server.StartInquiry] or the control plane, else 404
+//     TRANSFER_NOT_FOUND (an unknown id, or a transfer the integrator
+//     initiated) [own]. approved is "true" (approve) or "false" (reject);
+//     anything else is 400 [own]. The answer is the excerpt's boolean,
+//     {"status":true} when the inquiry now carries that decision (the first
+//     resolution, or a repeat of the same one) and {"status":false}, with
+//     the state unchanged, when it was already resolved the other way
+//     [own]. When the first resolution carries a callback URL, a status
+//     callback "approved" or "rejected" is sent there [own].
+//   - txId [live docs]: POST {URL}/transfers/txId?q=<transferId> with
+//     {"txId":"…"} (required, at most 255 characters [own]) records the
+//     txId on a transfer the integrator initiated (Transfer.TxID, which an
+//     initiation's txId also sets) and answers
+//     {"status":true,"data":{"transferId","txId"}} [own]; the same txId
+//     again answers the same; another txId for a transfer that has one is
+//     400 VALIDATION_ERROR for txId; an unknown id, or an inquiry's, is 404
+//     TRANSFER_NOT_FOUND [own]. The service then sends a confirmation to
+//     the beneficiary's VASP [live docs], which in the sandbox is itself:
+//     Transfer.Confirmed records it, and Stats.Confirmations counts it
+//     [own].
+//   - Discovery [live docs]: GET {URL}/discovery/vasp with the criteria in a
+//     JSON body, such as {"domain":"example.com"}; no Authorization needed
+//     (one sent is ignored) and any Content-Type; each criterion a
+//     case-insensitive "contains", all of them combined with AND; at least
+//     one non-empty criterion, else 400 VALIDATION_ERROR; at most 100 VASPs;
+//     the answer {"status":true,"data":{"count":N,"vasps":[{"id","name",
+//     "domain","country"}]}}. The directory is fixed [own]: the sandbox's
+//     own beneficiary VASP ([OwnVASPID], whose domain is the sandbox's host
+//     and port) and three sample VASPs under example.com and example.org;
+//     the criteria are id, name, domain and country (any other is 400
+//     VALIDATION_ERROR), each a string of at most 255 characters.
+//   - Idempotency-Key (in neither document; see [WithoutIdempotency])
+//     [own]: the answer to a request to an operation with a key is stored,
+//     per operation and key, and replayed for a later request with the same
+//     key and the same body (and query) without acting again. The same key
+//     with a different body is answered 422, and a request whose key is
+//     still being processed 409. 429 and 503 answers are not stored. The
+//     stored answer is the one the operation gave before any fault after
+//     acting (500, drop, reset, GOAWAY, a proxy's 503), so a retry after
+//     those faults gets the original success.
+//   - Faults ([Fault], [WithFaults], [Server.SetFaults]) [own], on the
+//     operations: 429 and 503 (with Retry-After in seconds) are answered
+//     before the request is acted on; the others after the transfer was
+//     stored, the resolution or txId recorded, the beneficiary upserted:
 //     500; a dropped connection (over HTTP/2, a RST_STREAM INTERNAL_ERROR
 //     of the request's stream); over HTTP/2, a RST_STREAM PROTOCOL_ERROR or
 //     REFUSED_STREAM of the stream, or a GOAWAY with last-stream-id 0 (over
@@ -139,24 +269,27 @@
 //     GOAWAY fault can leave several requests of the connection without a
 //     whole answer, as a proxy's GOAWAY would; Stats.ByStatus[0] and
 //     Stats.Truncated count them.
-//   - Records: the server keeps the most recent 10,000
-//     transfers, requests, finished callbacks and Idempotency-Key answers
-//     ([WithRecordLimit]), and older ones that are still pending: an
-//     inquiry awaiting resolution, a transfer with callbacks still to
-//     deliver, an Idempotency-Key still being processed or answered within
-//     the idempotency window ([WithIdempotencyWindow], default a day).
-//     [Server.Stats] counts everything since the start.
+//   - Records [own]: the server keeps the most recent 10,000 transfers,
+//     requests, finished callbacks, Idempotency-Key answers and generated
+//     beneficiaries ([WithRecordLimit]), and older ones that are still
+//     pending: an inquiry awaiting resolution, a transfer with callbacks
+//     still to deliver, an Idempotency-Key still being processed or
+//     answered within the idempotency window ([WithIdempotencyWindow],
+//     default a day). [Server.Stats] counts everything since the start.
+//     Recorded requests carry neither Authorization nor x-api-key.
 //
 // # Control plane
 //
 // Integrators in other languages run the sandbox as a server ("travelrule
 // sandbox") and cannot call its methods. Two endpoints under the server's
 // URL (path prefix included) do for them what [Server.StartInquiry] and
-// [Server.Transfer] do. They take a bearer token as the operations do, are
-// recorded by [Server.Requests] (with Op zero) and counted by
-// [Server.Stats]. No fault is drawn for them and Idempotency-Key is
-// ignored, though a GOAWAY fault stops them as it stops any request of its
-// connection. Other paths under /sandbox/ are 404.
+// [Server.Transfer] do [own]. They take a bearer token as the operations
+// do (a token from the login included; 401 and 403 as there), answer
+// errors in the same envelopes, are recorded by [Server.Requests] (with Op
+// zero) and counted by [Server.Stats]. No fault is drawn for them and
+// Idempotency-Key is ignored, though a GOAWAY fault stops them as it stops
+// any request of its connection. Other paths under /sandbox/ are 404
+// NOT_FOUND.
 //
 // POST {URL}/sandbox/inquiries starts an inbound inquiry, as the
 // counterparty VASP would. The body (application/json, at most 1 MiB) is
@@ -178,14 +311,15 @@
 // and no travelAddress, email or txId. A party given replaces the default
 // party whole: its fields are not merged with the default's, so it must
 // carry the required ones. The body is checked as an initiation's is:
-// fields of the wrong type, a travelAddress that starts with "ta" and does
-// not decode, and every fault that travelrule.TransferRequest.Validate
-// finds in the transfer with its defaults, are answered 400 with fields by
-// path, all at once. At most 64 inquiries are delivered at once: beyond,
+// fields of the wrong type, a travelAddress that starts with "ta" and that
+// no one could have made, and every fault that
+// travelrule.TransferRequest.Validate finds in the transfer with its
+// defaults, are answered 400 with an entry per fault, all at once. At most 64 inquiries are delivered at once: beyond,
 // the answer is 503 with Retry-After: 1; and while as many open inquiries
 // as the record limit are kept beyond it ([WithRecordLimit]), 503 until
 // some are resolved. Else the
-// answer is 201 {"transferId":"<id>"} with a Location header, the URL of
+// answer is 201 {"transferId":"<id>"} (not wrapped: the control plane is
+// not the live service's) with a Location header, the URL of
 // the transfer's state (below) on the host the request named. It comes as
 // soon as the transfer is stored, in state inquiry, and the delivery of the
 // inquiry has begun: the inquiry goes out as StartInquiry sends it (the
@@ -193,7 +327,8 @@
 // even with [WithoutCallbacks]. Resolve it with inquiryResolution.
 //
 // GET {URL}/sandbox/transfers/{id} answers 200 with the state of a
-// transfer the server keeps, initiated or inquiry, or 404 not_found:
+// transfer the server keeps, initiated or inquiry, or 404
+// TRANSFER_NOT_FOUND:
 //
 //	{"transferId":"<id>","state":"approved","inquiry":true,
 //	 "created":"<RFC 3339, UTC>","updated":"<RFC 3339, UTC: last change of state>",

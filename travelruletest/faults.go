@@ -128,7 +128,7 @@ func (k FaultKind) String() string {
 
 // Fault is a fault injected into a share of the requests to the service's
 // operations. Faults are drawn after authentication (a request with a bad
-// token is always answered 401) and after the body is read. Each
+// token is always answered 401 or 403) and after the body is read. Each
 // authenticated request draws once, in list order, for each fault that
 // applies to its operation and has not used up Times: it is hit with
 // probability Rate. Several faults may hit one request: their latencies add

@@ -101,10 +101,11 @@ type Request struct {
 	Method, Path string
 	// Query is the raw query string.
 	Query string
-	// Header holds the request's headers, without Authorization.
+	// Header holds the request's headers, without Authorization and
+	// x-api-key.
 	Header http.Header
-	// Op is the operation requested, or zero for another path (the token
-	// endpoint, the control plane).
+	// Op is the operation requested, or zero for another path (the login,
+	// discovery, the OAuth2 token endpoint, the control plane).
 	Op Operation
 	// Status is the status answered, or 0 if no answer reached the
 	// client: a dropped connection or reset stream, a client that gave up
