@@ -487,7 +487,10 @@ func (e *transportError) Unwrap() error { return e.err }
 // *url.Error names the URL without its query.
 func sanitize(err error) error {
 	var ue *url.Error
-	if !errors.As(err, &ue) {
+	var te *tokenError
+	if errors.As(err, &te) || !errors.As(err, &ue) {
+		// A token's failure is described in the client's words already
+		// (tokenError.Error), and its types must stay reachable.
 		return err
 	}
 	clean := *ue

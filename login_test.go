@@ -325,3 +325,22 @@ func TestLogin(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Contains(t, err.Error(), "travelrule: Login: nothing sent")
 }
+
+// TestUnreachableLogin: a login that gets no answer is a LoginError too,
+// and says that nothing was sent.
+func TestUnreachableLogin(t *testing.T) {
+	dead := httptest.NewServer(http.NotFoundHandler())
+	base := dead.URL + liveBase
+	dead.Close()
+	c, err := travelrule.NewClient(base, travelrule.WithAPIKey(liveKey), travelrule.WithRetryMax(0))
+	require.NoError(t, err)
+	_, err = c.GenerateTravelAddress(context.Background(), &travelrule.TravelAddressRequest{PersonType: "natural", FirstName: "A", LastName: "B"})
+	require.ErrorIs(t, err, travelrule.ErrLoginFailed)
+	assert.NotErrorIs(t, err, travelrule.ErrAPIKeyRefused)
+	var le *travelrule.LoginError
+	require.ErrorAs(t, err, &le)
+	assert.Zero(t, le.StatusCode)
+	assert.Contains(t, err.Error(), "nothing sent")
+	assert.Contains(t, err.Error(), "login failed: POST "+base+"/auth/token: connection failed")
+	assert.NotContains(t, err.Error(), "/travel-address/generate")
+}
