@@ -11,16 +11,34 @@ import (
 	"github.com/vaspkit/travelrule/travelruletest"
 )
 
-// sandboxAnswers says how to get each answer of the sandbox's travel-address
-// directory and where its control plane is; the banner and --help print it.
-var sandboxAnswers = `Travel addresses (travelAddress of an initiation):
-  - any travel address that decodes resolves, such as TRP's example
+// sandboxAnswers says how to get each answer of the sandbox (API keys,
+// travel addresses, discovery) and where its control plane is; the banner
+// and --help print it.
+var sandboxAnswers = `API keys (POST {base}/auth/token with x-api-key: <key>, no body):
+  - ` + travelruletest.DefaultAPIKey + ` gets a bearer token (an EdDSA JWT; expired: 403 FORBIDDEN)
+  - ` + travelruletest.InactiveAPIKey + ` answers 403 FORBIDDEN "API key inactive"
+  - ` + travelruletest.ExpiredAPIKey + ` answers 403 FORBIDDEN "API key expired"
+  - no key, or another, answers 401 UNAUTHORIZED
+Travel addresses (travelAddress of an initiation):
+  - POST {base}/travel-address/generate makes one (the same beneficiary gets
+    the same address), POST {base}/travel-address/decode reads it back
+  - any other readable one resolves, such as TRP's example
     ` + travelruletest.KnownTravelAddress + `
-  - one whose host is under .invalid answers 404 (no such VASP), such as
+  - an opaque one resolves, such as the docs' placeholder
+    ` + travelruletest.PlaceholderTravelAddress + `
+  - one whose host is under .invalid answers 404 INVALID_TRAVEL_ADDRESS, such as
     ` + travelruletest.UnknownTravelAddress + ` (no-such-vasp.invalid)
-  - a "ta..." value that does not decode (checksum, alphabet, no t=i)
-    answers 400 with the field travelAddress
+  - a "ta..." value no one could have made (a failed checksum, a character
+    outside the URL-safe set) answers 400 INVALID_TRAVEL_ADDRESS
   - --travel-address and --unknown-travel-address register more of either kind
+  - with neither a travelAddress nor an email the transfer is accepted
+    (--travel-address-required: 400 VALIDATION_ERROR)
+Answers: {"status":true,"data":{...}}; errors {"status":false,"errors":[{"code","message","field"}]}
+  - an initiation answers {"status":true,"data":{"transferId":"<id>"}}
+    (--excerpt-answers: the excerpt's {"status":"succes","transferId":"<id>"})
+  - POST {base}/transfers/txId?q=<id> {"txId":"0x..."} records the transfer's hash
+VASP search (no token needed):
+  GET  {base}/discovery/vasp            body {"domain":"example.com"}
 Control plane (bearer token as for the operations):
   POST {base}/sandbox/inquiries       {"callback":"<url>", ...} starts an inbound inquiry: 201 {"transferId"}
   GET  {base}/sandbox/transfers/{id}  a transfer's state and the callbacks delivered for it
@@ -28,8 +46,9 @@ Control plane (bearer token as for the operations):
 
 // sandbox runs the sandbox service on an address for clients in other
 // processes and languages. It prints, on stdout, the environment a client
-// needs and a curl transcript of the whole flow (together a shell script),
-// and on stderr how to get each answer.
+// needs (the sandbox's demo API key among it) and a curl transcript of the
+// five stages of the service's guide (together a shell script), and on
+// stderr how to get each answer.
 func (c *cli) sandbox(ctx context.Context, args []string) int {
 	fs := c.newFlagSet("sandbox", "[--addr HOST:PORT] [--prefix /api/v3] [--token-lifetime 24h] [flags]")
 	usage := fs.Usage
@@ -67,9 +86,11 @@ func (c *cli) sandbox(ctx context.Context, args []string) int {
 // sandboxOptions adds the flags that become server options to fs; after
 // parsing, the function it returns makes the options.
 func (c *cli) sandboxOptions(fs *flag.FlagSet) func() ([]travelruletest.Option, error) {
-	prefix := fs.String("prefix", "", `a path prefix for the operations, such as "/api/v3"`)
+	prefix := fs.String("prefix", "", `a path prefix for the service, such as "/api/v3"`)
 	secret := fs.String("callback-secret", "", "sign callbacks with this Standard Webhooks secret (default: env TRAVELRULE_WEBHOOK_SECRET)")
-	noID := fs.Bool("documented-answer", false, `answer initiations with the documented {"status":"succes"} alone, without transferId`)
+	excerpt := fs.Bool("excerpt-answers", false, `answer initiations as the interface description's excerpt does, {"status":"succes","transferId":"<id>"}, not {"status":true,"data":{...}}`)
+	noID := fs.Bool("documented-answer", false, `answer initiations with the excerpt's documented {"status":"succes"} alone, without transferId`)
+	required := fs.Bool("travel-address-required", false, "refuse an initiation with neither a travelAddress nor an email (400 VALIDATION_ERROR), as the live guide lists travelAddress as required")
 	var known, unknown stringList
 	fs.Var(&known, "travel-address", "a travelAddress that resolves, even one under .invalid (repeatable)")
 	fs.Var(&unknown, "unknown-travel-address", "a travelAddress that resolves to no VASP: 404 (repeatable)")
@@ -88,30 +109,34 @@ func (c *cli) sandboxOptions(fs *flag.FlagSet) func() ([]travelruletest.Option, 
 			}
 			o = append(o, travelruletest.WithCallbackSecret(v.Secrets[0]))
 		}
+		if *excerpt || *noID {
+			o = append(o, travelruletest.WithExcerptAnswers())
+		}
 		if *noID {
 			o = append(o, travelruletest.WithTransferIDInAnswer(false))
+		}
+		if *required {
+			o = append(o, travelruletest.WithTravelAddressRequired())
 		}
 		return o, nil
 	}
 }
 
 // sandboxBanner prints the environment and the curl transcript on stdout
-// and how to get each answer on stderr.
+// and how to get each answer on stderr. The API key is the sandbox's demo
+// key, not a secret.
 func (c *cli) sandboxBanner(srv *travelruletest.Server, lifetime time.Duration, cbURL string) error {
 	tok, err := srv.TokenSource().Token()
 	if err != nil {
 		return err
 	}
 	// Stdout is a shell script: every value is one shell word.
-	fmt.Fprintf(c.stdout, "TRAVELRULE_BASE_URL=%s\nTRAVELRULE_TOKEN=%s\nTRAVELRULE_TOKEN_URL=%s\nTRAVELRULE_CLIENT_ID=%s\nTRAVELRULE_CLIENT_SECRET=%s\n",
-		shellWord(srv.URL), shellWord(tok.AccessToken), shellWord(srv.TokenURL()),
+	fmt.Fprintf(c.stdout, "TRAVELRULE_BASE_URL=%s\nTRAVELRULE_API_KEY=%s\nTRAVELRULE_TOKEN=%s\nTRAVELRULE_TOKEN_URL=%s\nTRAVELRULE_CLIENT_ID=%s\nTRAVELRULE_CLIENT_SECRET=%s\n",
+		shellWord(srv.URL), shellWord(travelruletest.DefaultAPIKey), shellWord(tok.AccessToken), shellWord(srv.TokenURL()),
 		shellWord(travelruletest.DefaultClientID), shellWord(travelruletest.DefaultClientSecret))
-	fmt.Fprint(c.stdout, transcript(flow{
-		baseURL: srv.URL, tokenURL: srv.TokenURL(), callbackURL: cbURL,
-		clientID: travelruletest.DefaultClientID, clientSecret: travelruletest.DefaultClientSecret,
-	}))
-	fmt.Fprintf(c.stderr, "sandbox listening on %s (token valid for %s); stop with Ctrl-C\n%s",
-		srv.URL, lifetime, strings.ReplaceAll(sandboxAnswers, "{base}", srv.URL))
+	fmt.Fprint(c.stdout, transcript(flow{baseURL: srv.URL, apiKey: travelruletest.DefaultAPIKey, callbackURL: cbURL}))
+	fmt.Fprintf(c.stderr, "sandbox listening on %s (API key %s; tokens valid for %s); stop with Ctrl-C\n%s",
+		srv.URL, travelruletest.DefaultAPIKey, lifetime, strings.ReplaceAll(sandboxAnswers, "{base}", srv.URL))
 	return nil
 }
 

@@ -35,7 +35,7 @@ func TestInitiateCommand(t *testing.T) {
 	require.Equal(t, exitOK, code, errOut)
 	var res map[string]any
 	require.NoError(t, json.Unmarshal([]byte(out), &res))
-	assert.Equal(t, "succes", res["status"])
+	assert.Equal(t, "true", res["status"], "the live service's envelope")
 	assert.NotEmpty(t, res["transferId"])
 	require.Len(t, srv.Transfers(), 1)
 	assert.Equal(t, "Lovelace", srv.Transfers()[0].Request.Originator.LastName)
@@ -48,6 +48,24 @@ func TestInitiateCommand(t *testing.T) {
 	code, _, errOut = runCLI(t, context.Background(), validTransfer, cc, "initiate")
 	require.Equal(t, exitOK, code, errOut)
 	assert.Len(t, srv.Transfers(), 2)
+
+	// With the sandbox's API key, as with the live service's.
+	key := map[string]string{"TRAVELRULE_BASE_URL": srv.URL, "TRAVELRULE_API_KEY": travelruletest.DefaultAPIKey}
+	code, _, errOut = runCLI(t, context.Background(), validTransfer, key, "initiate")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Len(t, srv.Transfers(), 3)
+	assert.Equal(t, 1, countLogins(srv))
+}
+
+// countLogins counts the requests to the sandbox's login.
+func countLogins(srv *travelruletest.Server) int {
+	n := 0
+	for _, r := range srv.Requests() {
+		if strings.HasSuffix(r.Path, "/auth/token") {
+			n++
+		}
+	}
+	return n
 }
 
 func TestInitiateCommandFailures(t *testing.T) {
@@ -61,7 +79,9 @@ func TestInitiateCommandFailures(t *testing.T) {
 	}{
 		{"invalid request never sent", strings.Replace(validTransfer, `"BTC"`, `""`, 1), env, exitFailed, []string{"asset: required"}},
 		{"unknown travel address is 404", strings.Replace(validTransfer, `"asset"`, `"travelAddress": "`+travelruletest.UnknownTravelAddress+`", "asset"`, 1), env, exitFailed, []string{"404 Not Found"}},
-		{"bad token is 401", validTransfer, map[string]string{"TRAVELRULE_BASE_URL": srv.URL, "TRAVELRULE_TOKEN": srv.ExpiredToken()}, exitFailed, []string{"401 Unauthorized"}},
+		{"expired token is 403", validTransfer, map[string]string{"TRAVELRULE_BASE_URL": srv.URL, "TRAVELRULE_TOKEN": srv.ExpiredToken()}, exitFailed, []string{"403 Forbidden", "FORBIDDEN"}},
+		{"forged token is 401", validTransfer, map[string]string{"TRAVELRULE_BASE_URL": srv.URL, "TRAVELRULE_TOKEN": srv.ForgedToken()}, exitFailed, []string{"401 Unauthorized"}},
+		{"inactive API key is 403", validTransfer, map[string]string{"TRAVELRULE_BASE_URL": srv.URL, "TRAVELRULE_API_KEY": travelruletest.InactiveAPIKey}, exitFailed, []string{"403", "inactive"}},
 		{"no credentials is a usage error", validTransfer, map[string]string{"TRAVELRULE_BASE_URL": srv.URL}, exitUsage, []string{"no credentials"}},
 		{"not JSON", "{", env, exitFailed, []string{"not a transfer request"}},
 	}
@@ -152,6 +172,11 @@ func TestSandboxCommand(t *testing.T) {
 	code, _, errOut2 := runCLI(t, context.Background(), validTransfer, map[string]string{
 		"TRAVELRULE_BASE_URL": env["TRAVELRULE_BASE_URL"], "TRAVELRULE_TOKEN": env["TRAVELRULE_TOKEN"]}, "initiate")
 	assert.Equal(t, exitOK, code, errOut2)
+	// The whole environment, API key included, as a shell that ran the
+	// banner would have it.
+	code, _, errOut2 = runCLI(t, context.Background(), validTransfer, env, "initiate")
+	assert.Equal(t, exitOK, code, errOut2)
+	assert.Equal(t, travelruletest.DefaultAPIKey, env["TRAVELRULE_API_KEY"])
 
 	assert.Equal(t, exitOK, sc.stop())
 	assert.Contains(t, sc.errOut.String(), "stopped")
@@ -163,4 +188,40 @@ func TestSandboxCommand(t *testing.T) {
 	code, _, errOut3 := runCLI(t, context.Background(), "", nil, "sandbox", "--addr", busy.Addr().String())
 	assert.Equal(t, exitFailed, code)
 	assert.Contains(t, errOut3, "sandbox:")
+}
+
+// The flags that choose the sandbox's answers: the excerpt's initiation
+// answer, and a travelAddress (or an email) required.
+func TestSandboxAnswerFlags(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		flags  []string
+		code   int
+		status string // of the initiation, when it succeeds
+		withID bool
+		want   string // in stderr, when it fails
+	}{
+		{"live answers", nil, exitOK, "true", true, ""},
+		{"--excerpt-answers", []string{"--excerpt-answers"}, exitOK, "succes", true, ""},
+		{"--documented-answer", []string{"--documented-answer"}, exitOK, "succes", false, ""},
+		{"--travel-address-required", []string{"--travel-address-required"}, exitFailed, "", false, "travelAddress"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			sc := runSandboxCommand(t, append([]string{"--addr", "127.0.0.1:0"}, tt.flags...)...)
+			code, out, errOut := runCLI(t, context.Background(), validTransfer, sc.env, "initiate")
+			require.Equal(t, tt.code, code, errOut)
+			if tt.code != exitOK {
+				assert.Contains(t, errOut, tt.want)
+				return
+			}
+			var res map[string]any
+			require.NoError(t, json.Unmarshal([]byte(out), &res))
+			assert.Equal(t, tt.status, res["status"])
+			if tt.withID {
+				assert.NotEmpty(t, res["transferId"])
+			} else {
+				assert.Empty(t, res["transferId"])
+			}
+		})
+	}
 }

@@ -5,62 +5,79 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/vaspkit/travelrule/travelruletest"
 )
 
 // flow is what the curl transcript of the sandbox needs to know.
 type flow struct {
-	baseURL      string // the sandbox's URL, path prefix included
-	tokenURL     string
-	clientID     string
-	clientSecret string
-	callbackURL  string // where the transcript's transfers send their callbacks
+	baseURL     string // the sandbox's URL, path prefix included
+	apiKey      string // the sandbox's demo API key, not a secret
+	callbackURL string // where the transcript's transfers send their callbacks
 }
 
-// transcript returns a copy-paste shell transcript of the whole flow against
-// the sandbox f describes, for a team that integrates from another
-// language: a token, an initiation, an inbound inquiry started through the
-// control plane, its resolution, and the inquiry's state. It is a POSIX
-// shell script that needs curl and sed; every line that is not a command is
-// a comment.
+// txHash is the transcript's transaction hash: made up.
+const txHash = "0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060"
+
+// transcript returns a copy-paste shell transcript of the five stages of
+// the live service's guide against the sandbox f describes, for a team
+// that integrates from another language: a token for the API key, a
+// travel address for the beneficiary, a transfer to it, an inbound inquiry
+// started through the control plane with its resolution and state, and the
+// transfer's txId. It is a POSIX shell script that needs curl and sed;
+// every line that is not a command is a comment. Run, it prints the
+// travel address, the transfer's and the inquiry's ids, then the answers
+// of the resolution, the inquiry's state and the txId.
 func transcript(f flow) string {
 	var b strings.Builder
 	auth := ` -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json'`
 	step := func(comment string, lines ...string) {
 		fmt.Fprintf(&b, "\n# %s\n%s\n", comment, strings.Join(lines, " \\\n  "))
 	}
-	b.WriteString("# The whole flow with curl (POSIX shell; curl and sed). Callbacks go to\n")
-	b.WriteString("# the callback URL of steps 2 and 3: run `travelrule listen` to see them.\n")
-	step("1. A bearer token (OAuth2 client credentials; token requests are form-encoded).",
-		"TOKEN=$(curl -sS --fail-with-body -u "+shellQuote(f.clientID+":"+f.clientSecret),
-		"-d grant_type=client_credentials "+shellQuote(f.tokenURL),
-		`| sed -n -E 's/.*"access_token":"([^"]+)".*/\1/p')`)
-	step("2. Initiate a transfer to TRP's example travel address (an address whose host is under .invalid is 404).",
-		"curl -sS --fail-with-body "+shellQuote(f.baseURL+"/transfers/initiate")+auth,
-		"-d "+shellQuote(sampleTransfer(f.callbackURL)))
-	fmt.Fprintln(&b, "echo")
-	step("3. Start an inbound inquiry: the sandbox plays the other VASP and posts it to the callback URL.",
+	extract := func(field string) string {
+		return `| sed -n -E 's/.*"` + field + `":"([^"]+)".*/\1/p')`
+	}
+	b.WriteString("# The five stages of the service's guide with curl (POSIX shell; curl and\n")
+	b.WriteString("# sed). Callbacks go to the callback URL of stages 3 and 4: run\n")
+	b.WriteString("# `travelrule listen` to see them.\n")
+	step("1. A bearer token for the API key (POST /auth/token, no body): reuse it until its expiresIn runs out.",
+		"TOKEN=$(curl -sS --fail-with-body -X POST -H "+shellQuote("x-api-key: "+f.apiKey)+" "+shellQuote(f.baseURL+"/auth/token"),
+		extract("accessToken"))
+	step("2. A travel address for the beneficiary (the same externalId gets the same address).",
+		"TA=$(curl -sS --fail-with-body "+shellQuote(f.baseURL+"/travel-address/generate")+auth,
+		"-d "+shellQuote(sampleBeneficiary),
+		extract("travelAddress"))
+	fmt.Fprintln(&b, `echo "travel address $TA"`)
+	step("3. Initiate a transfer to it (the OPEN_VASP flow; a travel address whose host is under .invalid is 404).",
+		"TRANSFER=$(curl -sS --fail-with-body "+shellQuote(f.baseURL+"/transfers/initiate")+auth,
+		"-d "+shellQuote(`{"travelAddress":"`)+`"$TA"`+shellQuote(`",`+strings.TrimPrefix(sampleTransfer(f.callbackURL), "{")),
+		extract("transferId"))
+	fmt.Fprintln(&b, `echo "transfer $TRANSFER"`)
+	step("4. The other way round: the control plane starts an inbound inquiry, which the sandbox posts to the callback URL; resolve it (approve), then look at its state and the callbacks delivered.",
 		"ID=$(curl -sS --fail-with-body "+shellQuote(f.baseURL+"/sandbox/inquiries")+auth,
 		"-d "+shellQuote(`{"callback":`+jsonString(f.callbackURL)+`}`),
-		`| sed -n -E 's/.*"transferId":"([^"]+)".*/\1/p')`)
+		extract("transferId"))
 	fmt.Fprintln(&b, `echo "inquiry $ID"`)
-	step("4. Resolve the inquiry (approve it).",
-		"curl -sS --fail-with-body "+shellQuote(f.baseURL+"/transfers/inquiryResolution?q=")+`"$ID"`+auth,
-		`-d '{"approved":"true"}'`)
+	fmt.Fprintf(&b, "%s\n", strings.Join([]string{
+		"curl -sS --fail-with-body " + shellQuote(f.baseURL+"/transfers/inquiryResolution?q=") + `"$ID"` + auth,
+		`-d '{"approved":"true"}'`}, " \\\n  "))
 	fmt.Fprintln(&b, "echo")
-	step("5. The inquiry's state and the callbacks the sandbox delivered for it.",
-		"curl -sS --fail-with-body "+shellQuote(f.baseURL+"/sandbox/transfers/")+`"$ID" -H "Authorization: Bearer $TOKEN"`)
+	fmt.Fprintf(&b, "curl -sS --fail-with-body %s\"$ID\" -H \"Authorization: Bearer $TOKEN\"\n", shellQuote(f.baseURL+"/sandbox/transfers/"))
+	fmt.Fprintln(&b, "echo")
+	step("5. After the on-chain broadcast, the transaction's hash for the transfer of stage 3.",
+		"curl -sS --fail-with-body "+shellQuote(f.baseURL+"/transfers/txId?q=")+`"$TRANSFER"`+auth,
+		"-d "+shellQuote(`{"txId":"`+txHash+`"}`))
 	fmt.Fprintln(&b, "echo")
 	return b.String()
 }
 
-// sampleTransfer is the transcript's initiation body: every required
-// field, with made-up parties.
+// sampleBeneficiary is the transcript's beneficiary, made up.
+const sampleBeneficiary = `{"personType":"natural","firstName":"Alan","lastName":"Turing","walletAddress":"0x0123456789abcdef0123456789abcdef01234567","externalId":"beneficiary-1"}`
+
+// sampleTransfer is the transcript's initiation body without its
+// travelAddress (the transcript puts the generated one first): every
+// required field, with made-up parties.
 func sampleTransfer(callbackURL string) string {
 	b, _ := json.Marshal(map[string]any{
-		"travelAddress": travelruletest.KnownTravelAddress,
-		"asset":         "BTC", "amount": "0.25", "callback": callbackURL,
+		"asset": "BTC", "amount": "0.25", "callback": callbackURL,
 		"originator":  map[string]string{"personType": "natural", "firstName": "Ada", "lastName": "Lovelace", "dateOfBirth": "1815-12-10"},
 		"beneficiary": map[string]string{"personType": "natural", "firstName": "Alan", "lastName": "Turing", "dateOfBirth": "1912-06-23"},
 	})

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vaspkit/travelrule"
 	"github.com/vaspkit/travelrule/travelruletest"
 )
 
@@ -52,24 +53,48 @@ func runScript(t *testing.T, script string) string {
 
 var uuidRE = `[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}`
 
-// checkFlowOutput checks every answer of the transcript's run and returns
-// the inquiry's id.
-func checkFlowOutput(t *testing.T, out string) string {
+// checkFlowOutput checks every answer of the transcript's run against srv
+// and returns the ids of the transfer and of the inquiry.
+func checkFlowOutput(t *testing.T, out string) (transfer, inquiry string) {
 	t.Helper()
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	require.Len(t, lines, 4, "output:\n%s", out)
-	assert.Regexp(t, `^\{"status":"succes","transferId":"`+uuidRE+`"\}$`, lines[0])
-	m := regexp.MustCompile(`^inquiry (` + uuidRE + `)$`).FindStringSubmatch(lines[1])
-	require.NotNil(t, m, "line %q", lines[1])
-	assert.Equal(t, `{"status":true}`, lines[2])
+	require.Len(t, lines, 6, "output:\n%s", out)
+	ta := regexp.MustCompile(`^travel address (ta[1-9A-HJ-NP-Za-km-z]+)$`).FindStringSubmatch(lines[0])
+	require.NotNil(t, ta, "line %q", lines[0])
+	form, _ := travelrule.InspectTravelAddress(ta[1])
+	assert.Equal(t, travelrule.TravelAddressUnchecked, form, "the live service's form")
+	tr := regexp.MustCompile(`^transfer (` + uuidRE + `)$`).FindStringSubmatch(lines[1])
+	require.NotNil(t, tr, "line %q", lines[1])
+	m := regexp.MustCompile(`^inquiry (` + uuidRE + `)$`).FindStringSubmatch(lines[2])
+	require.NotNil(t, m, "line %q", lines[2])
+	assert.Equal(t, `{"status":true}`, lines[3])
 	var state map[string]any
-	require.NoError(t, json.Unmarshal([]byte(lines[3]), &state), lines[3])
+	require.NoError(t, json.Unmarshal([]byte(lines[4]), &state), lines[4])
 	assert.Equal(t, m[1], state["transferId"])
 	assert.Equal(t, "approved", state["state"])
 	for _, pii := range []string{"Ada", "Lovelace", "1815-12-10"} {
-		assert.NotContains(t, lines[3], pii)
+		assert.NotContains(t, lines[4], pii)
 	}
-	return m[1]
+	assert.JSONEq(t, `{"status":true,"data":{"transferId":"`+tr[1]+`","txId":"`+txHash+`"}}`, lines[5])
+	return tr[1], m[1]
+}
+
+// checkFlowRecords checks what the sandbox recorded of the transcript's
+// run: the transfer went to the generated beneficiary, was confirmed by its
+// txId, and the inquiry was approved.
+func checkFlowRecords(t *testing.T, srv interface {
+	Transfer(string) (travelruletest.Transfer, bool)
+}, transfer, inquiry string) {
+	t.Helper()
+	tr, ok := srv.Transfer(transfer)
+	require.True(t, ok)
+	assert.NotEmpty(t, tr.BeneficiaryID, "the generated travel address's beneficiary")
+	assert.Equal(t, travelruletest.FlowOpenVASP, tr.Flow)
+	assert.Equal(t, txHash, tr.TxID)
+	assert.True(t, tr.Confirmed)
+	in, ok := srv.Transfer(inquiry)
+	require.True(t, ok)
+	assert.Equal(t, travelruletest.StateApproved, in.State)
 }
 
 // waitInquiry waits for the inquiry about id among the callbacks.
@@ -93,16 +118,20 @@ func TestTranscriptRunsEndToEnd(t *testing.T) {
 	cbURL, bodies := callbackSink(t)
 	srv := travelruletest.NewServer(travelruletest.WithPathPrefix("/api/v3"))
 	t.Cleanup(srv.Close)
-	script := transcript(flow{
-		baseURL: srv.URL, tokenURL: srv.TokenURL(), callbackURL: cbURL,
-		clientID: travelruletest.DefaultClientID, clientSecret: travelruletest.DefaultClientSecret,
-	})
-	id := checkFlowOutput(t, runScript(t, script))
-	waitInquiry(t, bodies, id)
-	tr, ok := srv.Transfer(id)
-	require.True(t, ok)
-	assert.Equal(t, travelruletest.StateApproved, tr.State)
+	script := transcript(flow{baseURL: srv.URL, apiKey: travelruletest.DefaultAPIKey, callbackURL: cbURL})
+	transfer, inquiry := checkFlowOutput(t, runScript(t, script))
+	waitInquiry(t, bodies, inquiry)
+	checkFlowRecords(t, srv, transfer, inquiry)
 	assert.Len(t, srv.Transfers(), 2, "the initiation and the inquiry")
+	var paths []string
+	for _, r := range srv.Requests() {
+		paths = append(paths, r.Method+" "+strings.TrimPrefix(r.Path, "/api/v3"))
+	}
+	assert.Equal(t, []string{
+		"POST /auth/token", "POST /travel-address/generate", "POST /transfers/initiate",
+		"POST /sandbox/inquiries", "POST /transfers/inquiryResolution", "GET /sandbox/transfers/" + inquiry,
+		"POST /transfers/txId",
+	}, paths, "the five stages, in order")
 }
 
 func TestShellQuote(t *testing.T) {
@@ -119,13 +148,17 @@ func TestShellQuote(t *testing.T) {
 func TestSandboxPrintsARunnableTranscript(t *testing.T) {
 	cbURL, bodies := callbackSink(t)
 	sc := runSandboxCommand(t, "--addr", "127.0.0.1:0", "--prefix", "/api/v3", "--callback-url", cbURL)
-	id := checkFlowOutput(t, runScript(t, sc.out.String()))
-	waitInquiry(t, bodies, id)
+	assert.Equal(t, travelruletest.DefaultAPIKey, sc.env["TRAVELRULE_API_KEY"], "the demo key is printed")
+	_, inquiry := checkFlowOutput(t, runScript(t, sc.out.String()))
+	waitInquiry(t, bodies, inquiry)
 
 	banner := sc.errOut.String()
 	base := sc.env["TRAVELRULE_BASE_URL"]
 	for _, want := range []string{
-		travelruletest.KnownTravelAddress, travelruletest.UnknownTravelAddress, ".invalid", "answers 404", "answers 400",
+		travelruletest.DefaultAPIKey, travelruletest.InactiveAPIKey, travelruletest.ExpiredAPIKey, "POST " + base + "/auth/token",
+		travelruletest.KnownTravelAddress, travelruletest.UnknownTravelAddress, travelruletest.PlaceholderTravelAddress,
+		".invalid", "answers 404 INVALID_TRAVEL_ADDRESS", "answers 400 INVALID_TRAVEL_ADDRESS",
+		"POST " + base + "/travel-address/generate", "GET  " + base + "/discovery/vasp",
 		"POST " + base + "/sandbox/inquiries", "GET  " + base + "/sandbox/transfers/{id}",
 	} {
 		assert.Contains(t, banner, want)
@@ -136,7 +169,11 @@ func TestSandboxPrintsARunnableTranscript(t *testing.T) {
 func TestSandboxHelpSaysHowToGetEachAnswer(t *testing.T) {
 	code, out, _ := runCLI(t, context.Background(), "", nil, "sandbox", "--help")
 	require.Equal(t, exitOK, code)
-	for _, want := range []string{travelruletest.KnownTravelAddress, travelruletest.UnknownTravelAddress, "answers 400", "--unknown-travel-address", "{base}/sandbox/inquiries"} {
+	for _, want := range []string{
+		travelruletest.DefaultAPIKey, travelruletest.InactiveAPIKey, travelruletest.ExpiredAPIKey,
+		travelruletest.KnownTravelAddress, travelruletest.UnknownTravelAddress, "answers 400", "--unknown-travel-address",
+		"--travel-address-required", "--excerpt-answers", "{base}/sandbox/inquiries", "{base}/discovery/vasp",
+	} {
 		assert.Contains(t, out, want)
 	}
 }
@@ -180,8 +217,7 @@ func runHostile(t *testing.T, script string) bool {
 // command in the script that its stdout is.
 func TestSandboxOutputCannotInject(t *testing.T) {
 	script := transcript(flow{
-		baseURL: "http://127.0.0.1:1/a';:>PWNED;'", tokenURL: "http://127.0.0.1:1/oauth/token",
-		clientID: "id", clientSecret: "secret",
+		baseURL: "http://127.0.0.1:1/a';:>PWNED;'", apiKey: "k';:>PWNED;'",
 		callbackURL: "http://127.0.0.1:1/\n:>PWNED #",
 	})
 	assert.False(t, runHostile(t, script), "the transcript ran a command:\n%s", script)
