@@ -600,3 +600,23 @@ func TestTransferStateShowsNoRequestValue(t *testing.T) {
 		assert.NotContains(t, string(raw), v)
 	}
 }
+
+// A token from the login works on the control plane as on the operations.
+func TestControlPlaneTakesALoginToken(t *testing.T) {
+	srv := newServer(t, travelruletest.WithoutCallbacks())
+	rc := newReceiver(t, nil)
+	a := login(t, http.MethodPost, srv.LoginURL(), "x-api-key", travelruletest.DefaultAPIKey)
+	require.Equal(t, http.StatusOK, a.Status)
+	var ans struct {
+		AccessToken string `json:"accessToken"`
+	}
+	require.NoError(t, json.Unmarshal(a.Body, &ans))
+	a = post(t, srv.URL+"/sandbox/inquiries", ans.AccessToken, map[string]any{"callback": rc.URL})
+	require.Equal(t, http.StatusCreated, a.Status, "body %s", a.Body)
+	var started struct {
+		TransferID string `json:"transferId"`
+	}
+	require.NoError(t, json.Unmarshal(a.Body, &started))
+	g := get(t, srv.URL+"/sandbox/transfers/"+started.TransferID, ans.AccessToken)
+	assert.Equal(t, http.StatusOK, g.Status, "body %s", g.Body)
+}
