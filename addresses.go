@@ -163,8 +163,8 @@ func (c *Client) GenerateTravelAddress(ctx context.Context, req *TravelAddressRe
 			return outcomeOther
 		}
 		ta = first(a.Data.v.TravelAddress, a.TravelAddress)
-		if a.Status.o == outcomeRefused {
-			return outcomeRefused
+		if o := a.refusal(); o != outcomeSuccess {
+			return o
 		}
 		if !understood(a.Status, ta != "") || ta == "" {
 			return outcomeOther
@@ -283,8 +283,8 @@ func (c *Client) LookupTravelAddress(ctx context.Context, travelAddress string) 
 			WalletAddress: first(d.WalletAddress, top.WalletAddress),
 			ExternalID:    first(d.ExternalID, top.ExternalID),
 		}
-		if a.Status.o == outcomeRefused {
-			return outcomeRefused
+		if o := a.refusal(); o != outcomeSuccess {
+			return o
 		}
 		found := info.FirstName != "" || info.LastName != "" || info.LegalName != "" || info.WalletAddress != "" || info.ExternalID != ""
 		if !understood(a.Status, found) {

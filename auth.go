@@ -31,6 +31,10 @@ type tokenCache struct {
 	tok      *oauth2.Token // the last token src issued; nil before the first
 	auth     string        // tok's Authorization header
 	rejected bool          // the service refused tok: the next call fetches
+	// forbiddenAuth is the Authorization header of a token that met a 403
+	// which a new token did not cure: its 403s are forbidden operations,
+	// not its expiry, and do not replace it.
+	forbiddenAuth string
 	fetching *tokenFetch   // the fetch in flight, if any
 }
 
@@ -250,6 +254,26 @@ func (t *tokenCache) reject(rejected string) {
 	if t.tok != nil && (rejected == "" || t.auth == rejected) {
 		t.rejected = true
 	}
+}
+
+// markForbidden records that the cached token, whose Authorization header
+// is auth, met a 403 that a new token did not cure. Only a token with a
+// known expiry is marked: it is renewed before it ends anyway, so that a
+// mark never keeps an expired token.
+func (t *tokenCache) markForbidden(auth string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.tok != nil && t.auth == auth && !t.tok.Expiry.IsZero() {
+		t.forbiddenAuth = auth
+	}
+}
+
+// forbidden reports whether auth is the cached token's header and was
+// marked by markForbidden.
+func (t *tokenCache) forbidden(auth string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return auth != "" && t.forbiddenAuth == auth && t.auth == auth
 }
 
 // authorization is the Authorization header a token makes, as

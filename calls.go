@@ -21,9 +21,9 @@ func (c *Client) run(ctx context.Context, cl *call, parse func(body []byte) outc
 	case outcomeSuccess:
 		return ans, nil
 	case outcomeRefused:
-		return answer{}, refusedAnswer(cl.op, ans.status, ans.header, ans.body, cl.pii.piiValues())
+		return answer{}, cl.refused(refusedAnswer(cl.op, ans.status, ans.header, ans.body, cl.piiValues()))
 	}
-	return answer{}, cl.end(unexpectedAnswer(cl.op, ans.status, ans.header, ans.body, cl.pii.piiValues()))
+	return answer{}, cl.end(unexpectedAnswer(cl.op, ans.status, ans.header, ans.body, cl.piiValues()))
 }
 
 // encodeBody encodes a call's request body, or says why it cannot.

@@ -171,8 +171,8 @@ func (c *Client) SearchVASPs(ctx context.Context, q *VASPQuery) (*VASPSearchResu
 		if a.Data.set && (a.Data.v.VASPs != nil || a.Data.v.Count != nil) {
 			f = &a.Data.v
 		}
-		if a.Status.o == outcomeRefused {
-			return outcomeRefused
+		if o := a.refusal(); o != outcomeSuccess {
+			return o
 		}
 		if !understood(a.Status, f.VASPs != nil) {
 			return outcomeOther

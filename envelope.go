@@ -87,6 +87,21 @@ func decodeLenient(body []byte, v any) bool {
 	return errors.As(err, &te)
 }
 
+// refusal judges an answer whose status may be false: outcomeRefused when
+// it is the service refusing (status false and an "errors" entry: nothing
+// was done), outcomeOther for a false status without one (not understood:
+// it may be about something done), and outcomeSuccess, meaning "not a
+// refusal; go on judging", otherwise.
+func (e *envelope) refusal() outcome {
+	switch {
+	case e.Status.o != outcomeRefused:
+		return outcomeSuccess
+	case len(e.Errors) > 0:
+		return outcomeRefused
+	}
+	return outcomeOther
+}
+
 // dataOf decodes the "data" member of an answer into T when it is a JSON
 // object, and ignores it otherwise (null, a string, an array), so that an
 // unexpected data never fails an answer whose fields sit at the top level.

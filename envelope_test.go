@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -172,5 +173,57 @@ func TestLegalPersonsAndTheEmailFlowOnTheWire(t *testing.T) {
 	shown := fmt.Sprintf("%v %+v %#v", req, req, req)
 	for _, v := range []string{"Acme", "alan@example.org", "ops@vasp-a.example"} {
 		assert.NotContains(t, shown, v)
+	}
+}
+
+// TestRefusalAfterAnAttemptThatMayHaveActed: a refusal that follows an
+// attempt the service may have acted on (a 502) may be about what that
+// attempt did: the outcome is unknown, the refusal its cause.
+func TestRefusalAfterAnAttemptThatMayHaveActed(t *testing.T) {
+	live := newLiveService(t)
+	var n atomic.Int64
+	first502 := func(body string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			if n.Add(1)%2 == 1 {
+				w.WriteHeader(http.StatusBadGateway)
+				return
+			}
+			answer(200, body)(w, r)
+		}
+	}
+	refusal := `{"status":false,"errors":[{"code":"DUPLICATE_REQUEST","message":"seen"}]}`
+	live.handle("/transfers/initiate", first502(refusal))
+	live.handle("/transfers/inquiryResolution", first502(refusal))
+	c := live.client(t, liveKey, travelrule.WithIdempotency())
+	_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+	require.ErrorIs(t, err, travelrule.ErrOutcomeUnknown)
+	require.ErrorIs(t, err, travelrule.ErrorCode("DUPLICATE_REQUEST"))
+
+	_, err = c.ResolveInquiry(context.Background(), liveTransferID, &travelrule.InquiryResolution{Approved: "true"})
+	require.ErrorIs(t, err, travelrule.ErrOutcomeUnknown)
+
+	// Without an earlier attempt, the same refusal is definite.
+	live.handle("/transfers/initiate", answer(200, refusal))
+	_, err = c.InitiateTransfer(context.Background(), minimalRequest())
+	require.ErrorIs(t, err, travelrule.ErrorCode("DUPLICATE_REQUEST"))
+	assert.NotErrorIs(t, err, travelrule.ErrOutcomeUnknown)
+}
+
+// TestRefusalNamingATransferIsNotDefinite: a false status that names a
+// transfer, or has no errors, may be about a transfer that exists.
+func TestRefusalNamingATransferIsNotDefinite(t *testing.T) {
+	for _, body := range []string{
+		`{"status":false,"data":{"transferId":"tr-created-1"},"errors":[{"code":"CALLBACK_NOT_FOUND"}]}`,
+		`{"status":false}`,
+	} {
+		live := newLiveService(t)
+		live.handle("/transfers/initiate", answer(200, body))
+		c := live.client(t, liveKey)
+		_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+		var unknown *travelrule.OutcomeUnknownError
+		require.ErrorAs(t, err, &unknown, body)
+		if strings.Contains(body, "tr-created-1") {
+			assert.Equal(t, "tr-created-1", unknown.TransferID)
+		}
 	}
 }

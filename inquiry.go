@@ -122,10 +122,10 @@ func (c *Client) ResolveInquiry(ctx context.Context, transferID string, r *Inqui
 	status, o := parseInquiryAnswer(ans.body)
 	switch o {
 	case outcomeRefused:
-		return nil, refusedAnswer(op, ans.status, ans.header, ans.body, r.piiValues())
+		return nil, cl.refused(refusedAnswer(op, ans.status, ans.header, ans.body, cl.piiValues()))
 	case outcomeOther, outcomeNone:
 		// The service said 2xx: the resolution may have been recorded.
-		return nil, cl.end(unexpectedAnswer(op, ans.status, ans.header, ans.body, r.piiValues()))
+		return nil, cl.end(unexpectedAnswer(op, ans.status, ans.header, ans.body, cl.piiValues()))
 	}
 	return &InquiryResult{
 		Status:    status,

@@ -116,9 +116,56 @@ func TestForbiddenWithAFreshTokenIsAnError(t *testing.T) {
 	assert.NotErrorIs(t, err, travelrule.ErrLoginFailed)
 	assert.Len(t, live.requests("/transfers/initiate"), 2)
 	assert.EqualValues(t, 2, live.logins.Load())
-	// The next call does not log in again: the fresh token was not the cause.
-	_, _ = c.InitiateTransfer(context.Background(), minimalRequest())
-	assert.EqualValues(t, 3, live.logins.Load(), "its first 403 refreshes once more, as an expired token would need")
+	// The next call does not log in again: a new token did not cure the
+	// 403, so the operation is forbidden, not the token expired.
+	_, err = c.InitiateTransfer(context.Background(), minimalRequest())
+	require.ErrorIs(t, err, travelrule.ErrForbidden)
+	assert.EqualValues(t, 2, live.logins.Load())
+	assert.Len(t, live.requests("/transfers/initiate"), 3)
+}
+
+// TestLasting403CostsNoLoginPerCall: a forbidden operation answered 403
+// on every call costs one new token in all, not one per call.
+func TestLasting403CostsNoLoginPerCall(t *testing.T) {
+	live := newLiveService(t)
+	live.handle("/transfers/txId", func(w http.ResponseWriter, r *http.Request) {
+		liveError(w, http.StatusForbidden, "FORBIDDEN", "not your transfer")
+	})
+	c := live.client(t, liveKey)
+	for range 10 {
+		_, err := c.SubmitTxID(context.Background(), liveTransferID, txHash)
+		require.ErrorIs(t, err, travelrule.ErrForbidden)
+	}
+	assert.EqualValues(t, 2, live.logins.Load(), "the first login, and one new token that did not cure the 403")
+	assert.Len(t, live.requests("/transfers/txId"), 11)
+}
+
+// TestFirewall403IsNotResent: a 403 that is not the service's answer about
+// the token (a firewall's page, which may come after the service stored
+// the transfer) does not resend an initiation.
+func TestFirewall403IsNotResent(t *testing.T) {
+	live := newLiveService(t)
+	var created atomic.Int64
+	live.handle("/transfers/initiate", func(w http.ResponseWriter, r *http.Request) {
+		created.Add(1)
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusForbidden)
+		_, _ = w.Write([]byte("<html><body>Request blocked by WAF</body></html>"))
+	})
+	c := live.client(t, liveKey)
+	_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+	var apiErr *travelrule.APIError
+	require.ErrorAs(t, err, &apiErr)
+	assert.Equal(t, http.StatusForbidden, apiErr.StatusCode)
+	assert.Contains(t, string(apiErr.Body), "WAF", "the body is still read")
+	assert.EqualValues(t, 1, created.Load(), "sent once")
+	assert.EqualValues(t, 1, live.logins.Load())
+
+	// A call that may be sent again gets a new token and one more try.
+	live.handle("/transfers/txId", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusForbidden) })
+	_, err = c.SubmitTxID(context.Background(), liveTransferID, txHash)
+	require.ErrorIs(t, err, travelrule.ErrForbidden)
+	assert.Len(t, live.requests("/transfers/txId"), 2)
 }
 
 // TestRefusedKey: a bad key is a clear, typed error that says the login

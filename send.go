@@ -3,6 +3,7 @@ package travelrule
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -53,6 +54,7 @@ type call struct {
 	refreshed bool         // a 401 or 403 was retried with a new token
 	noToken   error        // after a 401 or 403: why no new token could be had
 	acted     bool         // the service may have acted on some attempt
+	actedOn   bool         // the service may have acted on an attempt that a retry followed
 	next      decision     // the decision after the last attempt
 }
 
@@ -125,7 +127,7 @@ func (cl *call) send(ctx context.Context) (answer, error) {
 func (cl *call) read(resp *http.Response) (answer, error) {
 	data, err := readBody(resp, cl.client.maxResponse)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		e := newAPIError(cl.op, resp.StatusCode, resp.Header, data, cl.pii.piiValues())
+		e := newAPIError(cl.op, resp.StatusCode, resp.Header, data, cl.piiValues())
 		if isAuthStatus(resp.StatusCode) {
 			e.cause = cl.noToken
 		}
@@ -134,7 +136,7 @@ func (cl *call) read(resp *http.Response) (answer, error) {
 	if err != nil {
 		// The service answered 2xx, so it may have acted; its answer could
 		// not be read.
-		e := unexpectedAnswer(cl.op, resp.StatusCode, resp.Header, data, cl.pii.piiValues())
+		e := unexpectedAnswer(cl.op, resp.StatusCode, resp.Header, data, cl.piiValues())
 		e.Message = transportText(err)
 		return answer{}, e
 	}
@@ -148,6 +150,7 @@ func (cl *call) checkRetry(_ context.Context, resp *http.Response, err error) (b
 	d := decide(a, cl.client.policy)
 	cl.next = d
 	cl.acted = cl.acted || d.acted
+	cl.actedOn = cl.actedOn || d.acted && d.retry
 	if isAuthStatus(a.status) && d.retry {
 		cl.refreshed = true
 	}
@@ -191,23 +194,68 @@ func (cl *call) facts(resp *http.Response, err error) attempt {
 	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
 		a.retryAfter, a.hasRetryAfter = retryAfter(resp.Header, time.Now())
 	case http.StatusUnauthorized, http.StatusForbidden:
-		// The live service answers an expired token 403, a missing one 401.
-		var rejected string // unknown if the transport gave no request back: refresh anyway
-		if resp.Request != nil {
-			rejected = resp.Request.Header.Get("Authorization")
-		}
-		switch {
-		case !cl.refreshed && a.n <= cl.client.retryMax:
-			a.newToken, cl.noToken = cl.client.tokens.refresh(cl.ctx, rejected)
-		case a.status == http.StatusUnauthorized || !cl.refreshed:
-			// No retry follows: the next call fetches a new token.
-			cl.client.tokens.reject(rejected)
-		default:
-			// A 403 to a token just fetched: the operation is forbidden,
-			// not the token expired; it stays.
-		}
+		cl.tokenRefused(resp, &a)
 	}
 	return a
+}
+
+// tokenRefused gathers the facts of a 401 or 403: whether a token other
+// than the rejected one is now at hand. A 401 always asks for one. A 403 is
+// how the live service answers an expired token, and also a forbidden
+// operation, a proxy's or a firewall's refusal:
+//
+//   - a call that may not be repeated asks for a new token only when the
+//     403 is the service's own answer about the token (its envelope, with
+//     the code FORBIDDEN or UNAUTHORIZED): a firewall's 403 may come after
+//     the service acted, and the retry would send the transfer again;
+//   - a token that already met a 403 that a new token did not cure (the
+//     operation is forbidden) is not replaced again, so that a lasting 403
+//     costs no login per call; it is renewed before it expires all the same.
+func (cl *call) tokenRefused(resp *http.Response, a *attempt) {
+	tokens := cl.client.tokens
+	var rejected string // unknown if the transport gave no request back: refresh anyway
+	if resp.Request != nil {
+		rejected = resp.Request.Header.Get("Authorization")
+	}
+	if a.status == http.StatusForbidden {
+		switch {
+		case !cl.repeatable && !serviceRefusedToken(resp, cl.client.maxResponse):
+			return
+		case tokens.forbidden(rejected):
+			return
+		case cl.refreshed:
+			// A new token met the same 403: the operation is forbidden.
+			tokens.markForbidden(rejected)
+			return
+		}
+	}
+	switch {
+	case !cl.refreshed && a.n <= cl.client.retryMax:
+		a.newToken, cl.noToken = tokens.refresh(cl.ctx, rejected)
+	case a.status == http.StatusUnauthorized || !cl.refreshed:
+		// No retry follows: the next call fetches a new token.
+		tokens.reject(rejected)
+	}
+}
+
+// serviceRefusedToken reports whether a 403 answer is the service's own
+// refusal of a token: its error envelope with the code FORBIDDEN or
+// UNAUTHORIZED. It reads the body (through the size limit) and puts it
+// back for the answer's reader.
+func serviceRefusedToken(resp *http.Response, limit int64) bool {
+	body, err := readBody(resp, limit)
+	resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	resp.ContentLength = int64(len(body))
+	if err != nil {
+		return false
+	}
+	var eb errorBody
+	if json.Unmarshal(body, &eb) != nil {
+		return false
+	}
+	codes := eb.Errors.codes()
+	return matchesCode(codes, ErrForbidden) || matchesCode(codes, ErrUnauthorized)
 }
 
 // backoff hands go-retryablehttp the wait of the last decision.
@@ -299,6 +347,30 @@ func (cl *call) transportError(err error) error {
 // or 403, which is how the live service answers an expired one.
 func isAuthStatus(status int) bool {
 	return status == http.StatusUnauthorized || status == http.StatusForbidden
+}
+
+// piiValues lists what no error string of the call may show: the
+// request's personal values and the bearer token the request carried,
+// which a hostile server may echo in a header or a code.
+func (cl *call) piiValues() []string {
+	v := cl.pii.piiValues()
+	if cl.req.Request != nil {
+		if tok, ok := strings.CutPrefix(cl.req.Request.Header.Get("Authorization"), "Bearer "); ok {
+			v = append(v, tok)
+		}
+	}
+	return v
+}
+
+// refused returns the error of a 2xx answer whose status said false: the
+// refusal, or, if the service may have acted on an earlier attempt (a 502
+// before it, say, whose transfer the refusal may be about), an
+// *OutcomeUnknownError that wraps it.
+func (cl *call) refused(e *APIError) error {
+	if !cl.actedOn {
+		return e
+	}
+	return cl.end(e)
 }
 
 // end returns the call's final error: err, or an *OutcomeUnknownError

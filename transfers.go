@@ -258,14 +258,15 @@ func (c *Client) InitiateTransfer(ctx context.Context, req *TransferRequest) (*T
 		return nil, cl.end(err)
 	}
 	status, transferID, o := parseInitiateAnswer(ans.body)
+	cl.transferID = transferID // what an *OutcomeUnknownError reports
 	switch o {
 	case outcomeRefused:
 		// The service said no: nothing was made, whatever the status.
-		return nil, refusedAnswer(op, ans.status, ans.header, ans.body, req.piiValues())
+		return nil, cl.refused(refusedAnswer(op, ans.status, ans.header, ans.body, cl.piiValues()))
 	case outcomeOther, outcomeNone:
 		// The service said 2xx, so a transfer may well exist: the caller
 		// must reconcile, exactly as after a dropped connection.
-		return nil, cl.end(unexpectedAnswer(op, ans.status, ans.header, ans.body, req.piiValues()))
+		return nil, cl.end(unexpectedAnswer(op, ans.status, ans.header, ans.body, cl.piiValues()))
 	}
 	return &TransferResult{
 		Status:         status,
@@ -280,19 +281,27 @@ func (c *Client) InitiateTransfer(ctx context.Context, req *TransferRequest) (*T
 // parseInitiateAnswer decodes an initiation answer. Its outcome is
 // outcomeSuccess for a JSON object whose status means success (or that has
 // no status but a transferId), outcomeRefused for one whose status is
-// false, and outcomeOther otherwise. status is the status as the answer
-// wrote it ("succes", "true", ...). Unknown fields are ignored.
+// false with an "errors" entry and no transferId, and outcomeOther
+// otherwise (a false status without errors, or naming a transfer, is not
+// understood: the transfer may exist). status is the status as the answer
+// wrote it ("succes", "true", ...); transferID is the answer's, whatever
+// the outcome. Unknown fields are ignored.
 func parseInitiateAnswer(body []byte) (status, transferID string, o outcome) {
 	var ans initiateAnswer
 	if !decodeLenient(body, &ans) {
 		return "", "", outcomeOther
 	}
 	transferID = first(ans.Data.TransferID, ans.TransferID)
-	if ans.Status.o == outcomeRefused {
-		return "", "", outcomeRefused
+	if o := ans.refusal(); o != outcomeSuccess {
+		if transferID != "" {
+			// A refusal that names a transfer may be about one it made:
+			// not understood, so that the caller reconciles.
+			return "", transferID, outcomeOther
+		}
+		return "", "", o
 	}
 	if !understood(ans.Status, transferID != "") {
-		return "", "", outcomeOther
+		return "", transferID, outcomeOther
 	}
 	return statusText(ans.Status), transferID, outcomeSuccess
 }

@@ -88,6 +88,9 @@ func (c *Client) SubmitTxID(ctx context.Context, transferID, txID string) (*TxID
 			return outcomeOther
 		}
 		status = a.Status.word
+		if o := a.refusal(); o != outcomeSuccess {
+			return o
+		}
 		if a.Status.o == outcomeNone {
 			return outcomeSuccess // an answer of unknown shape, kept whole in Raw
 		}
