@@ -35,7 +35,7 @@ type tokenCache struct {
 	// which a new token did not cure: its 403s are forbidden operations,
 	// not its expiry, and do not replace it.
 	forbiddenAuth string
-	fetching *tokenFetch   // the fetch in flight, if any
+	fetching      *tokenFetch // the fetch in flight, if any
 }
 
 // tokenFetch is one fetch from the source. err is set before done is
