@@ -178,7 +178,7 @@ func (c *Client) GenerateTravelAddress(ctx context.Context, req *TravelAddressRe
 	return &TravelAddressResult{
 		TravelAddress: ta,
 		Form:          form,
-		RequestID:     ans.header.Get("X-Request-Id"),
+		RequestID:     requestID(ans, append(cl.piiValues(), ta)),
 		Attempts:      cl.sent(),
 		Raw:           ans.body,
 	}, nil
@@ -295,6 +295,7 @@ func (c *Client) LookupTravelAddress(ctx context.Context, travelAddress string) 
 	if err != nil {
 		return nil, err
 	}
-	info.RequestID, info.Attempts, info.Raw = ans.header.Get("X-Request-Id"), cl.sent(), ans.body
+	shown := append(cl.piiValues(), info.FirstName, info.LastName, info.LegalName, info.WalletAddress, info.ExternalID)
+	info.RequestID, info.Attempts, info.Raw = requestID(ans, shown), cl.sent(), ans.body
 	return &info, nil
 }

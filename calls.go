@@ -26,6 +26,17 @@ func (c *Client) run(ctx context.Context, cl *call, parse func(body []byte) outc
 	return answer{}, cl.end(unexpectedAnswer(cl.op, ans.status, ans.header, ans.body, cl.piiValues()))
 }
 
+// requestID is the answer's X-Request-Id for a result, or "" when it holds
+// one of pii (a server that echoes what it was sent, or said): a result's
+// fmt and slog forms check only its shape.
+func requestID(ans answer, pii []string) string {
+	id := ans.header.Get("X-Request-Id")
+	if containsAny(id, pii) {
+		return ""
+	}
+	return id
+}
+
 // encodeBody encodes a call's request body, or says why it cannot.
 func encodeBody(op string, v any) ([]byte, error) {
 	body, err := encodeJSON(v)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -54,7 +56,8 @@ func (q *VASPQuery) Validate() error {
 	if len(m) == 0 {
 		errs = append(errs, FieldError{Field: "", Reason: "at least one criterion is required (domain, name, ...)"})
 	}
-	for k, v := range m {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		v := m[k]
 		if !isIdentifier(k, 64) {
 			errs = append(errs, FieldError{Field: "criteria", Reason: "a criterion's name must be a plain identifier"})
 			continue
@@ -191,7 +194,7 @@ func (c *Client) SearchVASPs(ctx context.Context, q *VASPQuery) (*VASPSearchResu
 	if err != nil {
 		return nil, err
 	}
-	res.RequestID, res.Attempts, res.Raw = ans.header.Get("X-Request-Id"), cl.sent(), ans.body
+	res.RequestID, res.Attempts, res.Raw = requestID(ans, cl.piiValues()), cl.sent(), ans.body
 	return &res, nil
 }
 

@@ -88,18 +88,15 @@ func decodeLenient(body []byte, v any) bool {
 }
 
 // refusal judges an answer whose status may be false: outcomeRefused when
-// it is the service refusing (status false and an "errors" entry: nothing
-// was done), outcomeOther for a false status without one (not understood:
-// it may be about something done), and outcomeSuccess, meaning "not a
-// refusal; go on judging", otherwise.
+// it is the service refusing (status false, with or without an "errors"
+// array), and outcomeSuccess, meaning "not a refusal; go on judging",
+// otherwise. (An initiation's answer that names a transfer is judged by
+// parseInitiateAnswer before this.)
 func (e *envelope) refusal() outcome {
-	switch {
-	case e.Status.o != outcomeRefused:
-		return outcomeSuccess
-	case len(e.Errors) > 0:
+	if e.Status.o == outcomeRefused {
 		return outcomeRefused
 	}
-	return outcomeOther
+	return outcomeSuccess
 }
 
 // dataOf decodes the "data" member of an answer into T when it is a JSON
@@ -135,6 +132,9 @@ type errorItem struct {
 // messages); a single object is one entry; anything else is no entry.
 type errorList []errorItem
 
+// maxErrorItems bounds the entries of "errors" the client keeps.
+const maxErrorItems = 100
+
 // UnmarshalJSON implements json.Unmarshaler as errorList's comment says.
 func (l *errorList) UnmarshalJSON(b []byte) error {
 	var raw []json.RawMessage
@@ -147,6 +147,9 @@ func (l *errorList) UnmarshalJSON(b []byte) error {
 		raw = []json.RawMessage{b}
 	default:
 		return nil
+	}
+	if len(raw) > maxErrorItems {
+		raw = raw[:maxErrorItems]
 	}
 	for _, r := range raw {
 		var it struct {

@@ -210,11 +210,11 @@ func TestRefusalAfterAnAttemptThatMayHaveActed(t *testing.T) {
 }
 
 // TestRefusalNamingATransferIsNotDefinite: a false status that names a
-// transfer, or has no errors, may be about a transfer that exists.
+// transfer may be about a transfer that exists.
 func TestRefusalNamingATransferIsNotDefinite(t *testing.T) {
 	for _, body := range []string{
 		`{"status":false,"data":{"transferId":"tr-created-1"},"errors":[{"code":"CALLBACK_NOT_FOUND"}]}`,
-		`{"status":false}`,
+		`{"status":false,"transferId":"tr-created-1"}`,
 	} {
 		live := newLiveService(t)
 		live.handle("/transfers/initiate", answer(200, body))
@@ -226,4 +226,29 @@ func TestRefusalNamingATransferIsNotDefinite(t *testing.T) {
 			assert.Equal(t, "tr-created-1", unknown.TransferID)
 		}
 	}
+}
+
+// TestHugeErrorArraysMakeALine: a thousand-entry errors array makes an
+// error line of bounded length.
+func TestHugeErrorArraysMakeALine(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"status":false,"errors":[`)
+	for i := range 5000 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"code":"CODE_%d","message":"m","field":"asset"}`, i)
+	}
+	b.WriteString(`]}`)
+	live := newLiveService(t)
+	live.handle("/transfers/initiate", answer(400, b.String()))
+	c := live.client(t, liveKey)
+	_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+	var apiErr *travelrule.APIError
+	require.ErrorAs(t, err, &apiErr)
+	assert.Len(t, apiErr.Codes, 100, "the entries kept")
+	assert.Less(t, len(err.Error()), 300, err.Error())
+	assert.Less(t, len(fmt.Sprintf("%+v", err)), 1000)
+	assert.Contains(t, err.Error(), "CODE_0, CODE_1, CODE_2, CODE_3, CODE_4 (+95 more)")
+	assert.Contains(t, err.Error(), "(fields: asset)")
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -114,7 +115,7 @@ func matchesCode(codes []string, target error) bool {
 // any free text of the server, which may echo personal data: the raw body
 // stays in Body and the server's message in Message.
 type APIError struct {
-	// Op is the SDK operation, "InitiateTransfer" or "ResolveInquiry".
+	// Op is the SDK operation, such as "InitiateTransfer" or "SubmitTxID".
 	Op string
 	// StatusCode is the HTTP status of the answer.
 	StatusCode int
@@ -177,25 +178,22 @@ func (e *APIError) Error() string {
 	switch codes := e.visibleCodes(); {
 	case len(codes) > 0:
 		b.WriteString(": ")
-		b.WriteString(strings.Join(codes, ", "))
+		b.WriteString(joinShown(codes))
 	case e.unexpected || e.StatusCode/100 == 3:
 		b.WriteString(": ")
 		b.WriteString(e.Message) // the client's own words
 	}
-	if n := 0; len(e.Fields) > 0 {
+	if len(e.Fields) > 0 {
 		paths := requestPaths()
+		var shown []string
 		for _, f := range e.Fields {
-			if !paths[f.Field] {
-				continue
+			if paths[f.Field] && !slices.Contains(shown, f.Field) {
+				shown = append(shown, f.Field)
 			}
-			if n == 0 {
-				b.WriteString(" (fields:")
-			}
-			b.WriteByte(' ')
-			b.WriteString(f.Field)
-			n++
 		}
-		if n > 0 {
+		if len(shown) > 0 {
+			b.WriteString(" (fields: ")
+			b.WriteString(joinShown(shown))
 			b.WriteByte(')')
 		}
 	}
@@ -232,11 +230,23 @@ func (e *APIError) visibleCodes() []string {
 	}
 	out := make([]string, 0, len(codes))
 	for _, c := range codes {
-		if isIdentifier(c, maxCode) {
+		if isIdentifier(c, maxCode) && !slices.Contains(out, c) {
 			out = append(out, c)
 		}
 	}
 	return out
+}
+
+// maxShown bounds the codes or field paths an error string lists, so that
+// a server's thousand-entry errors array makes a line, not a page.
+const maxShown = 5
+
+// joinShown lists at most maxShown of items, and how many more there are.
+func joinShown(items []string) string {
+	if len(items) <= maxShown {
+		return strings.Join(items, ", ")
+	}
+	return strings.Join(items[:maxShown], ", ") + " (+" + strconv.Itoa(len(items)-maxShown) + " more)"
 }
 
 // Unwrap returns why no new token could be had after a 401 or 403 answer
@@ -255,8 +265,13 @@ func (e *APIError) Format(f fmt.State, verb rune) {
 		if e.hideRequestID {
 			requestID = mask(requestID)
 		}
-		fmt.Fprintf(f, "&travelrule.APIError{Op:%s StatusCode:%d Code:%s Codes:%s Message:%s Fields:%v RequestID:%s RetryAfter:%s Body:%s Header:[%d keys]}",
-			e.Op, e.StatusCode, code, strings.Join(e.visibleCodes(), ","), mask(e.Message), e.Fields, shownRequestID(requestID), e.RetryAfter, size(e.Body), len(e.Header))
+		fields := e.Fields
+		more := ""
+		if len(fields) > maxShown {
+			fields, more = fields[:maxShown], " (+"+strconv.Itoa(len(e.Fields)-maxShown)+" more)"
+		}
+		fmt.Fprintf(f, "&travelrule.APIError{Op:%s StatusCode:%d Code:%s Codes:%s Message:%s Fields:%v%s RequestID:%s RetryAfter:%s Body:%s Header:[%d keys]}",
+			e.Op, e.StatusCode, code, joinShown(e.visibleCodes()), mask(e.Message), fields, more, shownRequestID(requestID), e.RetryAfter, size(e.Body), len(e.Header))
 		return
 	}
 	writeError(f, verb, e.Error())
@@ -408,13 +423,14 @@ func (e *ValidationError) Has(field string) bool {
 // errors.Is(err, context.DeadlineExceeded) and errors.As(err, &apiErr) still
 // work where they apply.
 type OutcomeUnknownError struct {
-	// Op is the SDK operation, "InitiateTransfer" or "ResolveInquiry".
+	// Op is the SDK operation, such as "InitiateTransfer" or "SubmitTxID".
 	Op string
 	// Attempts is how many times the request was sent.
 	Attempts int
 	// TxID is the request's txId, if it had one.
 	TxID string
-	// TransferID is the transfer identifier of a ResolveInquiry call.
+	// TransferID is the transfer identifier of a ResolveInquiry or
+	// SubmitTxID call, or the one an initiation's answer named.
 	TransferID string
 	// Callback is the request's callback URL. It may carry a capability
 	// tag (see [NewCallbackURL]): treat it as a secret.
@@ -566,7 +582,7 @@ func (e *APIError) readErrorBody(eb *errorBody, pii []string) {
 		}
 	}
 	e.Message = scrub(msg, pii)
-	for _, f := range eb.Fields {
+	for _, f := range eb.Fields[:min(len(eb.Fields), maxErrorItems)] {
 		e.Fields = append(e.Fields, FieldError{Field: scrub(f.Field, pii), Reason: scrub(f.Reason, pii), server: true})
 	}
 	for _, it := range eb.Errors {

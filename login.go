@@ -52,19 +52,24 @@ const (
 // status or code, then by the words of its message (which is the
 // service's own text, read only for these words).
 func keyRefusal(status int, codes []string, message string) KeyRefusal {
-	unauthorized := status == http.StatusUnauthorized || matchesCode(codes, ErrUnauthorized)
-	forbidden := status == http.StatusForbidden || matchesCode(codes, ErrForbidden)
-	if !unauthorized && !forbidden {
+	switch {
+	case status == http.StatusUnauthorized:
+		return KeyUnknown // the live docs: 401 is a key missing
+	case status == http.StatusForbidden:
+	case status/100 != 2:
+		return KeyNotRefused // another failure, whatever its codes say
+	case matchesCode(codes, ErrUnauthorized):
+		return KeyUnknown // a 2xx refusal: its code decides
+	case !matchesCode(codes, ErrForbidden):
 		return KeyNotRefused
 	}
+	// A 403: inactive or expired key or customer, or forbidden.
 	m := strings.ToLower(message)
 	switch {
 	case strings.Contains(m, "inactive"), strings.Contains(m, "deactivated"), strings.Contains(m, "disabled"), strings.Contains(m, "not active"):
 		return KeyInactive
 	case strings.Contains(m, "expired"):
 		return KeyExpired
-	case unauthorized:
-		return KeyUnknown
 	}
 	return KeyForbidden
 }
@@ -95,8 +100,9 @@ type LoginError struct {
 	// Err is why no answer came (a transport error), or nil.
 	Err error
 
-	reason    string // the client's own words for a 2xx that holds no token
-	shownCode []string
+	reason        string // the client's own words for a 2xx that holds no token
+	shownCode     []string
+	hideRequestID bool // RequestID holds (a part of) the key, or is not of a request id's shape
 }
 
 // Error implements error, in the client's own words: the endpoint, the
@@ -120,7 +126,7 @@ func (e *LoginError) text() string {
 	}
 	if len(e.shownCode) > 0 {
 		b.WriteString(": ")
-		b.WriteString(strings.Join(e.shownCode, ", "))
+		b.WriteString(joinShown(e.shownCode))
 	}
 	switch {
 	case e.Refusal == KeyUnknown:
@@ -135,7 +141,7 @@ func (e *LoginError) text() string {
 		b.WriteString(": ")
 		b.WriteString(e.reason)
 	}
-	if showRequestID(e.RequestID, nil) {
+	if !e.hideRequestID && showRequestID(e.RequestID, nil) {
 		b.WriteString(" (request id ")
 		b.WriteString(e.RequestID)
 		b.WriteByte(')')
@@ -161,6 +167,8 @@ func (e *LoginError) Is(target error) bool {
 		return true
 	case ErrAPIKeyRefused:
 		return e.Refusal != KeyNotRefused
+	case ErrUnexpectedResponse:
+		return e.StatusCode/100 == 2 && e.reason != ""
 	}
 	return (&APIError{StatusCode: e.StatusCode}).Is(target)
 }
@@ -241,39 +249,81 @@ func (s *apiKeySource) Token() (*oauth2.Token, error) {
 	}
 	defer resp.Body.Close()
 	body, err := readBody(resp, s.maxBody)
-	pii := []string{string(s.key)}
+	key := string(s.key)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, loginRefused(s.url, resp, body, pii)
+		return nil, loginRefused(s.url, resp, body, key)
 	}
 	if err != nil {
-		e := &LoginError{URL: s.url, StatusCode: resp.StatusCode, Body: body, RequestID: resp.Header.Get("X-Request-Id"), reason: transportText(err)}
+		e := loginRefused(s.url, resp, nil, key)
+		e.Body, e.reason = body, transportText(err)
 		return nil, e
 	}
 	tok, reason := parseTokenAnswer(body, sent, s.now())
 	if reason != "" {
-		if reason == "status false" {
-			return nil, loginRefused(s.url, resp, body, pii)
+		e := loginRefused(s.url, resp, body, key)
+		if reason != "status false" {
+			e.reason = reason // a 2xx that holds no token: not a refusal
+			e.Refusal, e.Codes, e.shownCode = KeyNotRefused, nil, nil
 		}
-		return nil, &LoginError{URL: s.url, StatusCode: resp.StatusCode, Body: body, RequestID: resp.Header.Get("X-Request-Id"), reason: reason}
+		if tok != nil {
+			e.hideRequestID = e.hideRequestID || holdsKeyPart(e.RequestID, tok.AccessToken)
+		}
+		return nil, e
 	}
 	return tok, nil
 }
 
 // loginRefused is the error of a login answered with an error: its codes,
 // its message scrubbed of the key, and the refusal they say.
-func loginRefused(url string, resp *http.Response, body []byte, pii []string) *LoginError {
-	ae := newAPIError("", resp.StatusCode, resp.Header, body, pii)
-	return &LoginError{
+func loginRefused(url string, resp *http.Response, body []byte, key string) *LoginError {
+	ae := newAPIError("", resp.StatusCode, resp.Header, body, []string{key})
+	e := &LoginError{
 		URL:        url,
 		StatusCode: resp.StatusCode,
 		Refusal:    keyRefusal(resp.StatusCode, ae.allCodes(), ae.Message),
-		Codes:      ae.allCodes(),
 		Message:    ae.Message,
 		RequestID:  ae.RequestID,
 		Body:       body,
-		shownCode:  ae.visibleCodes(),
 		reason:     ae.redirectReason(),
 	}
+	if holdsKeyPart(e.Message, key) {
+		e.Message = redacted // a server that masks part of the key still shows the rest
+	}
+	for _, c := range ae.allCodes() {
+		if !holdsKeyPart(c, key) {
+			e.Codes = append(e.Codes, c)
+		}
+	}
+	for _, c := range ae.visibleCodes() {
+		if !holdsKeyPart(c, key) {
+			e.shownCode = append(e.shownCode, c)
+		}
+	}
+	e.hideRequestID = holdsKeyPart(e.RequestID, key) || !showRequestID(e.RequestID, []string{key})
+	return e
+}
+
+// keyPart is the length of the shortest part of an API key that no server
+// text may hold: a server that masks the key's end ("trp_live_…cd**")
+// still shows its start.
+const keyPart = 8
+
+// holdsKeyPart reports whether s holds keyPart or more consecutive
+// characters of key, in any case.
+func holdsKeyPart(s, key string) bool {
+	if s == "" {
+		return false
+	}
+	ls, lk := strings.ToLower(s), strings.ToLower(key)
+	if len(lk) < keyPart {
+		return strings.Contains(ls, lk)
+	}
+	for i := 0; i+keyPart <= len(lk); i++ {
+		if strings.Contains(ls, lk[i:i+keyPart]) {
+			return true
+		}
+	}
+	return false
 }
 
 // tokenFields are the fields of a token answer, in the live service's

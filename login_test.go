@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -390,4 +391,41 @@ func TestUnreachableLogin(t *testing.T) {
 	assert.Contains(t, err.Error(), "nothing sent")
 	assert.Contains(t, err.Error(), "login failed: POST "+base+"/auth/token: connection failed")
 	assert.NotContains(t, err.Error(), "/travel-address/generate")
+}
+
+// TestLoginErrorsHoldNoPartOfTheKey: a token endpoint that echoes the key,
+// whole or masked in part, in its request id, codes or message: no form
+// of the error shows any of it.
+func TestLoginErrorsHoldNoPartOfTheKey(t *testing.T) {
+	masked := liveInactiveKey[:len(liveInactiveKey)-4] + "****"
+	for _, tt := range []struct {
+		name   string
+		status int
+		body   string
+		header string
+	}{
+		{"request id", 403, `{"status":false,"errors":[{"code":"FORBIDDEN","message":"inactive"}]}`, liveInactiveKey},
+		{"masked request id", 401, `{"status":false,"errors":[{"code":"UNAUTHORIZED"}]}`, masked},
+		{"code", 403, `{"status":false,"errors":[{"code":"` + liveInactiveKey + `"},{"code":"FORBIDDEN"}]}`, "req-1"},
+		{"masked message", 403, `{"status":false,"errors":[{"code":"FORBIDDEN","message":"API key ` + masked + ` is inactive"}]}`, "req-2"},
+		{"2xx without a token", 200, `{"note":"` + masked + `"}`, masked},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			live := newLiveService(t)
+			live.handle("/auth/token", func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("X-Request-Id", tt.header)
+				answer(tt.status, tt.body)(w, r)
+			})
+			c := live.client(t, liveInactiveKey)
+			_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+			var le *travelrule.LoginError
+			require.ErrorAs(t, err, &le)
+			var js bytes.Buffer
+			slog.New(slog.NewTextHandler(&js, nil)).Info("x", "err", err)
+			fragment := liveInactiveKey[4:16]
+			for _, shown := range []string{err.Error(), fmt.Sprintf("%+v %#v %q", err, le, err), le.Message, strings.Join(le.Codes, " "), js.String(), mustJSON(t, le)} {
+				assert.NotContains(t, shown, fragment)
+			}
+		})
+	}
 }

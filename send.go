@@ -22,8 +22,8 @@ import (
 // attempt the hooks gather its facts and apply the decision of retry.go;
 // the final error is built once, by end.
 
-// call is one logical call (one InitiateTransfer or ResolveInquiry) across
-// its attempts.
+// call is one logical call (one InitiateTransfer, ResolveInquiry,
+// SubmitTxID, ...) across its attempts.
 type call struct {
 	client     *Client
 	op         string

@@ -281,9 +281,8 @@ func (c *Client) InitiateTransfer(ctx context.Context, req *TransferRequest) (*T
 // parseInitiateAnswer decodes an initiation answer. Its outcome is
 // outcomeSuccess for a JSON object whose status means success (or that has
 // no status but a transferId), outcomeRefused for one whose status is
-// false with an "errors" entry and no transferId, and outcomeOther
-// otherwise (a false status without errors, or naming a transfer, is not
-// understood: the transfer may exist). status is the status as the answer
+// false and no transferId, and outcomeOther otherwise (a false status that
+// names a transfer is not understood: the transfer may exist). status is the status as the answer
 // wrote it ("succes", "true", ...); transferID is the answer's, whatever
 // the outcome. Unknown fields are ignored.
 func parseInitiateAnswer(body []byte) (status, transferID string, o outcome) {

@@ -211,6 +211,9 @@ func inspectTravelAddress(ta string) (form TravelAddressForm, uri, reason string
 	}
 	b, ok := base58Decode(token)
 	if !ok {
+		if mistypedChecksummed(token) {
+			return TravelAddressInvalid, "", "a character outside base58 where a checksummed address has a digit (mistyped? 0, O, I and l are not base58)"
+		}
 		// URL-safe but not base58: a routing token of the service's that
 		// the client cannot read.
 		return TravelAddressOpaque, "", ""
@@ -231,6 +234,45 @@ func inspectTravelAddress(ta string) (form TravelAddressForm, uri, reason string
 		return TravelAddressUnchecked, string(b), ""
 	}
 	return TravelAddressOpaque, "", ""
+}
+
+// mistypedChecksummed reports whether token, which is not base58, is a
+// checksummed address with one character mistyped as one outside base58
+// (a 0, O, I or l for the digit it looks like, or a stray -._~): it has
+// exactly one such character, and putting a base58 digit in its place, or
+// taking it out, makes an address whose checksum and URI hold. Base58
+// leaves those characters out because they are the ones people mistype.
+func mistypedChecksummed(token string) bool {
+	bad := -1
+	for i := 0; i < len(token); i++ {
+		if base58Index[token[i]] == 0xff {
+			if bad >= 0 {
+				return false // two or more: a token of another kind
+			}
+			bad = i
+		}
+	}
+	if bad < 0 {
+		return false
+	}
+	checksummed := func(candidate string) bool {
+		b, ok := base58Decode(candidate)
+		if !ok || len(b) <= 4 {
+			return false
+		}
+		u, got := b[:len(b)-4], b[len(b)-4:]
+		sum := travelAddressChecksum(u)
+		return string(sum[:]) == string(got) && travelURIFault(string(u)) == ""
+	}
+	if checksummed(token[:bad] + token[bad+1:]) {
+		return true
+	}
+	for j := 0; j < len(base58Alphabet); j++ {
+		if checksummed(token[:bad] + base58Alphabet[j:j+1] + token[bad+1:]) {
+			return true
+		}
+	}
+	return false
 }
 
 // travelAddressFault says why the service cannot have made ta, or "" when

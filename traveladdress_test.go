@@ -170,7 +170,7 @@ func TestTravelAddressForms(t *testing.T) {
 		{"the live service's unchecked example", liveUncheckedAddress, travelrule.TravelAddressUnchecked, liveUncheckedURI},
 		{"the live service's opaque example", liveOpaqueAddress, travelrule.TravelAddressOpaque, ""},
 		{"the live docs' placeholder (not base58)", livePlaceholder, travelrule.TravelAddressOpaque, ""},
-		{"URL-safe but outside base58: a zero", trpExampleAddress[:10] + "0" + trpExampleAddress[11:], travelrule.TravelAddressOpaque, ""},
+		{"URL-safe but outside base58: a zero", "ta0" + liveUncheckedAddress[2:40], travelrule.TravelAddressOpaque, ""},
 		{"URL-safe but outside base58: -._~", "taroute-token_1.2~3", travelrule.TravelAddressOpaque, ""},
 		{"a typo early in the unchecked example: no checksum to catch it", liveUncheckedAddress[:3] + "5" + liveUncheckedAddress[4:], travelrule.TravelAddressOpaque, ""},
 		{"a checksummed typo in the first digit", "ta3" + trpExampleAddress[3:], travelrule.TravelAddressInvalid, ""},
@@ -221,6 +221,33 @@ func TestTypoInAChecksummedAddressIsCaught(t *testing.T) {
 			}
 		}
 		t.Logf("%d typos of a %d-character address, all refused", tried, len(ta))
+	}
+}
+
+// TestLookAlikeTypoInAChecksummedAddressIsCaught: a digit of a checksummed
+// address mistyped as a character outside base58 (0 for o, l or I for 1,
+// a stray dot) is refused, not read as an opaque token.
+func TestLookAlikeTypoInAChecksummedAddressIsCaught(t *testing.T) {
+	long, err := travelrule.EncodeTravelAddress("trp.your-domain.com/transfers/inquiry/019ac452-8660-7061-9b93-8d72eaa11a89?t=i")
+	require.NoError(t, err)
+	tried := 0
+	for _, ta := range []string{trpExampleAddress, long} {
+		for i := 2; i < len(ta); i++ {
+			for _, c := range "0OIl-._~" {
+				for _, typo := range []string{ta[:i] + string(c) + ta[i+1:], ta[:i] + string(c) + ta[i:]} {
+					form, _ := travelrule.InspectTravelAddress(typo)
+					if !assert.Equal(t, travelrule.TravelAddressInvalid, form, "%q at %d", c, i) {
+						return
+					}
+					tried++
+				}
+			}
+		}
+	}
+	t.Logf("%d look-alike typos, all refused", tried)
+	for _, ta := range []string{livePlaceholder, liveOpaqueAddress, "taroute-token_1.2~3"} {
+		form, _ := travelrule.InspectTravelAddress(ta)
+		assert.Equal(t, travelrule.TravelAddressOpaque, form, ta)
 	}
 }
 

@@ -54,11 +54,13 @@ type txIDBody struct {
 // 255 characters, returns a [*ValidationError] and nothing is sent.
 //
 // A transfer has one transaction, so the call always carries the same value
-// for it and sending it twice records nothing new: it is retried like
+// for it and sending it again changes no state: it is retried like
 // [Client.ResolveInquiry] (also after 5xx answers but 501 and connections
 // dropped after the request was written, within the retry budget), and an
 // [*OutcomeUnknownError] after the budget means the same call may be sent
-// again. The answer's shape is not documented: any 2xx JSON object (or
+// again. A retry after the service acted may make it send the
+// beneficiary's VASP a second confirmation callback with the same txid,
+// which that VASP's de-duplication absorbs. The answer's shape is not documented: any 2xx JSON object (or
 // empty body) whose status is not false is success, its body kept in Raw.
 func (c *Client) SubmitTxID(ctx context.Context, transferID, txID string) (*TxIDResult, error) {
 	const op = "SubmitTxID"
@@ -99,5 +101,5 @@ func (c *Client) SubmitTxID(ctx context.Context, transferID, txID string) (*TxID
 	if err != nil {
 		return nil, err
 	}
-	return &TxIDResult{Status: status, RequestID: ans.header.Get("X-Request-Id"), Attempts: cl.sent(), Raw: ans.body}, nil
+	return &TxIDResult{Status: status, RequestID: requestID(ans, cl.piiValues()), Attempts: cl.sent(), Raw: ans.body}, nil
 }
