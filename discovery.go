@@ -12,9 +12,6 @@ import (
 
 // The VASP search of the live service: GET /discovery/vasp.
 
-// maxVASPs is the most results the service answers a search with.
-const maxVASPs = 100
-
 // VASPQuery is the criteria of a VASP search. Each criterion is a
 // case-insensitive "contains" match and all of them must match; at least
 // one is required. Domain is the criterion the docs show; Name and any
