@@ -73,7 +73,7 @@ func TestServiceErrorsPrinted(t *testing.T) {
 			"400 Bad Request: VALIDATION_ERROR (fields: approved)", "\n  approved: must be \"true\" or \"false\"\n",
 		}},
 		{"initiate refused by the sandbox", withBase(rewritten), []string{"initiate", "-f", "-"}, []string{
-			"400 Bad Request: VALIDATION_ERROR, VALIDATION_ERROR (fields: asset originator.country)",
+			"400 Bad Request: VALIDATION_ERROR (fields: asset, originator.country)",
 			"\n  asset: must be a string\n", "\n  originator.country: must be exactly 2 letters\n",
 		}},
 		{"initiate refused by a service that repeats the request", withBase(echoingServer(t)), []string{"initiate", "-f", "-"}, []string{
