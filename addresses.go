@@ -129,7 +129,7 @@ type travelAddressFields struct {
 type generateAnswer struct {
 	envelope
 	travelAddressFields
-	Data dataOf[travelAddressFields] `json:"data"`
+	Data travelAddressFields `json:"data"`
 }
 
 // GenerateTravelAddress makes (or finds again) the travel address of a
@@ -159,10 +159,10 @@ func (c *Client) GenerateTravelAddress(ctx context.Context, req *TravelAddressRe
 	cl := &call{op: op, url: c.baseURL + "/travel-address/generate", body: body, pii: req}
 	ans, err := c.run(ctx, cl, func(b []byte) outcome {
 		var a generateAnswer
-		if json.Unmarshal(b, &a) != nil {
+		if !decodeLenient(b, &a) {
 			return outcomeOther
 		}
-		ta = first(a.Data.v.TravelAddress, a.TravelAddress)
+		ta = first(a.Data.TravelAddress, a.TravelAddress)
 		if o := a.refusal(); o != outcomeSuccess {
 			return o
 		}
@@ -237,7 +237,7 @@ type beneficiaryFields struct {
 type decodeAnswer struct {
 	envelope
 	beneficiaryFields
-	Data dataOf[beneficiaryFields] `json:"data"`
+	Data beneficiaryFields `json:"data"`
 }
 
 // travelAddressBody is the body of POST /travel-address/decode (an
@@ -271,10 +271,10 @@ func (c *Client) LookupTravelAddress(ctx context.Context, travelAddress string) 
 	cl := &call{op: op, url: c.baseURL + "/travel-address/decode", body: body, pii: piiList{travelAddress}}
 	ans, err := c.run(ctx, cl, func(b []byte) outcome {
 		var a decodeAnswer
-		if json.Unmarshal(b, &a) != nil {
+		if !decodeLenient(b, &a) {
 			return outcomeOther
 		}
-		top, d := &a.beneficiaryFields, &a.Data.v
+		top, d := &a.beneficiaryFields, &a.Data
 		info = TravelAddressInfo{
 			PersonType:    first(d.PersonType, top.PersonType),
 			FirstName:     first(d.FirstName, top.FirstName),

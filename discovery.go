@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -136,7 +137,7 @@ type vaspFields struct {
 type searchAnswer struct {
 	envelope
 	vaspFields
-	Data dataOf[vaspFields] `json:"data"`
+	Data vaspFields `json:"data"`
 }
 
 // SearchVASPs searches the service's directory of VASPs with
@@ -164,12 +165,12 @@ func (c *Client) SearchVASPs(ctx context.Context, q *VASPQuery) (*VASPSearchResu
 	cl := &call{op: op, method: methodGet, url: c.baseURL + "/discovery/vasp", body: body, pii: noPII{}}
 	ans, err := c.run(ctx, cl, func(b []byte) outcome {
 		var a searchAnswer
-		if json.Unmarshal(b, &a) != nil {
+		if !decodeLenient(b, &a) {
 			return outcomeOther
 		}
 		f := &a.vaspFields
-		if a.Data.set && (a.Data.v.VASPs != nil || a.Data.v.Count != nil) {
-			f = &a.Data.v
+		if a.Data.VASPs != nil || a.Data.Count != nil {
+			f = &a.Data
 		}
 		if o := a.refusal(); o != outcomeSuccess {
 			return o
@@ -182,7 +183,7 @@ func (c *Client) SearchVASPs(ctx context.Context, q *VASPQuery) (*VASPSearchResu
 		}
 		res.Count = len(res.VASPs)
 		if f.Count != nil {
-			if n, ok := atoiSmall(string(*f.Count)); ok {
+			if n, err := strconv.Atoi(strings.TrimSpace(string(*f.Count))); err == nil && n >= 0 {
 				res.Count = n
 			}
 		}
@@ -193,20 +194,4 @@ func (c *Client) SearchVASPs(ctx context.Context, q *VASPQuery) (*VASPSearchResu
 	}
 	res.RequestID, res.Attempts, res.Raw = requestID(ans, cl.piiValues()), cl.sent(), ans.body
 	return &res, nil
-}
-
-// atoiSmall parses a non-negative decimal of at most 9 digits.
-func atoiSmall(s string) (int, bool) {
-	s = strings.TrimSpace(s)
-	if s == "" || len(s) > 9 {
-		return 0, false
-	}
-	n := 0
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return 0, false
-		}
-		n = n*10 + int(s[i]-'0')
-	}
-	return n, true
 }

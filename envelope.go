@@ -11,7 +11,8 @@ import (
 // a resolution); the live service documents success as
 // {"status":true,"data":{…}} and failure as
 // {"status":false,"errors":[{"code":"…","message":"…"}]}. A field of the
-// answer may sit at the top level or inside "data" (data wins). Unknown
+// answer may sit at the top level or inside "data" (data wins): each
+// operation's answer type has both, and decodeLenient fills them. Unknown
 // fields never fail an answer; each result keeps the raw body.
 
 // outcome is what an answer's "status" says.
@@ -75,9 +76,8 @@ type envelope struct {
 // it can, so that a "data" that is not an object, say, leaves the top
 // level readable. It reports false for a body that is not JSON at all.
 // (A body that is JSON but not an object decodes to nothing, which the
-// operation's parser finds not understood.) It costs no allocation beyond
-// the decoding, where dataOf costs a second decoder: the initiation's
-// answer, on the hot path, uses it.
+// operation's parser finds not understood.) Every answer is decoded by it,
+// in one pass, "data" and the top level at once.
 func decodeLenient(body []byte, v any) bool {
 	err := json.Unmarshal(body, v)
 	if err == nil {
@@ -97,26 +97,6 @@ func (e *envelope) refusal() outcome {
 		return outcomeRefused
 	}
 	return outcomeSuccess
-}
-
-// dataOf decodes the "data" member of an answer into T when it is a JSON
-// object, and ignores it otherwise (null, a string, an array), so that an
-// unexpected data never fails an answer whose fields sit at the top level.
-type dataOf[T any] struct {
-	v   T
-	set bool
-}
-
-// UnmarshalJSON implements json.Unmarshaler as dataOf's comment says.
-func (d *dataOf[T]) UnmarshalJSON(b []byte) error {
-	if len(b) == 0 || b[0] != '{' {
-		return nil
-	}
-	if err := json.Unmarshal(b, &d.v); err != nil {
-		return nil // a data object of unexpected types: the top level may still do
-	}
-	d.set = true
-	return nil
 }
 
 // errorItem is one entry of the live service's "errors" array. Field is

@@ -353,7 +353,7 @@ func first(vals ...flexString) string {
 type tokenAnswer struct {
 	envelope
 	tokenFields
-	Data dataOf[tokenFields] `json:"data"`
+	Data tokenFields `json:"data"`
 }
 
 // parseTokenAnswer reads a 2xx token answer sent at sent and read at now.
@@ -367,7 +367,7 @@ type tokenAnswer struct {
 // The type is always Bearer: every call carries "Authorization: Bearer".
 func parseTokenAnswer(body []byte, sent, now time.Time) (tok *oauth2.Token, reason string) {
 	var ans tokenAnswer
-	if err := json.Unmarshal(body, &ans); err != nil {
+	if !decodeLenient(body, &ans) {
 		return nil, "the answer is not a JSON object"
 	}
 	if ans.Status.o == outcomeRefused {
@@ -376,7 +376,7 @@ func parseTokenAnswer(body []byte, sent, now time.Time) (tok *oauth2.Token, reas
 	if ans.Status.o == outcomeOther {
 		return nil, "the answer's status is not one of success"
 	}
-	top, d := &ans.tokenFields, &ans.Data.v // d is empty unless data was an object
+	top, d := &ans.tokenFields, &ans.Data // d is empty unless data was an object
 	access := first(d.AccessToken, d.AccessTokenSnake, top.AccessToken, top.AccessTokenSnake)
 	expiresIn := first(d.ExpiresIn, d.ExpiresInSnake, top.ExpiresIn, top.ExpiresInSnake)
 	expiresAt := first(d.ExpiresAt, top.ExpiresAt)

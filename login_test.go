@@ -317,10 +317,12 @@ func TestTokenAnswersNotUnderstood(t *testing.T) {
 }
 
 func TestWithAPIKeyRefusesBadKeys(t *testing.T) {
-	for _, key := range []string{"", " padded ", "two\nlines"} {
-		_, err := travelrule.NewClient("https://trp.example.com", travelrule.WithAPIKey(key))
+	for _, key := range []string{"", " padded-key-0001 ", "key-0002\nsecond-line"} {
+		c, err := travelrule.NewClient("https://trp.example.com", travelrule.WithAPIKey(key))
 		require.Error(t, err, "%q", key)
-		assert.NotContains(t, err.Error(), key+"x")
+		assert.Nil(t, c)
+		assert.Contains(t, err.Error(), "WithAPIKey")
+		assert.NotContains(t, err.Error(), "key-000", "the key is not quoted")
 	}
 }
 

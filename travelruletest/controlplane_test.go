@@ -417,12 +417,14 @@ func TestTransferStateHidesPersonalData(t *testing.T) {
 }
 
 // stubborn is a callback transport that, once its request is cancelled,
-// answers only when proceed is closed, as a slow network stack might.
+// answers only when proceed is closed, as a slow network stack might. It
+// closes entered when the request reaches it.
 type stubborn struct {
-	cancelled, proceed chan struct{}
+	entered, cancelled, proceed chan struct{}
 }
 
 func (s stubborn) RoundTrip(r *http.Request) (*http.Response, error) {
+	close(s.entered)
 	<-r.Context().Done()
 	close(s.cancelled)
 	<-s.proceed
@@ -433,10 +435,15 @@ func (s stubborn) RoundTrip(r *http.Request) (*http.Response, error) {
 // delivery of a control plane's inquiry has ended, even when ending it
 // takes a while.
 func TestCloseWaitsForInquiryDelivery(t *testing.T) {
-	tr := stubborn{cancelled: make(chan struct{}), proceed: make(chan struct{})}
+	tr := stubborn{entered: make(chan struct{}), cancelled: make(chan struct{}), proceed: make(chan struct{})}
 	srv := travelruletest.NewServer(travelruletest.WithCallbackHTTPClient(&http.Client{Transport: tr}))
 	defer srv.Close()
 	id := startInquiry(t, srv, map[string]any{"callback": "https://vasp.example/inbound"})
+	// The control plane answers once the delivery has begun, which may be
+	// before its request reaches the transport: a Close before that would
+	// give the delivery up without a request, and tr.cancelled would never
+	// close.
+	<-tr.entered
 
 	closed := make(chan struct{})
 	go func() {
