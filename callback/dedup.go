@@ -61,10 +61,32 @@ func (h *Handler) logEnd(ctx context.Context, op string, err error, path, attr s
 }
 
 // deliveryID is the delivery's webhook-id, read as the verifier reads it:
-// under the Standard Webhooks name or its svix alias.
-func deliveryID(h http.Header) string {
+// under the Standard Webhooks name or its svix alias; or "" when the
+// handler's verifiers do not let it trust the id (see trustsDeliveryID).
+func deliveryID(h http.Header, verifiers []Verifier) string {
+	if !trustsDeliveryID(verifiers) {
+		return ""
+	}
 	id, _, _ := webhookHeaders(h)
 	return id
+}
+
+// trustsDeliveryID reports whether a handler with these verifiers keys
+// de-duplication on the webhook-id header. It does, except when its
+// signature is the live service's x-data-integrity, which does not cover
+// the header, and no Standard Webhooks signature, which does, is checked
+// too: a replayed body with a made-up id must not pass as new.
+func trustsDeliveryID(verifiers []Verifier) bool {
+	dataIntegrity := false
+	for _, v := range verifiers {
+		switch v.(type) {
+		case *WebhookVerifier:
+			return true
+		case *DataIntegrityVerifier:
+			dataIntegrity = true
+		}
+	}
+	return !dataIntegrity
 }
 
 // dedupKey identifies a delivery: by its webhook-id when it has one, else by

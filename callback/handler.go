@@ -141,7 +141,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) (code int) {
 	if h.dedup == nil {
 		return h.call(ctx, cb, path, attr)
 	}
-	return h.callOnce(ctx, dedupKey(deliveryID(r.Header), ref, body), cb, path, attr)
+	return h.callOnce(ctx, dedupKey(deliveryID(r.Header, h.cfg.verifiers), ref, body), cb, path, attr)
 }
 
 // admit authenticates a request and reads its body: it checks the

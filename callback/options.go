@@ -50,27 +50,37 @@ func WithCapabilityKey(key []byte) Option {
 // WithVerifier adds v to the checks a request must pass, after its body is
 // read and before it is decoded. A request that v refuses is answered 401.
 // Several verifiers may be added; a request must pass all of them. A nil v,
-// or a [*WebhookVerifier] without secrets or with a secret shorter than 16
-// bytes, makes the handler answer 500 to every request, without calling
-// the function (see [Handler.Err]).
+// a [*WebhookVerifier] without secrets or with a secret shorter than 16
+// bytes, or a [*DataIntegrityVerifier] without secrets, makes the handler
+// answer 500 to every request, without calling the function (see
+// [Handler.Err]).
 //
 // De-duplication keys on the webhook-id header (or svix-id, when webhook-id
-// is absent) whenever a request has one. [WebhookVerifier] signs over
+// is absent) whenever a request has one, except when the handler's
+// verifiers include a [DataIntegrityVerifier] and no [WebhookVerifier]:
+// the live service's signature does not cover that header, so such a
+// handler keys every delivery by its body. [WebhookVerifier] signs over
 // exactly that id; a verifier of your own should cover it too (or refuse
 // requests that carry an id it did not verify), or a replay with a made-up
 // id passes as a new delivery.
 func WithVerifier(v Verifier) Option {
 	return func(c *config) {
-		wv, isWebhook := v.(*WebhookVerifier)
-		if v == nil || isWebhook && wv == nil {
-			c.fail(errors.New("callback: WithVerifier: nil verifier"))
-			return
-		}
-		if isWebhook {
-			if err := wv.check(); err != nil {
-				c.fail(fmt.Errorf("callback: WithVerifier: %w", err))
-				return
+		var err error
+		switch tv := v.(type) {
+		case nil:
+			err = errors.New("nil verifier")
+		case *WebhookVerifier:
+			if tv == nil {
+				err = errors.New("nil verifier")
+			} else {
+				err = tv.check()
 			}
+		case *DataIntegrityVerifier:
+			err = tv.check()
+		}
+		if err != nil {
+			c.fail(fmt.Errorf("callback: WithVerifier: %w", err))
+			return
 		}
 		c.verifiers = append(c.verifiers, v)
 	}

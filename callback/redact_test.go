@@ -170,7 +170,7 @@ func TestCallbackTypesRedacted(t *testing.T) {
 		{"NewWebhookVerifier error", errNewShort, false, "secret 2: secret must have at least 16 bytes", "secret 2:"},
 		{"Verify error, timestamp", errTimestamp, false, "timestamp", "timestamp"},
 		{"Verify error, signature", errSignature, false, "signature does not verify", "signature does not verify"},
-		{"Verify error, no signature", errNoSignature, false, "no webhook signature", "no webhook signature"},
+		{"Verify error, no signature", errNoSignature, false, "no signature", "no signature"},
 		{"*travelrule.Callback handed to the function", got, true, "Address:[redacted]", `"kind":"inquiry"`},
 		{"travelrule.Callback handed to the function", *got, true, "Ref:payment-42", `"ref":"payment-42"`},
 	}

@@ -26,16 +26,18 @@ const defaultTolerance = 5 * time.Minute
 
 // Errors of [WebhookVerifier].
 var (
-	// ErrNoSignature means a request lacks the webhook-id,
-	// webhook-timestamp or webhook-signature header (under either its
-	// Standard Webhooks name or its svix- alias).
-	ErrNoSignature = errors.New("callback: request carries no webhook signature")
+	// ErrNoSignature means a request lacks the headers of its verifier's
+	// signature: for [WebhookVerifier] the webhook-id, webhook-timestamp
+	// or webhook-signature header (under either its Standard Webhooks name
+	// or its svix- alias), for [DataIntegrityVerifier] the
+	// x-data-integrity header.
+	ErrNoSignature = errors.New("callback: request carries no signature")
 	// ErrTimestamp means the webhook-timestamp is not Unix seconds or is
 	// farther from the verifier's clock than the tolerance.
 	ErrTimestamp = errors.New("callback: webhook timestamp is invalid or outside the tolerance")
 	// ErrSignature means no signature of the request verifies with any of
-	// the secrets.
-	ErrSignature = errors.New("callback: webhook signature does not verify")
+	// the secrets, or the signature header is malformed.
+	ErrSignature = errors.New("callback: signature does not verify")
 )
 
 const maxTimestamp = 1 << 40 // far beyond any real clock; keeps arithmetic in range

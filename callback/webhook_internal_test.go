@@ -46,7 +46,43 @@ func TestWebhookHeaders(t *testing.T) {
 			assert.Equal(t, tt.id, id)
 			assert.Equal(t, tt.ts, ts)
 			assert.Equal(t, tt.wantSigs, sigs)
-			assert.Equal(t, tt.id, deliveryID(tt.header), "de-duplication reads the id the verifier reads")
+			assert.Equal(t, tt.id, deliveryID(tt.header, nil), "de-duplication reads the id the verifier reads")
 		})
 	}
 }
+
+// TestTrustsDeliveryID: the webhook-id keys de-duplication unless the only
+// signature checked is x-data-integrity, which does not cover it.
+func TestTrustsDeliveryID(t *testing.T) {
+	wv := &WebhookVerifier{Secrets: [][]byte{[]byte("0123456789abcdef")}}
+	dv := &DataIntegrityVerifier{secrets: [][]byte{[]byte("0123456789abcdef")}}
+	var own Verifier = acceptAll{}
+	tests := []struct {
+		name      string
+		verifiers []Verifier
+		want      bool
+	}{
+		{"no verifier", nil, true},
+		{"Standard Webhooks", []Verifier{wv}, true},
+		{"a verifier of the integrator's", []Verifier{own}, true},
+		{"x-data-integrity", []Verifier{dv}, false},
+		{"x-data-integrity and the integrator's", []Verifier{own, dv}, false},
+		{"x-data-integrity and Standard Webhooks", []Verifier{dv, wv}, true},
+	}
+	h := http.Header{"Webhook-Id": {"msg_1"}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, trustsDeliveryID(tt.verifiers))
+			want := ""
+			if tt.want {
+				want = "msg_1"
+			}
+			assert.Equal(t, want, deliveryID(h, tt.verifiers))
+		})
+	}
+}
+
+// acceptAll is a verifier of an integrator's own that accepts everything.
+type acceptAll struct{}
+
+func (acceptAll) Verify(*http.Request, []byte) error { return nil }

@@ -31,10 +31,10 @@ func TestListenLogsRefusals(t *testing.T) {
 		header map[string]string
 		reason string
 	}{
-		{"unsigned", env, nil, "callback: request carries no webhook signature"},
+		{"unsigned", env, nil, "callback: request carries no signature"},
 		{"wrong secret", env, map[string]string{
 			callback.HeaderID: "msg_1", callback.HeaderTimestamp: strconv.FormatInt(now.Unix(), 10), callback.HeaderSignature: wrongSig,
-		}, "callback: webhook signature does not verify"},
+		}, "callback: signature does not verify"},
 		{"stale", env, map[string]string{
 			callback.HeaderID: "msg_1", callback.HeaderTimestamp: "1000000000", callback.HeaderSignature: wrongSig,
 		}, "callback: webhook timestamp is invalid or outside the tolerance"},
