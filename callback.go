@@ -6,36 +6,53 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/vaspkit/travelrule/ivms101"
 )
 
 // ErrMalformedCallback means a callback body is not a JSON object. It is the
 // only reason [ParseCallback] fails.
 var ErrMalformedCallback = errors.New("travelrule: malformed callback")
 
-// CallbackKind says which message a callback carries. The description does
-// not show the callback body (part 4.3), so the kind is inferred from the
-// fields present; see [ParseCallback].
+// CallbackKind says which message a callback carries. The service sends no
+// type field or header, so the kind is inferred from the fields present;
+// see [ParseCallback].
 type CallbackKind string
 
-// The kinds of callback [ParseCallback] recognises.
+// The kinds of callback [ParseCallback] recognises. The live service sends
+// four (its names in capitals): INQUIRY is [KindInquiry],
+// INQUIRY_RESOLUTION is [KindApproved] or [KindRejected],
+// TRANSFER_RESOLUTION is [KindStatus] and TRANSFER_CONFIRMATION is
+// [KindTxID].
 const (
-	// KindStatus is a status callback:
-	// {"transferId":"…","status":"…","txId":"…","timestamp":"…"}.
+	// KindStatus is a status callback: the live service's
+	// TRANSFER_RESOLUTION, {"transferId","status","statusComment",
+	// "callback"}, sent to the originator once the beneficiary's VASP
+	// decided; or the excerpt's form {"transferId","status","txId",
+	// "timestamp"}.
 	KindStatus CallbackKind = "status"
-	// KindInquiry is an inbound inquiry: the fields of a transfer
-	// initiation request plus "transferId" and "status":"inquiry". Answer
-	// it with [Client.ResolveInquiry].
+	// KindInquiry is an inbound inquiry, sent to the beneficiary's VASP:
+	// the live service's INQUIRY, {"asset","amount","callback","IVMS101"}
+	// with the parties in a nested IVMS101 payload; or the fields of a
+	// transfer initiation request plus "transferId" and
+	// "status":"inquiry". Answer it with [Client.ResolveInquiry].
 	KindInquiry CallbackKind = "inquiry"
-	// KindApproved is a Travel Rule Protocol (TRP) approval relayed by the
-	// service: {"approved":{"address":"…","callback":"…"}}.
+	// KindApproved is an approval (the live service's INQUIRY_RESOLUTION
+	// with approved true): {"approved":{"address":"…","callback":"…"}} as
+	// the Travel Rule Protocol (TRP) sends it, or {"approved":true} (or
+	// "true"), sent to the originator.
 	KindApproved CallbackKind = "approved"
-	// KindRejected is a TRP rejection: {"rejected":"reason"}.
+	// KindRejected is a rejection: the live service's INQUIRY_RESOLUTION
+	// with approved false (or "false"), or TRP's {"rejected":"reason"}.
 	KindRejected CallbackKind = "rejected"
-	// KindTxID is a TRP transaction confirmation: {"txid":"…"}.
+	// KindTxID is a transaction confirmation, sent to the beneficiary's
+	// VASP once the originator submitted the transaction's hash: the live
+	// service's TRANSFER_CONFIRMATION, {"txid":"…"}, as TRP has it.
 	KindTxID CallbackKind = "txid"
 	// KindCanceled is a TRP cancellation: {"canceled":"reason"}.
 	KindCanceled CallbackKind = "canceled"
@@ -49,18 +66,27 @@ const (
 //
 // Callback may hold personal data (a wallet address, free-text reasons, the
 // parties of an inquiry). Its fmt and log/slog forms are redacted: Address,
-// ApprovedCallback and Reason are shown as "[redacted]" when set, Inquiry
-// as a [TransferRequest] is, and Raw only by its length. Its fields are not
+// ApprovedCallback, Reason and StatusComment are shown as "[redacted]" when
+// set, Inquiry as a [TransferRequest] is, IVMS101 as package ivms101
+// redacts it, Unmapped and Raw only by their length. Its fields are not
 // redacted: do not log Raw or the fields themselves.
 type Callback struct {
 	// Kind is the kind of message.
 	Kind CallbackKind
 	// TransferID is the body's "transferId" (a JSON number is kept as its
-	// text). Callbacks in TRP form may not carry it: match them by Ref.
+	// text). The live service's INQUIRY carries none: its transfer id is
+	// read from the "q" query parameter of its "callback" URL (the
+	// service's inquiryResolution?q=<id>). Callbacks in TRP form
+	// (approvals, confirmations) may not carry it: match them by Ref.
 	TransferID string
-	// Status is the body's "status", such as "received", "approved",
-	// "rejected", "completed" or "inquiry".
+	// Status is the body's "status", such as the live service's
+	// "APPROVED" or "REJECTED", or "received", "approved", "rejected",
+	// "completed" or "inquiry".
 	Status string
+	// StatusComment is a TRANSFER_RESOLUTION's "statusComment": the
+	// beneficiary VASP's reason for its decision. It comes from the other
+	// VASP and may contain personal data.
+	StatusComment string
 	// TxID is the on-chain transaction identifier: the body's "txId", or
 	// the "txid" of a TRP confirmation.
 	TxID string
@@ -71,8 +97,13 @@ type Callback struct {
 	// callback arrived at (see [NewCallbackURL]). ParseCallback leaves it
 	// empty; the callback handler sets it when it verified the URL.
 	Ref string
-	// Address is the wallet address of a TRP approval ("approved.address").
-	// Personal data.
+	// Address is the beneficiary's wallet address that an approval (an
+	// INQUIRY_RESOLUTION) carries back to the originator: TRP's
+	// "approved.address", or, since the service's docs do not name the
+	// field, the first member named "address", "walletAddress",
+	// "beneficiaryWalletAddress", "beneficiaryAddress" or "wallet" (in any
+	// case) found, nearest the top first, anywhere in the body outside an
+	// IVMS101 payload. Personal data.
 	Address string
 	// ApprovedCallback is the callback URL of a TRP approval
 	// ("approved.callback"). It may carry a capability: treat it as a
@@ -83,8 +114,23 @@ type Callback struct {
 	Reason string
 	// Inquiry is the transfer an inbound inquiry asks about (Kind
 	// KindInquiry), decoded leniently: numbers are kept as their text and
-	// values of the wrong type are left empty. Nil for other kinds.
+	// values of the wrong type are left empty. Its Originator and
+	// Beneficiary are read from the IVMS101 payload when the body has one
+	// (see [PartiesFromIVMS101]), else from the body's flat "originator"
+	// and "beneficiary". Its Callback is the URL to answer through. Nil
+	// for other kinds.
 	Inquiry *TransferRequest
+	// IVMS101 is the IVMS101 payload of a live INQUIRY (the body's
+	// "IVMS101" member), read leniently and losslessly: every person,
+	// name, address and identifier, and the VASPs. Nil when the body has
+	// none.
+	IVMS101 *ivms101.Payload
+	// Unmapped lists the fields of the IVMS101 payload's originator and
+	// beneficiary that Inquiry's flat parties do not hold (a second name,
+	// an address line, a place of birth), as paths; they are still in
+	// IVMS101. A path names a member the sender added under the sender's
+	// own name: do not log it unfiltered.
+	Unmapped []string
 	// Raw is the whole body, byte for byte (a copy of ParseCallback's
 	// input).
 	Raw json.RawMessage
@@ -94,31 +140,35 @@ type Callback struct {
 // Declaring both "txId" and "txid" keeps them apart: encoding/json prefers
 // an exact match of the name.
 type callbackWire struct {
-	TransferID flexString      `json:"transferId"`
-	Status     flexString      `json:"status"`
-	TxID       flexString      `json:"txId"`
-	Txid       json.RawMessage `json:"txid"`
-	Timestamp  flexString      `json:"timestamp"`
-	Approved   json.RawMessage `json:"approved"`
-	Rejected   json.RawMessage `json:"rejected"`
-	Canceled   json.RawMessage `json:"canceled"`
-	Cancelled  json.RawMessage `json:"cancelled"`
+	TransferID    flexString      `json:"transferId"`
+	Status        flexString      `json:"status"`
+	TxID          flexString      `json:"txId"`
+	Txid          json.RawMessage `json:"txid"`
+	Timestamp     flexString      `json:"timestamp"`
+	Approved      json.RawMessage `json:"approved"`
+	Rejected      json.RawMessage `json:"rejected"`
+	Canceled      json.RawMessage `json:"canceled"`
+	Cancelled     json.RawMessage `json:"cancelled"`
+	StatusComment flexString      `json:"statusComment"`
+	IVMS101       json.RawMessage `json:"IVMS101"`
 }
 
-// ParseCallback decodes a callback body. The body's shape is not documented,
+// ParseCallback decodes a callback body. The service sends no type field,
 // so decoding is tolerant: unknown fields, missing fields and fields of an
 // unexpected type never fail it, and Raw always holds a copy of body. Only a
 // body that is not a JSON object (malformed JSON, an array, a string, null)
 // fails, with an error matching [ErrMalformedCallback] that never repeats
 // the body.
 //
-// Kind is chosen in this order: a "status" of "inquiry" (in any case) gives
-// [KindInquiry], any other non-empty "status" [KindStatus]; without one,
-// an "approved" object gives [KindApproved], then a "rejected" field
-// [KindRejected], a "canceled" (or "cancelled") field [KindCanceled] and a
-// "txid" field [KindTxID]; anything else is [KindUnknown]. Field names match
-// as written here; as with encoding/json, a spelling that differs only in
-// case matches too when no field has it exactly. The other fields are filled whatever the kind.
+// Kind is chosen in this order: an "IVMS101" object, or a "status" of
+// "inquiry" (in any case), gives [KindInquiry]; any other non-empty
+// "status" [KindStatus]; without one, an "approved" object, true or "true"
+// gives [KindApproved], and false or "false" [KindRejected]; then a
+// "rejected" field [KindRejected], a "canceled" (or "cancelled") field
+// [KindCanceled] and a "txid" field [KindTxID]; anything else is
+// [KindUnknown]. Field names match as written here; as with encoding/json,
+// a spelling that differs only in case matches too when no field has it
+// exactly. The other fields are filled whatever the kind.
 func ParseCallback(body []byte) (*Callback, error) {
 	trimmed := bytes.TrimLeft(body, " \t\r\n")
 	if len(trimmed) == 0 || trimmed[0] != '{' {
@@ -134,16 +184,17 @@ func ParseCallback(body []byte) (*Callback, error) {
 	}
 	cb, w := &p.cb, &p.w
 	*cb = Callback{
-		TransferID: string(w.TransferID),
-		Status:     string(w.Status),
-		TxID:       string(w.TxID),
-		Timestamp:  cbTime(string(w.Timestamp)),
-		Raw:        append(json.RawMessage(nil), body...),
+		TransferID:    string(w.TransferID),
+		Status:        string(w.Status),
+		StatusComment: string(w.StatusComment),
+		TxID:          string(w.TxID),
+		Timestamp:     cbTime(string(w.Timestamp)),
+		Raw:           append(json.RawMessage(nil), body...),
 	}
 	if cb.TxID == "" {
 		cb.TxID = cbText(w.Txid)
 	}
-	approved := cbIsObject(w.Approved) && cbApproved(cb, w.Approved)
+	decision := cbDecision(cb, w.Approved)
 	canceled := w.Canceled
 	if canceled == nil {
 		canceled = w.Cancelled
@@ -154,9 +205,14 @@ func ParseCallback(body []byte) (*Callback, error) {
 	case canceled != nil:
 		cb.Reason = cbText(canceled)
 	}
-	cb.Kind = cbKind(cb.Status, approved, w.Rejected != nil, canceled != nil, w.Txid != nil)
-	if cb.Kind == KindInquiry {
-		cb.Inquiry = cbInquiry(body)
+	cb.Kind = cbKind(cb.Status, cbIsObject(w.IVMS101), decision, w.Rejected != nil, canceled != nil, w.Txid != nil)
+	switch cb.Kind {
+	case KindInquiry:
+		cbFillInquiry(cb, body, w.IVMS101)
+	case KindApproved, KindRejected:
+		if cb.Address == "" {
+			cb.Address = cbFindAddress(body)
+		}
 	}
 	return cb, nil
 }
@@ -200,7 +256,7 @@ func cbDecode(body, obj []byte, w *callbackWire) error {
 }
 
 // cbFieldNames are the JSON names of callbackWire's fields, in order.
-var cbFieldNames = [...]string{"transferId", "status", "txId", "txid", "timestamp", "approved", "rejected", "canceled", "cancelled"}
+var cbFieldNames = [...]string{"transferId", "status", "txId", "txid", "timestamp", "approved", "rejected", "canceled", "cancelled", "statusComment", "IVMS101"}
 
 // field returns the decoder of the field that encoding/json would decode
 // the member named key into, or nil.
@@ -211,7 +267,7 @@ func (w *callbackWire) field(key []byte) json.Unmarshaler {
 			i = j
 		}
 	}
-	fields := [...]json.Unmarshaler{&w.TransferID, &w.Status, &w.TxID, &w.Txid, &w.Timestamp, &w.Approved, &w.Rejected, &w.Canceled, &w.Cancelled}
+	fields := [...]json.Unmarshaler{&w.TransferID, &w.Status, &w.TxID, &w.Txid, &w.Timestamp, &w.Approved, &w.Rejected, &w.Canceled, &w.Cancelled, &w.StatusComment, &w.IVMS101}
 	if i < 0 {
 		return nil
 	}
@@ -259,15 +315,16 @@ func cbValueEnd(b []byte, i int) int {
 	return i
 }
 
-// cbKind chooses a callback's kind as [ParseCallback] documents.
-func cbKind(status string, approved, rejected, canceled, txid bool) CallbackKind {
+// cbKind chooses a callback's kind as [ParseCallback] documents. decision
+// is the "approved" field's: KindApproved, KindRejected or "".
+func cbKind(status string, ivms bool, decision CallbackKind, rejected, canceled, txid bool) CallbackKind {
 	switch {
-	case strings.EqualFold(status, "inquiry"):
+	case ivms || strings.EqualFold(status, "inquiry"):
 		return KindInquiry
 	case status != "":
 		return KindStatus
-	case approved:
-		return KindApproved
+	case decision != "":
+		return decision
 	case rejected:
 		return KindRejected
 	case canceled:
@@ -278,16 +335,73 @@ func cbKind(status string, approved, rejected, canceled, txid bool) CallbackKind
 	return KindUnknown
 }
 
-// cbApproved fills the fields of a TRP approval from its "approved" object
-// and reports whether the object decoded.
-func cbApproved(cb *Callback, raw json.RawMessage) bool {
-	var approved map[string]json.RawMessage
-	if json.Unmarshal(raw, &approved) != nil || approved == nil {
-		return false
+// cbDecision reads the "approved" field: an object (TRP's approval, whose
+// address and callback it puts in cb), true or "true" give KindApproved,
+// false or "false" KindRejected, anything else "".
+func cbDecision(cb *Callback, raw json.RawMessage) CallbackKind {
+	if cbIsObject(raw) {
+		var approved map[string]json.RawMessage
+		if json.Unmarshal(raw, &approved) != nil || approved == nil {
+			return ""
+		}
+		cb.Address = cbText(approved["address"])
+		cb.ApprovedCallback = cbText(approved["callback"])
+		return KindApproved
 	}
-	cb.Address = cbText(approved["address"])
-	cb.ApprovedCallback = cbText(approved["callback"])
-	return true
+	switch v, _ := cbScalar(raw); strings.ToLower(v) {
+	case "true":
+		return KindApproved
+	case "false":
+		return KindRejected
+	}
+	return ""
+}
+
+// cbAddressKeys are the names, compared in any case, of a member that may
+// carry the beneficiary's wallet address in an approval: TRP's "address"
+// and the names the service uses for wallet addresses elsewhere.
+var cbAddressKeys = [...]string{"address", "walletAddress", "beneficiaryWalletAddress", "beneficiaryAddress", "wallet"}
+
+// cbFindAddress returns the first string member of body named one of
+// cbAddressKeys, searching level by level from the top (at most four
+// levels deep, and never inside an IVMS101 payload), or "".
+func cbFindAddress(body []byte) string {
+	var level []map[string]json.RawMessage
+	var top map[string]json.RawMessage
+	if json.Unmarshal(body, &top) != nil {
+		return ""
+	}
+	level = append(level, top)
+	for depth := 0; depth < 4 && len(level) > 0; depth++ {
+		var next []map[string]json.RawMessage
+		for _, obj := range level {
+			keys := make([]string, 0, len(obj))
+			for k := range obj {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys) // the same answer for the same body, whatever the map's order
+			for _, want := range cbAddressKeys {
+				for _, k := range keys {
+					if strings.EqualFold(k, want) {
+						if s, ok := cbScalar(obj[k]); ok && s != "" && obj[k][0] == '"' {
+							return s
+						}
+					}
+				}
+			}
+			for _, k := range keys {
+				if strings.EqualFold(k, "IVMS101") || !cbIsObject(obj[k]) {
+					continue
+				}
+				var child map[string]json.RawMessage
+				if json.Unmarshal(obj[k], &child) == nil && child != nil {
+					next = append(next, child)
+				}
+			}
+		}
+		level = next
+	}
+	return ""
 }
 
 // Format implements fmt.Formatter so that no verb prints personal data,
@@ -299,14 +413,20 @@ func (c Callback) Format(f fmt.State, verb rune) {
 	if !c.Timestamp.IsZero() {
 		ts = c.Timestamp.Format(time.RFC3339Nano)
 	}
-	fmt.Fprintf(f, "{Kind:%s TransferID:%s Status:%s TxID:%s Timestamp:%s Ref:%s Address:%s ApprovedCallback:%s Reason:%s Inquiry:",
-		shownID(string(c.Kind)), shownID(c.TransferID), shownID(c.Status), shownID(c.TxID), ts, shownID(c.Ref), mask(c.Address), mask(c.ApprovedCallback), mask(c.Reason))
+	fmt.Fprintf(f, "{Kind:%s TransferID:%s Status:%s StatusComment:%s TxID:%s Timestamp:%s Ref:%s Address:%s ApprovedCallback:%s Reason:%s Inquiry:",
+		shownID(string(c.Kind)), shownID(c.TransferID), shownID(c.Status), mask(c.StatusComment), shownID(c.TxID), ts, shownID(c.Ref), mask(c.Address), mask(c.ApprovedCallback), mask(c.Reason))
 	if c.Inquiry == nil {
 		fmt.Fprint(f, "<nil>")
 	} else {
 		c.Inquiry.format(f, true)
 	}
-	fmt.Fprintf(f, " Raw:[%d bytes]}", len(c.Raw))
+	fmt.Fprint(f, " IVMS101:")
+	if c.IVMS101 == nil {
+		fmt.Fprint(f, "<nil>")
+	} else {
+		fmt.Fprintf(f, "%v", *c.IVMS101)
+	}
+	fmt.Fprintf(f, " Unmapped:[%d paths] Raw:[%d bytes]}", len(c.Unmapped), len(c.Raw))
 }
 
 // LogValue implements slog.LogValuer: the kind, identifiers and status
@@ -326,10 +446,45 @@ func (c Callback) LogValue() slog.Value {
 	if c.Inquiry != nil {
 		attrs = append(attrs, slog.Attr{Key: "inquiry", Value: c.Inquiry.logValue(true)})
 	}
-	if c.Address != "" || c.ApprovedCallback != "" || c.Reason != "" {
+	if c.IVMS101 != nil {
+		attrs = append(attrs, slog.Any("ivms101", *c.IVMS101), slog.Int("unmapped", len(c.Unmapped)))
+	}
+	if c.Address != "" || c.ApprovedCallback != "" || c.Reason != "" || c.StatusComment != "" {
 		attrs = append(attrs, slog.String("personalData", redacted))
 	}
 	return slog.GroupValue(attrs...)
+}
+
+// cbFillInquiry fills the inquiry fields of cb: Inquiry from the body's
+// flat fields, its parties from the IVMS101 payload when there is one, and
+// the transfer id from the callback URL's q when the body has none.
+func cbFillInquiry(cb *Callback, body []byte, ivms json.RawMessage) {
+	cb.Inquiry = cbInquiry(body)
+	if cbIsObject(ivms) {
+		p := new(ivms101.Payload)
+		if err := json.Unmarshal(ivms, p); err == nil {
+			cb.IVMS101 = p
+			cb.Inquiry.Originator, cb.Inquiry.Beneficiary, cb.Unmapped = PartiesFromIVMS101(p)
+		}
+	}
+	if cb.TransferID == "" {
+		cb.TransferID = cbQueryID(cb.Inquiry.Callback)
+	}
+}
+
+// cbQueryID returns the "q" query parameter of an absolute URL: the
+// transfer id in the service's inquiryResolution?q=<id>. It is kept only
+// when it has an identifier's shape.
+func cbQueryID(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" {
+		return ""
+	}
+	q := u.Query().Get("q")
+	if !isIdentifier(q, maxRequestID) {
+		return ""
+	}
+	return q
 }
 
 // cbInquiry decodes the transfer request fields of an inquiry body

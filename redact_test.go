@@ -132,7 +132,7 @@ func TestEveryTypeIsRedacted(t *testing.T) {
 		{"FieldError from the server, known path", apiErr.Fields[1], true, "originator.lastName: [redacted]"},
 		{"*OutcomeUnknownError", unknown, false, "Callback:[redacted] CallbackRef:pay-1"},
 		{"OutcomeUnknownError wrapped", fmt.Errorf("paying: %w", unknown), false, "outcome unknown after 1 attempt(s)"},
-		{"*Callback", cb, true, "TransferID:[redacted] Status:[redacted] TxID:[redacted]"},
+		{"*Callback", cb, true, "TransferID:[redacted] Status:[redacted] StatusComment: TxID:[redacted]"},
 		{"TransferRequest", *req, true, "Callback:[redacted]"},
 		{"Party", req.Originator, true, "WalletAddress:[redacted]"},
 		{"*TravelAddressResult", taRes, true, "TravelAddress:[redacted] Form:invalid"},

@@ -1,0 +1,388 @@
+package travelrule
+
+import (
+	"encoding/json"
+	"slices"
+	"strconv"
+
+	"github.com/vaspkit/travelrule/ivms101"
+)
+
+// The conversion between the flat [Party] of the service's model and the
+// persons of IVMS101 (package ivms101), both ways. A Party holds one name,
+// one address, one national identifier and one wallet address; an IVMS101
+// person may hold several of each and more besides. Whatever a conversion
+// cannot carry over is not dropped silently: it is named, as a path, in the
+// list of unmapped fields the conversion returns.
+//
+// The mapping (IVMS101 breaks the ties the service's docs leave open):
+//
+//	Party                 IVMS101 natural person            IVMS101 legal person
+//	PersonType            "natural"                         "legal"
+//	FirstName, LastName   secondaryIdentifier,              -
+//	                      primaryIdentifier of the first
+//	                      nameIdentifier of type LEGL
+//	                      (else the first)
+//	LegalName             -                                 legalPersonName of the first
+//	                                                        nameIdentifier of type LEGL
+//	                                                        (else the first)
+//	DateOfBirth           dateAndPlaceOfBirth.dateOfBirth   -
+//	AddressType, StreetName, BuildingNumber, PostCode, TownName, Country
+//	                      the same fields of the first geographicAddress
+//	Country (no address)  countryOfResidence                countryOfRegistration
+//	NationalID, NationalIDType
+//	                      nationalIdentification.nationalIdentifier, .nationalIdentifierType
+//	AccountNumber         customerIdentification (the customer's id at its VASP)
+//	WalletAddress         the first accountNumber of the originator or beneficiary
+//	Email                 no place in IVMS101: always unmapped
+
+// PartyFromIVMS101 returns the flat Party of an IVMS101 person and of the
+// account numbers of its originator or beneficiary, and the fields it could
+// not map: paths relative to the person, such as
+// "naturalPerson.name.nameIdentifier[1]",
+// "naturalPerson.dateAndPlaceOfBirth.placeOfBirth" or "accountNumber[1]".
+// The mapping is in the table above. A person that is neither natural nor
+// legal gives an empty Party and the unmapped path "".
+//
+// Paths of fields IVMS101 names are fixed text; a member the payload
+// carried that IVMS101 does not name appears under its own name, which is
+// the sender's text: do not log unmapped paths unfiltered.
+func PartyFromIVMS101(person ivms101.Person, accountNumbers []string) (Party, []string) {
+	var m ivmsMapper
+	p := m.party(person, accountNumbers)
+	return p, m.unmapped
+}
+
+// PartiesFromIVMS101 returns the originator and the beneficiary of an
+// IVMS101 payload as flat Parties (the first person of each; see
+// [PartyFromIVMS101]), and the fields of the two it could not map, as paths
+// from the payload's root in the payload's edition
+// ("originator.originatorPersons[1]",
+// "beneficiary.beneficiaryPersons[0].naturalPerson.name.localNameIdentifier[0]").
+// The VASPs, the transfer path and the metadata are not parties and are
+// not listed; they stay in the payload.
+func PartiesFromIVMS101(p *ivms101.Payload) (originator, beneficiary Party, unmapped []string) {
+	if p == nil {
+		return Party{}, Party{}, nil
+	}
+	var m ivmsMapper
+	persons := "originatorPersons"
+	if p.Version == ivms101.Version2023 {
+		persons = "originatorPerson"
+	}
+	if o := p.Originator; o != nil {
+		originator = m.side("originator", persons, o.Persons, o.AccountNumbers, o.Extra)
+	}
+	persons = "beneficiaryPersons"
+	if p.Version == ivms101.Version2023 {
+		persons = "beneficiaryPerson"
+	}
+	if b := p.Beneficiary; b != nil {
+		beneficiary = m.side("beneficiary", persons, b.Persons, b.AccountNumbers, b.Extra)
+	}
+	return originator, beneficiary, m.unmapped
+}
+
+// IVMS101Person returns the party as an IVMS101 person and the account
+// numbers of its originator or beneficiary (its wallet address), and the
+// fields of the party that IVMS101 has no place for ("email"). The mapping
+// is in the table above; a PersonType other than "legal" gives a natural
+// person.
+func (p Party) IVMS101Person() (person ivms101.Person, accountNumbers []string, unmapped []string) {
+	var addrs []ivms101.Address
+	hasAddress := p.AddressType != "" || p.StreetName != "" || p.BuildingNumber != "" || p.PostCode != "" || p.TownName != ""
+	if hasAddress {
+		addrs = []ivms101.Address{{
+			AddressType: ivms101.AddressType(p.AddressType), StreetName: p.StreetName,
+			BuildingNumber: p.BuildingNumber, PostCode: p.PostCode, TownName: p.TownName, Country: p.Country,
+		}}
+	}
+	var natID *ivms101.NationalIdentification
+	if p.NationalID != "" || p.NationalIDType != "" {
+		natID = &ivms101.NationalIdentification{NationalIdentifier: p.NationalID, NationalIdentifierType: ivms101.NationalIdentifierType(p.NationalIDType)}
+	}
+	country := ""
+	if !hasAddress {
+		country = p.Country
+	}
+	if p.isLegal() {
+		lp := &ivms101.LegalPerson{
+			GeographicAddresses: addrs, NationalIdentification: natID,
+			CustomerIdentification: p.AccountNumber, CountryOfRegistration: country,
+		}
+		if p.LegalName != "" {
+			lp.Name = &ivms101.LegalPersonName{NameIdentifiers: []ivms101.LegalPersonNameID{{
+				LegalPersonName: p.LegalName, LegalPersonNameIdentifierType: ivms101.LegalNameLegal}}}
+		}
+		person.LegalPerson = lp
+		for _, f := range []struct{ name, v string }{{"firstName", p.FirstName}, {"lastName", p.LastName}, {"dateOfBirth", p.DateOfBirth}} {
+			if f.v != "" {
+				unmapped = append(unmapped, f.name)
+			}
+		}
+	} else {
+		np := &ivms101.NaturalPerson{
+			GeographicAddresses: addrs, NationalIdentification: natID,
+			CustomerIdentification: p.AccountNumber, CountryOfResidence: country,
+		}
+		if p.FirstName != "" || p.LastName != "" {
+			np.Name = &ivms101.NaturalPersonName{NameIdentifiers: []ivms101.NaturalPersonNameID{{
+				PrimaryIdentifier: p.LastName, SecondaryIdentifier: p.FirstName, NameIdentifierType: ivms101.NameLegal}}}
+		}
+		if p.DateOfBirth != "" {
+			np.DateAndPlaceOfBirth = &ivms101.DateAndPlaceOfBirth{DateOfBirth: p.DateOfBirth}
+		}
+		person.NaturalPerson = np
+		if p.LegalName != "" {
+			unmapped = append(unmapped, "legalName")
+		}
+	}
+	if p.WalletAddress != "" {
+		accountNumbers = []string{p.WalletAddress}
+	}
+	if p.Email != "" {
+		unmapped = append(unmapped, "email")
+	}
+	return person, accountNumbers, unmapped
+}
+
+// IVMS101 returns the request's originator and beneficiary as an IVMS101
+// payload (edition 2020, the one every network reads; set Version to
+// write the 2023 names), as the live service's inquiry carries them, and
+// the fields of the two parties that IVMS101 has no place for
+// ("beneficiary.email"). The request's other fields (asset, amount,
+// callback, travel address) travel beside the payload, not in it; the
+// VASPs are not known to the request and are left out.
+func (r *TransferRequest) IVMS101() (p *ivms101.Payload, unmapped []string) {
+	p = &ivms101.Payload{Version: ivms101.Version2020}
+	op, oacc, ou := r.Originator.IVMS101Person()
+	bp, bacc, bu := r.Beneficiary.IVMS101Person()
+	p.Originator = &ivms101.Originator{Persons: []ivms101.Person{op}, AccountNumbers: oacc}
+	p.Beneficiary = &ivms101.Beneficiary{Persons: []ivms101.Person{bp}, AccountNumbers: bacc}
+	for _, u := range ou {
+		unmapped = append(unmapped, "originator."+u)
+	}
+	for _, u := range bu {
+		unmapped = append(unmapped, "beneficiary."+u)
+	}
+	return p, unmapped
+}
+
+// ivmsMapper collects the unmapped paths of a conversion from IVMS101.
+type ivmsMapper struct {
+	unmapped []string
+	prefix   string // the path of the person being mapped, with a trailing dot, or ""
+}
+
+// lost records the path, under the current prefix, of a field not mapped.
+func (m *ivmsMapper) lost(path string) { m.unmapped = append(m.unmapped, m.prefix+path) }
+
+// lostIf records path if v is set.
+func (m *ivmsMapper) lostIf(path, v string) {
+	if v != "" {
+		m.lost(path)
+	}
+}
+
+// lostExtra records the members of extra, in order, under path.
+func (m *ivmsMapper) lostExtra(path string, extra map[string]json.RawMessage) {
+	keys := make([]string, 0, len(extra))
+	for k := range extra {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		m.lost(path + k)
+	}
+}
+
+// side maps the first person of an originator or beneficiary; the others,
+// the account numbers after the first and the unknown members are lost.
+func (m *ivmsMapper) side(name, persons string, ps []ivms101.Person, accounts []string, extra map[string]json.RawMessage) Party {
+	var p Party
+	for i, person := range ps {
+		path := name + "." + persons + "[" + strconv.Itoa(i) + "]"
+		if i > 0 {
+			m.unmapped = append(m.unmapped, path)
+			continue
+		}
+		m.prefix = path + "."
+		p = m.party(person, nil)
+	}
+	m.prefix = name + "."
+	if len(accounts) > 0 {
+		p.WalletAddress = accounts[0]
+		for i := 1; i < len(accounts); i++ {
+			m.lost("accountNumber[" + strconv.Itoa(i) + "]")
+		}
+	}
+	m.lostExtra("", extra)
+	m.prefix = ""
+	return p
+}
+
+// party maps one person, and the account numbers given with it.
+func (m *ivmsMapper) party(person ivms101.Person, accounts []string) Party {
+	var p Party
+	switch {
+	case person.NaturalPerson != nil:
+		m.natural(&p, person.NaturalPerson)
+		if person.LegalPerson != nil {
+			m.lost("legalPerson")
+		}
+	case person.LegalPerson != nil:
+		m.legal(&p, person.LegalPerson)
+	default:
+		m.unmapped = append(m.unmapped, trimDot(m.prefix))
+	}
+	m.lostExtra("", person.Extra)
+	if len(accounts) > 0 {
+		p.WalletAddress = accounts[0]
+		for i := 1; i < len(accounts); i++ {
+			m.lost("accountNumber[" + strconv.Itoa(i) + "]")
+		}
+	}
+	return p
+}
+
+func trimDot(s string) string {
+	if n := len(s); n > 0 && s[n-1] == '.' {
+		return s[:n-1]
+	}
+	return s
+}
+
+// natural maps a natural person.
+func (m *ivmsMapper) natural(p *Party, np *ivms101.NaturalPerson) {
+	const at = "naturalPerson."
+	p.PersonType = "natural"
+	if n := np.Name; n != nil {
+		chosen := -1
+		for i, id := range n.NameIdentifiers {
+			if id.NameIdentifierType == ivms101.NameLegal {
+				chosen = i
+				break
+			}
+		}
+		if chosen < 0 && len(n.NameIdentifiers) > 0 {
+			chosen = 0
+		}
+		for i, id := range n.NameIdentifiers {
+			path := at + "name.nameIdentifier[" + strconv.Itoa(i) + "]"
+			if i != chosen {
+				m.lost(path)
+				continue
+			}
+			p.LastName, p.FirstName = id.PrimaryIdentifier, id.SecondaryIdentifier
+			m.lostExtra(path+".", id.Extra)
+		}
+		for i := range n.LocalNameIdentifiers {
+			m.lost(at + "name.localNameIdentifier[" + strconv.Itoa(i) + "]")
+		}
+		for i := range n.PhoneticNameIdentifiers {
+			m.lost(at + "name.phoneticNameIdentifier[" + strconv.Itoa(i) + "]")
+		}
+		m.lostExtra(at+"name.", n.Extra)
+	}
+	m.addresses(p, at, np.GeographicAddresses)
+	m.nationalID(p, at, np.NationalIdentification)
+	p.AccountNumber = np.CustomerIdentification
+	if b := np.DateAndPlaceOfBirth; b != nil {
+		p.DateOfBirth = b.DateOfBirth
+		m.lostIf(at+"dateAndPlaceOfBirth.placeOfBirth", b.PlaceOfBirth)
+		m.lostExtra(at+"dateAndPlaceOfBirth.", b.Extra)
+	}
+	m.country(p, at+"countryOfResidence", np.CountryOfResidence)
+	m.lostExtra(at, np.Extra)
+}
+
+// legal maps a legal person.
+func (m *ivmsMapper) legal(p *Party, lp *ivms101.LegalPerson) {
+	const at = "legalPerson."
+	p.PersonType = "legal"
+	if n := lp.Name; n != nil {
+		chosen := -1
+		for i, id := range n.NameIdentifiers {
+			if id.LegalPersonNameIdentifierType == ivms101.LegalNameLegal {
+				chosen = i
+				break
+			}
+		}
+		if chosen < 0 && len(n.NameIdentifiers) > 0 {
+			chosen = 0
+		}
+		for i, id := range n.NameIdentifiers {
+			path := at + "name.nameIdentifier[" + strconv.Itoa(i) + "]"
+			if i != chosen {
+				m.lost(path)
+				continue
+			}
+			p.LegalName = id.LegalPersonName
+			m.lostExtra(path+".", id.Extra)
+		}
+		for i := range n.LocalNameIdentifiers {
+			m.lost(at + "name.localNameIdentifier[" + strconv.Itoa(i) + "]")
+		}
+		for i := range n.PhoneticNameIdentifiers {
+			m.lost(at + "name.phoneticNameIdentifier[" + strconv.Itoa(i) + "]")
+		}
+		m.lostExtra(at+"name.", n.Extra)
+	}
+	m.addresses(p, at, lp.GeographicAddresses)
+	m.nationalID(p, at, lp.NationalIdentification)
+	p.AccountNumber = lp.CustomerIdentification
+	m.country(p, at+"countryOfRegistration", lp.CountryOfRegistration)
+	m.lostExtra(at, lp.Extra)
+}
+
+// addresses maps the first address; the others, and the fields a Party
+// has no place for, are lost.
+func (m *ivmsMapper) addresses(p *Party, at string, addrs []ivms101.Address) {
+	for i, a := range addrs {
+		path := at + "geographicAddress[" + strconv.Itoa(i) + "]"
+		if i > 0 {
+			m.lost(path)
+			continue
+		}
+		p.AddressType, p.StreetName, p.BuildingNumber = string(a.AddressType), a.StreetName, a.BuildingNumber
+		p.PostCode, p.TownName, p.Country = a.PostCode, a.TownName, a.Country
+		path += "."
+		for _, f := range [...]struct{ name, v string }{
+			{"department", a.Department}, {"subDepartment", a.SubDepartment}, {"buildingName", a.BuildingName},
+			{"floor", a.Floor}, {"postBox", a.PostBox}, {"room", a.Room}, {"townLocationName", a.TownLocationName},
+			{"districtName", a.DistrictName}, {"countrySubDivision", a.CountrySubDivision},
+		} {
+			m.lostIf(path+f.name, f.v)
+		}
+		for j := range a.AddressLines {
+			m.lost(path + "addressLine[" + strconv.Itoa(j) + "]")
+		}
+		m.lostExtra(path, a.Extra)
+	}
+}
+
+// nationalID maps a national identification; its country of issue and
+// registration authority are lost.
+func (m *ivmsMapper) nationalID(p *Party, at string, n *ivms101.NationalIdentification) {
+	if n == nil {
+		return
+	}
+	p.NationalID, p.NationalIDType = n.NationalIdentifier, string(n.NationalIdentifierType)
+	path := at + "nationalIdentification."
+	m.lostIf(path+"countryOfIssue", n.CountryOfIssue)
+	m.lostIf(path+"registrationAuthority", n.RegistrationAuthority)
+	m.lostExtra(path, n.Extra)
+}
+
+// country maps a country of residence or registration into Party.Country
+// when the address gave none; one that differs from the address's country
+// is lost.
+func (m *ivmsMapper) country(p *Party, path, c string) {
+	switch {
+	case c == "" || c == p.Country:
+	case p.Country == "":
+		p.Country = c
+	default:
+		m.lost(path)
+	}
+}
