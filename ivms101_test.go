@@ -1,0 +1,187 @@
+package travelrule_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vaspkit/travelrule"
+	"github.com/vaspkit/travelrule/ivms101"
+)
+
+// ada is a natural person with one of every field a Party holds.
+func ada() ivms101.Person {
+	return ivms101.Person{NaturalPerson: &ivms101.NaturalPerson{
+		Name: &ivms101.NaturalPersonName{NameIdentifiers: []ivms101.NaturalPersonNameID{
+			{PrimaryIdentifier: "Lovelace", SecondaryIdentifier: "Ada", NameIdentifierType: ivms101.NameLegal},
+		}},
+		GeographicAddresses: []ivms101.Address{{AddressType: ivms101.AddressHome, StreetName: "St James's Square",
+			BuildingNumber: "12", PostCode: "SW1Y 4JH", TownName: "London", Country: "GB"}},
+		NationalIdentification: &ivms101.NationalIdentification{NationalIdentifier: "AB123456C", NationalIdentifierType: ivms101.IDSocialSecurity},
+		CustomerIdentification: "cust-1815",
+		DateAndPlaceOfBirth:    &ivms101.DateAndPlaceOfBirth{DateOfBirth: "1815-12-10"},
+		CountryOfResidence:     "GB",
+	}}
+}
+
+var adaParty = travelrule.Party{PersonType: "natural", FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1815-12-10",
+	AddressType: "HOME", StreetName: "St James's Square", BuildingNumber: "12", PostCode: "SW1Y 4JH", TownName: "London",
+	Country: "GB", NationalID: "AB123456C", NationalIDType: "SOCS", AccountNumber: "cust-1815", WalletAddress: "bc1qada"}
+
+func TestPartyFromIVMS101(t *testing.T) {
+	withAll := ada()
+	np := withAll.NaturalPerson
+	np.Name.NameIdentifiers = append([]ivms101.NaturalPersonNameID{{PrimaryIdentifier: "Byron", NameIdentifierType: ivms101.NameBirth}}, np.Name.NameIdentifiers...)
+	np.Name.LocalNameIdentifiers = []ivms101.NaturalPersonNameID{{PrimaryIdentifier: "ラブレス"}}
+	np.Name.PhoneticNameIdentifiers = []ivms101.NaturalPersonNameID{{PrimaryIdentifier: "LUV-lace"}}
+	np.GeographicAddresses[0].AddressLines = []string{"Flat 2", "Second floor"}
+	np.GeographicAddresses[0].Floor = "2"
+	np.GeographicAddresses = append(np.GeographicAddresses, ivms101.Address{TownName: "Ockham", Country: "GB"})
+	np.NationalIdentification.CountryOfIssue = "GB"
+	np.DateAndPlaceOfBirth.PlaceOfBirth = "London"
+	np.CountryOfResidence = "IT"
+	np.Extra = map[string]json.RawMessage{"title": json.RawMessage(`"Countess"`)}
+
+	noName := ada()
+	noName.NaturalPerson.Name.NameIdentifiers = []ivms101.NaturalPersonNameID{{PrimaryIdentifier: "Lovelace", SecondaryIdentifier: "Ada", NameIdentifierType: ivms101.NameAlias}}
+	noAddress := ada()
+	noAddress.NaturalPerson.GeographicAddresses = nil
+
+	tests := []struct {
+		name     string
+		person   ivms101.Person
+		accounts []string
+		want     travelrule.Party
+		unmapped []string
+	}{
+		{"everything a Party holds", ada(), []string{"bc1qada"}, adaParty, nil},
+		{"and more: each loss is named", withAll, []string{"bc1qada", "bc1qsecond"}, adaParty, []string{
+			"naturalPerson.name.nameIdentifier[0]",
+			"naturalPerson.name.localNameIdentifier[0]",
+			"naturalPerson.name.phoneticNameIdentifier[0]",
+			"naturalPerson.geographicAddress[0].floor",
+			"naturalPerson.geographicAddress[0].addressLine[0]",
+			"naturalPerson.geographicAddress[0].addressLine[1]",
+			"naturalPerson.geographicAddress[1]",
+			"naturalPerson.nationalIdentification.countryOfIssue",
+			"naturalPerson.dateAndPlaceOfBirth.placeOfBirth",
+			"naturalPerson.countryOfResidence",
+			"naturalPerson.title",
+			"accountNumber[1]",
+		}},
+		{"no LEGL name: the first is used", noName, []string{"bc1qada"}, adaParty, nil},
+		{"no address: the country of residence", noAddress, []string{"bc1qada"}, func() travelrule.Party {
+			p := adaParty
+			p.AddressType, p.StreetName, p.BuildingNumber, p.PostCode, p.TownName = "", "", "", "", ""
+			return p
+		}(), nil},
+		{"a legal person", ivms101.Person{LegalPerson: &ivms101.LegalPerson{
+			Name: &ivms101.LegalPersonName{NameIdentifiers: []ivms101.LegalPersonNameID{
+				{LegalPersonName: "Babbage Engines", LegalPersonNameIdentifierType: ivms101.LegalNameTrading},
+				{LegalPersonName: "Analytical Engine Works Ltd", LegalPersonNameIdentifierType: ivms101.LegalNameLegal},
+			}},
+			NationalIdentification: &ivms101.NationalIdentification{NationalIdentifier: "5493001KJTIIGC8Y1R12", NationalIdentifierType: ivms101.IDLEI},
+			CountryOfRegistration:  "GB",
+			CustomerIdentification: "corp-9",
+		}}, nil, travelrule.Party{PersonType: "legal", LegalName: "Analytical Engine Works Ltd", Country: "GB",
+			NationalID: "5493001KJTIIGC8Y1R12", NationalIDType: "LEIX", AccountNumber: "corp-9"},
+			[]string{"legalPerson.name.nameIdentifier[0]"}},
+		{"both kinds of person: the natural one", ivms101.Person{NaturalPerson: ada().NaturalPerson, LegalPerson: &ivms101.LegalPerson{}},
+			[]string{"bc1qada"}, adaParty, []string{"legalPerson"}},
+		{"neither kind", ivms101.Person{}, nil, travelrule.Party{}, []string{""}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, unmapped := travelrule.PartyFromIVMS101(tt.person, tt.accounts)
+			assert.Equal(t, tt.want, got)
+			assert.Equal(t, tt.unmapped, unmapped)
+		})
+	}
+}
+
+// TestPartyIVMS101RoundTrip: a Party made into an IVMS101 person and back
+// is the same Party; only Email, which IVMS101 has no place for, is lost,
+// and said to be.
+func TestPartyIVMS101RoundTrip(t *testing.T) {
+	legal := travelrule.Party{PersonType: "legal", LegalName: "Analytical Engine Works Ltd", AddressType: "GEOG",
+		StreetName: "Dorset Street", BuildingNumber: "1", TownName: "London", Country: "GB",
+		NationalID: "5493001KJTIIGC8Y1R12", NationalIDType: "LEIX", WalletAddress: "0xcorp"}
+	noAddress := travelrule.Party{PersonType: "natural", FirstName: "Grace", LastName: "Hopper", DateOfBirth: "1906-12-09", Country: "US"}
+	withEmail := adaParty
+	withEmail.Email = "ada@example.com"
+	tests := []struct {
+		name     string
+		party    travelrule.Party
+		unmapped []string
+	}{
+		{"natural", adaParty, nil},
+		{"legal", legal, nil},
+		{"no address", noAddress, nil},
+		{"an email", withEmail, []string{"email"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			person, accounts, unmapped := tt.party.IVMS101Person()
+			assert.Equal(t, tt.unmapped, unmapped)
+			back, lost := travelrule.PartyFromIVMS101(person, accounts)
+			assert.Empty(t, lost)
+			want := tt.party
+			want.Email = ""
+			assert.Equal(t, want, back)
+		})
+	}
+}
+
+// TestTransferRequestIVMS101: a request's parties go into an IVMS101
+// payload and come back out of it.
+func TestTransferRequestIVMS101(t *testing.T) {
+	req := &travelrule.TransferRequest{Asset: "ETH", Amount: "1", Callback: "https://vasp.example/cb",
+		Originator: adaParty, Beneficiary: travelrule.Party{PersonType: "legal", LegalName: "Engine Works", Email: "ops@example.com", WalletAddress: "0xbeef"}}
+	p, unmapped := req.IVMS101()
+	assert.Equal(t, []string{"beneficiary.email"}, unmapped)
+	assert.Equal(t, ivms101.Version2020, p.Version)
+	require.Len(t, p.Originator.Persons, 1)
+	assert.Equal(t, "Lovelace", p.Originator.Persons[0].NaturalPerson.Name.NameIdentifiers[0].PrimaryIdentifier)
+	assert.Equal(t, []string{"0xbeef"}, p.Beneficiary.AccountNumbers)
+
+	o, b, lost := travelrule.PartiesFromIVMS101(p)
+	assert.Empty(t, lost)
+	assert.Equal(t, req.Originator, o)
+	want := req.Beneficiary
+	want.Email = ""
+	assert.Equal(t, want, b)
+}
+
+// TestPartiesFromIVMS101Paths: paths start at the payload's root, in its
+// edition's names.
+func TestPartiesFromIVMS101Paths(t *testing.T) {
+	second := ada()
+	payload := func(v ivms101.Version) *ivms101.Payload {
+		return &ivms101.Payload{
+			Version:     v,
+			Originator:  &ivms101.Originator{Persons: []ivms101.Person{ada(), second}, AccountNumbers: []string{"bc1qada", "bc1qother"}},
+			Beneficiary: &ivms101.Beneficiary{Persons: []ivms101.Person{{}}, Extra: map[string]json.RawMessage{"note": json.RawMessage(`1`)}},
+		}
+	}
+	tests := []struct {
+		version  ivms101.Version
+		unmapped []string
+	}{
+		{ivms101.Version2020, []string{"originator.originatorPersons[1]", "originator.accountNumber[1]", "beneficiary.beneficiaryPersons[0]", "beneficiary.note"}},
+		{ivms101.Version2023, []string{"originator.originatorPerson[1]", "originator.accountNumber[1]", "beneficiary.beneficiaryPerson[0]", "beneficiary.note"}},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.version), func(t *testing.T) {
+			o, b, unmapped := travelrule.PartiesFromIVMS101(payload(tt.version))
+			assert.Equal(t, adaParty, o)
+			assert.Equal(t, travelrule.Party{}, b)
+			assert.Equal(t, tt.unmapped, unmapped)
+		})
+	}
+	o, b, unmapped := travelrule.PartiesFromIVMS101(nil)
+	assert.Zero(t, o)
+	assert.Zero(t, b)
+	assert.Nil(t, unmapped)
+}
