@@ -7,10 +7,11 @@ type Version string
 
 // The editions of IVMS101. They differ in a few names only: the 2023
 // edition writes originatorPerson, beneficiaryPerson,
-// naturalPersonNameIdentifierType and (for a legal person)
-// customerIdentification where the 2020 edition writes originatorPersons,
-// beneficiaryPersons, nameIdentifierType and customerNumber, and it adds
-// payloadMetadata.payloadVersion.
+// naturalPersonNameIdentifierType (in nameIdentifier) and (for a legal
+// person) customerIdentification where the 2020 edition writes
+// originatorPersons, beneficiaryPersons, nameIdentifierType and
+// customerNumber; it adds payloadMetadata.payloadVersion and an
+// accountNumber on each Person.
 const (
 	// Version2020 is IVMS101 issue 1 (2020), payload version "101".
 	Version2020 Version = "101"
@@ -42,8 +43,10 @@ type Payload struct {
 	// edition, the payload version.
 	PayloadMetadata *PayloadMetadata
 	// Version is the edition whose field names the payload was read with
-	// (Version2023 when any 2023 name, or a payloadVersion of "101.2023",
-	// was read), and the one MarshalJSON writes; empty means Version2020.
+	// (Version2023 when originatorPerson, beneficiaryPerson,
+	// naturalPersonNameIdentifierType or a payloadVersion of "101.2023"
+	// was read, else Version2020), and the one MarshalJSON writes; empty
+	// (or any other value) means Version2020.
 	Version Version
 	// Extra holds the members the model does not name.
 	Extra map[string]json.RawMessage
@@ -99,7 +102,8 @@ type TransferPath struct {
 type IntermediaryVASP struct {
 	// Person is the intermediary VASP ("intermediaryVASP").
 	Person *Person
-	// Sequence is its place in the path, from 0.
+	// Sequence is its place in the path, from 0 (IVMS101 C12). It is
+	// always written, 0 included, since the standard requires it.
 	Sequence int
 	// Extra holds the members the model does not name.
 	Extra map[string]json.RawMessage
@@ -123,6 +127,10 @@ type Person struct {
 	NaturalPerson *NaturalPerson
 	// LegalPerson is set for a legal person.
 	LegalPerson *LegalPerson
+	// AccountNumbers are accountNumber: the 2023 edition moves the
+	// account numbers from Originator and Beneficiary to each Person.
+	// Either place is read and written in either edition. Personal data.
+	AccountNumbers []string
 	// Extra holds the members the model does not name.
 	Extra map[string]json.RawMessage
 }
@@ -167,7 +175,9 @@ type NaturalPersonNameID struct {
 	// SecondaryIdentifier is the given names.
 	SecondaryIdentifier string
 	// NameIdentifierType is nameIdentifierType (2020) or
-	// naturalPersonNameIdentifierType (2023).
+	// naturalPersonNameIdentifierType (2023, in nameIdentifier only: the
+	// 2023 edition keeps nameIdentifierType in localNameIdentifier and
+	// phoneticNameIdentifier).
 	NameIdentifierType NaturalPersonNameType
 	// Extra holds the members the model does not name.
 	Extra map[string]json.RawMessage
@@ -181,6 +191,8 @@ type LegalPerson struct {
 	GeographicAddresses []Address
 	// CustomerIdentification is customerNumber (2020) or
 	// customerIdentification (2023): the entity's identifier at its VASP.
+	// Both names are read in either edition: the 2020 standard's own
+	// table spells it customerIdentification too, and networks send that.
 	CustomerIdentification string
 	// NationalIdentification is the entity's national identifier (an LEI
 	// has type LEIX).
