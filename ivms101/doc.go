@@ -45,10 +45,12 @@
 //     the model names whose value has the wrong type (a number where a
 //     string belongs, an object where an array belongs, null) or is empty
 //     ("" or []): the field stays empty and the member is kept under its
-//     own name. When a member is given twice (in two spellings, or in
-//     both editions' names), the first one that can be read is read and
-//     the others are kept in Extra, unless they have exactly the name
-//     that MarshalJSON writes for that field: the value read wins.
+//     own name. When a member is given more than once (in another case,
+//     or in both editions' names), the first that can be read among those
+//     spelled exactly as the standard spells them is read, else the first
+//     among the others; the others are kept in Extra, unless they have
+//     exactly the name that MarshalJSON writes for that field (the value
+//     read wins). Member names are kept as given.
 //
 // Only bytes that are not JSON, or a top-level value that is not an
 // object, fail to parse, with an error matching [ErrMalformed] that never

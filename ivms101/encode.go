@@ -111,8 +111,9 @@ var errExtra = errors.New("ivms101: a member of Extra is not valid JSON")
 
 // encoder writes the JSON of the model's types in edition ed.
 type encoder struct {
-	buf bytes.Buffer
-	ed  Version
+	buf     bytes.Buffer
+	scratch bytes.Buffer
+	ed      Version
 }
 
 // object writes v, a struct of the model; local reports whether v is a
@@ -144,9 +145,11 @@ func (e *encoder) object(v reflect.Value, local bool) error {
 	slices.Sort(keys)
 	for i, k := range keys {
 		e.key(k, i > 0 || len(written) > 0)
-		if err := json.Compact(&e.buf, extra[k]); err != nil {
+		e.scratch.Reset()
+		if err := json.Compact(&e.scratch, extra[k]); err != nil {
 			return errExtra
 		}
+		json.HTMLEscape(&e.buf, e.scratch.Bytes()) // as encoding/json writes strings
 	}
 	e.buf.WriteByte('}')
 	return nil
