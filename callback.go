@@ -461,8 +461,7 @@ func (c Callback) LogValue() slog.Value {
 func cbFillInquiry(cb *Callback, body []byte, ivms json.RawMessage) {
 	cb.Inquiry = cbInquiry(body)
 	if cbIsObject(ivms) {
-		p := new(ivms101.Payload)
-		if err := json.Unmarshal(ivms, p); err == nil {
+		if p, err := ivms101.Parse(ivms); err == nil {
 			cb.IVMS101 = p
 			cb.Inquiry.Originator, cb.Inquiry.Beneficiary, cb.Unmapped = PartiesFromIVMS101(p)
 		}

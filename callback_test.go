@@ -27,6 +27,24 @@ const cbInquiryBody = `{"transferId":"tr-77","status":"inquiry","asset":"BTC","a
    "nationalId":"NI-SECRET-99","nationalIdType":"CCPT","extra":{"x":1}},
  "unknownField":[1,2,3]}`
 
+// cbLiveInquiryBody is the live service's INQUIRY: the parties in a nested
+// IVMS101 payload (live-service.md, Callbacks), with made-up people.
+const cbLiveInquiryBody = `{"asset":"BTC","amount":"0.0425",
+ "callback":"https://trp.travel-rule.com/transfers/inquiryResolution?q=019ac452-8660-7061-9b93-8d72eaa11a89",
+ "IVMS101":{
+  "originator":{"originatorPersons":[{"naturalPerson":{
+    "name":{"nameIdentifier":[{"primaryIdentifier":"Quaxworth","secondaryIdentifier":"Zebulon","nameIdentifierType":"LEGL"}]},
+    "geographicAddress":[{"addressType":"HOME","streetName":"Rue de Rivoli","buildingNumber":"99","postCode":"75001","townName":"Paris","country":"FR"}],
+    "nationalIdentification":{"nationalIdentifier":"FR-ID-7781","nationalIdentifierType":"IDCD","countryOfIssue":"FR"},
+    "dateAndPlaceOfBirth":{"dateOfBirth":"1979-04-02","placeOfBirth":"Lyon"},
+    "countryOfResidence":"FR"}}],
+   "accountNumber":["bc1qzebulonwallet0000000000000000000000"]},
+  "beneficiary":{"beneficiaryPersons":[{"naturalPerson":{
+    "name":{"nameIdentifier":[{"primaryIdentifier":"Fairweather","secondaryIdentifier":"Odalys","nameIdentifierType":"LEGL"}]}}}],
+   "accountNumber":["bc1qodalyswallet00000000000000000000000"]},
+  "originatingVASP":{"originatingVASP":{"legalPerson":{"name":{"nameIdentifier":[{"legalPersonName":"Originator Exchange SAS","legalPersonNameIdentifierType":"LEGL"}]},"countryOfRegistration":"FR"}}}
+ }}`
+
 func TestParseCallbackKinds(t *testing.T) {
 	ts := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	tests := []struct {
@@ -164,6 +182,8 @@ func TestCallbackRedaction(t *testing.T) {
 		"bc1qWALLETADDRESS", "https://b.example/trp?q=1&tr_tag=TAGTAGTAG", "Mr Smith is sanctioned",
 		"Ada", "Lovelace", "1815-12-10", "bc1qORIGINATORWALLET", "NI-SECRET-99", "ada@example.com",
 		"SECRETTAG", "ta1SECRETTRAVELADDR", "10115",
+		"Quaxworth", "Zebulon", "Rue de Rivoli", "FR-ID-7781", "1979-04-02", "Lyon", "bc1qzebulonwallet", "Originator Exchange SAS",
+		"Fairweather", "the beneficiary Odalys is not our customer",
 	}
 	approved, err := travelrule.ParseCallback([]byte(`{"transferId":"tr-1","approved":{"address":"bc1qWALLETADDRESS","callback":"https://b.example/trp?q=1&tr_tag=TAGTAGTAG"}}`))
 	require.NoError(t, err)
@@ -172,8 +192,14 @@ func TestCallbackRedaction(t *testing.T) {
 	require.NoError(t, err)
 	inquiry, err := travelrule.ParseCallback([]byte(cbInquiryBody))
 	require.NoError(t, err)
+	liveInquiry, err := travelrule.ParseCallback([]byte(cbLiveInquiryBody))
+	require.NoError(t, err)
+	require.NotNil(t, liveInquiry.IVMS101)
+	require.Equal(t, "Quaxworth", liveInquiry.Inquiry.Originator.LastName, "the test plants what it looks for")
+	resolution, err := travelrule.ParseCallback([]byte(`{"transferId":"tr-3","status":"REJECTED","statusComment":"the beneficiary Odalys is not our customer","callback":"https://b.example/trp?q=1&tr_tag=TAGTAGTAG"}`))
+	require.NoError(t, err)
 
-	for _, cb := range []*travelrule.Callback{approved, rejected, inquiry} {
+	for _, cb := range []*travelrule.Callback{approved, rejected, inquiry, liveInquiry, resolution} {
 		var outs []string
 		for _, verb := range []string{"%v", "%+v", "%s", "%#v", "%q"} {
 			outs = append(outs, fmt.Sprintf(verb, cb), fmt.Sprintf(verb, *cb))
@@ -195,6 +221,8 @@ func TestCallbackRedaction(t *testing.T) {
 	assert.Contains(t, fmt.Sprintf("%v", approved), "Ref:payment-42")
 	assert.Contains(t, fmt.Sprintf("%#v", approved), "travelrule.Callback{")
 	assert.Contains(t, fmt.Sprintf("%v", inquiry), "Asset:BTC")
+	assert.Contains(t, fmt.Sprintf("%v", resolution), "Status:REJECTED StatusComment:[redacted]")
+	assert.Contains(t, fmt.Sprintf("%v", liveInquiry), "Country:FR")
 	var nilCB *travelrule.Callback
 	assert.NotPanics(t, func() { _ = fmt.Sprintf("%v", nilCB) })
 }
@@ -219,6 +247,9 @@ func FuzzParseCallback(f *testing.F) {
 		`{"transferId":12,"status":"received"}`, `{"approved":{"address":"a","callback":"https://x"}}`,
 		`{"rejected":"r"}`, `{"txid":"t"}`, `{"canceled":null}`, cbInquiryBody, `{}`, `[]`, `null`, ``, `{"a":`,
 		`{"transferId":"a","status":"inquiry","originator":{"buildingNumber":1e999}}`,
+		cbLiveInquiryBody, `{"transferId":"abc","status":"APPROVED","statusComment":"ok","callback":"https://x"}`,
+		`{"approved":true,"callback":"https://x"}`, `{"approved":"false"}`, `{"approved":true,"data":{"walletAddress":"w"}}`,
+		`{"asset":"BTC","IVMS101":{"originator":{"originatorPerson":[{"naturalPerson":{"name":[{"nameIdentifier":[{"primaryIdentifier":1}]}]}}]}},"callback":"https://s/x?q=t1"}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -257,6 +288,7 @@ func FuzzParseCallback(f *testing.F) {
 		// Redaction: the output does not depend on the personal values.
 		other := *cb
 		other.Address, other.ApprovedCallback, other.Reason = cbSwap(cb.Address), cbSwap(cb.ApprovedCallback), cbSwap(cb.Reason)
+		other.StatusComment = cbSwap(cb.StatusComment)
 		for _, verb := range []string{"%v", "%+v", "%s"} {
 			if a, b := fmt.Sprintf(verb, cb), fmt.Sprintf(verb, other); a != b {
 				t.Fatalf("%s output depends on personal values:\n%s\n%s", verb, a, b)

@@ -33,7 +33,8 @@ import (
 //	NationalID, NationalIDType
 //	                      nationalIdentification.nationalIdentifier, .nationalIdentifierType
 //	AccountNumber         customerIdentification (the customer's id at its VASP)
-//	WalletAddress         the first accountNumber of the originator or beneficiary
+//	WalletAddress         the first accountNumber of the person (as the 2023
+//	                      edition places it), else of its originator or beneficiary
 //	Email                 no place in IVMS101: always unmapped
 
 // PartyFromIVMS101 returns the flat Party of an IVMS101 person and of the
@@ -210,12 +211,7 @@ func (m *ivmsMapper) side(name, persons string, ps []ivms101.Person, accounts []
 		p = m.party(person, nil)
 	}
 	m.prefix = name + "."
-	if len(accounts) > 0 {
-		p.WalletAddress = accounts[0]
-		for i := 1; i < len(accounts); i++ {
-			m.lost("accountNumber[" + strconv.Itoa(i) + "]")
-		}
-	}
+	m.accounts(&p, accounts)
 	m.lostExtra("", extra)
 	m.prefix = ""
 	return p
@@ -235,14 +231,22 @@ func (m *ivmsMapper) party(person ivms101.Person, accounts []string) Party {
 	default:
 		m.unmapped = append(m.unmapped, trimDot(m.prefix))
 	}
+	m.accounts(&p, person.AccountNumbers)
+	m.accounts(&p, accounts)
 	m.lostExtra("", person.Extra)
-	if len(accounts) > 0 {
-		p.WalletAddress = accounts[0]
-		for i := 1; i < len(accounts); i++ {
-			m.lost("accountNumber[" + strconv.Itoa(i) + "]")
-		}
-	}
 	return p
+}
+
+// accounts maps the first account number into p.WalletAddress, unless it
+// already holds one; the others are lost.
+func (m *ivmsMapper) accounts(p *Party, accounts []string) {
+	for i, a := range accounts {
+		if i == 0 && p.WalletAddress == "" {
+			p.WalletAddress = a
+			continue
+		}
+		m.lost("accountNumber[" + strconv.Itoa(i) + "]")
+	}
 }
 
 func trimDot(s string) string {

@@ -91,6 +91,11 @@ func TestPartyFromIVMS101(t *testing.T) {
 		{"both kinds of person: the natural one", ivms101.Person{NaturalPerson: ada().NaturalPerson, LegalPerson: &ivms101.LegalPerson{}},
 			[]string{"bc1qada"}, adaParty, []string{"legalPerson"}},
 		{"neither kind", ivms101.Person{}, nil, travelrule.Party{}, []string{""}},
+		{"the person's account numbers (2023) come first", func() ivms101.Person {
+			p := ada()
+			p.AccountNumbers = []string{"bc1qada", "bc1qperson2"}
+			return p
+		}(), []string{"bc1qside"}, adaParty, []string{"accountNumber[1]", "accountNumber[0]"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
