@@ -2,6 +2,7 @@ package travelrule_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log"
@@ -314,4 +315,51 @@ func ExampleErrorCode() {
 	_, err = client.SubmitTxID(context.Background(), "no-such-transfer", "0xabc")
 	fmt.Println(errors.Is(err, travelrule.CodeTransferNotFound), errors.Is(err, travelrule.ErrNotFound))
 	// Output: true true
+}
+
+// The live service's INQUIRY, as a beneficiary's VASP receives it: the
+// parties are an IVMS101 payload, read into typed fields.
+func ExampleParseCallback() {
+	body := []byte(`{"asset":"ETH","amount":"1.5",
+	 "callback":"https://trp.example/transfers/inquiryResolution?q=019ac452-8660-7061-9b93-8d72eaa11a89",
+	 "IVMS101":{"originator":{"originatorPersons":[{"naturalPerson":{
+	   "name":{"nameIdentifier":[{"primaryIdentifier":"Hopper","secondaryIdentifier":"Grace","nameIdentifierType":"LEGL"}]},
+	   "dateAndPlaceOfBirth":{"dateOfBirth":"1906-12-09","placeOfBirth":"New York"},"countryOfResidence":"US"}}],
+	   "accountNumber":["0x742d35Cc6634C0532925a3b844Bc454e4438f44e"]},
+	  "beneficiary":{"beneficiaryPersons":[{"naturalPerson":{"name":{"nameIdentifier":[{"primaryIdentifier":"Lovelace","secondaryIdentifier":"Ada","nameIdentifierType":"LEGL"}]}}}]}}}`)
+	cb, err := travelrule.ParseCallback(body)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	o := cb.Inquiry.Originator
+	fmt.Println(cb.Kind, cb.TransferID, cb.Inquiry.Amount, cb.Inquiry.Asset)
+	fmt.Println(o.PersonType, o.LastName, o.DateOfBirth, o.Country)
+	fmt.Println("not in the flat party:", cb.Unmapped) // still in cb.IVMS101
+	fmt.Println(o)                                      // personal data redacted
+	// Output:
+	// inquiry 019ac452-8660-7061-9b93-8d72eaa11a89 1.5 ETH
+	// natural Hopper 1906-12-09 US
+	// not in the flat party: [originator.originatorPersons[0].naturalPerson.dateAndPlaceOfBirth.placeOfBirth]
+	// {PersonType:natural FirstName:[redacted] LastName:[redacted] LegalName: DateOfBirth:[redacted] Email: AddressType: StreetName: BuildingNumber: PostCode: TownName: Country:US NationalID: NationalIDType: AccountNumber: WalletAddress:[redacted]}
+}
+
+// A request's parties as the IVMS101 payload an inquiry carries, and what
+// IVMS101 has no place for.
+func ExampleTransferRequest_IVMS101() {
+	req := &travelrule.TransferRequest{
+		Originator:  travelrule.Party{PersonType: "natural", FirstName: "Grace", LastName: "Hopper", DateOfBirth: "1906-12-09", Country: "US", WalletAddress: "0x742d35Cc6634C0532925a3b844Bc454e4438f44e"},
+		Beneficiary: travelrule.Party{PersonType: "legal", LegalName: "Analytical Engines Ltd", Email: "ops@engines.example"},
+	}
+	p, unmapped := req.IVMS101()
+	out, err := json.Marshal(p)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(string(out))
+	fmt.Println("unmapped:", unmapped)
+	// Output:
+	// {"originator":{"originatorPersons":[{"naturalPerson":{"name":{"nameIdentifier":[{"primaryIdentifier":"Hopper","secondaryIdentifier":"Grace","nameIdentifierType":"LEGL"}]},"dateAndPlaceOfBirth":{"dateOfBirth":"1906-12-09"},"countryOfResidence":"US"}}],"accountNumber":["0x742d35Cc6634C0532925a3b844Bc454e4438f44e"]},"beneficiary":{"beneficiaryPersons":[{"legalPerson":{"name":{"nameIdentifier":[{"legalPersonName":"Analytical Engines Ltd","legalPersonNameIdentifierType":"LEGL"}]}}}]}}
+	// unmapped: [beneficiary.email]
 }

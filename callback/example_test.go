@@ -126,3 +126,35 @@ func ExampleWebhookVerifier() {
 	// 204
 	// 401
 }
+
+// The live service's signature: x-data-integrity, the hex of an
+// HMAC-SHA512 over the base64 of the body. The handler verifies it before
+// anything else; a body changed on the way is refused.
+func ExampleNewDataIntegrityVerifier() {
+	const secret = "whsec-live-signing-secret-0123456789abcdef" // from the service's dashboard
+	v, err := callback.NewDataIntegrityVerifier(secret)         // pass the old secret too during a rotation
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	h := callback.NewHandler(func(ctx context.Context, cb *travelrule.Callback) error {
+		fmt.Println("verified:", cb.Kind, cb.TransferID, cb.Status)
+		return nil
+	}, callback.WithVerifier(v))
+
+	body := `{"transferId":"abc","status":"APPROVED","statusComment":"ok","callback":"https://x"}`
+	signature := callback.SignDataIntegrity([]byte(secret), []byte(body)) // as the service signs: for your tests
+	fmt.Println(signature[:16] + "…")
+	for _, b := range []string{body, strings.Replace(body, "APPROVED", "REJECTED", 1)} {
+		r := httptest.NewRequest(http.MethodPost, "/travelrule/callback", strings.NewReader(b))
+		r.Header.Set(callback.HeaderDataIntegrity, signature)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		fmt.Println(w.Code)
+	}
+	// Output:
+	// 77bfd3f709658286…
+	// verified: status abc APPROVED
+	// 204
+	// 401
+}
