@@ -336,7 +336,7 @@ func ExampleParseCallback() {
 	fmt.Println(cb.Kind, cb.TransferID, cb.Inquiry.Amount, cb.Inquiry.Asset)
 	fmt.Println(o.PersonType, o.LastName, o.DateOfBirth, o.Country)
 	fmt.Println("not in the flat party:", cb.Unmapped) // still in cb.IVMS101
-	fmt.Println(o)                                      // personal data redacted
+	fmt.Println(o)                                     // personal data redacted
 	// Output:
 	// inquiry 019ac452-8660-7061-9b93-8d72eaa11a89 1.5 ETH
 	// natural Hopper 1906-12-09 US
