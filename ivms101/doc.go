@@ -91,7 +91,9 @@
 // field holding something that is not a code (it is the sender's free
 // text). Extra is shown by its number of members only. The methods have
 // value receivers, so copies are redacted too. The JSON form is not
-// redacted: it is the payload.
+// redacted: it is the payload. A slice of these types is not itself a
+// slog.LogValuer, and slog's JSON handler writes a slice it is given with
+// MarshalJSON: log the value that holds the slice, or its elements.
 //
 // # Relation to the travelrule package
 //
