@@ -70,7 +70,7 @@ func BenchmarkRetainedHeap(b *testing.B) {
 			if _, err := client.InitiateTransfer(ctx, req); err != nil {
 				b.Fatal(err)
 			}
-			if _, err := srv.WaitCallbacks(ctx, 3); err != nil {
+			if _, err := srv.WaitCallbacks(ctx, 2); err != nil {
 				b.Fatal(err)
 			}
 			var before, after runtime.MemStats
@@ -84,7 +84,7 @@ func BenchmarkRetainedHeap(b *testing.B) {
 				}
 				return err == nil
 			})
-			if _, err := srv.WaitCallbacks(ctx, 3*(b.N+1)); err != nil {
+			if _, err := srv.WaitCallbacks(ctx, 2*(b.N+1)); err != nil {
 				b.Fatal(err)
 			}
 			b.StopTimer()

@@ -3,7 +3,6 @@ package travelruletest
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -19,14 +18,6 @@ import (
 // callbackTimeout bounds one attempt of the default callback client.
 const callbackTimeout = 10 * time.Second
 
-// statusBody is the body of a status callback.
-type statusBody struct {
-	TransferID string `json:"transferId"`
-	Status     State  `json:"status"`
-	TxID       string `json:"txId,omitempty"`
-	Timestamp  string `json:"timestamp"`
-}
-
 // worker sends the callbacks of ready lanes until the server closes.
 func (s *Server) worker() {
 	defer s.queue.workers.Done()
@@ -39,9 +30,11 @@ func (s *Server) worker() {
 // none is left or the server closes.
 func (s *Server) runLane(l *lane) {
 	for ev := s.queue.head(l); ev != nil; ev = s.queue.head(l) {
-		s.takeUp(ev)
-		if s.cfg.noCallbacks {
-			s.records.finish(Delivery{ID: ev.id, TransferID: ev.transferID, Status: ev.status, URL: ev.url, Body: ev.body}, true)
+		if ev.advance {
+			s.records.advance(ev.transferID, ev.status, time.Now())
+		}
+		if s.cfg.noCallbacks && !ev.force {
+			s.records.finish(deliveryOf(ev), true)
 		} else {
 			s.records.finish(s.deliver(s.ctx, ev), true)
 		}
@@ -49,42 +42,30 @@ func (s *Server) runLane(l *lane) {
 	}
 }
 
-// takeUp moves the transfer to the event's state and makes the body.
-func (s *Server) takeUp(ev *event) {
-	now := time.Now()
-	if ev.advance {
-		s.records.advance(ev.transferID, ev.status, now)
-	}
-	if ev.body == nil {
-		ev.body, _ = json.Marshal(statusBody{
-			TransferID: ev.transferID,
-			Status:     ev.status,
-			TxID:       ev.txID,
-			Timestamp:  now.UTC().Format(time.RFC3339Nano),
-		})
-	}
+// deliveryOf is the record of ev before any attempt.
+func deliveryOf(ev *event) Delivery {
+	return Delivery{ID: ev.id, Kind: ev.kind, TransferID: ev.transferID, Status: ev.status, URL: ev.url, Body: ev.body}
 }
 
-// deliver sends ev until an attempt is answered 2xx, the attempts run out or
-// ctx ends, waiting with exponential backoff between attempts. It makes no
-// attempt if ctx or the server has already ended. The records show the
-// delivery, with its attempts so far, while it runs.
+// deliver sends ev until an attempt is answered 2xx, the attempts of the
+// schedule run out or ctx ends, waiting between attempts as the schedule
+// says (see retryWait). It makes no attempt if ctx or the server has
+// already ended. The records show the delivery, with its attempts so far,
+// while it runs.
 func (s *Server) deliver(ctx context.Context, ev *event) Delivery {
-	d := Delivery{ID: ev.id, TransferID: ev.transferID, Status: ev.status, URL: ev.url, Body: ev.body}
+	d := deliveryOf(ev)
 	if !s.pause(ctx, 0) {
 		return d
 	}
 	s.records.progress(d, false)
-	wait := s.cfg.cbBackoffMin
-	for i := 0; i < s.cfg.cbAttempts; i++ {
-		if i > 0 {
-			if !s.pause(ctx, wait) {
-				break
-			}
-			wait = min(2*wait, s.cfg.cbBackoffMax)
+	delays := s.cfg.cbDelays
+	var retryAfter time.Duration
+	for i := 0; i <= len(delays); i++ {
+		if i > 0 && !s.pause(ctx, retryWait(delays, i-1, retryAfter)) {
+			break
 		}
 		at := Attempt{Time: time.Now()}
-		code, retryAfter, err := s.post(ctx, ev)
+		code, ra, err := s.post(ctx, ev)
 		at.StatusCode = code
 		if err != nil {
 			at.Err = attemptError(err)
@@ -92,8 +73,8 @@ func (s *Server) deliver(ctx context.Context, ev *event) Delivery {
 		d.Attempts = append(d.Attempts, at)
 		s.records.progress(d, true)
 		s.log(ctx, "travelruletest: callback attempt",
-			slog.String("transferId", ev.transferID), slog.String("status", string(ev.status)),
-			slog.Int("attempt", i+1), slog.Int("answer", code))
+			slog.String("transferId", ev.transferID), slog.String("kind", string(ev.kind)),
+			slog.String("status", string(ev.status)), slog.Int("attempt", i+1), slog.Int("answer", code))
 		if code >= 200 && code <= 299 {
 			d.Delivered = true
 			break
@@ -101,11 +82,7 @@ func (s *Server) deliver(ctx context.Context, ev *event) Delivery {
 		if ctx.Err() != nil {
 			break
 		}
-		// A receiver that asks for a longer wait gets it, within the
-		// backoff's bound.
-		if retryAfter > wait {
-			wait = min(retryAfter, s.cfg.cbBackoffMax)
-		}
+		retryAfter = ra
 	}
 	return d
 }
@@ -127,13 +104,16 @@ func (s *Server) post(ctx context.Context, ev *event) (code int, retryAfter time
 	if err != nil {
 		return 0, 0, err
 	}
-	now := time.Now()
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "travelruletest/"+travelrule.Version)
-	req.Header.Set(callback.HeaderID, ev.id)
-	req.Header.Set(callback.HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
-	if s.cfg.cbSecret != nil {
+	if s.cfg.standardWebhooks {
+		now := time.Now()
+		req.Header.Set(callback.HeaderID, ev.id)
+		req.Header.Set(callback.HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
 		req.Header.Set(callback.HeaderSignature, callback.Sign(s.cfg.cbSecret, ev.id, now, ev.body))
+	} else {
+		// The live service's signature: no id, no time.
+		req.Header.Set(callback.HeaderDataIntegrity, callback.SignDataIntegrity(s.cfg.cbSecret, ev.body))
 	}
 	resp, err := s.cbClient.Do(req)
 	if err != nil {

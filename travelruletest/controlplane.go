@@ -22,7 +22,8 @@ const (
 
 // maxInquiriesInFlight bounds the inquiries the control plane delivers at
 // once; beyond it, POST {base}/sandbox/inquiries answers 503 with
-// Retry-After. Each delivery may take its 5 attempts of up to 10 s.
+// Retry-After. Each delivery may take the retry schedule's 10 attempts of
+// up to 10 s each, about 47 hours on the live schedule.
 const maxInquiriesInFlight = 64
 
 // serveControl serves a request to the control plane; rest is its path
@@ -73,10 +74,7 @@ func (s *Server) serveStartInquiry(r *http.Request) *answer {
 		a.header = []string{"Retry-After", "1"}
 		return a
 	}
-	id, _, err := s.beginInquiry(s.ctx, req.Callback, &req, func() { <-s.inquirySlots })
-	if err != nil {
-		return errorAnswer(http.StatusInternalServerError, codeInternal, "inquiry could not be encoded")
-	}
+	id, _ := s.beginInquiry(s.ctx, req.Callback, &req, func() { <-s.inquirySlots })
 	out, _ := json.Marshal(struct {
 		TransferID string `json:"transferId"`
 	}{id})
@@ -191,6 +189,7 @@ type transferState struct {
 // callbackState is a callback of a transferState.
 type callbackState struct {
 	WebhookID string         `json:"webhookId"`
+	Kind      CallbackKind   `json:"kind"`
 	Status    State          `json:"status"`
 	URL       string         `json:"url"`
 	Delivered bool           `json:"delivered"`
@@ -235,7 +234,7 @@ func (s *Server) serveTransferState(r *http.Request, id string) *answer {
 // callbackOf is the shown form of the delivery d: its URL cut to scheme,
 // host and path (the query may carry a capability), and never its body.
 func callbackOf(d Delivery, pending bool) callbackState {
-	cs := callbackState{WebhookID: d.ID, Status: d.Status, URL: shownURL(d.URL), Delivered: d.Delivered,
+	cs := callbackState{WebhookID: d.ID, Kind: d.Kind, Status: d.Status, URL: shownURL(d.URL), Delivered: d.Delivered,
 		Pending: pending, Attempts: make([]attemptState, len(d.Attempts))}
 	for i, a := range d.Attempts {
 		cs.Attempts[i] = attemptState{Time: timestamp(a.Time), StatusCode: a.StatusCode, Error: a.Err}

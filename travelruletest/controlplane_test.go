@@ -49,6 +49,7 @@ type transferState struct {
 
 type callbackState struct {
 	WebhookID string `json:"webhookId"`
+	Kind      string `json:"kind"`
 	Status    string `json:"status"`
 	URL       string `json:"url"`
 	Delivered bool   `json:"delivered"`
@@ -216,8 +217,9 @@ func TestStartInquiryOverHTTPBadBody(t *testing.T) {
 // SDK's client resolves it; its state shows the decision and both
 // callbacks.
 func TestStartInquiryOverHTTP(t *testing.T) {
-	secret := []byte("inquiry-signing-secret")
-	verifier := &callback.WebhookVerifier{Secrets: [][]byte{secret}}
+	secret := "inquiry-signing-secret"
+	verifier, err := callback.NewDataIntegrityVerifier(secret)
+	require.NoError(t, err)
 	type delivery struct {
 		body   []byte
 		signed error
@@ -233,19 +235,29 @@ func TestStartInquiryOverHTTP(t *testing.T) {
 		}
 		return http.StatusNoContent
 	})
-	srv := newServer(t, travelruletest.WithCallbackSecret(secret), travelruletest.WithPathPrefix("/api/v3"))
+	srv := newServer(t, travelruletest.WithCallbackSecret([]byte(secret)), travelruletest.WithPathPrefix("/api/v3"))
 	beneficiary := map[string]any{"personType": "legal", "legalName": "Acme Ltd", "email": "ops@acme.example"}
 	id := startInquiry(t, srv, map[string]any{
 		"callback": rc.URL + "/inbound?ref=r1", "asset": "ETH", "txId": "0xdef456", "beneficiary": beneficiary, "unknown": 1,
 	})
 
 	got := <-inquiries
-	require.NoError(t, got.signed, "signed as a status callback")
+	require.NoError(t, got.signed, "signed as every callback")
 	cb, err := travelrule.ParseCallback(got.body)
 	require.NoError(t, err)
 	assert.Equal(t, travelrule.KindInquiry, cb.Kind)
 	assert.Equal(t, id, cb.TransferID)
+	assert.Equal(t, srv.URL+"/transfers/inquiryResolution?q="+id, decodeLive(t, got.body).Callback,
+		"the INQUIRY's callback resolves it, under the path prefix")
 	require.NotNil(t, cb.Inquiry)
+	assert.Equal(t, "ETH", cb.Inquiry.Asset)
+	assert.Equal(t, "0.25", cb.Inquiry.Amount)
+	assert.Equal(t, travelrule.Party{PersonType: "natural", FirstName: "Grace", LastName: "Hopper", DateOfBirth: "1906-12-09", Country: "US"},
+		cb.Inquiry.Originator, "the default originator, through IVMS101")
+	assert.Equal(t, "Acme Ltd", cb.Inquiry.Beneficiary.LegalName, "the beneficiary given")
+	assert.Empty(t, cb.Inquiry.Beneficiary.Email, "IVMS101 has no email")
+	tr, ok := srv.Transfer(id)
+	require.True(t, ok)
 	assert.Equal(t, travelrule.TransferRequest{
 		TxID:     "0xdef456",
 		Asset:    "ETH",
@@ -255,10 +267,7 @@ func TestStartInquiryOverHTTP(t *testing.T) {
 			PersonType: "natural", FirstName: "Grace", LastName: "Hopper", DateOfBirth: "1906-12-09", Country: "US",
 		},
 		Beneficiary: travelrule.Party{PersonType: "legal", LegalName: "Acme Ltd", Email: "ops@acme.example"},
-	}, *cb.Inquiry, "the defaults, the fields given, and the beneficiary given whole")
-	tr, ok := srv.Transfer(id)
-	require.True(t, ok)
-	assert.Equal(t, *cb.Inquiry, tr.Request)
+	}, tr.Request, "the defaults, the fields given, and the beneficiary given whole")
 
 	c := newClient(t, srv)
 	res, err := c.ResolveInquiry(context.Background(), id, &travelrule.InquiryResolution{Approved: "true", Callback: rc.URL + "/resolved"})
@@ -281,9 +290,10 @@ func assertResolvedState(t *testing.T, srv *travelruletest.Server, id string, ds
 	assert.Equal(t, time.UTC, st.Created.Location())
 	assert.False(t, st.Updated.Before(st.Created))
 	require.Len(t, st.Callbacks, 2)
-	for i, want := range []struct{ status, path string }{{"inquiry", "/inbound"}, {"approved", "/resolved"}} {
+	for i, want := range []struct{ kind, status, path string }{{"INQUIRY", "inquiry", "/inbound"}, {"TRANSFER_CONFIRMATION", "approved", "/resolved"}} {
 		c := st.Callbacks[i]
 		assert.Equal(t, ds[i].ID, c.WebhookID)
+		assert.Equal(t, want.kind, c.Kind)
 		assert.Equal(t, want.status, c.Status)
 		assert.Equal(t, receiver+want.path, c.URL, "scheme, host and path only")
 		assert.True(t, c.Delivered)
@@ -324,7 +334,7 @@ func assertKeys(t *testing.T, raw []byte) {
 	var cbs []map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal(m["callbacks"], &cbs))
 	require.NotEmpty(t, cbs)
-	assert.ElementsMatch(t, []string{"webhookId", "status", "url", "delivered", "pending", "attempts"}, slices.Collect(maps.Keys(cbs[0])))
+	assert.ElementsMatch(t, []string{"webhookId", "kind", "status", "url", "delivered", "pending", "attempts"}, slices.Collect(maps.Keys(cbs[0])))
 	var attempts []map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal(cbs[0]["attempts"], &attempts))
 	require.NotEmpty(t, attempts)
@@ -396,7 +406,7 @@ func TestTransferStateHidesPersonalData(t *testing.T) {
 	})
 	waitCallbacks(t, srv, 1) // given up: the receiver never answers
 	_, err := newClient(t, srv).ResolveInquiry(context.Background(), id, &travelrule.InquiryResolution{
-		Approved: "false", Callback: rc.URL + "/resolved?ref=r1&tag=CAPTAG-resolution",
+		Approved: "true", Callback: rc.URL + "/resolved?ref=r1&tag=CAPTAG-resolution",
 	})
 	require.NoError(t, err)
 	waitCallbacks(t, srv, 2)
@@ -406,7 +416,7 @@ func TestTransferStateHidesPersonalData(t *testing.T) {
 		assert.NotContains(t, string(raw), v)
 	}
 	assert.NotContains(t, string(raw), "Grace") // nor the defaults' names
-	assert.Equal(t, "rejected", st.State)
+	assert.Equal(t, "approved", st.State)
 	require.Len(t, st.Callbacks, 2)
 	assert.False(t, st.Callbacks[0].Delivered)
 	require.Len(t, st.Callbacks[0].Attempts, 2)

@@ -13,12 +13,12 @@ import (
 
 // Example runs the live service's guide against the sandbox: a token for
 // the API key, a travel address for the beneficiary, the transfer to it,
-// its status callbacks, and the transaction's hash.
+// the callbacks of its resolution, and the transaction's hash.
 func Example() {
 	srv := travelruletest.NewServer(travelruletest.WithPathPrefix("/api/v3"))
 	defer srv.Close()
 
-	// Where the sandbox sends the transfer's status callbacks.
+	// Where the sandbox sends the transfer's callbacks.
 	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 	}))
@@ -54,13 +54,14 @@ func Example() {
 	}
 	fmt.Println(res.Status)
 
-	// 4. Its status callbacks.
-	callbacks, err := srv.WaitCallbacks(ctx, 3)
+	// 4. The callbacks of the decision of the beneficiary's VASP (the
+	// sandbox approves), signed with x-data-integrity.
+	callbacks, err := srv.WaitCallbacks(ctx, 2)
 	if err != nil {
 		log.Fatal(err)
 	}
 	for _, cb := range callbacks {
-		fmt.Println(cb.Status, cb.TransferID == res.TransferID, cb.Delivered)
+		fmt.Println(cb.Kind, cb.Status, cb.TransferID == res.TransferID, cb.Delivered)
 	}
 
 	// 5. The transaction's hash, once broadcast.
@@ -72,8 +73,7 @@ func Example() {
 	// Output:
 	// unchecked
 	// true
-	// received true true
-	// approved true true
-	// completed true true
+	// INQUIRY_RESOLUTION approved true true
+	// TRANSFER_RESOLUTION completed true true
 	// OPEN_VASP true
 }

@@ -3,6 +3,7 @@ package travelruletest
 import (
 	"crypto/ed25519"
 	"crypto/rand"
+	"slices"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -24,6 +25,9 @@ const (
 // time.Now, so that a test moves the clock past a token's expiry instead
 // of waiting for it.
 func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
+
+// CallbackDelays returns the waits between the attempts at a callback.
+func CallbackDelays(s *Server) []time.Duration { return slices.Clone(s.cfg.cbDelays) }
 
 // OpenConns returns how many connections the server has open.
 func OpenConns(s *Server) int { return int(s.open.Load()) }

@@ -74,7 +74,7 @@ func TestFaultsAfterActing(t *testing.T) {
 			assert.Equal(t, 1, ou.Attempts, "initiation is not retried without idempotency")
 			ts := srv.Transfers()
 			require.Len(t, ts, 1, "stored before the fault")
-			waitCallbacks(t, srv, 3) // and its callbacks are sent
+			waitCallbacks(t, srv, 2) // and its callbacks are sent
 			rs := srv.Requests()
 			require.Len(t, rs, 1)
 			assert.Equal(t, ts[0].ID, rs[0].TransferID)

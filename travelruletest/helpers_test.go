@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -258,24 +259,48 @@ type hit struct {
 	Time   time.Time
 }
 
-// statusCallback is the body of a status callback.
-type statusCallback struct {
-	TransferID string `json:"transferId"`
-	Status     string `json:"status"`
-	TxID       string `json:"txId"`
-	Timestamp  string `json:"timestamp"`
+// liveCallback holds the fields of the live service's four callback
+// bodies: an INQUIRY {asset, amount, callback, IVMS101}, an
+// INQUIRY_RESOLUTION {approved, callback}, a TRANSFER_RESOLUTION
+// {transferId, status, statusComment, callback} and a
+// TRANSFER_CONFIRMATION {txid}.
+type liveCallback struct {
+	Asset         string          `json:"asset"`
+	Amount        string          `json:"amount"`
+	IVMS101       json.RawMessage `json:"IVMS101"`
+	Approved      json.RawMessage `json:"approved"`
+	TransferID    string          `json:"transferId"`
+	Status        string          `json:"status"`
+	StatusComment string          `json:"statusComment"`
+	Callback      string          `json:"callback"`
+	TxID          string          `json:"txid"`
 }
 
-func (h hit) callback(t *testing.T) statusCallback {
+// decodeLive decodes a callback body.
+func decodeLive(t *testing.T, body []byte) liveCallback {
 	t.Helper()
-	var cb statusCallback
-	require.NoError(t, json.Unmarshal(h.Body, &cb))
+	var cb liveCallback
+	require.NoError(t, json.Unmarshal(body, &cb), "body %s", body)
 	return cb
+}
+
+func (h hit) callback(t *testing.T) liveCallback {
+	t.Helper()
+	return decodeLive(t, h.Body)
+}
+
+// q is the transfer id in the q query parameter of the URL u.
+func q(t *testing.T, u string) string {
+	t.Helper()
+	parsed, err := url.Parse(u)
+	require.NoError(t, err)
+	return parsed.Query().Get("q")
 }
 
 // receiver is a callback receiver that records every request and answers
 // what its answer function says (204 by default). prior is how many earlier
-// requests had the same webhook-id.
+// requests were the same delivery: the same webhook-id, or, without one
+// (the live service's callbacks carry none), the same URL and body.
 type receiver struct {
 	*httptest.Server
 	answer func(r *http.Request, body []byte, prior int) int
@@ -296,6 +321,9 @@ func newReceiver(t testing.TB, answer func(r *http.Request, body []byte, prior i
 func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	id := r.Header.Get("webhook-id")
+	if id == "" {
+		id = r.URL.RequestURI() + "\x00" + string(body)
+	}
 	rc.mu.Lock()
 	prior := rc.seen[id]
 	rc.seen[id]++
@@ -431,6 +459,18 @@ func statuses(ds []travelruletest.Delivery) string {
 	}
 	return strings.Join(s, ",")
 }
+
+// kinds lists the kinds of ds, in order.
+func kinds(ds []travelruletest.Delivery) string {
+	s := make([]string, len(ds))
+	for i, d := range ds {
+		s[i] = string(d.Kind)
+	}
+	return strings.Join(s, ",")
+}
+
+// The kinds of a transfer the sandbox decides, in order.
+const resolutionKinds = "INQUIRY_RESOLUTION,TRANSFER_RESOLUTION"
 
 // rewrite is a transport that edits request bodies before sending them.
 type rewrite struct{ r *strings.Replacer }

@@ -1,9 +1,7 @@
 package travelruletest
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -13,14 +11,20 @@ import (
 	"github.com/vaspkit/travelrule"
 )
 
-// StartInquiry plays the counterparty VASP: it stores a new transfer in
-// state inquiry, then sends callbackURL an inbound inquiry about it, the
-// body {"transferId":"<id>","status":"inquiry", ...} carrying every field of
-// req as on the wire, with the headers, signing and retries of a status
-// callback, and waits for it to be delivered or given up (or for ctx or the
-// server to end). The integrator answers with ResolveInquiry on the
-// returned id (the package documentation says what resolution does).
-// POST {URL}/sandbox/inquiries does the same over HTTP, without waiting.
+// StartInquiry plays the counterparty VASP, the originator: it stores a
+// new transfer in state inquiry, then sends callbackURL an INQUIRY about
+// it, as the live service does, {"asset","amount","callback","IVMS101"}:
+// req's asset and amount, the parties as an IVMS101 payload, and, as
+// callback, <URL>/transfers/inquiryResolution?q=<transferId> (the id
+// travels in q; the body has no transferId). It is signed and retried as
+// every callback is, and StartInquiry waits for it to be delivered or
+// given up (or for ctx or the server to end: on the live schedule a
+// receiver that never acknowledges holds it about 47 hours, so give ctx a
+// deadline, or the server [WithCallbackTimeScale]). The integrator answers
+// with ResolveInquiry on the returned id; an approval with a callback URL
+// gets a TRANSFER_CONFIRMATION there, as the originator's broadcast would
+// (see [KindTransferConfirmation]). POST {URL}/sandbox/inquiries does the
+// same over HTTP, without waiting.
 //
 // The transfer is stored before the inquiry is sent, so the receiver may
 // resolve it at once. If the inquiry is not delivered, StartInquiry returns
@@ -35,10 +39,7 @@ func (s *Server) StartInquiry(ctx context.Context, callbackURL string, req *trav
 	if s.ctx.Err() != nil {
 		return "", errors.New("travelruletest: StartInquiry: server closed")
 	}
-	id, done, err := s.beginInquiry(ctx, callbackURL, req, nil)
-	if err != nil {
-		return "", fmt.Errorf("travelruletest: StartInquiry: %w", err)
-	}
+	id, done := s.beginInquiry(ctx, callbackURL, req, nil)
 	out := <-done
 	if d := out.delivery; !d.Delivered {
 		last := "no attempt"
@@ -74,22 +75,16 @@ type inquiryOutcome struct {
 // The transfer's callback lane is held meanwhile, so that a status
 // callback of a resolution made while the inquiry is still being delivered
 // cannot overtake it.
-func (s *Server) beginInquiry(ctx context.Context, callbackURL string, req *travelrule.TransferRequest, after func()) (string, <-chan inquiryOutcome, error) {
+func (s *Server) beginInquiry(ctx context.Context, callbackURL string, req *travelrule.TransferRequest, after func()) (string, <-chan inquiryOutcome) {
 	id := newTransferID()
-	body, err := inquiryBody(id, req)
-	if err != nil {
-		if after != nil {
-			after()
-		}
-		return "", nil, fmt.Errorf("encoding the inquiry: %w", err)
-	}
+	ev := s.inquiryEvent(id, callbackURL, req)
 	release := s.queue.hold(id)
 	now := time.Now()
-	s.records.add(&transferRec{Transfer: Transfer{ID: id, Request: *req, State: StateInquiry, Inquiry: true, Flow: FlowOpenVASP, TxID: req.TxID, Created: now, Updated: now}})
+	s.records.add(&transferRec{Transfer: Transfer{ID: id, Request: *req, State: StateInquiry, Inquiry: true, Flow: FlowOpenVASP, TxID: req.TxID, Created: now, Updated: now},
+		resolvable: true, wallet: req.Beneficiary.WalletAddress})
 
 	ctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(s.ctx, cancel)
-	ev := &event{id: newEventID(), transferID: id, status: StateInquiry, url: callbackURL, body: body}
 	done := make(chan inquiryOutcome, 1)
 	send := func() {
 		if after != nil {
@@ -108,29 +103,5 @@ func (s *Server) beginInquiry(ctx context.Context, callbackURL string, req *trav
 		cancel()
 		send()
 	}
-	return id, done, nil
-}
-
-// inquiryBody is req's wire form with transferId and status first.
-func inquiryBody(id string, req *travelrule.TransferRequest) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(req); err != nil {
-		return nil, err
-	}
-	fields := bytes.TrimSpace(buf.Bytes())
-	head, _ := json.Marshal(struct {
-		TransferID string `json:"transferId"`
-		Status     State  `json:"status"`
-	}{id, StateInquiry})
-	out := make([]byte, 0, len(head)+len(fields))
-	out = append(out, head[:len(head)-1]...)
-	if len(fields) > 2 {
-		out = append(out, ',')
-		out = append(out, fields[1:]...)
-	} else {
-		out = append(out, '}')
-	}
-	return out, nil
+	return id, done
 }

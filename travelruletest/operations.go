@@ -109,29 +109,35 @@ func (s *Server) initiate(body []byte, key string) *answer {
 	if a := s.cfg.travelAddresses.resolveAnswer(req.TravelAddress); a != nil {
 		return a
 	}
-	approved := true
-	if s.cfg.approve != nil {
-		approved = s.cfg.approve(req)
-	}
 	id := newTransferID()
 	now := time.Now()
-	ev := func(st State) *event {
-		return &event{id: newEventID(), transferID: id, status: st, url: req.Callback, txID: req.TxID, advance: true}
-	}
-	evs := []*event{ev(StateReceived), ev(StateRejected)}
-	if approved {
-		evs = []*event{ev(StateReceived), ev(StateApproved), ev(StateCompleted)}
-	}
-	t := Transfer{ID: id, Request: req, State: StateReceived, IdempotencyKey: key, TxID: req.TxID, Created: now, Updated: now}
+	t := &transferRec{Transfer: Transfer{ID: id, Request: req, State: StateReceived, IdempotencyKey: key, TxID: req.TxID, Created: now, Updated: now},
+		wallet: req.Beneficiary.WalletAddress}
 	t.Flow = flowOf(&req)
 	if t.Flow == FlowEmail {
 		// The sandbox sends no mail: its mail provider acknowledges at once.
 		t.EmailDelivered = true
 	} else if b, ok := s.beneficiaries.lookup(req.TravelAddress); ok && req.TravelAddress != "" {
 		t.BeneficiaryID = b.id
+		if t.wallet == "" {
+			t.wallet = b.req.WalletAddress
+		}
 	}
-	s.records.add(&transferRec{Transfer: t, callbacks: len(evs)})
-	s.queue.enqueue(id, evs...)
+	var evs []*event
+	if t.BeneficiaryID != "" && s.cfg.inquiryURL != "" {
+		// The integrator is the beneficiary's VASP: it decides.
+		t.State, t.resolvable = StateInquiry, true
+		ev := s.inquiryEvent(id, s.cfg.inquiryURL+inquiryPath+t.BeneficiaryID, &req)
+		ev.force = true
+		evs = []*event{ev}
+	} else {
+		approved := true
+		if s.cfg.approve != nil {
+			approved = s.cfg.approve(req)
+		}
+		evs = s.resolutionEvents(t, approved)
+	}
+	s.records.add(t, evs...)
 	a := s.initiationAnswer(id)
 	a.transferID = id
 	return a
@@ -173,14 +179,44 @@ func (s *Server) resolve(q string, body []byte) *answer {
 	if req.Approved == "true" {
 		decision = StateApproved
 	}
-	res := s.records.resolve(q, decision, req.Callback != "")
+	res := s.records.resolve(q, decision, req.Callback, s.afterResolution)
 	if !res.found {
 		return errorAnswer(http.StatusNotFound, codeTransferNotFound, "no inquiry with this transfer id")
 	}
-	if res.changed && req.Callback != "" {
-		s.queue.enqueue(q, &event{id: newEventID(), transferID: q, status: decision, url: req.Callback, txID: res.txID})
-	}
 	return &answer{status: http.StatusOK, body: []byte(`{"status":` + strconv.FormatBool(res.ok) + `}`), transferID: q}
+}
+
+// afterResolution returns the callbacks that follow the first resolution
+// of t, whose decision is recorded, made with the callback URL cbURL
+// (possibly ""). It runs under the records' lock.
+//
+// For an initiation sent to the integrator's inquiry URL, the originator
+// (the integrator too) hears the decision at its callback URL; an approval
+// with a callback URL names where the TRANSFER_CONFIRMATION goes once the
+// txId is submitted, at once if it already was. For an inquiry the sandbox
+// started, the sandbox is the originator: once approved with a callback
+// URL, it broadcasts the transaction and sends the TRANSFER_CONFIRMATION
+// there itself, with the request's txId or a made-up hash.
+func (s *Server) afterResolution(t *transferRec, cbURL string) []*event {
+	approved := t.decision == StateApproved
+	if t.Inquiry {
+		if !approved || cbURL == "" {
+			return nil
+		}
+		if t.TxID == "" {
+			t.TxID = madeUpTxHash()
+		}
+		t.confirmURL = cbURL
+		return []*event{confirmationEvent(t, cbURL)}
+	}
+	evs := s.resolutionEvents(t, approved)
+	if approved && cbURL != "" {
+		t.confirmURL = cbURL
+		if t.Confirmed {
+			evs = append(evs, confirmationEvent(t, cbURL))
+		}
+	}
+	return evs
 }
 
 // newTransferID returns a version 4 UUID, made as the SDK makes its

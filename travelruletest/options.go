@@ -4,6 +4,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -21,14 +22,16 @@ const (
 // Defaults of the server's other settings; the option named with each
 // changes it.
 const (
-	defaultTokenLifetime      = time.Hour              // WithTokenLifetime
-	defaultCallbackAttempts   = 5                      // WithCallbackRetry
-	defaultCallbackBackoffMin = 100 * time.Millisecond // WithCallbackRetry
-	defaultCallbackBackoffMax = 2 * time.Second        // WithCallbackRetry
-	defaultSeed               = 1                      // WithSeed
-	defaultRecordLimit        = 10_000                 // WithRecordLimit
-	defaultIdempotencyWindow  = 24 * time.Hour         // WithIdempotencyWindow
+	defaultTokenLifetime     = time.Hour      // WithTokenLifetime
+	defaultCallbackMinute    = time.Minute    // WithCallbackTimeScale: the live retry schedule as it is
+	defaultSeed              = 1              // WithSeed
+	defaultRecordLimit       = 10_000         // WithRecordLimit
+	defaultIdempotencyWindow = 24 * time.Hour // WithIdempotencyWindow
 )
+
+// minSigningSecret is the fewest bytes a callback secret may have: as
+// callback.NewDataIntegrityVerifier and callback.WebhookVerifier require.
+const minSigningSecret = 16
 
 // Option configures a [Server] made by [NewServer]. An invalid option value
 // makes NewServer panic, as httptest.NewServer does when it cannot listen.
@@ -47,10 +50,10 @@ type config struct {
 	approve            func(travelrule.TransferRequest) bool
 	travelAddresses    directory
 	cbSecret           []byte
-	cbAttempts         int
-	cbBackoffMin       time.Duration
-	cbBackoffMax       time.Duration
+	standardWebhooks   bool
+	cbDelays           []time.Duration // the waits between a callback's attempts: len+1 attempts
 	cbClient           *http.Client
+	inquiryURL         string // the integrator's base URL as a beneficiary's VASP, or ""
 	noCallbacks        bool
 	faults             []Fault
 	seed               uint64
@@ -85,9 +88,8 @@ func defaultConfig() config {
 		apiKeys:            defaultAPIKeys(),
 		transferIDInAnswer: true,
 		travelAddresses:    directory{},
-		cbAttempts:         defaultCallbackAttempts,
-		cbBackoffMin:       defaultCallbackBackoffMin,
-		cbBackoffMax:       defaultCallbackBackoffMax,
+		cbSecret:           []byte(DefaultSigningSecret),
+		cbDelays:           liveSchedule(defaultCallbackMinute),
 		seed:               defaultSeed,
 		recordLimit:        defaultRecordLimit,
 		idemWindow:         defaultIdempotencyWindow,
@@ -181,17 +183,45 @@ func WithTravelAddressRequired() Option {
 }
 
 // WithApproval sets the decision of the beneficiary's VASP on each initiated
-// transfer: fn returning true approves it (received → approved → completed),
-// false rejects it (received → rejected). The default approves every
-// transfer. fn is called once per new transfer, from the request's
-// goroutine, and must be safe for concurrent use; it gets a copy of the
-// request.
+// transfer that the sandbox decides itself (all of them, unless
+// [WithInquiryURL] sends some to the integrator): fn returning true
+// approves it (received → approved → completed), false rejects it
+// (received → rejected); the originator hears it by an INQUIRY_RESOLUTION
+// and a TRANSFER_RESOLUTION. The default approves every transfer. fn is
+// called once per new transfer, from the request's goroutine, and must be
+// safe for concurrent use; it gets a copy of the request.
 func WithApproval(fn func(req travelrule.TransferRequest) bool) Option {
 	return func(c *config) {
 		if fn == nil {
 			c.fail(errors.New("travelruletest: WithApproval: nil function"))
 		}
 		c.approve = fn
+	}
+}
+
+// WithInquiryURL makes the integrator the beneficiary's VASP of the
+// travel addresses the sandbox generates (POST {URL}/travel-address/generate):
+// base is the integrator's base URL for inbound TRP inquiries, an
+// absolute http or https URL without query or fragment. An initiation
+// whose travelAddress is one of those addresses is then not decided by
+// the sandbox ([WithApproval] is not asked): the sandbox POSTs an INQUIRY
+// to base + "/transfers/inquiry/" + <beneficiaryId>, the path the travel
+// address names, with {"asset","amount","callback","IVMS101"}, callback
+// being <URL>/transfers/inquiryResolution?q=<transferId>; the transfer
+// waits in state inquiry until the integrator resolves it
+// (ResolveInquiry). The resolution sends the originator, at the
+// initiation's callback URL, its INQUIRY_RESOLUTION and
+// TRANSFER_RESOLUTION, and a resolution that approves with a callback URL
+// makes that URL the one that gets the TRANSFER_CONFIRMATION once the
+// txId is submitted. The INQUIRY is sent even [WithoutCallbacks].
+func WithInquiryURL(base string) Option {
+	return func(c *config) {
+		u, err := url.Parse(base)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.ForceQuery {
+			c.fail(errors.New("travelruletest: WithInquiryURL: need an absolute http or https URL without query or fragment"))
+			return
+		}
+		c.inquiryURL = strings.TrimRight(base, "/")
 	}
 }
 
@@ -231,32 +261,62 @@ func WithUnknownTravelAddresses(addrs ...string) Option {
 	}
 }
 
-// WithCallbackSecret makes the server sign every callback request with
-// secret, as Standard Webhooks do: the webhook-signature header carries
-// "v1," and the base64 HMAC-SHA256 under secret of webhook-id + "." +
-// webhook-timestamp + "." + body, which callback.WebhookVerifier checks.
-// Without it, callbacks carry webhook-id and webhook-timestamp but no
-// signature.
+// WithCallbackSecret sets the secret the server signs every callback
+// with (default [DefaultSigningSecret]), at least 16 bytes. By default a
+// callback is signed as the live service signs it: the x-data-integrity
+// header carries the lower-case hex of the HMAC-SHA512, keyed with secret,
+// of the base64 text of the body, which callback.DataIntegrityVerifier
+// checks (callback.NewDataIntegrityVerifier(string(secret))). With
+// [WithStandardWebhooks], the same secret signs Standard Webhooks headers
+// instead.
 func WithCallbackSecret(secret []byte) Option {
 	return func(c *config) {
-		if len(secret) == 0 {
-			c.fail(errors.New("travelruletest: WithCallbackSecret: empty secret"))
+		if len(secret) < minSigningSecret {
+			c.fail(errors.New("travelruletest: WithCallbackSecret: the secret must have at least 16 bytes"))
 		}
 		c.cbSecret = append([]byte(nil), secret...)
 	}
 }
 
-// WithCallbackRetry sets how many times a callback is sent at most
-// (attempts, at least 1; default 5) and the bounds of the exponential
-// backoff between attempts: min after the first failure, doubling up to
-// max (defaults 100 ms and 2 s). Small values make tests of redelivery
-// fast.
+// WithStandardWebhooks makes the server sign callbacks as Standard
+// Webhooks do instead of the live service's x-data-integrity: every
+// callback carries webhook-id (the same on every attempt of a delivery),
+// webhook-timestamp and webhook-signature ("v1," and the base64
+// HMAC-SHA256, under the callback secret, of webhook-id + "." +
+// webhook-timestamp + "." + body), which callback.WebhookVerifier checks,
+// and no x-data-integrity.
+func WithStandardWebhooks() Option {
+	return func(c *config) { c.standardWebhooks = true }
+}
+
+// WithCallbackTimeScale runs the live service's retry schedule with each
+// of its minutes lasting minute, so that tests of redelivery take
+// milliseconds: a callback not acknowledged (any answer but a 2xx, or
+// none) is sent again after 1, 5, 15, 30, 60, 180, 360, 720 and 1440
+// "minutes", ten attempts in all, then given up. The default is the
+// schedule as it is, time.Minute: about 47 hours. WithCallbackTimeScale
+// and [WithCallbackRetry] set the same thing: the later one wins.
+func WithCallbackTimeScale(minute time.Duration) Option {
+	return func(c *config) {
+		if minute <= 0 {
+			c.fail(errors.New("travelruletest: WithCallbackTimeScale: the minute must be positive"))
+		}
+		c.cbDelays = liveSchedule(minute)
+	}
+}
+
+// WithCallbackRetry replaces the live service's retry schedule (see
+// [WithCallbackTimeScale]) with an exponential backoff: a callback is sent
+// at most attempts times (at least 1), waiting min after the first
+// failure, then doubling up to max. Small values make tests of redelivery
+// fast. The later of WithCallbackRetry and WithCallbackTimeScale wins.
 func WithCallbackRetry(attempts int, min, max time.Duration) Option {
 	return func(c *config) {
 		if attempts < 1 || min < 0 || max < min {
 			c.fail(errors.New("travelruletest: WithCallbackRetry: need attempts >= 1 and 0 <= min <= max"))
+			return
 		}
-		c.cbAttempts, c.cbBackoffMin, c.cbBackoffMax = attempts, min, max
+		c.cbDelays = exponentialSchedule(attempts, min, max)
 	}
 }
 
@@ -275,11 +335,13 @@ func WithCallbackHTTPClient(hc *http.Client) Option {
 }
 
 // WithoutCallbacks makes the server send no callbacks over HTTP: each
-// status callback is recorded as finished at once, with no attempt and
-// Delivered false, and transfers still move through their states. Use it
-// when a test's callback URLs are placeholders (so that the sandbox does not
-// reach out to them) or for load tests of the client. StartInquiry and the
-// control plane's POST {URL}/sandbox/inquiries still send their inquiry.
+// callback is recorded as finished at once, with no attempt and Delivered
+// false, and transfers still move through their states. Use it when a
+// test's callback URLs are placeholders (so that the sandbox does not
+// reach out to them) or for load tests of the client. Inquiries are still
+// sent: those of StartInquiry and of the control plane's POST
+// {URL}/sandbox/inquiries, and those to the integrator's inquiry URL
+// ([WithInquiryURL]).
 func WithoutCallbacks() Option {
 	return func(c *config) { c.noCallbacks = true }
 }

@@ -7,13 +7,14 @@ const callbackWorkers = 32
 
 // event is one callback to send.
 type event struct {
-	id         string
+	id         string // the delivery's id (webhook-id under WithStandardWebhooks)
+	kind       CallbackKind
 	transferID string
-	status     State
+	status     State // the state the callback announces: see Delivery.Status
 	url        string
-	txID       string
 	advance    bool   // set the transfer's state to status when the event is taken up
-	body       []byte // made when the event is taken up, unless set
+	force      bool   // sent even WithoutCallbacks: an inquiry to the integrator
+	body       []byte // the same on every attempt
 }
 
 // lane holds the pending callbacks of one transfer, sent one after the

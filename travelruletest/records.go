@@ -14,13 +14,17 @@ import (
 
 // State is the state of a transfer in the sandbox. The description shows
 // no states (part 3); the sandbox's lifecycle is received → approved →
-// completed, or received → rejected, for an initiated transfer, and
-// inquiry → approved or rejected for an inquiry started with
-// [Server.StartInquiry] or the control plane.
+// completed, or received → rejected, for an initiated transfer that the
+// sandbox decides (the INQUIRY_RESOLUTION moves it to approved or
+// rejected, the TRANSFER_RESOLUTION on to completed), inquiry → approved
+// → completed, or inquiry → rejected, for one sent to the integrator's
+// inquiry URL ([WithInquiryURL]; the resolution moves it on, its
+// TRANSFER_RESOLUTION to completed), and inquiry → approved or rejected
+// for an inquiry started with [Server.StartInquiry] or the control plane.
 type State string
 
-// The states of a transfer. Each status callback carries the state it
-// announces as its "status".
+// The states of a transfer. A delivery's Status is the state its callback
+// announces.
 const (
 	StateReceived  State = "received"
 	StateApproved  State = "approved"
@@ -65,7 +69,10 @@ type Transfer struct {
 	// the next state as its status callback for that state is sent.
 	State State
 	// Inquiry is true for an inbound inquiry, started with
-	// [Server.StartInquiry] or POST {URL}/sandbox/inquiries.
+	// [Server.StartInquiry] or POST {URL}/sandbox/inquiries. A transfer
+	// the integrator initiated is not one, even when the sandbox sent it
+	// to the integrator's inquiry URL ([WithInquiryURL]): that one is in
+	// State inquiry until the integrator resolves it.
 	Inquiry bool
 	// Flow is how the beneficiary is reached: [FlowOpenVASP] or
 	// [FlowEmail].
@@ -81,12 +88,17 @@ type Transfer struct {
 	BeneficiaryID string
 	// TxID is the transfer's on-chain transaction id: the initiation's
 	// txId, or the one POST {URL}/transfers/txId submitted. A transfer has
-	// one: another is refused.
+	// one: another is refused. For an inquiry, the request's txId, or the
+	// hash the sandbox made up when the integrator approved it with a
+	// callback URL (see [KindTransferConfirmation]).
 	TxID string
 	// Confirmed is true once a txId was submitted with POST
-	// {URL}/transfers/txId: the live service then sends a confirmation to
-	// the beneficiary's VASP, which in the sandbox is the sandbox itself,
-	// so the confirmation is recorded here rather than sent.
+	// {URL}/transfers/txId: the live service then sends a
+	// TRANSFER_CONFIRMATION to the beneficiary's VASP. When that VASP is
+	// the integrator ([WithInquiryURL]) and approved with a callback URL,
+	// the confirmation goes there; else the beneficiary's VASP is the
+	// sandbox itself, and the confirmation is recorded here rather than
+	// sent.
 	Confirmed bool
 	// IdempotencyKey is the Idempotency-Key of the initiation, if any.
 	IdempotencyKey string
@@ -126,14 +138,25 @@ type Request struct {
 	Time time.Time
 }
 
-// Delivery is the record of one callback the server finished sending: a
-// status callback, or an inbound inquiry.
+// Delivery is the record of one callback the server finished sending, of
+// one of the four kinds of the live service.
 type Delivery struct {
-	// ID is the webhook-id header, the same on every attempt.
+	// ID identifies the delivery, the same on every attempt: "msg_" and
+	// 32 hex digits, sent as the webhook-id header under
+	// [WithStandardWebhooks] (the live service's x-data-integrity carries
+	// no id).
 	ID string
+	// Kind is which of the live service's callbacks it is.
+	Kind CallbackKind
 	// TransferID is the transfer the callback is about.
 	TransferID string
-	// Status is the status the callback carries: a [State].
+	// Status is the [State] the callback announces, the one the transfer
+	// is in once it is sent: StateInquiry for an INQUIRY; StateApproved
+	// or StateRejected for an INQUIRY_RESOLUTION; StateCompleted or
+	// StateRejected for a TRANSFER_RESOLUTION; for a
+	// TRANSFER_CONFIRMATION, which moves the transfer nowhere, the state
+	// it was in when the confirmation was queued. The body's own status
+	// (a TRANSFER_RESOLUTION's "APPROVED" or "REJECTED") is in Body.
 	Status State
 	// URL is where the callback was sent.
 	URL string
@@ -200,9 +223,13 @@ type Stats struct {
 // transferRec is a stored transfer and what the sandbox knows of it.
 type transferRec struct {
 	Transfer
-	seq       uint64 // in creation order
-	callbacks int    // callbacks queued and not yet finished
-	held      bool   // in records.held, not records.order
+	seq        uint64 // in creation order
+	callbacks  int    // callbacks queued and not yet finished
+	held       bool   // in records.held, not records.order
+	resolvable bool   // the integrator resolves it: an inquiry, or an initiation sent to its inquiry URL
+	decision   State  // StateApproved or StateRejected once resolved
+	wallet     string // the beneficiary's wallet address, which an approval carries back
+	confirmURL string // where the TRANSFER_CONFIRMATION goes: the callback of the approving resolution
 }
 
 // pending reports whether the transfer must be kept: an inquiry awaiting
@@ -212,9 +239,15 @@ func (t *transferRec) pending() bool { return t.State == StateInquiry || t.callb
 // records is what the server keeps of its transfers, Idempotency-Key
 // answers, requests and finished callbacks, within the record limit, and
 // the counters of [Stats] (but InFlight, which the gate counts).
+//
+// The callbacks of a transfer are queued under mu, by the same call that
+// changes the transfer (records.mu is taken before callbackQueue.mu, never
+// after), so that two calls about one transfer (a resolution and a txId)
+// queue their callbacks in the order they changed it.
 type records struct {
-	limit  int           // the record limit, 0 for none; fixed at start
-	window time.Duration // the idempotency window; fixed at start
+	limit  int            // the record limit, 0 for none; fixed at start
+	window time.Duration  // the idempotency window; fixed at start
+	queue  *callbackQueue // where callbacks are queued; fixed at start
 
 	mu         sync.Mutex // guards every field below, and the fields of the transferRecs and idemEntries they hold
 	transfers  map[string]*transferRec
@@ -230,10 +263,11 @@ type records struct {
 	stats      Stats
 }
 
-func newRecords(limit int, window time.Duration) *records {
+func newRecords(limit int, window time.Duration, queue *callbackQueue) *records {
 	return &records{
 		limit:     limit,
 		window:    window,
+		queue:     queue,
 		transfers: make(map[string]*transferRec),
 		held:      make(map[string]*transferRec),
 		idem:      make(map[string]*idemEntry),
@@ -243,8 +277,9 @@ func newRecords(limit int, window time.Duration) *records {
 	}
 }
 
-// add stores a new transfer and counts it as initiated, or as an inquiry.
-func (rs *records) add(t *transferRec) {
+// add stores a new transfer, counts it as initiated, or as an inquiry, and
+// queues its first callbacks, evs.
+func (rs *records) add(t *transferRec, evs ...*event) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	rs.store(t)
@@ -253,6 +288,17 @@ func (rs *records) add(t *transferRec) {
 	} else {
 		rs.stats.Initiated++
 	}
+	rs.enqueue(t, evs...)
+}
+
+// enqueue queues callbacks of the transfer t, counted as pending until
+// they finish. rs.mu is held.
+func (rs *records) enqueue(t *transferRec, evs ...*event) {
+	if len(evs) == 0 {
+		return
+	}
+	t.callbacks += len(evs)
+	rs.queue.enqueue(t.ID, evs...)
 }
 
 // store records a new transfer and forgets the oldest ones beyond the
@@ -295,30 +341,30 @@ func (rs *records) release(t *transferRec) {
 
 // resolution is what resolving an inquiry did.
 type resolution struct {
-	found   bool   // the id names an inquiry
-	ok      bool   // the inquiry now carries the decision
-	changed bool   // this resolution made the decision
-	txID    string // the inquiry's txId
+	found   bool // the id names a transfer the integrator resolves
+	ok      bool // the transfer now carries the decision
+	changed bool // this resolution made the decision
 }
 
-// resolve records decision on the inquiry id, if it is still open;
-// callback says whether a status callback will announce it.
-func (rs *records) resolve(id string, decision State, callback bool) resolution {
+// resolve records decision (StateApproved or StateRejected) on the
+// transfer id that the integrator resolves, if still open, with the
+// resolution's callback URL cbURL (possibly ""), and queues the callbacks
+// that then returns for it.
+func (rs *records) resolve(id string, decision State, cbURL string, then func(t *transferRec, cbURL string) []*event) resolution {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	t := rs.transfers[id]
-	if t == nil || !t.Inquiry {
+	if t == nil || !t.resolvable {
 		return resolution{}
 	}
-	res := resolution{found: true, ok: true, txID: t.Request.TxID}
-	switch t.State {
-	case StateInquiry:
+	res := resolution{found: true, ok: true}
+	switch t.decision {
+	case "":
+		t.decision = decision
 		t.State, t.Updated = decision, time.Now()
 		rs.stats.Resolutions++
 		res.changed = true
-		if callback {
-			t.callbacks++
-		}
+		rs.enqueue(t, then(t, cbURL)...)
 		rs.release(t)
 	case decision:
 	default:
@@ -337,7 +383,9 @@ const (
 )
 
 // submitTxID records txID on the initiated transfer id, and that its
-// confirmation was sent, unless it has another txId.
+// confirmation was sent, unless it has another txId. The first time, when
+// the beneficiary's VASP gave a URL for it, it queues the
+// TRANSFER_CONFIRMATION there.
 func (rs *records) submitTxID(id, txID string) txIDOutcome {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
@@ -352,6 +400,9 @@ func (rs *records) submitTxID(id, txID string) txIDOutcome {
 	if !t.Confirmed {
 		t.Confirmed = true
 		rs.stats.Confirmations++
+		if t.confirmURL != "" {
+			rs.enqueue(t, confirmationEvent(t, t.confirmURL))
+		}
 	}
 	return txIDRecorded
 }

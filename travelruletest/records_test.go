@@ -22,7 +22,7 @@ func TestRecords(t *testing.T) {
 	req := validRequest(rc.URL)
 	res, err := c.InitiateTransfer(context.Background(), req)
 	require.NoError(t, err)
-	waitCallbacks(t, srv, 3)
+	waitCallbacks(t, srv, 2)
 
 	ts := srv.Transfers()
 	require.Len(t, ts, 1)
@@ -59,8 +59,8 @@ func TestRecords(t *testing.T) {
 	assert.Equal(t, 1, st.Requests)
 	assert.Equal(t, map[int]int{http.StatusOK: 1}, st.ByStatus)
 	assert.Equal(t, 1, st.Initiated)
-	assert.Equal(t, 3, st.Callbacks)
-	assert.Equal(t, 3, st.CallbackAttempts)
+	assert.Equal(t, 2, st.Callbacks)
+	assert.Equal(t, 2, st.CallbackAttempts)
 	assert.Zero(t, st.CallbacksFailed)
 	assert.Zero(t, st.Faults)
 	_, ok := srv.Transfer("no-such-id")
@@ -105,8 +105,8 @@ func TestRecordLimit(t *testing.T) {
 				}
 				return min(all, tt.limit)
 			}
-			ds := waitCallbacks(t, srv, 3*n)
-			assert.Len(t, ds, kept(3*n), "the most recent callbacks")
+			ds := waitCallbacks(t, srv, 2*n)
+			assert.Len(t, ds, kept(2*n), "the most recent callbacks")
 
 			ts := srv.Transfers()
 			require.Len(t, ts, kept(n))
@@ -121,7 +121,7 @@ func TestRecordLimit(t *testing.T) {
 			assert.Equal(t, n, st.Initiated)
 			assert.Equal(t, n, st.Requests)
 			assert.Equal(t, map[int]int{http.StatusOK: n}, st.ByStatus)
-			assert.Equal(t, 3*n, st.Callbacks)
+			assert.Equal(t, 2*n, st.Callbacks)
 		})
 	}
 }
@@ -154,7 +154,7 @@ func TestRecordLimitKeepsPending(t *testing.T) {
 		require.NoError(t, err)
 		last = res.TransferID
 	}
-	waitCallbacks(t, srv, 1+3*10) // the inquiry and the fast transfers' callbacks
+	waitCallbacks(t, srv, 1+2*10) // the inquiry and the fast transfers' callbacks
 	ids := func() []string {
 		var out []string
 		for _, tr := range srv.Transfers() {
@@ -168,7 +168,7 @@ func TestRecordLimitKeepsPending(t *testing.T) {
 	assert.Equal(t, last, got[3])
 
 	unblock()
-	waitCallbacks(t, srv, 1+3*11)
+	waitCallbacks(t, srv, 1+2*11)
 	assert.NotContains(t, ids(), slow.TransferID, "forgotten once its callbacks are delivered")
 	assert.Contains(t, ids(), inquiry)
 

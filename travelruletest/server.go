@@ -100,6 +100,7 @@ func start(useTLS bool, opts []Option) *Server {
 		panic(cfg.err)
 	}
 	ln := listen(cfg.addr)
+	queue := newCallbackQueue()
 	s := &Server{
 		cfg:     cfg,
 		prefix:  cfg.prefix,
@@ -108,9 +109,9 @@ func start(useTLS bool, opts []Option) *Server {
 		served:  make(chan struct{}),
 		gate:    &gate{},
 		tokens:  newTokens(&cfg),
-		records: newRecords(cfg.recordLimit, cfg.idemWindow),
+		records: newRecords(cfg.recordLimit, cfg.idemWindow, queue),
 		faults:  newFaultSchedule(cfg.seed),
-		queue:   newCallbackQueue(),
+		queue:   queue,
 
 		beneficiaries: newBeneficiaries(cfg.recordLimit),
 

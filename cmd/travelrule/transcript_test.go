@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -105,7 +106,9 @@ func waitInquiry(t *testing.T, bodies <-chan map[string]any, id string) {
 	for {
 		select {
 		case m := <-bodies:
-			if m["transferId"] == id && m["status"] == "inquiry" {
+			// The live INQUIRY: its transfer id is the q of its callback.
+			cb, _ := m["callback"].(string)
+			if u, err := url.Parse(cb); err == nil && u.Query().Get("q") == id && m["IVMS101"] != nil {
 				return
 			}
 		case <-bound.C:

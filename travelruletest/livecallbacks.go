@@ -1,0 +1,208 @@
+package travelruletest
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"time"
+
+	"github.com/vaspkit/travelrule"
+)
+
+// The callbacks of the live service (live-service.md, "Callbacks"): four
+// bodies, told apart by their fields, signed with x-data-integrity, and
+// retried on the service's schedule.
+
+// DefaultSigningSecret is the signing secret the server signs its callbacks
+// with unless [WithCallbackSecret] sets another: a published sandbox value,
+// never a secret. The live service keys x-data-integrity with the
+// customer's signing secret from its dashboard; verify the sandbox's
+// callbacks with callback.NewDataIntegrityVerifier(DefaultSigningSecret).
+const DefaultSigningSecret = "sandbox-signing-secret-not-a-secret"
+
+// CallbackKind is which of the live service's four callbacks a delivery
+// is. The service sends no type field or header: a receiver tells them
+// apart by their fields.
+type CallbackKind string
+
+// The kinds of callback the server sends, named as the live service's
+// docs name them.
+const (
+	// KindInquiry is an INQUIRY, to the beneficiary's VASP:
+	// {"asset","amount","callback","IVMS101"}, the parties as a nested
+	// IVMS101 payload and callback the URL that resolves it
+	// (<URL>/transfers/inquiryResolution?q=<transferId>).
+	KindInquiry CallbackKind = "INQUIRY"
+	// KindInquiryResolution is an INQUIRY_RESOLUTION, to the originator:
+	// {"approved":{"address","callback"},"callback"} when approved,
+	// {"approved":false,"callback"} when rejected.
+	KindInquiryResolution CallbackKind = "INQUIRY_RESOLUTION"
+	// KindTransferResolution is a TRANSFER_RESOLUTION, to the originator:
+	// {"transferId","status":"APPROVED"|"REJECTED","statusComment","callback"}.
+	KindTransferResolution CallbackKind = "TRANSFER_RESOLUTION"
+	// KindTransferConfirmation is a TRANSFER_CONFIRMATION, to the
+	// beneficiary's VASP once the transaction's hash is known:
+	// {"txid":"<hash>"}.
+	KindTransferConfirmation CallbackKind = "TRANSFER_CONFIRMATION"
+)
+
+// liveRetryMinutes are the live service's waits, in minutes, before the
+// second to the tenth attempt at a callback; after the tenth it gives up.
+var liveRetryMinutes = [...]int64{1, 5, 15, 30, 60, 180, 360, 720, 1440}
+
+// liveSchedule is the live service's retry schedule with each minute
+// lasting minute.
+func liveSchedule(minute time.Duration) []time.Duration {
+	out := make([]time.Duration, len(liveRetryMinutes))
+	for i, m := range liveRetryMinutes {
+		out[i] = time.Duration(m) * minute
+	}
+	return out
+}
+
+// exponentialSchedule is the waits of attempts attempts with exponential
+// backoff: min before the second, doubling, at most max.
+func exponentialSchedule(attempts int, min, max time.Duration) []time.Duration {
+	out := make([]time.Duration, 0, attempts-1)
+	wait := min
+	for range attempts - 1 {
+		out = append(out, wait)
+		wait = minDuration(2*wait, max)
+	}
+	return out
+}
+
+func minDuration(a, b time.Duration) time.Duration {
+	if a < b {
+		return a
+	}
+	return b
+}
+
+// retryWait is the wait after the failed attempt number i+1 (counting from
+// 1) of a callback on the schedule delays: delays[i], lengthened by the
+// receiver's Retry-After, if longer, up to the schedule's next delay
+// (delays[i+1], or delays[i] itself after the last but one attempt).
+func retryWait(delays []time.Duration, i int, retryAfter time.Duration) time.Duration {
+	wait := delays[i]
+	if retryAfter > wait {
+		bound := delays[min(i+1, len(delays)-1)]
+		wait = max(wait, minDuration(retryAfter, bound))
+	}
+	return wait
+}
+
+// inquiryMessage is the body of an INQUIRY.
+type inquiryMessage struct {
+	Asset    string `json:"asset"`
+	Amount   string `json:"amount"`
+	Callback string `json:"callback"`
+	IVMS101  any    `json:"IVMS101"`
+}
+
+// approval is the approved member of an approving INQUIRY_RESOLUTION, as
+// TRP writes it.
+type approval struct {
+	Address  string `json:"address,omitempty"`
+	Callback string `json:"callback"`
+}
+
+// inquiryResolution is the body of an INQUIRY_RESOLUTION: Approved is an
+// approval, or false.
+type inquiryResolution struct {
+	Approved any    `json:"approved"`
+	Callback string `json:"callback"`
+}
+
+// transferResolution is the body of a TRANSFER_RESOLUTION.
+type transferResolution struct {
+	TransferID    string `json:"transferId"`
+	Status        string `json:"status"`
+	StatusComment string `json:"statusComment"`
+	Callback      string `json:"callback"`
+}
+
+// transferConfirmation is the body of a TRANSFER_CONFIRMATION.
+type transferConfirmation struct {
+	TxID string `json:"txid"`
+}
+
+// The statusComment of a TRANSFER_RESOLUTION [own]: the live docs show
+// the field, not its values.
+const (
+	commentApproved = "approved by the beneficiary's VASP"
+	commentRejected = "rejected by the beneficiary's VASP"
+)
+
+// encodeBody is v's JSON, without HTML escaping (callback URLs keep their
+// '&'), as the body of a callback.
+func encodeBody(v any) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		// The bodies are made of strings and the IVMS101 model, which
+		// always encode.
+		panic("travelruletest: encoding a callback: " + err.Error())
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+// resolutionURL is the callback of the INQUIRY about the transfer id: the
+// sandbox's own inquiryResolution with the id in q.
+func (s *Server) resolutionURL(id string) string {
+	return s.URL + "/transfers/inquiryResolution?q=" + id
+}
+
+// txIDURL is the callback of an approving INQUIRY_RESOLUTION of the
+// transfer id: where the originator submits the transaction's hash.
+func (s *Server) txIDURL(id string) string {
+	return s.URL + "/transfers/txId?q=" + id
+}
+
+// inquiryEvent is the INQUIRY about the transfer id, whose request is req,
+// to url.
+func (s *Server) inquiryEvent(id, url string, req *travelrule.TransferRequest) *event {
+	body := encodeBody(inquiryMessage{
+		Asset: req.Asset, Amount: req.Amount, Callback: s.resolutionURL(id), IVMS101: ivms101Of(req),
+	})
+	return &event{id: newEventID(), kind: KindInquiry, transferID: id, status: StateInquiry, url: url, body: body}
+}
+
+// resolutionEvents are the originator's two callbacks once the
+// beneficiary's VASP decided on the transfer t: the INQUIRY_RESOLUTION,
+// which moves it to approved or rejected, then the TRANSFER_RESOLUTION,
+// which moves it to completed or leaves it rejected.
+func (s *Server) resolutionEvents(t *transferRec, approved bool) []*event {
+	cb := t.Request.Callback
+	ir := inquiryResolution{Approved: false, Callback: cb}
+	tr := transferResolution{TransferID: t.ID, Status: "REJECTED", StatusComment: commentRejected, Callback: cb}
+	decided, final := StateRejected, StateRejected
+	if approved {
+		ir.Approved = approval{Address: t.wallet, Callback: s.txIDURL(t.ID)}
+		tr.Status, tr.StatusComment = "APPROVED", commentApproved
+		decided, final = StateApproved, StateCompleted
+	}
+	return []*event{
+		{id: newEventID(), kind: KindInquiryResolution, transferID: t.ID, status: decided, url: cb, body: encodeBody(ir), advance: true},
+		{id: newEventID(), kind: KindTransferResolution, transferID: t.ID, status: final, url: cb, body: encodeBody(tr), advance: true},
+	}
+}
+
+// confirmationEvent is the TRANSFER_CONFIRMATION of the transfer t's txId
+// to url. It moves the transfer to no other state: its Status is the
+// transfer's state when it was queued.
+func confirmationEvent(t *transferRec, url string) *event {
+	return &event{id: newEventID(), kind: KindTransferConfirmation, transferID: t.ID, status: t.State, url: url,
+		body: encodeBody(transferConfirmation{TxID: t.TxID})}
+}
+
+// madeUpTxHash is the transaction hash of an inquiry the sandbox started,
+// approved without a txId of its own: 0x and 64 random hex digits, as an
+// Ethereum transaction's.
+func madeUpTxHash() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:])
+	return "0x" + hex.EncodeToString(b[:])
+}
