@@ -43,6 +43,12 @@ func FuzzParse(f *testing.F) {
 		`{"payloadMetadata":{"payloadVersion":"101.2023","transliterationMethod":"hani"}}`,
 		`{"a<b>&\u2028":"<script>","originator":{"accountNumber":["\ud83d\ude00",""]}}`,
 		"{\"k\xff\":\"v\xfe\"}",
+		// Codes that are not codes: the sender's free text.
+		`{"originator":{"originatorPersons":[{"naturalPerson":{"name":{"nameIdentifier":[{"primaryIdentifier":"Vasquez",` +
+			`"nameIdentifierType":"Ingrid"}]},"countryOfResidence":"Norway","geographicAddress":[{"addressType":"Storgata",` +
+			`"country":"Tromso"}]}},{"legalPerson":{"name":{"nameIdentifier":[{"legalPersonNameIdentifierType":"Kryptobors"}]},` +
+			`"nationalIdentification":{"nationalIdentifierType":"P4411907","countryOfIssue":"Lappland"}}}]},` +
+			`"payloadMetadata":{"transliterationMethod":["cyrillic"],"payloadVersion":"2023.101"}}`,
 	} {
 		f.Add([]byte(s))
 	}
