@@ -47,6 +47,7 @@ func TestStartInquiry(t *testing.T) {
 	assert.Equal(t, "BTC", body.Asset)
 	assert.Equal(t, "0.25", body.Amount)
 	assert.Equal(t, srv.URL+"/transfers/inquiryResolution?q="+id, body.Callback)
+	assert.Equal(t, id, q(t, body.Callback))
 	assertIVMS101(t, body.IVMS101, req)
 
 	cb, err := travelrule.ParseCallback(hits[0].Body)
