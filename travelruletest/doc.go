@@ -21,8 +21,10 @@
 // The server serves the five stages of the live service's guide (a token
 // for an API key, a travel address, the initiation, the inquiry and its
 // resolution, the txId) and its VASP search, checks every request, sends
-// status callbacks, can play the counterparty VASP ([Server.StartInquiry],
-// or over HTTP the control plane below), honours Idempotency-Key, injects
+// the live service's four callbacks, signed and retried as it does them,
+// can play the counterparty VASP ([Server.StartInquiry], or over HTTP the
+// control plane below) or send the integrator the inquiries of its own
+// travel addresses ([WithInquiryURL]), honours Idempotency-Key, injects
 // faults on demand ([Fault]) and records what it saw ([Server.Transfers],
 // [Server.Requests], [Server.Callbacks], [Server.Stats],
 // [Server.WaitCallbacks]), the most recent 10,000 of each kind
@@ -187,34 +189,79 @@
 //     unless WithTransferIDInAnswer(false) [own: part 1 says an id is
 //     returned].
 //   - Lifecycle [own]: an initiated transfer is received, then approved and
-//     completed, or rejected, as [WithApproval] decides (default: approve).
-//     Each state is announced by a status callback to the request's callback
-//     URL [excerpt: status callbacks to the callback URL], and the transfer
-//     enters the state when its callback is sent.
-//   - Status callbacks [own; the live service's four callback kinds are
-//     not sent]: POSTs of {"transferId":"<id>","status":"<state>","txId":
-//     "<the request's txId, omitted if none>","timestamp":"<RFC 3339,
-//     UTC>"}, sent one after the other per transfer, in order. An attempt
-//     answered other than 2xx (redirects are not followed) or not answered
-//     is repeated, up to 5 attempts in all, after an exponential backoff
-//     ([WithCallbackRetry]); then the server gives up on that callback and
-//     goes on with the transfer's next one. Each callback carries
-//     webhook-id (the same on every attempt) and webhook-timestamp headers,
-//     and, with [WithCallbackSecret], a Standard Webhooks webhook-signature.
-//     Callbacks still pending when the server closes are dropped.
-//     [WithoutCallbacks] records callbacks without sending them, for tests
-//     whose callback URLs are placeholders; inbound inquiries are still
-//     sent.
+//     completed, or rejected, as [WithApproval] decides (default: approve):
+//     the sandbox is the beneficiary's VASP and decides at once. The
+//     transfer enters approved or rejected when its INQUIRY_RESOLUTION is
+//     sent, completed when its TRANSFER_RESOLUTION is. With
+//     [WithInquiryURL], a transfer to a travel address the sandbox
+//     generated is the integrator's to decide instead: it is in state
+//     inquiry, its INQUIRY goes to the integrator, and its resolution moves
+//     it to approved or rejected (completed when its TRANSFER_RESOLUTION is
+//     sent). An inquiry the sandbox started is inquiry, then approved or
+//     rejected.
+//   - Callbacks [live docs]: four kinds, told apart by their fields (no
+//     type field or header; [Delivery].Kind records which):
+//     to the originator (the initiation's callback URL), once the
+//     beneficiary's VASP decided, an INQUIRY_RESOLUTION,
+//     {"approved":{"address":"<the beneficiary's wallet>","callback":
+//     "<URL>/transfers/txId?q=<id>"},"callback":"<the transfer's callback
+//     URL>"} (TRP's shape; the address is the request's
+//     beneficiary.walletAddress, else the wallet of the generated travel
+//     address, left out if neither [own]; approved.callback is where the
+//     originator submits the txId [own]) or {"approved":false,"callback":
+//     "<the transfer's callback URL>"}, then a TRANSFER_RESOLUTION,
+//     {"transferId":"<id>","status":"APPROVED"|"REJECTED","statusComment":
+//     "approved by the beneficiary's VASP"|"rejected by the beneficiary's
+//     VASP","callback":"<the transfer's callback URL>"} (the status values
+//     and comments are [own]); to the beneficiary's VASP an INQUIRY,
+//     {"asset","amount","callback":"<URL>/transfers/inquiryResolution?q=
+//     <id>","IVMS101":{…}}, the parties as an IVMS101 payload (2020
+//     edition, travelrule.TransferRequest.IVMS101; a party's email has no
+//     place there and is left out) and callback the URL that resolves it,
+//     the transfer's id in its q (the body has no transferId) [own: the
+//     live docs show the fields, not the id]; and a TRANSFER_CONFIRMATION,
+//     {"txid":"<hash>"}, once the txId is known. No received or completed
+//     status callbacks are sent: the live docs have none.
+//   - Signing [live docs]: every callback carries x-data-integrity, the
+//     lower-case hex of the HMAC-SHA512, keyed with the signing secret
+//     ([DefaultSigningSecret], a published sandbox value, unless
+//     [WithCallbackSecret]), of the base64 text of the body; no id, no
+//     timestamp. [WithStandardWebhooks] signs with Standard Webhooks
+//     headers instead (webhook-id, the same on every attempt,
+//     webhook-timestamp, webhook-signature under the same secret) [own].
+//   - Delivery [live docs]: a POST with Content-Type: application/json;
+//     any 2xx acknowledges; any other answer (redirects are not followed
+//     [own]), or none, is retried after 1, 5, 15, 30 and 60 minutes, 3, 6,
+//     12 and 24 hours, ten attempts in all (about 47 hours), then the
+//     callback is given up (Delivered false, Stats.CallbacksFailed) and the
+//     transfer's next callback goes. [WithCallbackTimeScale] shortens each
+//     minute of that schedule (time.Millisecond: 47 hours in 2.8 s), and
+//     [WithCallbackRetry] replaces it with an exponential backoff. A
+//     Retry-After (in seconds) of the receiver lengthens the wait before the
+//     next attempt, up to the schedule's delay after it, never shortens it
+//     [own]. A transfer's callbacks are sent one after the other, in order,
+//     whatever their URLs [own]. Callbacks still pending when the server
+//     closes are dropped. [WithoutCallbacks] records callbacks without
+//     sending them, for tests whose callback URLs are placeholders;
+//     inquiries are still sent.
 //   - Inquiry resolution [excerpt]: q must name a transfer started by
-//     [Server.StartInquiry] or the control plane, else 404
-//     TRANSFER_NOT_FOUND (an unknown id, or a transfer the integrator
-//     initiated) [own]. approved is "true" (approve) or "false" (reject);
+//     [Server.StartInquiry] or the control plane, or one sent to the
+//     integrator's inquiry URL, else 404 TRANSFER_NOT_FOUND (an unknown id,
+//     or another transfer the integrator initiated) [own]. approved is "true" (approve) or "false" (reject);
 //     anything else is 400 [own]. The answer is the excerpt's boolean,
 //     {"status":true} when the inquiry now carries that decision (the first
 //     resolution, or a repeat of the same one) and {"status":false}, with
 //     the state unchanged, when it was already resolved the other way
-//     [own]. When the first resolution carries a callback URL, a status
-//     callback "approved" or "rejected" is sent there [own].
+//     [own]. A transfer the integrator initiated to a travel address the
+//     sandbox generated, sent to the integrator's inquiry URL
+//     ([WithInquiryURL]), is resolved the same way: its first resolution
+//     sends the originator's INQUIRY_RESOLUTION and TRANSFER_RESOLUTION.
+//     An approval with a callback URL names where the TRANSFER_CONFIRMATION
+//     goes [TRP: approved.callback]: for a transfer sent to the integrator,
+//     once its txId is submitted; for an inquiry the sandbox started, at
+//     once, the sandbox being the originator that broadcasts the
+//     transaction, with the request's txId or a made-up hash (0x and 64 hex
+//     digits, recorded in Transfer.TxID) [own].
 //   - txId [live docs]: POST {URL}/transfers/txId?q=<transferId> with
 //     {"txId":"…"} (required, at most 255 characters [own]) records the
 //     txId on a transfer the integrator initiated (Transfer.TxID, which an
@@ -222,9 +269,12 @@
 //     {"status":true,"data":{"transferId","txId"}} [own]; the same txId
 //     again answers the same; another txId for a transfer that has one is
 //     400 VALIDATION_ERROR for txId; an unknown id, or an inquiry's, is 404
-//     TRANSFER_NOT_FOUND [own]. The service then sends a confirmation to
-//     the beneficiary's VASP [live docs], which in the sandbox is itself:
-//     Transfer.Confirmed records it, and Stats.Confirmations counts it
+//     TRANSFER_NOT_FOUND [own]. The service then sends a
+//     TRANSFER_CONFIRMATION to the beneficiary's VASP [live docs]: to the
+//     callback URL of the integrator's approval when the integrator is that
+//     VASP ([WithInquiryURL]); else the beneficiary's VASP is the sandbox
+//     itself, and the confirmation is only recorded. Either way
+//     Transfer.Confirmed records it and Stats.Confirmations counts it
 //     [own].
 //   - Discovery [live docs]: GET {URL}/discovery/vasp with the criteria in a
 //     JSON body, such as {"domain":"example.com"}; no Authorization needed
@@ -297,8 +347,8 @@
 //	{"callback":"https://vasp.example/inbound", ...}
 //
 // callback, required, is where the inquiry is sent: an absolute http(s)
-// URL of at most 255 characters, which is also the inquiry's own callback
-// field. Any field of an initiation may be given (travelAddress, email,
+// URL of at most 255 characters (the INQUIRY's own callback field is the
+// sandbox's URL that resolves it). Any field of an initiation may be given (travelAddress, email,
 // txId, asset, amount, originator, beneficiary), each replacing a default:
 //
 //	"asset":"BTC", "amount":"0.25",
@@ -324,7 +374,8 @@
 // soon as the transfer is stored, in state inquiry, and the delivery of the
 // inquiry has begun: the inquiry goes out as StartInquiry sends it (the
 // same body, headers, signing, retries and records), in the background,
-// even with [WithoutCallbacks]. Resolve it with inquiryResolution.
+// even with [WithoutCallbacks]. Resolve it with inquiryResolution; an
+// approval with a callback URL gets the TRANSFER_CONFIRMATION there.
 //
 // GET {URL}/sandbox/transfers/{id} answers 200 with the state of a
 // transfer the server keeps, initiated or inquiry, or 404
@@ -332,13 +383,15 @@
 //
 //	{"transferId":"<id>","state":"approved","inquiry":true,
 //	 "created":"<RFC 3339, UTC>","updated":"<RFC 3339, UTC: last change of state>",
-//	 "callbacks":[{"webhookId":"msg_…","status":"inquiry",
+//	 "callbacks":[{"webhookId":"msg_…","kind":"INQUIRY","status":"inquiry",
 //	   "url":"https://vasp.example/inbound","delivered":true,"pending":false,
 //	   "attempts":[{"time":"<RFC 3339, UTC>","statusCode":500},
 //	     {"time":"…","statusCode":204}]}]}
 //
 // callbacks lists, in the order they were sent, the transfer's callbacks
-// (inbound inquiry included) that finished, delivered or given up
+// (inbound inquiry included), each with its kind ([CallbackKind]), the
+// State it announces (Delivery.Status) and its delivery id (sent as
+// webhook-id only under [WithStandardWebhooks]), that finished, delivered or given up
 // (delivered false), kept within [WithRecordLimit], then the one being
 // delivered now, if any (pending true, with its attempts so far; the
 // attempt under way is not listed until it ends). Callbacks still queued

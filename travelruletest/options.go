@@ -383,7 +383,7 @@ func WithoutIdempotency() Option {
 //     [Server.StartInquiry] or the control plane awaiting resolution
 //     (ResolveInquiry must still find it; the control plane starts no more
 //     while as many are kept beyond the limit as the limit itself), or a
-//     transfer whose status callbacks are not all finished;
+//     transfer whose callbacks are not all finished;
 //   - an Idempotency-Key whose request is still being processed;
 //   - an Idempotency-Key answered less than the idempotency window ago
 //     ([WithIdempotencyWindow]), so that a retry within the window is

@@ -66,7 +66,8 @@ type Transfer struct {
 	// Request is the transfer as initiated, or as sent in an inquiry.
 	Request travelrule.TransferRequest
 	// State is the transfer's current state. An initiated transfer moves to
-	// the next state as its status callback for that state is sent.
+	// the next state as the callback that announces it (its Status) is
+	// sent; a resolution moves a transfer at once.
 	State State
 	// Inquiry is true for an inbound inquiry, started with
 	// [Server.StartInquiry] or POST {URL}/sandbox/inquiries. A transfer

@@ -22,8 +22,9 @@ import (
 // service's login with API keys (POST {URL}/auth/token), travel addresses
 // (generate, decode), txId submission and VASP discovery, in the live
 // service's envelopes, as the package documentation describes; plus an
-// OAuth2 token endpoint for clients that use one. It sends status
-// callbacks and records what it saw. For integrators in other languages,
+// OAuth2 token endpoint for clients that use one. It sends the live
+// service's callbacks (see [CallbackKind]), signed with x-data-integrity,
+// and records what it saw. For integrators in other languages,
 // who cannot call its methods, it also serves a control plane under URL:
 // POST /sandbox/inquiries starts an inbound inquiry, as
 // [Server.StartInquiry] does, and GET /sandbox/transfers/{id} shows a

@@ -10,7 +10,7 @@ import (
 // The txId operation of the live service (stage 5 of its guide): after the
 // on-chain broadcast, POST {URL}/transfers/txId?q=<transferId> with
 // {"txId":"…"} tells the service the transaction's hash, and the service
-// sends a confirmation to the beneficiary's VASP.
+// sends a TRANSFER_CONFIRMATION to the beneficiary's VASP.
 
 // wireTxID is the body of POST {URL}/transfers/txId.
 type wireTxID struct {
@@ -42,8 +42,9 @@ func decodeTxID(q string, body []byte) (string, []travelrule.FieldError, error) 
 }
 
 // submitTxID is POST {URL}/transfers/txId: it records the txId on the
-// transfer the integrator initiated, and the confirmation the service then
-// sends (Transfer.Confirmed). The same txId again answers the same; another
+// transfer the integrator initiated, and the TRANSFER_CONFIRMATION the
+// service then sends (Transfer.Confirmed), queued when the beneficiary's
+// VASP (the integrator) gave a callback URL for it. The same txId again answers the same; another
 // txId for a transfer that has one is 400 VALIDATION_ERROR; a transfer not
 // initiated (an unknown id, or an inquiry) is 404 TRANSFER_NOT_FOUND.
 func (s *Server) submitTxID(q string, body []byte) *answer {
