@@ -235,15 +235,11 @@ func (d *decoder) value(raw []byte, f reflect.Value, m *member) bool {
 		f.SetString(s)
 		return true
 	case reflect.Int:
-		if raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') {
-			return false
+		n, ok := intValue(raw)
+		if ok {
+			f.SetInt(int64(n))
 		}
-		n, err := strconv.Atoi(string(raw))
-		if err != nil {
-			return false
-		}
-		f.SetInt(int64(n))
-		return true
+		return ok
 	case reflect.Slice:
 		if f.Type().Elem().Kind() == reflect.String {
 			return stringsValue(raw, f)
@@ -346,6 +342,15 @@ func stringsValue(raw []byte, f reflect.Value) bool {
 	}
 	f.Set(reflect.ValueOf(out))
 	return true
+}
+
+// intValue decodes raw if it is a JSON number that is an int.
+func intValue(raw []byte) (int, bool) {
+	if len(raw) == 0 || raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') {
+		return 0, false
+	}
+	n, err := strconv.Atoi(string(raw))
+	return n, err == nil
 }
 
 // stringValue decodes raw if it is a JSON string.

@@ -524,3 +524,33 @@ func TestUnmarshalJSON(t *testing.T) {
 		assert.ErrorIs(t, err, ErrMalformed)
 	})
 }
+
+func TestParseLinear(t *testing.T) {
+	// The work grows with the input, not with its square: the allocations
+	// of n persons are about n times those of one.
+	person := `{"naturalPerson":{"name":{"nameIdentifier":[{"primaryIdentifier":"Okafor","nameIdentifierType":"LEGL"}]},` +
+		`"geographicAddress":[{"addressType":"HOME","addressLine":"1 Admiralty Way","townName":"Lagos","country":"NG","x":[1]}]}}`
+	payload := func(n int) []byte {
+		return []byte(`{"originator":{"originatorPersons":[` + strings.TrimSuffix(strings.Repeat(person+",", n), ",") + `]}}`)
+	}
+	allocs := func(n int) float64 {
+		in := payload(n)
+		return testing.AllocsPerRun(3, func() {
+			if _, err := Parse(in); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	one, many := allocs(10), allocs(1000)
+	assert.Less(t, many/one, 110.0, "1000 persons cost %v allocations, 10 cost %v", many, one)
+}
+
+func BenchmarkParse(b *testing.B) {
+	in := readTestdata(b, "natural_to_natural_2020.json")
+	b.SetBytes(int64(len(in)))
+	for b.Loop() {
+		if _, err := Parse(in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

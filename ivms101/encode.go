@@ -197,8 +197,8 @@ func (e *encoder) value(f reflect.Value, m *member) error {
 
 // writes reports whether MarshalJSON writes member m of v, a struct of
 // spec s: when it is set. IntermediaryVASP.Sequence is written even when
-// it is 0, unless Extra holds a "sequence" member (of the wrong type),
-// which is written instead.
+// it is 0, unless Extra holds a "sequence" member that is not an int (one
+// of the wrong type, read), which is written instead.
 func writes(v reflect.Value, m *member, s *typeSpec) bool {
 	f := v.Field(m.index)
 	switch f.Kind() {
@@ -210,8 +210,9 @@ func writes(v reflect.Value, m *member, s *typeSpec) bool {
 		if f.Int() != 0 {
 			return true
 		}
-		_, inExtra := v.Field(s.extra).Interface().(map[string]json.RawMessage)[m.name]
-		return !inExtra
+		raw, inExtra := v.Field(s.extra).Interface().(map[string]json.RawMessage)[m.name]
+		_, isInt := intValue(raw)
+		return !inExtra || isInt
 	}
 	return false
 }

@@ -68,6 +68,7 @@ func TestMarshalRoundTrip(t *testing.T) {
 		`{"originatingVASP":{"legalPerson":{"name":{}},"originatingVASP":null},"beneficiaryVASP":{"naturalPerson":{},"legalPerson":{}}}`,
 		`{"transferPath":{"transferPath":[{"sequence":"0"},{"sequence":0,"Sequence":"x"},{"sequence":3,"sequence":"y"},{}]}}`,
 		`{"transferPath":{"transferPath":[{"sequence":"x","sequence":0}]}}`,
+		`{"transferPath":{"transferPath":[{"sequence":0,"sequence":0},{"sequence":0,"sequence":2},{"sequence":0,"Sequence":0}]}}`,
 		`{"payloadMetadata":{"payloadVersion":"101.2023","transliterationMethod":"hani"},"originator":{"originatorPersons":[{}]}}`,
 		`{"originator":{"originatorPerson":[{"legalPerson":{"customerNumber":"A","customerIdentification":"B","CUSTOMERNUMBER":7}}]}}`,
 		`{"originator":{"originatorPersons":[{"legalPerson":{"customerIdentification":5,"customerNumber":"A"}}]}}`,

@@ -103,7 +103,9 @@ type IntermediaryVASP struct {
 	// Person is the intermediary VASP ("intermediaryVASP").
 	Person *Person
 	// Sequence is its place in the path, from 0 (IVMS101 C12). It is
-	// always written, 0 included, since the standard requires it.
+	// always written, 0 included, since the standard requires it; only a
+	// sequence of the wrong type that was read (kept in Extra, Sequence
+	// left 0) is written back instead.
 	Sequence int
 	// Extra holds the members the model does not name.
 	Extra map[string]json.RawMessage
