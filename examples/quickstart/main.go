@@ -1,28 +1,38 @@
 // Command quickstart walks the five stages of the service's own
 // end-to-end guide: a token for the API key, a travel address for the
-// beneficiary, the transfer's initiation (and its status callbacks,
-// received on a callback.Handler), an inquiry and its resolution, and the
-// transaction's hash once it is broadcast.
+// beneficiary, the transfer's initiation, the inquiry the beneficiary's
+// VASP receives (its IVMS101 originator read into typed fields) and its
+// resolution, and the transaction's hash once it is broadcast; with each
+// of the service's callbacks, verified by their x-data-integrity
+// signature, received on callback.Handler in an ordinary mux.
 //
 // With no environment it starts the sandbox (travelruletest) in-process and
 // needs nothing but Go:
 //
 //	go run ./examples/quickstart
 //
+// The quickstart plays both VASPs there: the sandbox sends the inquiries of
+// its travel addresses to the quickstart's listener
+// (travelruletest.WithInquiryURL), so the transfer it initiates comes back
+// to it as an inbound inquiry.
+//
 // With TRAVELRULE_BASE_URL it runs the same flow against that deployment
 // (the live service's staging host, https://trp-stg.travel-rule.com, say),
 // logged in with TRAVELRULE_API_KEY (or the key in the file
 // TRAVELRULE_API_KEY_FILE), or authenticated with TRAVELRULE_TOKEN or
 // client credentials (TRAVELRULE_TOKEN_URL, TRAVELRULE_CLIENT_ID,
-// TRAVELRULE_CLIENT_SECRET, TRAVELRULE_SCOPES). It makes a travel address
-// for a test beneficiary, initiates a transfer to it, and submits a made-up
+// TRAVELRULE_CLIENT_SECRET, TRAVELRULE_SCOPES), and verifies callbacks with
+// the signing secret in TRAVELRULE_SIGNING_SECRET (or the file
+// TRAVELRULE_SIGNING_SECRET_FILE). It makes a travel address for a test
+// beneficiary, initiates a transfer to it, and submits a made-up
 // transaction hash: run it against staging, not production. The service
 // must reach the callback listener: set TRAVELRULE_CALLBACK_URL to the
 // public URL that forwards to TRAVELRULE_LISTEN_ADDR (default
 // 127.0.0.1:8081, so that it runs beside "travelrule sandbox" on
-// 127.0.0.1:8080), path /travelrule/callback. Inbound inquiries come from
-// counterparties, so against a real service the quickstart waits for one
-// only if TRAVELRULE_WAIT_INQUIRY=1.
+// 127.0.0.1:8080), path /travelrule/callback; inbound inquiries arrive on
+// the same listener at /transfers/inquiry/{beneficiaryId}. Inquiries come
+// from the service only for your own travel addresses, so against a real
+// service the quickstart waits for one only if TRAVELRULE_WAIT_INQUIRY=1.
 //
 // Personal data is never printed: parties are shown by kind and country,
 // a travel address by its form and length.
@@ -46,11 +56,15 @@ import (
 
 	"github.com/vaspkit/travelrule"
 	"github.com/vaspkit/travelrule/callback"
+	"github.com/vaspkit/travelrule/ivms101"
 	"github.com/vaspkit/travelrule/travelruletest"
 )
 
 const (
 	callbackPath = "/travelrule/callback"
+	// inquiryRoute is where the beneficiary's VASP receives inquiries: the
+	// path the service's travel addresses name.
+	inquiryRoute = "POST /transfers/inquiry/{beneficiaryId}"
 	// defaultListenAddr is where the callback listener listens against a
 	// real service: not 127.0.0.1:8080, where "travelrule sandbox" does.
 	defaultListenAddr = "127.0.0.1:8081"
@@ -74,22 +88,25 @@ func run(ctx context.Context, getenv func(string) string, out io.Writer) error {
 	if _, err := rand.Read(s.key); err != nil {
 		return err
 	}
+	embedded := getenv("TRAVELRULE_BASE_URL") == ""
 
-	// The service: the embedded sandbox, or the one the environment names.
-	if getenv("TRAVELRULE_BASE_URL") == "" {
-		s.sandbox = travelruletest.NewServer(travelruletest.WithPathPrefix("/api/v3"))
+	// The callback listener: callback.Handler in an ordinary mux, for the
+	// originator's callbacks and the beneficiary's inquiries.
+	srv, err := s.listen(getenv, embedded)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = srv.Close() }()
+
+	// The service: the embedded sandbox, which sends the inquiries of its
+	// travel addresses to the listener, or the one the environment names.
+	if embedded {
+		s.sandbox = travelruletest.NewServer(travelruletest.WithPathPrefix("/api/v3"), travelruletest.WithInquiryURL(s.listenerBase))
 		defer s.sandbox.Close()
 	}
 	if err := s.connect(getenv); err != nil {
 		return err
 	}
-
-	// The callback listener: callback.Handler in an ordinary mux.
-	srv, err := s.listen(getenv)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = srv.Close() }()
 
 	// 1. A token for the API key.
 	if err := s.login(ctx); err != nil {
@@ -102,32 +119,28 @@ func run(ctx context.Context, getenv func(string) string, out io.Writer) error {
 		return err
 	}
 
-	// 3. The transfer to it, with a callback URL that names it, and its
-	// status callbacks, matched to it by the capability reference.
+	// 3. The transfer to it, with a callback URL that names it.
 	ref, transferID, err := s.initiate(ctx, ta)
 	if err != nil {
 		return err
 	}
-	if err := s.awaitStatusCallbacks(ctx, ref); err != nil {
+
+	// 4. The inquiry and its resolution: as the beneficiary's VASP, the
+	// inbound inquiry, answered with ResolveInquiry; as the originator,
+	// the resolution's callbacks, matched to the transfer by its reference.
+	confirmRef := ""
+	if s.sandbox == nil && getenv("TRAVELRULE_WAIT_INQUIRY") != "1" {
+		fmt.Fprintln(out, "\n4. Inquiry and resolution: the inquiry goes to the beneficiary's VASP (set TRAVELRULE_WAIT_INQUIRY=1 to answer one sent to you)")
+	} else if confirmRef, err = s.answerInquiry(ctx); err != nil {
+		return err
+	}
+	if err := s.awaitResolution(ctx, ref); err != nil {
 		return err
 	}
 
-	// 4. An inquiry and its resolution: as the beneficiary, an inbound
-	// inquiry from a counterparty, answered with ResolveInquiry.
-	if s.sandbox == nil && getenv("TRAVELRULE_WAIT_INQUIRY") != "1" {
-		fmt.Fprintln(out, "\n4. Inquiry and resolution: skipped (set TRAVELRULE_WAIT_INQUIRY=1 to wait for an inbound inquiry)")
-	} else {
-		inquiryRef, inquiryURL, err := s.newCallbackURL()
-		if err != nil {
-			return err
-		}
-		if err := s.answerInquiry(ctx, inquiryRef, inquiryURL); err != nil {
-			return err
-		}
-	}
-
-	// 5. The transaction's hash, once it is broadcast.
-	if err := s.submitTxID(ctx, transferID); err != nil {
+	// 5. The transaction's hash, once it is broadcast, and the
+	// confirmation the beneficiary's VASP receives.
+	if err := s.submitTxID(ctx, transferID, confirmRef); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "\nDone in %s.\n", time.Since(start).Round(time.Millisecond))
@@ -141,6 +154,7 @@ type session struct {
 	events       chan *travelrule.Callback
 	sandbox      *travelruletest.Server // nil against a real service
 	client       *travelrule.Client
+	listenerBase string // the listener's own base URL
 	callbackBase string // where the service sends callbacks
 }
 
@@ -160,6 +174,7 @@ func (s *session) connect(getenv func(string) string) error {
 		baseURL = getenv("TRAVELRULE_BASE_URL")
 		fmt.Fprintf(s.out, "Travel Rule quickstart (travelrule-go %s) against %s\n", travelrule.Version, baseURL)
 	}
+	fmt.Fprintf(s.out, "Callbacks are received on %s (one capability URL per transfer), inquiries on %s/transfers/inquiry/{beneficiaryId}, each verified by its x-data-integrity signature\n\n", s.listenerBase+callbackPath, s.listenerBase)
 	client, err := travelrule.NewClient(baseURL, auth, travelrule.WithUserAgent("quickstart"))
 	if err != nil {
 		return err
@@ -206,26 +221,43 @@ func (s *session) travelAddress(ctx context.Context) (string, error) {
 	return res.TravelAddress, nil
 }
 
-// listen serves callback.Handler and a health check, and sets the callback
-// base URL: the listener itself for the sandbox, TRAVELRULE_CALLBACK_URL for
-// a real service.
-func (s *session) listen(getenv func(string) string) (*http.Server, error) {
-	handler := callback.NewHandler(func(ctx context.Context, cb *travelrule.Callback) error {
+// listen serves callback.Handler and a health check, and sets the
+// listener's base URL and the callback base URL: the listener itself for
+// the sandbox, TRAVELRULE_CALLBACK_URL for a real service.
+func (s *session) listen(getenv func(string) string, embedded bool) (*http.Server, error) {
+	secret := travelruletest.DefaultSigningSecret // the sandbox's, published
+	if !embedded {
+		var err error
+		if secret, err = signingSecret(getenv); err != nil {
+			return nil, err
+		}
+	}
+	verifier, err := callback.NewDataIntegrityVerifier(secret)
+	if err != nil {
+		return nil, fmt.Errorf("the signing secret: %w", err)
+	}
+	deliver := func(ctx context.Context, cb *travelrule.Callback) error {
 		select {
 		case s.events <- cb:
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-	}, callback.WithCapabilityKey(s.key))
-	if err := handler.Err(); err != nil {
+	}
+	// The originator's callbacks come to URLs the quickstart made: they
+	// must carry its capability. Inquiries come to the path the travel
+	// address names, which the service chose: the signature alone.
+	callbacks := callback.NewHandler(deliver, callback.WithVerifier(verifier), callback.WithCapabilityKey(s.key))
+	inquiries := callback.NewHandler(deliver, callback.WithVerifier(verifier))
+	if err := errors.Join(callbacks.Err(), inquiries.Err()); err != nil {
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	mux.Handle(callbackPath, handler)
+	mux.Handle(callbackPath, callbacks)
+	mux.Handle(inquiryRoute, inquiries)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	listenAddr := "127.0.0.1:0"
-	if s.sandbox == nil {
+	if !embedded {
 		listenAddr = envOr(getenv, "TRAVELRULE_LISTEN_ADDR", defaultListenAddr)
 	}
 	ln, err := net.Listen("tcp", listenAddr)
@@ -234,22 +266,39 @@ func (s *session) listen(getenv func(string) string) (*http.Server, error) {
 	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
-	local := "http://" + ln.Addr().String() + callbackPath
-	s.callbackBase = local
-	if s.sandbox == nil {
+	s.listenerBase = "http://" + ln.Addr().String()
+	s.callbackBase = s.listenerBase + callbackPath
+	if !embedded {
 		s.callbackBase = getenv("TRAVELRULE_CALLBACK_URL")
 		if s.callbackBase == "" {
 			_ = srv.Close()
 			return nil, errors.New("set TRAVELRULE_CALLBACK_URL to the public URL of the callback listener, which serves " + callbackPath + " on " + ln.Addr().String())
 		}
 	}
-	fmt.Fprintf(s.out, "Callbacks are received on %s (one capability URL per transfer)\n\n", local)
 	return srv, nil
 }
 
+// signingSecret reads the service's callback signing secret from
+// TRAVELRULE_SIGNING_SECRET or the file TRAVELRULE_SIGNING_SECRET_FILE
+// names.
+func signingSecret(getenv func(string) string) (string, error) {
+	if secret := getenv("TRAVELRULE_SIGNING_SECRET"); secret != "" {
+		return secret, nil
+	}
+	path := getenv("TRAVELRULE_SIGNING_SECRET_FILE")
+	if path == "" {
+		return "", errors.New("set TRAVELRULE_SIGNING_SECRET (or TRAVELRULE_SIGNING_SECRET_FILE) to the service's callback signing secret: callbacks are verified, never taken on trust")
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("reading TRAVELRULE_SIGNING_SECRET_FILE: %w", err)
+	}
+	return strings.TrimRight(string(b), "\r\n"), nil
+}
+
 // newCallbackURL is a fresh reference and the capability URL that names it.
-func (s *session) newCallbackURL() (ref, url string, err error) {
-	ref = "qs-" + travelrule.NewCallbackRef()[:12]
+func (s *session) newCallbackURL(prefix string) (ref, url string, err error) {
+	ref = prefix + travelrule.NewCallbackRef()[:12]
 	url, err = travelrule.NewCallbackURL(s.callbackBase, ref, s.key)
 	return ref, url, err
 }
@@ -258,7 +307,7 @@ func (s *session) newCallbackURL() (ref, url string, err error) {
 // address and returns its callback reference and transfer id.
 func (s *session) initiate(ctx context.Context, ta string) (ref, transferID string, err error) {
 	fmt.Fprintln(s.out, "\n3. Initiation")
-	ref, cbURL, err := s.newCallbackURL()
+	ref, cbURL, err := s.newCallbackURL("qs-")
 	if err != nil {
 		return "", "", err
 	}
@@ -277,8 +326,59 @@ func (s *session) initiate(ctx context.Context, ta string) (ref, transferID stri
 	return ref, res.TransferID, nil
 }
 
-// submitTxID is stage 5: the transaction's hash, after the broadcast.
-func (s *session) submitTxID(ctx context.Context, transferID string) error {
+// answerInquiry is stage 4 as the beneficiary's VASP: it waits for the
+// inbound inquiry, reads its IVMS101 originator, and approves it through
+// the service, naming the URL that is to receive the transaction's
+// confirmation. It returns that URL's reference.
+func (s *session) answerInquiry(ctx context.Context) (confirmRef string, err error) {
+	fmt.Fprintln(s.out, "\n4. Inquiry and resolution (as the beneficiary's VASP, then as the originator)")
+	cb, err := s.await(ctx, "an inquiry", func(cb *travelrule.Callback) bool { return cb.Kind == travelrule.KindInquiry })
+	if err != nil {
+		return "", err
+	}
+	fmt.Fprintf(s.out, "← INQUIRY   transferId %s: %s %s\n", cb.TransferID, cb.Inquiry.Amount, cb.Inquiry.Asset)
+	if cb.IVMS101 != nil {
+		fmt.Fprintf(s.out, "  IVMS101 (edition %s) originator: %s\n", edition(cb.IVMS101), describeIVMS101(cb.IVMS101))
+	}
+	fmt.Fprintf(s.out, "  read into a Party: from %s\n                     to   %s\n", describe(cb.Inquiry.Originator), describe(cb.Inquiry.Beneficiary))
+	fmt.Fprintf(s.out, "  IVMS101 fields a Party has no place for: %d (still in cb.IVMS101)\n", len(cb.Unmapped))
+
+	confirmRef, confirmURL, err := s.newCallbackURL("qs-confirm-")
+	if err != nil {
+		return "", err
+	}
+	res, err := s.client.ResolveInquiry(ctx, cb.TransferID, &travelrule.InquiryResolution{Approved: "true", Callback: confirmURL})
+	if err != nil {
+		return "", err
+	}
+	fmt.Fprintf(s.out, "→ ResolveInquiry approved=true ← status %t\n", res.Status)
+	return confirmRef, nil
+}
+
+// awaitResolution prints the originator's callbacks of the transfer ref
+// names, up to its TRANSFER_RESOLUTION.
+func (s *session) awaitResolution(ctx context.Context, ref string) error {
+	for {
+		cb, err := s.await(ctx, "the resolution's callbacks", func(cb *travelrule.Callback) bool { return cb.Ref == ref })
+		if err != nil {
+			return err
+		}
+		switch cb.Kind {
+		case travelrule.KindApproved:
+			fmt.Fprintf(s.out, "← INQUIRY_RESOLUTION approved, the beneficiary's wallet address %s\n", present(cb.Address))
+		case travelrule.KindRejected:
+			fmt.Fprintln(s.out, "← INQUIRY_RESOLUTION rejected")
+		case travelrule.KindStatus:
+			fmt.Fprintf(s.out, "← TRANSFER_RESOLUTION %s, transferId %s, comment %s\n", cb.Status, cb.TransferID, present(cb.StatusComment))
+			return nil
+		}
+	}
+}
+
+// submitTxID is stage 5: the transaction's hash, after the broadcast, and
+// the confirmation the beneficiary's VASP then receives at the URL it named
+// (confirmRef; empty when this run did not answer the inquiry).
+func (s *session) submitTxID(ctx context.Context, transferID, confirmRef string) error {
 	fmt.Fprintln(s.out, "\n5. Transaction hash")
 	if transferID == "" {
 		fmt.Fprintln(s.out, "→ SubmitTxID skipped: the service answered no transferId")
@@ -288,85 +388,85 @@ func (s *session) submitTxID(ctx context.Context, transferID string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(s.out, "→ SubmitTxID %s…%s ← accepted, %d attempt(s); the service confirms to the beneficiary's VASP\n", exampleTxHash[:6], exampleTxHash[len(exampleTxHash)-4:], res.Attempts)
-	return nil
-}
-
-// awaitStatusCallbacks prints the status callbacks of the transfer ref
-// names, up to the final one.
-func (s *session) awaitStatusCallbacks(ctx context.Context, ref string) error {
-	fmt.Fprintln(s.out, "Status callbacks (the beneficiary's VASP decided):")
-	for done := false; !done; {
-		cb, err := next(ctx, s.events)
-		if err != nil {
-			return fmt.Errorf("waiting for status callbacks: %w", err)
-		}
-		if cb.Ref != ref {
-			continue
-		}
-		fmt.Fprintf(s.out, "← %-9s transferId %s\n", cb.Status, cb.TransferID)
-		done = cb.Status == "completed" || cb.Status == "rejected"
-	}
-	return nil
-}
-
-// answerInquiry waits for an inbound inquiry and approves it; the sandbox
-// first plays the counterparty that sends it, and then reports the
-// resolution on inquiryURL.
-func (s *session) answerInquiry(ctx context.Context, inquiryRef, inquiryURL string) error {
-	if s.sandbox != nil {
-		inbound := exampleTransfer(inquiryURL)
-		inbound.Asset, inbound.Amount = "BTC", "0.042"
-		inbound.Originator, inbound.Beneficiary = inbound.Beneficiary, inbound.Originator
-		go func() { _, _ = s.sandbox.StartInquiry(ctx, inquiryURL, inbound) }()
-	}
-	fmt.Fprintln(s.out, "\n4. Inquiry and resolution (as the beneficiary's VASP)")
-	inquiry, err := s.awaitInquiry(ctx)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(s.out, "← inquiry   transferId %s: %s %s\n  from %s\n  to   %s\n",
-		inquiry.TransferID, inquiry.Inquiry.Amount, inquiry.Inquiry.Asset, describe(inquiry.Inquiry.Originator), describe(inquiry.Inquiry.Beneficiary))
-	resolution, err := s.client.ResolveInquiry(ctx, inquiry.TransferID, &travelrule.InquiryResolution{Approved: "true", Callback: inquiryURL})
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(s.out, "→ ResolveInquiry approved=true ← status %t\n", resolution.Status)
-	if s.sandbox == nil {
+	fmt.Fprintf(s.out, "→ SubmitTxID %s ← accepted, %d attempt(s); the service confirms to the beneficiary's VASP\n", short(exampleTxHash), res.Attempts)
+	if confirmRef == "" {
 		return nil
 	}
+	cb, err := s.await(ctx, "the confirmation", func(cb *travelrule.Callback) bool {
+		return cb.Ref == confirmRef && cb.Kind == travelrule.KindTxID
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(s.out, "← TRANSFER_CONFIRMATION txid %s (as the beneficiary's VASP)\n", short(cb.TxID))
+	return nil
+}
+
+// await returns the next callback that match accepts, passing over the
+// others.
+func (s *session) await(ctx context.Context, what string, match func(*travelrule.Callback) bool) (*travelrule.Callback, error) {
 	for {
-		cb, err := next(ctx, s.events)
-		if err != nil {
-			return fmt.Errorf("waiting for the resolution's callback: %w", err)
-		}
-		if cb.Ref == inquiryRef && cb.Kind == travelrule.KindStatus {
-			fmt.Fprintf(s.out, "← %-9s transferId %s\n", cb.Status, cb.TransferID)
-			return nil
+		select {
+		case cb := <-s.events:
+			if match(cb) {
+				return cb, nil
+			}
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting for %s: %w", what, ctx.Err())
 		}
 	}
 }
 
-// awaitInquiry returns the next inquiry callback, passing over the others.
-func (s *session) awaitInquiry(ctx context.Context) (*travelrule.Callback, error) {
-	for {
-		cb, err := next(ctx, s.events)
-		if err != nil {
-			return nil, fmt.Errorf("waiting for an inquiry: %w", err)
-		}
-		if cb.Kind == travelrule.KindInquiry && cb.Inquiry != nil {
-			return cb, nil
-		}
+// edition names a payload's IVMS101 edition.
+func edition(p *ivms101.Payload) ivms101.Version {
+	if p.Version == "" {
+		return ivms101.Version2020
 	}
+	return p.Version
 }
 
-func next(ctx context.Context, events <-chan *travelrule.Callback) (*travelrule.Callback, error) {
-	select {
-	case cb := <-events:
-		return cb, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
+// describeIVMS101 shows what the payload's first originator person holds,
+// by its typed fields, without their values: the codes of IVMS101's code
+// lists and countries are not personal data.
+func describeIVMS101(p *ivms101.Payload) string {
+	if p.Originator == nil || len(p.Originator.Persons) == 0 {
+		return "none"
 	}
+	np := p.Originator.Persons[0].NaturalPerson
+	if np == nil {
+		return "a legal person (name redacted)"
+	}
+	var parts []string
+	if np.Name != nil && len(np.Name.NameIdentifiers) > 0 {
+		parts = append(parts, fmt.Sprintf("name of type %s", np.Name.NameIdentifiers[0].NameIdentifierType))
+	}
+	if np.DateAndPlaceOfBirth != nil && np.DateAndPlaceOfBirth.DateOfBirth != "" {
+		parts = append(parts, "date of birth")
+	}
+	for _, a := range np.GeographicAddresses {
+		parts = append(parts, fmt.Sprintf("%s address in %s", a.AddressType, a.Country))
+	}
+	if id := np.NationalIdentification; id != nil {
+		parts = append(parts, fmt.Sprintf("national id of type %s", id.NationalIdentifierType))
+	}
+	parts = append(parts, fmt.Sprintf("%d account number(s)", len(p.Originator.AccountNumbers)))
+	return "a natural person: " + strings.Join(parts, ", ") + " (values redacted)"
+}
+
+// present says whether a value the output must not show is there.
+func present(v string) string {
+	if v == "" {
+		return "absent"
+	}
+	return "present (redacted)"
+}
+
+// short abbreviates a transaction hash.
+func short(h string) string {
+	if len(h) < 12 {
+		return h
+	}
+	return h[:6] + "…" + h[len(h)-4:]
 }
 
 // describe shows a party without its personal data.

@@ -36,12 +36,18 @@ func TestQuickstart(t *testing.T) {
 	for _, want := range []string{
 		"against the embedded sandbox", "→ POST /auth/token (x-api-key)",
 		"← a travel address, unchecked form", "matching: true",
-		"to the travel address", "← transferId ", `(status "true")`, "← received", "← approved", "← completed",
-		"← inquiry", "→ ResolveInquiry approved=true ← status true", "→ SubmitTxID 0x5c50…2060 ← accepted", "Done in",
+		"to the travel address", "← transferId ", `(status "true")`,
+		"← INQUIRY   transferId ", "IVMS101 (edition 101) originator: a natural person: name of type LEGL, date of birth, HOME address in DE, national id of type IDCD, 1 account number(s)",
+		"read into a Party: from natural person, country DE", "→ ResolveInquiry approved=true ← status true",
+		"← INQUIRY_RESOLUTION approved, the beneficiary's wallet address present (redacted)", "← TRANSFER_RESOLUTION APPROVED",
+		"→ SubmitTxID 0x5c50…2060 ← accepted", "← TRANSFER_CONFIRMATION txid 0x5c50…2060", "Done in",
 	} {
 		assert.Contains(t, s, want)
 	}
-	assert.Less(t, strings.Index(s, "← received"), strings.Index(s, "← completed"), "callbacks in order")
+	order := []string{"← INQUIRY ", "→ ResolveInquiry", "← INQUIRY_RESOLUTION", "← TRANSFER_RESOLUTION", "→ SubmitTxID", "← TRANSFER_CONFIRMATION"}
+	for i := 1; i < len(order); i++ {
+		assert.Less(t, strings.Index(s, order[i-1]), strings.Index(s, order[i]), "callbacks in order: %s, then %s", order[i-1], order[i])
+	}
 	assert.NotContains(t, s, "sandbox-api-key", "no key")
 	for _, pii := range []string{"Zoë", "Ødegård", "1984-02-29", "Straße", "123456789", "0x742d35", "美咲", "山田", "東京"} {
 		assert.NotContains(t, s, pii, "no personal data in the transcript")
@@ -49,10 +55,28 @@ func TestQuickstart(t *testing.T) {
 }
 
 func TestQuickstartNeedsCredentialsForARealService(t *testing.T) {
-	env := map[string]string{"TRAVELRULE_BASE_URL": "https://travelrule.example/api"}
+	env := map[string]string{"TRAVELRULE_BASE_URL": "https://travelrule.example/api", "TRAVELRULE_SIGNING_SECRET": travelruletest.DefaultSigningSecret,
+		"TRAVELRULE_LISTEN_ADDR": "127.0.0.1:0", "TRAVELRULE_CALLBACK_URL": "https://vasp.example/travelrule/callback"}
 	err := run(context.Background(), func(k string) string { return env[k] }, &bytes.Buffer{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "TRAVELRULE_API_KEY")
+}
+
+// TestQuickstartNeedsTheSigningSecretForARealService: against a real
+// service callbacks are verified, so the signing secret is required.
+func TestQuickstartNeedsTheSigningSecretForARealService(t *testing.T) {
+	env := map[string]string{"TRAVELRULE_BASE_URL": "https://travelrule.example/api", "TRAVELRULE_API_KEY": "key"}
+	err := run(context.Background(), func(k string) string { return env[k] }, &bytes.Buffer{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "TRAVELRULE_SIGNING_SECRET")
+
+	file := filepath.Join(t.TempDir(), "secret")
+	require.NoError(t, os.WriteFile(file, []byte("short\n"), 0o600))
+	env["TRAVELRULE_SIGNING_SECRET_FILE"] = file
+	err = run(context.Background(), func(k string) string { return env[k] }, &bytes.Buffer{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "16 bytes")
+	assert.NotContains(t, err.Error(), "short")
 }
 
 // TestQuickstartAgainstADeployment runs the five stages against a sandbox
@@ -71,14 +95,16 @@ func TestQuickstartAgainstADeployment(t *testing.T) {
 	env := map[string]string{
 		"TRAVELRULE_BASE_URL": deployment.URL, "TRAVELRULE_API_KEY_FILE": keyFile,
 		"TRAVELRULE_LISTEN_ADDR": addr, "TRAVELRULE_CALLBACK_URL": "http://" + addr + "/travelrule/callback",
+		"TRAVELRULE_SIGNING_SECRET": travelruletest.DefaultSigningSecret,
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var out bytes.Buffer
 	require.NoError(t, run(ctx, func(k string) string { return env[k] }, &out))
 	s := out.String()
-	for _, want := range []string{"1. Token", "2. Travel address", "matching: true", "3. Initiation", "← completed",
-		"4. Inquiry and resolution: skipped", "5. Transaction hash", "← accepted"} {
+	for _, want := range []string{"1. Token", "2. Travel address", "matching: true", "3. Initiation",
+		"4. Inquiry and resolution: the inquiry goes to the beneficiary's VASP", "← INQUIRY_RESOLUTION approved", "← TRANSFER_RESOLUTION APPROVED",
+		"5. Transaction hash", "← accepted"} {
 		assert.Contains(t, s, want)
 	}
 	transfers := deployment.Transfers()
@@ -113,7 +139,8 @@ func TestQuickstartListenAddr(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {
-			env := map[string]string{"TRAVELRULE_BASE_URL": sandbox.URL, "TRAVELRULE_TOKEN": tok.AccessToken, "TRAVELRULE_LISTEN_ADDR": tt.listenAddr}
+			env := map[string]string{"TRAVELRULE_BASE_URL": sandbox.URL, "TRAVELRULE_TOKEN": tok.AccessToken, "TRAVELRULE_LISTEN_ADDR": tt.listenAddr,
+				"TRAVELRULE_SIGNING_SECRET": travelruletest.DefaultSigningSecret}
 			err := run(context.Background(), func(k string) string { return env[k] }, &bytes.Buffer{})
 			require.Error(t, err, "no TRAVELRULE_CALLBACK_URL")
 			assert.Contains(t, err.Error(), tt.want)
