@@ -1,8 +1,10 @@
-// Command callbackserver is an HTTP server that receives Travel Rule status
-// callbacks with callback.Handler, mounted in an ordinary mux next to the
-// server's other routes, and accepts only capability URLs made with its key.
+// Command callbackserver is an HTTP server that receives the Travel Rule
+// service's callbacks about the transfers it initiates with
+// callback.Handler, mounted in an ordinary mux next to the server's other
+// routes. It accepts only callbacks signed with the service's signing
+// secret (x-data-integrity) at capability URLs made with its key.
 //
-//	TRAVELRULE_CALLBACK_KEY=<at least 16 bytes> go run ./examples/callbackserver
+//	TRAVELRULE_SIGNING_SECRET=<from the service's dashboard> TRAVELRULE_CALLBACK_KEY=<at least 16 bytes> go run ./examples/callbackserver
 //
 // It serves until interrupted. With -demo it also starts the embedded
 // sandbox, initiates one transfer whose callbacks it receives, and exits.
@@ -40,10 +42,14 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	key := []byte(os.Getenv("TRAVELRULE_CALLBACK_KEY"))
-	if *demo && len(key) == 0 {
-		key = []byte(travelrule.NewCallbackRef())
+	secret := os.Getenv("TRAVELRULE_SIGNING_SECRET")
+	if *demo {
+		if len(key) == 0 {
+			key = []byte(travelrule.NewCallbackRef())
+		}
+		secret = travelruletest.DefaultSigningSecret // the embedded sandbox signs with it
 	}
-	if err := start(ctx, *addr, key, *demo, os.Stdout); err != nil {
+	if err := start(ctx, *addr, key, secret, *demo, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "callbackserver:", err)
 		os.Exit(1)
 	}
@@ -51,29 +57,36 @@ func main() {
 
 // start runs the server with the de-duplication store the environment
 // names.
-func start(ctx context.Context, addr string, key []byte, demo bool, out io.Writer) error {
+func start(ctx context.Context, addr string, key []byte, secret string, demo bool, out io.Writer) error {
 	store, where, closeStore, err := sharedStore(ctx, os.Getenv)
 	if err != nil {
 		return err
 	}
 	defer closeStore()
 	fmt.Fprintf(out, "de-duplication: %s\n", where)
-	return run(ctx, addr, key, demo, store, out)
+	return run(ctx, addr, key, secret, demo, store, out)
 }
 
-func run(ctx context.Context, addr string, key []byte, demo bool, store callback.Store, out io.Writer) error {
-	completed := make(chan string, 1)
+func run(ctx context.Context, addr string, key []byte, secret string, demo bool, store callback.Store, out io.Writer) error {
+	verifier, err := callback.NewDataIntegrityVerifier(secret)
+	if err != nil {
+		return fmt.Errorf("TRAVELRULE_SIGNING_SECRET: %w", err)
+	}
+	resolved := make(chan string, 1)
 	h := callback.NewHandler(func(ctx context.Context, cb *travelrule.Callback) error {
-		// Record the status against your own payment, found by cb.Ref.
-		fmt.Fprintf(out, "callback for payment %s: %s %s\n", cb.Ref, cb.Kind, cb.Status)
-		if cb.Status == "completed" {
+		// Record the outcome against your own payment, found by cb.Ref.
+		switch cb.Kind {
+		case travelrule.KindApproved, travelrule.KindRejected: // INQUIRY_RESOLUTION
+			fmt.Fprintf(out, "callback for payment %s: inquiry %s\n", cb.Ref, cb.Kind)
+		case travelrule.KindStatus: // TRANSFER_RESOLUTION
+			fmt.Fprintf(out, "callback for payment %s: transfer %s %s\n", cb.Ref, cb.TransferID, cb.Status)
 			select {
-			case completed <- cb.Ref:
+			case resolved <- cb.Status:
 			default:
 			}
 		}
 		return nil
-	}, callback.WithCapabilityKey(key), callback.WithStore(store), callback.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, nil))))
+	}, callback.WithVerifier(verifier), callback.WithCapabilityKey(key), callback.WithStore(store), callback.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, nil))))
 	if err := h.Err(); err != nil {
 		return err
 	}
@@ -97,7 +110,7 @@ func run(ctx context.Context, addr string, key []byte, demo bool, store callback
 	defer cancel()
 	sandbox := travelruletest.NewServer()
 	defer sandbox.Close()
-	client, err := travelrule.NewClient(sandbox.URL, travelrule.WithTokenSource(sandbox.TokenSource()))
+	client, err := travelrule.NewClient(sandbox.URL, travelrule.WithAPIKey(travelruletest.DefaultAPIKey))
 	if err != nil {
 		return err
 	}
@@ -113,10 +126,10 @@ func run(ctx context.Context, addr string, key []byte, demo bool, store callback
 		return err
 	}
 	select {
-	case ref := <-completed:
-		fmt.Fprintf(out, "payment %s completed\n", ref)
+	case status := <-resolved:
+		fmt.Fprintf(out, "payment payment-1001 resolved: %s\n", status)
 		return nil
 	case <-ctx.Done():
-		return errors.New("no completed callback before the end")
+		return errors.New("no TRANSFER_RESOLUTION before the end")
 	}
 }

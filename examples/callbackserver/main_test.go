@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vaspkit/travelrule/callback"
+	"github.com/vaspkit/travelrule/travelruletest"
 )
 
 // TestCallbackServerDemo runs the example's demo against the embedded
@@ -19,9 +20,17 @@ func TestCallbackServerDemo(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var out bytes.Buffer
-	require.NoError(t, run(ctx, "127.0.0.1:0", []byte("0123456789abcdef0123"), true, callback.NewMemoryStore(0), &out))
-	assert.Contains(t, out.String(), "callback for payment payment-1001: status received")
-	assert.Contains(t, out.String(), "payment payment-1001 completed")
+	require.NoError(t, run(ctx, "127.0.0.1:0", []byte("0123456789abcdef0123"), travelruletest.DefaultSigningSecret, true, callback.NewMemoryStore(0), &out))
+	assert.Contains(t, out.String(), "callback for payment payment-1001: inquiry approved\n")
+	assert.Regexp(t, `callback for payment payment-1001: transfer [0-9a-f-]{36} APPROVED\n`, out.String())
+	assert.Contains(t, out.String(), "payment payment-1001 resolved: APPROVED")
+}
+
+// TestCallbackServerNeedsTheSigningSecret: callbacks are verified, never
+// taken on trust.
+func TestCallbackServerNeedsTheSigningSecret(t *testing.T) {
+	err := run(context.Background(), "127.0.0.1:0", []byte("0123456789abcdef0123"), "", false, callback.NewMemoryStore(0), &bytes.Buffer{})
+	require.ErrorContains(t, err, "TRAVELRULE_SIGNING_SECRET")
 }
 
 // TestSharedStore checks how the example picks its store from the

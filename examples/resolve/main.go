@@ -1,24 +1,35 @@
-// Command resolve answers an inbound inquiry about a transfer.
+// Command resolve is the beneficiary's side of a transfer: it receives the
+// service's inbound inquiry where its travel addresses point
+// (/transfers/inquiry/{beneficiaryId}), verifies its x-data-integrity
+// signature, reads the originator from its IVMS101 payload, answers with
+// ResolveInquiry, and receives the transaction's confirmation.
 //
-// With no environment it runs against the embedded sandbox, which first
-// plays a counterparty that sends an inquiry; with TRAVELRULE_BASE_URL,
-// TRAVELRULE_API_KEY and the transfer's id as the argument it resolves that
-// inquiry on that service:
+// With no environment it runs against the embedded sandbox, which plays
+// the originator's side: it sends the inquiry, and, once the inquiry is
+// approved, the confirmation.
 //
 //	go run ./examples/resolve
+//
+// With TRAVELRULE_BASE_URL and TRAVELRULE_API_KEY it resolves the inquiry
+// about the transfer given as its argument on that service (approved
+// unless the second argument is false):
+//
 //	go run ./examples/resolve <transfer-id> [true|false]
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/vaspkit/travelrule"
+	"github.com/vaspkit/travelrule/callback"
 	"github.com/vaspkit/travelrule/travelruletest"
 )
 
@@ -32,40 +43,114 @@ func main() {
 }
 
 func run(ctx context.Context, getenv func(string) string, args []string, out io.Writer) error {
-	baseURL := getenv("TRAVELRULE_BASE_URL")
-	opts := []travelrule.Option{travelrule.WithAPIKey(getenv("TRAVELRULE_API_KEY"))}
-	var transferID, approved = "", "true"
+	if getenv("TRAVELRULE_BASE_URL") == "" {
+		return demo(ctx, out)
+	}
+	if len(args) == 0 {
+		return errors.New("give the transfer id of the inquiry to resolve")
+	}
+	approved := "true"
 	if len(args) > 1 {
 		approved = args[1]
 	}
-	if baseURL == "" {
-		srv := travelruletest.NewServer()
-		defer srv.Close()
-		baseURL, opts = srv.URL, []travelrule.Option{travelrule.WithAPIKey(travelruletest.DefaultAPIKey)}
-		// The counterparty sends us an inquiry; a real integration receives
-		// it on its callback handler.
-		inbox := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
-		defer inbox.Close()
-		id, err := srv.StartInquiry(ctx, inbox.URL, &travelrule.TransferRequest{
-			Asset: "ETH", Amount: "2", Callback: inbox.URL,
-			Originator:  travelrule.Party{PersonType: "natural", FirstName: "Grace", LastName: "Hopper", DateOfBirth: "1906-12-09"},
-			Beneficiary: travelrule.Party{PersonType: "natural", FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1815-12-10"},
-		})
-		if err != nil {
-			return err
-		}
-		transferID = id
-	} else if len(args) > 0 {
-		transferID = args[0]
-	}
-	client, err := travelrule.NewClient(baseURL, opts...)
+	client, err := travelrule.NewClient(getenv("TRAVELRULE_BASE_URL"), travelrule.WithAPIKey(getenv("TRAVELRULE_API_KEY")))
 	if err != nil {
 		return err
 	}
-	res, err := client.ResolveInquiry(ctx, transferID, &travelrule.InquiryResolution{Approved: approved})
+	res, err := client.ResolveInquiry(ctx, args[0], &travelrule.InquiryResolution{Approved: approved})
 	if err != nil {
 		return err // a *ValidationError when the transfer id is missing
 	}
-	fmt.Fprintf(out, "inquiry %s resolved with approved=%s: status %t\n", transferID, approved, res.Status)
+	fmt.Fprintf(out, "inquiry %s resolved with approved=%s: status %t\n", args[0], approved, res.Status)
 	return nil
+}
+
+// demo is the whole flow against the embedded sandbox.
+func demo(ctx context.Context, out io.Writer) error {
+	sandbox := travelruletest.NewServer()
+	defer sandbox.Close()
+	client, err := travelrule.NewClient(sandbox.URL, travelrule.WithAPIKey(travelruletest.DefaultAPIKey))
+	if err != nil {
+		return err
+	}
+	// The service's signing secret, from its dashboard; the sandbox's is
+	// published.
+	verifier, err := callback.NewDataIntegrityVerifier(travelruletest.DefaultSigningSecret)
+	if err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	base := "http://" + ln.Addr().String()
+	key := []byte(travelrule.NewCallbackRef()) // the capability key: yours alone
+	confirmURL, err := travelrule.NewCallbackURL(base+"/travelrule/callback", "payment-in-7", key)
+	if err != nil {
+		return err
+	}
+	confirmed := make(chan string, 1)
+
+	// Inquiries come where the travel addresses point; the service chose
+	// that URL, so the signature is the whole check.
+	inquiries := callback.NewHandler(func(ctx context.Context, cb *travelrule.Callback) error {
+		if cb.Kind != travelrule.KindInquiry {
+			return nil
+		}
+		o := cb.Inquiry.Originator
+		fmt.Fprintf(out, "inquiry %s: %s %s from a %s person in %s, %d IVMS101 field(s) not in the flat party\n",
+			cb.TransferID, cb.Inquiry.Amount, cb.Inquiry.Asset, o.PersonType, o.Country, len(cb.Unmapped))
+		approved := screen(o) // your screening: sanctions lists, the names you hold
+		res, err := client.ResolveInquiry(ctx, cb.TransferID, &travelrule.InquiryResolution{
+			Approved: strconv.FormatBool(approved),
+			Callback: confirmURL, // where the TRANSFER_CONFIRMATION is to come
+		})
+		if err != nil {
+			return err // 500: the service delivers the inquiry again
+		}
+		fmt.Fprintf(out, "resolved with approved=%t: status %t\n", approved, res.Status)
+		return nil
+	}, callback.WithVerifier(verifier))
+	// The confirmation comes to the URL the resolution named.
+	callbacks := callback.NewHandler(func(ctx context.Context, cb *travelrule.Callback) error {
+		if cb.Kind == travelrule.KindTxID {
+			select {
+			case confirmed <- cb.Ref:
+			default:
+			}
+		}
+		return nil
+	}, callback.WithVerifier(verifier), callback.WithCapabilityKey(key))
+	if err := errors.Join(inquiries.Err(), callbacks.Err()); err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("POST /transfers/inquiry/{beneficiaryId}", inquiries)
+	mux.Handle("/travelrule/callback", callbacks)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	defer func() { _ = srv.Close() }()
+
+	// The sandbox plays the originator's VASP: an inquiry to one of our
+	// travel addresses.
+	if _, err := sandbox.StartInquiry(ctx, base+"/transfers/inquiry/beneficiary-7", &travelrule.TransferRequest{
+		Asset: "ETH", Amount: "2",
+		Originator:  travelrule.Party{PersonType: "natural", FirstName: "Grace", LastName: "Hopper", DateOfBirth: "1906-12-09", Country: "US", WalletAddress: "0x742d35Cc6634C0532925a3b844Bc454e4438f44e"},
+		Beneficiary: travelrule.Party{PersonType: "natural", FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1815-12-10", WalletAddress: "0x53d284357ec70cE289D6D64134DfAc8E511c8a3D"},
+	}); err != nil {
+		return err
+	}
+	select {
+	case ref := <-confirmed:
+		fmt.Fprintf(out, "transaction confirmed for %s\n", ref)
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for the confirmation: %w", ctx.Err())
+	}
+}
+
+// screen stands for the beneficiary's own checks of the originator.
+func screen(originator travelrule.Party) bool {
+	return originator.LastName != "" && originator.Country != ""
 }
