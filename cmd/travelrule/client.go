@@ -95,7 +95,8 @@ func (c *cli) client(s *settings) (*travelrule.Client, error) {
 	return travelrule.NewClient(s.baseURL, opts...)
 }
 
-// maxAPIKeyFile bounds the size of an API key file: a key is a line.
+// maxAPIKeyFile bounds the size of an API key (or signing secret) file: a
+// key is a line.
 const maxAPIKeyFile = 4 << 10
 
 // apiKey returns the API key of the settings, or "" when none is set:
@@ -125,10 +126,17 @@ func (c *cli) apiKey(s *settings) (string, error) {
 }
 
 // readAPIKeyFile reads the key in the file name, with one trailing newline
-// ("\n" or "\r\n") removed. It warns on stderr when the file is open to
-// group or others: such a file is refused by nothing else (a Kubernetes
-// secret volume is 0644 unless told otherwise), so it is not refused here.
+// ("\n" or "\r\n") removed; see readSecretFile.
 func (c *cli) readAPIKeyFile(name string) (string, error) {
+	return c.readSecretFile(name, "API key")
+}
+
+// readSecretFile reads the secret (what: "API key", "signing secret") in
+// the file name, with one trailing newline ("\n" or "\r\n") removed. It
+// warns on stderr when the file is open to group or others: such a file is
+// refused by nothing else (a Kubernetes secret volume is 0644 unless told
+// otherwise), so it is not refused here.
+func (c *cli) readSecretFile(name, what string) (string, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return "", err
@@ -142,14 +150,14 @@ func (c *cli) readAPIKeyFile(name string) (string, error) {
 		return "", fmt.Errorf("%s is not a regular file", name)
 	}
 	if perm := st.Mode().Perm(); perm&0o077 != 0 && runtime.GOOS != "windows" {
-		fmt.Fprintf(c.stderr, "warning: the API key file %s is open to group or others (mode %04o): chmod 600 %s\n", name, perm, name)
+		fmt.Fprintf(c.stderr, "warning: the %s file %s is open to group or others (mode %04o): chmod 600 %s\n", what, name, perm, name)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxAPIKeyFile+1))
 	if err != nil {
 		return "", err
 	}
 	if len(data) > maxAPIKeyFile {
-		return "", fmt.Errorf("%s is larger than %d bytes: not an API key", name, maxAPIKeyFile)
+		return "", fmt.Errorf("%s is larger than %d bytes: not one %s", name, maxAPIKeyFile, what)
 	}
 	key := strings.TrimSuffix(string(data), "\n")
 	if len(key) < len(data) {

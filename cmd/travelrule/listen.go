@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -18,12 +19,13 @@ import (
 // listen runs the callback handler on its own and prints each callback as a
 // JSON line on stdout; refusals and failures are logged on stderr.
 func (c *cli) listen(ctx context.Context, args []string) int {
-	fs := c.newFlagSet("listen", "[--addr HOST:PORT] [--path /callback] [--show-pii]")
+	fs := c.newFlagSet("listen", "[--addr HOST:PORT] [--path /callback] [--signing-secret-file FILE] [--show-pii]")
 	addr := fs.String("addr", defaultListenAddr, "the address to listen on")
-	path := fs.String("path", "/", "the path to serve callbacks on")
+	path := fs.String("path", "/", "the path to serve callbacks on; one ending in / serves every path under it, such as /transfers/inquiry/ for the inquiries of a beneficiary's travel addresses")
 	showPII := fs.Bool("show-pii", false, "print personal data and the raw body instead of redacting them")
 	// Secrets default to "" and are read from the environment after
 	// parsing: a flag's default would print them in --help and usage errors.
+	sigFile := fs.String("signing-secret-file", "", "verify the live service's x-data-integrity signatures with the signing secret in this file, one trailing newline removed (default: env TRAVELRULE_SIGNING_SECRET_FILE, or the secret itself in env TRAVELRULE_SIGNING_SECRET; never a flag)")
 	secret := fs.String("secret", "", "verify Standard Webhooks HMAC signatures with this secret (default: env TRAVELRULE_WEBHOOK_SECRET, preferred: flags show in process lists)")
 	capKey := fs.String("capability-key", "", "accept only capability callback URLs made with this key (default: env TRAVELRULE_CALLBACK_KEY)")
 	if code, ok := c.parseFlags(fs, args); !ok {
@@ -32,7 +34,7 @@ func (c *cli) listen(ctx context.Context, args []string) int {
 	if !strings.HasPrefix(*path, "/") {
 		return c.usageError(fs, "--path must start with /")
 	}
-	opts, err := c.verification(*secret, *capKey)
+	opts, verified, err := c.verification(*sigFile, *secret, *capKey)
 	if err != nil {
 		return c.usageError(fs, "%v", err)
 	}
@@ -50,33 +52,99 @@ func (c *cli) listen(ctx context.Context, args []string) int {
 		return exitFailed
 	}
 	if len(opts) == 0 {
-		fmt.Fprintln(c.stderr, "warning: verifying nothing: anyone who can reach this address can post callbacks; set TRAVELRULE_WEBHOOK_SECRET or --capability-key")
+		fmt.Fprintln(c.stderr, "warning: verifying nothing: anyone who can reach this address can post callbacks; set TRAVELRULE_SIGNING_SECRET (the live service's x-data-integrity), TRAVELRULE_WEBHOOK_SECRET or --capability-key")
+	} else {
+		fmt.Fprintf(c.stderr, "verifying %s\n", strings.Join(verified, " and "))
 	}
 	fmt.Fprintf(c.stderr, "listening for callbacks on http://%s%s\n", ln.Addr(), *path)
 	return serveUntilDone(ctx, &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, ln, c)
 }
 
 // verification returns the handler's options that verify callbacks, from
-// the flags or else the environment; none when neither is set.
-func (c *cli) verification(secret, capKey string) ([]callback.Option, error) {
+// the flags or else the environment (none when neither is set), and what
+// they verify, in words. A signing secret (the live service's
+// x-data-integrity) and a Standard Webhooks secret are not both taken: a
+// callback carries one signature, and the handler asks every verifier.
+func (c *cli) verification(sigFile, secret, capKey string) ([]callback.Option, []string, error) {
 	if secret == "" {
 		secret = c.getenv("TRAVELRULE_WEBHOOK_SECRET")
 	}
 	if capKey == "" {
 		capKey = c.getenv("TRAVELRULE_CALLBACK_KEY")
 	}
+	signing, err := c.signingSecret(sigFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	if signing != "" && secret != "" {
+		return nil, nil, errors.New("both a signing secret (x-data-integrity) and a Standard Webhooks secret are set: a callback carries one signature; set one")
+	}
 	var opts []callback.Option
+	var verified []string
+	if signing != "" {
+		v, err := callback.NewDataIntegrityVerifier(signing)
+		if err != nil {
+			return nil, nil, err
+		}
+		opts = append(opts, callback.WithVerifier(v))
+		verified = append(verified, "x-data-integrity signatures")
+	}
 	if secret != "" {
 		v, err := callback.NewWebhookVerifier(secret) // "whsec_<base64>" or raw
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		opts = append(opts, callback.WithVerifier(v))
+		verified = append(verified, "Standard Webhooks signatures")
 	}
 	if capKey != "" {
 		opts = append(opts, callback.WithCapabilityKey([]byte(capKey)))
+		verified = append(verified, "capability callback URLs")
 	}
-	return opts, nil
+	return opts, verified, nil
+}
+
+// signingSecret returns the live service's signing secret, or "" when none
+// is set: from the file --signing-secret-file names (file), else from the
+// file TRAVELRULE_SIGNING_SECRET_FILE names, else TRAVELRULE_SIGNING_SECRET.
+// Setting both variables is an error, as is a secret shorter than 16 bytes.
+// The secret is never a flag, and no error quotes it.
+func (c *cli) signingSecret(file string) (string, error) {
+	source := "--signing-secret-file"
+	if file == "" {
+		file, source = c.getenv("TRAVELRULE_SIGNING_SECRET_FILE"), "TRAVELRULE_SIGNING_SECRET_FILE"
+		if file != "" && c.getenv("TRAVELRULE_SIGNING_SECRET") != "" {
+			return "", errors.New("both TRAVELRULE_SIGNING_SECRET and TRAVELRULE_SIGNING_SECRET_FILE are set: set one")
+		}
+	}
+	if file == "" {
+		secret := c.getenv("TRAVELRULE_SIGNING_SECRET")
+		if secret == "" {
+			return "", nil
+		}
+		return secret, checkSigningSecret(secret, "TRAVELRULE_SIGNING_SECRET")
+	}
+	secret, err := c.readSecretFile(file, "signing secret")
+	if err != nil {
+		return "", fmt.Errorf("the signing secret file of %s: %w", source, err)
+	}
+	return secret, checkSigningSecret(secret, "the signing secret file "+file)
+}
+
+// checkSigningSecret says what makes secret unusable, naming where it came
+// from and never quoting it.
+func checkSigningSecret(secret, source string) error {
+	switch {
+	case secret == "":
+		return fmt.Errorf("%s holds no signing secret", source)
+	case strings.ContainsFunc(secret, func(r rune) bool { return r < ' ' || r == 0x7f }):
+		return fmt.Errorf("%s: the signing secret has a line break or a control character (a secret is one line; one trailing newline is removed)", source)
+	case strings.TrimSpace(secret) != secret:
+		return fmt.Errorf("%s: the signing secret has white space around it", source)
+	case len(secret) < 16:
+		return fmt.Errorf("%s: the signing secret is shorter than 16 bytes", source)
+	}
+	return nil
 }
 
 // callbackHandler is the handler that prints each callback as a JSON line
@@ -134,6 +202,7 @@ func callbackLine(cb *travelrule.Callback, showPII bool) map[string]any {
 	put("address", cb.Address, true)
 	put("approvedCallback", cb.ApprovedCallback, true)
 	put("reason", cb.Reason, true)
+	put("statusComment", cb.StatusComment, true)
 	if !cb.Timestamp.IsZero() {
 		line["timestamp"] = cb.Timestamp.Format(time.RFC3339)
 	}
@@ -143,6 +212,13 @@ func callbackLine(cb *travelrule.Callback, showPII bool) map[string]any {
 			line["inquiry"] = cb.Inquiry
 		} else {
 			line["inquiry"] = "[redacted]"
+		}
+	}
+	if cb.IVMS101 != nil {
+		if showPII {
+			line["ivms101"] = cb.IVMS101
+		} else {
+			line["ivms101"] = "[redacted]"
 		}
 	}
 	if showPII {

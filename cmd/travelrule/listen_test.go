@@ -13,7 +13,7 @@ import (
 	"github.com/vaspkit/travelrule/callback"
 )
 
-const warnNothingVerified = "warning: verifying nothing: anyone who can reach this address can post callbacks; set TRAVELRULE_WEBHOOK_SECRET or --capability-key"
+const warnNothingVerified = "warning: verifying nothing: anyone who can reach this address can post callbacks; set TRAVELRULE_SIGNING_SECRET (the live service's x-data-integrity), TRAVELRULE_WEBHOOK_SECRET or --capability-key"
 
 // TestListenLogsRefusals: each refused delivery is logged on stderr with
 // the handler's reason, and never with the body, the secret or the
@@ -70,6 +70,7 @@ func TestListenWarnsWhenVerifyingNothing(t *testing.T) {
 	}{
 		{"nothing", nil, nil, true},
 		{"secret from the environment", map[string]string{"TRAVELRULE_WEBHOOK_SECRET": "test-secret-0123456789"}, nil, false},
+		{"signing secret from the environment", map[string]string{"TRAVELRULE_SIGNING_SECRET": "signing-secret-0123456789"}, nil, false},
 		{"secret flag", nil, []string{"--secret", "test-secret-0123456789"}, false},
 		{"capability key from the environment", map[string]string{"TRAVELRULE_CALLBACK_KEY": "capability-key-0123456789"}, nil, false},
 		{"capability key flag", nil, []string{"--capability-key", "capability-key-0123456789"}, false},

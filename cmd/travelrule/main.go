@@ -2,7 +2,7 @@
 // from a shell, makes and reads travel addresses, submits transaction
 // hashes, searches the VASP directory, checks transfer files before
 // anything is sent, checks that a deployment answers as documented,
-// receives status callbacks, and runs the sandbox service for teams that
+// receives callbacks, and runs the sandbox service for teams that
 // integrate from other languages.
 //
 // Usage:
@@ -16,7 +16,7 @@
 //	travelrule discover --domain D [--name N]
 //	travelrule doctor [--json]               log in, make a test travel address, check every answer's shape
 //	travelrule validate transfer.json...     every fault by JSON path; exit 1 if any file fails
-//	travelrule listen --addr 127.0.0.1:8081  print each status callback as a JSON line
+//	travelrule listen --addr 127.0.0.1:8081  print each callback as a JSON line
 //	travelrule sandbox --addr 127.0.0.1:8080 run the sandbox service
 //	travelrule version
 //
@@ -30,9 +30,16 @@
 // --api-key-file) names, never in a flag; TRAVELRULE_TOKEN (a bearer JWT);
 // or TRAVELRULE_TOKEN_URL, TRAVELRULE_CLIENT_ID, TRAVELRULE_CLIENT_SECRET
 // and TRAVELRULE_SCOPES (client credentials). listen verifies callbacks with
-// TRAVELRULE_WEBHOOK_SECRET (Standard Webhooks signatures) or
-// TRAVELRULE_CALLBACK_KEY (capability callback URLs), and warns when it
-// has neither; sandbox signs its callbacks with TRAVELRULE_WEBHOOK_SECRET.
+// the live service's signing secret (its x-data-integrity header), in
+// TRAVELRULE_SIGNING_SECRET or in the file TRAVELRULE_SIGNING_SECRET_FILE
+// (or --signing-secret-file) names, never in a flag; or with
+// TRAVELRULE_WEBHOOK_SECRET (Standard Webhooks signatures); and with
+// TRAVELRULE_CALLBACK_KEY (capability callback URLs); it warns when it has
+// none. "listen --path /transfers/inquiry/" receives a beneficiary's
+// inbound inquiries. sandbox signs its callbacks as the live service does,
+// with the same signing secret (by default the sandbox's published one,
+// which it prints), or, with --standard-webhooks or
+// TRAVELRULE_WEBHOOK_SECRET, with Standard Webhooks headers.
 // Results print as JSON without personal data: names, wallets and the
 // service's answers stay out unless a flag such as --show-personal-data
 // asks for them.
@@ -98,7 +105,7 @@ func commands() []command {
 		{"discover", "search the service's directory of VASPs", (*cli).discover},
 		{"doctor", "log in to a deployment, make a test travel address, check that every answer has a documented shape", (*cli).doctor},
 		{"validate", "check transfer files as the sandbox does: every fault by JSON path", (*cli).validate},
-		{"listen", "receive status callbacks and print each as a JSON line", (*cli).listen},
+		{"listen", "receive callbacks (or a beneficiary's inquiries) and print each as a JSON line", (*cli).listen},
 		{"sandbox", "run the sandbox service on an address", (*cli).sandbox},
 		{"version", "print the SDK version", (*cli).version},
 	}
@@ -140,6 +147,9 @@ Environment:
   TRAVELRULE_API_KEY_FILE   a file that holds it (also --api-key-file); a key wins over
   TRAVELRULE_TOKEN          a bearer JWT, or client credentials:
   TRAVELRULE_TOKEN_URL, TRAVELRULE_CLIENT_ID, TRAVELRULE_CLIENT_SECRET, TRAVELRULE_SCOPES
+  TRAVELRULE_SIGNING_SECRET the live service's callback signing secret, x-data-integrity
+                            (listen verifies, sandbox signs), or
+  TRAVELRULE_SIGNING_SECRET_FILE a file that holds it (also --signing-secret-file)
   TRAVELRULE_WEBHOOK_SECRET the Standard Webhooks secret (listen verifies, sandbox signs)
   TRAVELRULE_CALLBACK_KEY   listen: accept only capability callback URLs made with this key
 

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -37,6 +39,18 @@ Answers: {"status":true,"data":{...}}; errors {"status":false,"errors":[{"code",
   - an initiation answers {"status":true,"data":{"transferId":"<id>"}}
     (--excerpt-answers: the excerpt's {"status":"succes","transferId":"<id>"})
   - POST {base}/transfers/txId?q=<id> {"txId":"0x..."} records the transfer's hash
+Callbacks, as the live service sends them (travelrule listen prints them):
+  - to the originator (an initiation's callback URL) once the beneficiary's VASP
+    decided: INQUIRY_RESOLUTION {"approved":{"address","callback"}|false,"callback"},
+    then TRANSFER_RESOLUTION {"transferId","status":"APPROVED"|"REJECTED","statusComment","callback"}
+  - the sandbox decides (approves) unless --inquiry-url names your inbound base URL:
+    then a transfer to a travel address the sandbox generated is POSTed to
+    <inquiry-url>/transfers/inquiry/<beneficiaryId> as an INQUIRY
+    {"asset","amount","callback","IVMS101"} and waits for your inquiryResolution
+  - TRANSFER_CONFIRMATION {"txid"} to the callback URL of an approving resolution,
+    once the txId is submitted (for the control plane's inquiries, at the approval)
+  - signed with x-data-integrity (--standard-webhooks: webhook-* headers); retried
+    after 1m, 5m, 15m, 30m, 1h, 3h, 6h, 12h, 24h (--callback-time-scale shortens it)
 VASP search (no token needed):
   GET  {base}/discovery/vasp            body {"domain":"example.com"}
 Control plane (bearer token as for the operations):
@@ -50,7 +64,7 @@ Control plane (bearer token as for the operations):
 // five stages of the service's guide (together a shell script), and on
 // stderr how to get each answer.
 func (c *cli) sandbox(ctx context.Context, args []string) int {
-	fs := c.newFlagSet("sandbox", "[--addr HOST:PORT] [--prefix /api/v3] [--token-lifetime 24h] [flags]")
+	fs := c.newFlagSet("sandbox", "[--addr HOST:PORT] [--prefix /api/v3] [--token-lifetime 24h] [--inquiry-url URL] [flags]")
 	usage := fs.Usage
 	fs.Usage = func() { usage(); fmt.Fprint(fs.Output(), "\n"+sandboxAnswers) }
 	addr := fs.String("addr", defaultSandboxAddr, "the address to listen on")
@@ -60,7 +74,7 @@ func (c *cli) sandbox(ctx context.Context, args []string) int {
 	if code, ok := c.parseFlags(fs, args); !ok {
 		return code
 	}
-	o, err := opts()
+	o, signing, err := opts()
 	if err != nil {
 		return c.usageError(fs, "%v", err)
 	}
@@ -74,7 +88,7 @@ func (c *cli) sandbox(ctx context.Context, args []string) int {
 		return exitFailed
 	}
 	defer srv.Close()
-	if err := c.sandboxBanner(srv, *lifetime, *cbURL); err != nil {
+	if err := c.sandboxBanner(srv, *lifetime, *cbURL, signing); err != nil {
 		fmt.Fprintf(c.stderr, "sandbox: %v\n", err)
 		return exitFailed
 	}
@@ -84,31 +98,44 @@ func (c *cli) sandbox(ctx context.Context, args []string) int {
 }
 
 // sandboxOptions adds the flags that become server options to fs; after
-// parsing, the function it returns makes the options.
-func (c *cli) sandboxOptions(fs *flag.FlagSet) func() ([]travelruletest.Option, error) {
+// parsing, the function it returns makes the options, and says on one
+// line how callbacks are signed and where the secret is (the sandbox's
+// published default secret may be shown, a secret of the user's never).
+func (c *cli) sandboxOptions(fs *flag.FlagSet) func() ([]travelruletest.Option, string, error) {
 	prefix := fs.String("prefix", "", `a path prefix for the service, such as "/api/v3"`)
-	secret := fs.String("callback-secret", "", "sign callbacks with this Standard Webhooks secret (default: env TRAVELRULE_WEBHOOK_SECRET)")
+	inquiryURL := fs.String("inquiry-url", "", "your base URL as a beneficiary's VASP: a transfer to a travel address the sandbox generated is POSTed as an INQUIRY to <URL>/transfers/inquiry/<beneficiaryId> and waits for your resolution, instead of the sandbox approving it")
+	sigFile := fs.String("signing-secret-file", "", "sign callbacks (x-data-integrity) with the signing secret in this file (default: env TRAVELRULE_SIGNING_SECRET_FILE, or the secret itself in env TRAVELRULE_SIGNING_SECRET, else the sandbox's published "+travelruletest.DefaultSigningSecret+"; never a flag)")
+	webhooks := fs.Bool("standard-webhooks", false, "sign callbacks with Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature) instead of x-data-integrity")
+	secret := fs.String("callback-secret", "", "sign callbacks with this Standard Webhooks secret, which implies --standard-webhooks (default: env TRAVELRULE_WEBHOOK_SECRET)")
+	scale := fs.Duration("callback-time-scale", 0, "how long each minute of the live retry schedule lasts, such as 1s (default: a minute, retries over about 47 hours)")
 	excerpt := fs.Bool("excerpt-answers", false, `answer initiations as the interface description's excerpt does, {"status":"succes","transferId":"<id>"}, not {"status":true,"data":{...}}`)
 	noID := fs.Bool("documented-answer", false, `answer initiations with the excerpt's documented {"status":"succes"} alone, without transferId`)
 	required := fs.Bool("travel-address-required", false, "refuse an initiation with neither a travelAddress nor an email (400 VALIDATION_ERROR), as the live guide lists travelAddress as required")
 	var known, unknown stringList
 	fs.Var(&known, "travel-address", "a travelAddress that resolves, even one under .invalid (repeatable)")
 	fs.Var(&unknown, "unknown-travel-address", "a travelAddress that resolves to no VASP: 404 (repeatable)")
-	return func() ([]travelruletest.Option, error) {
+	return func() ([]travelruletest.Option, string, error) {
 		o := []travelruletest.Option{travelruletest.WithTravelAddresses(known...), travelruletest.WithUnknownTravelAddresses(unknown...)}
 		if *prefix != "" {
 			o = append(o, travelruletest.WithPathPrefix(*prefix))
 		}
-		if *secret == "" {
-			*secret = c.getenv("TRAVELRULE_WEBHOOK_SECRET") // after parsing: a flag default would print it in --help
-		}
-		if *secret != "" {
-			v, err := callback.NewWebhookVerifier(*secret) // decodes "whsec_<base64>"; takes a raw secret as it is
-			if err != nil {
-				return nil, err
+		if *inquiryURL != "" {
+			if u, err := url.Parse(*inquiryURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+				return nil, "", errors.New("--inquiry-url must be an absolute http or https URL without query or fragment")
 			}
-			o = append(o, travelruletest.WithCallbackSecret(v.Secrets[0]))
+			o = append(o, travelruletest.WithInquiryURL(*inquiryURL))
 		}
+		if *scale < 0 {
+			return nil, "", errors.New("--callback-time-scale must not be negative")
+		}
+		if *scale > 0 {
+			o = append(o, travelruletest.WithCallbackTimeScale(*scale))
+		}
+		so, signing, err := c.sandboxSigning(*sigFile, *secret, *webhooks)
+		if err != nil {
+			return nil, "", err
+		}
+		o = append(o, so...)
 		if *excerpt || *noID {
 			o = append(o, travelruletest.WithExcerptAnswers())
 		}
@@ -118,14 +145,65 @@ func (c *cli) sandboxOptions(fs *flag.FlagSet) func() ([]travelruletest.Option, 
 		if *required {
 			o = append(o, travelruletest.WithTravelAddressRequired())
 		}
-		return o, nil
+		return o, signing, nil
 	}
+}
+
+// sandboxSigning returns the options that sign the sandbox's callbacks,
+// and a line saying how and where the secret is: x-data-integrity under
+// the signing secret of the file or environment (signingSecret), else the
+// sandbox's default; Standard Webhooks with webhooks, or with a Standard
+// Webhooks secret (the flag's, else TRAVELRULE_WEBHOOK_SECRET), which is
+// then the secret. A signing secret and a Standard Webhooks secret are not
+// both taken.
+func (c *cli) sandboxSigning(sigFile, secret string, webhooks bool) ([]travelruletest.Option, string, error) {
+	if secret == "" {
+		secret = c.getenv("TRAVELRULE_WEBHOOK_SECRET") // after parsing: a flag default would print it in --help
+	}
+	signing, err := c.signingSecret(sigFile)
+	if err != nil {
+		return nil, "", err
+	}
+	var o []travelruletest.Option
+	var where string
+	switch {
+	case signing != "" && secret != "":
+		return nil, "", errors.New("both a signing secret (x-data-integrity) and a Standard Webhooks secret are set: set one")
+	case secret != "":
+		v, err := callback.NewWebhookVerifier(secret) // decodes "whsec_<base64>"; takes a raw secret as it is
+		if err != nil {
+			return nil, "", err
+		}
+		o = append(o, travelruletest.WithCallbackSecret(v.Secrets[0]))
+		webhooks, where = true, "the Standard Webhooks secret you gave (--callback-secret or TRAVELRULE_WEBHOOK_SECRET)"
+	case signing != "":
+		o = append(o, travelruletest.WithCallbackSecret([]byte(signing)))
+		where = "the signing secret you gave (" + c.signingSecretSource(sigFile) + ")"
+	default:
+		where = "the sandbox's published default secret: TRAVELRULE_SIGNING_SECRET=" + travelruletest.DefaultSigningSecret
+	}
+	if webhooks {
+		o = append(o, travelruletest.WithStandardWebhooks())
+		return o, "callbacks are signed with Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature) under " + where, nil
+	}
+	return o, "callbacks are signed as the live service signs them, x-data-integrity (HMAC-SHA512 over the body's base64), under " + where, nil
+}
+
+// signingSecretSource names where signingSecret found the secret.
+func (c *cli) signingSecretSource(sigFile string) string {
+	switch {
+	case sigFile != "":
+		return "--signing-secret-file"
+	case c.getenv("TRAVELRULE_SIGNING_SECRET_FILE") != "":
+		return "TRAVELRULE_SIGNING_SECRET_FILE"
+	}
+	return "TRAVELRULE_SIGNING_SECRET"
 }
 
 // sandboxBanner prints the environment and the curl transcript on stdout
 // and how to get each answer on stderr. The API key is the sandbox's demo
 // key, not a secret.
-func (c *cli) sandboxBanner(srv *travelruletest.Server, lifetime time.Duration, cbURL string) error {
+func (c *cli) sandboxBanner(srv *travelruletest.Server, lifetime time.Duration, cbURL, signing string) error {
 	tok, err := srv.TokenSource().Token()
 	if err != nil {
 		return err
@@ -135,6 +213,7 @@ func (c *cli) sandboxBanner(srv *travelruletest.Server, lifetime time.Duration, 
 		shellWord(srv.URL), shellWord(travelruletest.DefaultAPIKey), shellWord(tok.AccessToken), shellWord(srv.TokenURL()),
 		shellWord(travelruletest.DefaultClientID), shellWord(travelruletest.DefaultClientSecret))
 	fmt.Fprint(c.stdout, transcript(flow{baseURL: srv.URL, apiKey: travelruletest.DefaultAPIKey, callbackURL: cbURL}))
+	fmt.Fprintf(c.stderr, "%s\n", signing)
 	fmt.Fprintf(c.stderr, "sandbox listening on %s (API key %s; tokens valid for %s); stop with Ctrl-C\n%s",
 		srv.URL, travelruletest.DefaultAPIKey, lifetime, strings.ReplaceAll(sandboxAnswers, "{base}", srv.URL))
 	return nil

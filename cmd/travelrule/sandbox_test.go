@@ -143,9 +143,15 @@ type sandboxCommand struct {
 
 func runSandboxCommand(t *testing.T, args ...string) *sandboxCommand {
 	t.Helper()
+	return runSandboxCommandEnv(t, nil, args...)
+}
+
+// runSandboxCommandEnv is runSandboxCommand with the environment envs.
+func runSandboxCommandEnv(t *testing.T, envs map[string]string, args ...string) *sandboxCommand {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	sc := &sandboxCommand{env: map[string]string{}, out: &syncBuffer{}, errOut: &syncBuffer{}}
-	c := &cli{stdin: strings.NewReader(""), stdout: sc.out, stderr: sc.errOut, getenv: func(string) string { return "" }}
+	c := &cli{stdin: strings.NewReader(""), stdout: sc.out, stderr: sc.errOut, getenv: func(k string) string { return envs[k] }}
 	done := make(chan int, 1)
 	go func() { done <- c.run(ctx, append([]string{"sandbox"}, args...)) }()
 	var once sync.Once

@@ -36,8 +36,10 @@ func transcript(f flow) string {
 		return `| sed -n -E 's/.*"` + field + `":"([^"]+)".*/\1/p')`
 	}
 	b.WriteString("# The five stages of the service's guide with curl (POSIX shell; curl and\n")
-	b.WriteString("# sed). Callbacks go to the callback URL of stages 3 and 4: run\n")
-	b.WriteString("# `travelrule listen` to see them.\n")
+	b.WriteString("# sed). Callbacks go to the callback URL of stages 3 and 4, signed with\n")
+	b.WriteString("# x-data-integrity: run `travelrule listen` with TRAVELRULE_SIGNING_SECRET\n")
+	b.WriteString("# set to the sandbox's signing secret (it says which on its standard error)\n")
+	b.WriteString("# to see them.\n")
 	step("1. A bearer token for the API key (POST /auth/token, no body): reuse it until its expiresIn runs out.",
 		"TOKEN=$(curl -sS --fail-with-body -X POST -H "+shellQuote("x-api-key: "+f.apiKey)+" "+shellQuote(f.baseURL+"/auth/token"),
 		extract("accessToken"))
@@ -46,19 +48,19 @@ func transcript(f flow) string {
 		"-d "+shellQuote(sampleBeneficiary),
 		extract("travelAddress"))
 	fmt.Fprintln(&b, `echo "travel address $TA"`)
-	step("3. Initiate a transfer to it (the OPEN_VASP flow; a travel address whose host is under .invalid is 404).",
+	step("3. Initiate a transfer to it (the OPEN_VASP flow; a travel address whose host is under .invalid is 404). The sandbox, the beneficiary's VASP, approves: an INQUIRY_RESOLUTION and a TRANSFER_RESOLUTION go to the callback URL.",
 		"TRANSFER=$(curl -sS --fail-with-body "+shellQuote(f.baseURL+"/transfers/initiate")+auth,
 		"-d "+shellQuote(`{"travelAddress":"`)+`"$TA"`+shellQuote(`",`+strings.TrimPrefix(sampleTransfer(f.callbackURL), "{")),
 		extract("transferId"))
 	fmt.Fprintln(&b, `echo "transfer $TRANSFER"`)
-	step("4. The other way round: the control plane starts an inbound inquiry, which the sandbox posts to the callback URL; resolve it (approve), then look at its state and the callbacks delivered.",
+	step("4. The other way round: the control plane starts an inbound inquiry, which the sandbox posts to the callback URL as an INQUIRY (the parties in IVMS101, the transfer's id in the q of its callback); approve it with a callback URL, where the sandbox, the originator, sends the TRANSFER_CONFIRMATION; then look at its state and the callbacks delivered.",
 		"ID=$(curl -sS --fail-with-body "+shellQuote(f.baseURL+"/sandbox/inquiries")+auth,
 		"-d "+shellQuote(`{"callback":`+jsonString(f.callbackURL)+`}`),
 		extract("transferId"))
 	fmt.Fprintln(&b, `echo "inquiry $ID"`)
 	fmt.Fprintf(&b, "%s\n", strings.Join([]string{
 		"curl -sS --fail-with-body " + shellQuote(f.baseURL+"/transfers/inquiryResolution?q=") + `"$ID"` + auth,
-		`-d '{"approved":"true"}'`}, " \\\n  "))
+		"-d " + shellQuote(`{"approved":"true","callback":`+jsonString(f.callbackURL)+`}`)}, " \\\n  "))
 	fmt.Fprintln(&b, "echo")
 	fmt.Fprintf(&b, "curl -sS --fail-with-body %s\"$ID\" -H \"Authorization: Bearer $TOKEN\"\n", shellQuote(f.baseURL+"/sandbox/transfers/"))
 	fmt.Fprintln(&b, "echo")
