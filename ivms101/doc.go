@@ -62,7 +62,8 @@
 // MarshalJSON writes the model's members in IVMS101's order, in the
 // payload's edition, leaving out empty fields (IntermediaryVASP.Sequence,
 // which the standard requires, is always written), then the members of
-// Extra, sorted by name. A type other than Payload marshalled on its own
+// Extra, sorted by name (a member of Extra with a name the model writes
+// is left out). A type other than Payload marshalled on its own
 // does not know the payload's edition and writes the 2020 names. For
 // every input that parses, parsing what MarshalJSON writes gives the same
 // Payload again; for an input that spells every member as the standard
@@ -78,8 +79,8 @@
 // payload's edition. Paths and reasons never hold the payload's values.
 // The code lists are exported for reuse: [NaturalPersonNameType.Valid],
 // [LegalPersonNameType.Valid], [AddressType.Valid],
-// [NationalIdentifierType.Valid], [ValidTransliterationMethod] and
-// [ValidCountry].
+// [NationalIdentifierType.Valid], [ValidTransliterationMethod],
+// [Version.Valid] (the payload versions) and [ValidCountry].
 //
 // # Redaction
 //
