@@ -29,6 +29,7 @@ type FieldError struct {
 // payload's order. It matches ErrInvalid. Its paths and reasons, and so
 // its Error text, hold none of the payload's values.
 type ValidationError struct {
+	// Errors lists every fault found, in the payload's order.
 	Errors []FieldError
 }
 
