@@ -176,14 +176,21 @@ func (d *decoder) object(raw []byte, v reflect.Value, local bool) bool {
 	var read uint32 // bit i: member i was read
 	// Members named exactly as the standard names them come first, then
 	// the others, each in the order given; the first that can be read is
-	// read, the others are kept in Extra.
+	// read, the others are kept in Extra. Of a member given twice under
+	// one name, only the last counts, as encoding/json and JavaScript's
+	// JSON.parse read it, so that screening sees the identity the
+	// sender's own parser sees.
+	last := make(map[string]int, len(members)) // the index of each key's last occurrence
+	for k, mem := range members {
+		last[mem.key] = k
+	}
 	for _, exactPass := range []bool{true, false} {
-		for _, mem := range members {
+		for k, mem := range members {
 			i, via23, exact := s.match(mem.key)
 			if exact != exactPass {
 				continue
 			}
-			if i >= 0 && read&(1<<i) == 0 {
+			if i >= 0 && read&(1<<i) == 0 && last[mem.key] == k {
 				m := &s.members[i]
 				if d.value(mem.value, v.Field(m.index), m) {
 					read |= 1 << i

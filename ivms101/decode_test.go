@@ -298,13 +298,46 @@ func TestParseMemberNames(t *testing.T) {
 		require.Len(t, p.Originator.Persons, 1)
 		assert.Equal(t, map[string]json.RawMessage{"originatorPersons": raw(`5`)}, p.Originator.Extra)
 	})
-	t.Run("a duplicate of the written name is dropped", func(t *testing.T) {
-		// The model writes accountNumber; a second accountNumber could not
-		// be written back.
+	t.Run("a member given twice: the last counts, as the sender's parser reads it", func(t *testing.T) {
+		// The model writes accountNumber; an earlier accountNumber could
+		// not be written back, and JSON.parse would not see it either.
 		p := mustParse(t, `{"originator":{"accountNumber":7,"accountNumber":["A"],"accountNumber":["B"]}}`)
-		assert.Equal(t, []string{"A"}, p.Originator.AccountNumbers)
+		assert.Equal(t, []string{"B"}, p.Originator.AccountNumbers)
 		assert.Nil(t, p.Originator.Extra)
 	})
+}
+
+// TestParseDuplicatesAsJavaScriptReadsThem: a payload that names one
+// person twice is read as the sender's JSON.parse reads it (the last
+// occurrence), so that the identity screened is the one the service saw.
+func TestParseDuplicatesAsJavaScriptReadsThem(t *testing.T) {
+	person := func(name string) string {
+		return `{"originatorPersons":[{"naturalPerson":{"name":{"nameIdentifier":[{"primaryIdentifier":"` + name + `","nameIdentifierType":"LEGL"}]}}}]}`
+	}
+	tests := []struct{ name, body string }{
+		{"the originator twice", `{"originator":` + person("Innocent") + `,"originator":` + person("Sanctioned") + `}`},
+		{"a name twice", `{"originator":{"originatorPersons":[{"naturalPerson":{"name":{"nameIdentifier":[{"primaryIdentifier":"Innocent","primaryIdentifier":"Sanctioned","nameIdentifierType":"LEGL"}]}}}]}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := mustParse(t, tt.body)
+			var js struct {
+				Originator struct {
+					OriginatorPersons []struct {
+						NaturalPerson struct {
+							Name struct {
+								NameIdentifier []struct{ PrimaryIdentifier string }
+							}
+						}
+					}
+				}
+			}
+			require.NoError(t, json.Unmarshal([]byte(tt.body), &js))
+			want := js.Originator.OriginatorPersons[0].NaturalPerson.Name.NameIdentifier[0].PrimaryIdentifier
+			assert.Equal(t, "Sanctioned", want, "encoding/json, like JSON.parse, takes the last")
+			assert.Equal(t, want, p.Originator.Persons[0].NaturalPerson.Name.NameIdentifiers[0].PrimaryIdentifier)
+		})
+	}
 }
 
 func TestParseUnknownMembers(t *testing.T) {

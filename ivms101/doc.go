@@ -40,17 +40,22 @@
 //     order. An originatingVASP or beneficiaryVASP given as the person
 //     itself ({"originatingVASP": {"legalPerson": ...}} at the top level)
 //     is read as that person.
-//   - Nothing a sender wrote is lost. A member the model does not name
+//   - Nothing a sender's parser would read is lost. A member the model does not name
 //     goes into that level's Extra, as its JSON text. So does a member
 //     the model names whose value has the wrong type (a number where a
 //     string belongs, an object where an array belongs, null) or is empty
 //     ("" or []): the field stays empty and the member is kept under its
-//     own name. When a member is given more than once (in another case,
-//     or in both editions' names), the first that can be read among those
-//     spelled exactly as the standard spells them is read, else the first
-//     among the others; the others are kept in Extra, unless they have
-//     exactly the name that MarshalJSON writes for that field (the value
-//     read wins). Member names are kept as given.
+//     own name. When a member is given more than once under one name,
+//     only the last occurrence counts, as encoding/json and JavaScript's
+//     JSON.parse read it: the identity screened is the one the sender's
+//     parser saw, and the earlier occurrences, which no such parser sees,
+//     are dropped (the one exception to this rule). When it is given
+//     under several names (in another case, or in both editions' names),
+//     the first that can be read among those spelled exactly as the
+//     standard spells them is read, else the first among the others; the
+//     others are kept in Extra, unless they have exactly the name that
+//     MarshalJSON writes for that field (the value read wins). Member
+//     names are kept as given.
 //
 // Only bytes that are not JSON, or a top-level value that is not an
 // object, fail to parse, with an error matching [ErrMalformed] that never
