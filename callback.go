@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/url"
 	"slices"
 	"strconv"
@@ -100,10 +101,12 @@ type Callback struct {
 	// Address is the beneficiary's wallet address that an approval (an
 	// INQUIRY_RESOLUTION) carries back to the originator: TRP's
 	// "approved.address", or, since the service's docs do not name the
-	// field, the first member named "address", "walletAddress",
-	// "beneficiaryWalletAddress", "beneficiaryAddress" or "wallet" (in any
-	// case) found, nearest the top first, anywhere in the body outside an
-	// IVMS101 payload. Personal data.
+	// field, the string value of the members named "address",
+	// "walletAddress", "beneficiaryWalletAddress", "beneficiaryAddress" or
+	// "wallet" (in any case) found in the body's objects and arrays, down
+	// to four levels below the top, outside members that hold another
+	// party ("originator", "from", "sender", "IVMS101", …); empty when
+	// none is found or those found disagree. Personal data.
 	Address string
 	// ApprovedCallback is the callback URL of a TRP approval
 	// ("approved.callback"). It may carry a capability: treat it as a
@@ -131,6 +134,13 @@ type Callback struct {
 	// IVMS101. A path names a member the sender added under the sender's
 	// own name: do not log it unfiltered.
 	Unmapped []string
+	// CallbackURL is the body's top-level "callback": for an INQUIRY the
+	// URL to answer through (as Inquiry.Callback), for a resolution the
+	// callback URL of the transfer it is about. When it is a capability
+	// URL, the callback handler checks that it names the transfer whose
+	// URL the callback arrived at. It may carry a capability: treat it as
+	// a secret.
+	CallbackURL string
 	// Raw is the whole body, byte for byte (a copy of ParseCallback's
 	// input).
 	Raw json.RawMessage
@@ -160,15 +170,24 @@ type callbackWire struct {
 // fails, with an error matching [ErrMalformedCallback] that never repeats
 // the body.
 //
-// Kind is chosen in this order: an "IVMS101" object, or a "status" of
-// "inquiry" (in any case), gives [KindInquiry]; any other non-empty
-// "status" [KindStatus]; without one, an "approved" object, true or "true"
-// gives [KindApproved], and false or "false" [KindRejected]; then a
-// "rejected" field [KindRejected], a "canceled" (or "cancelled") field
-// [KindCanceled] and a "txid" field [KindTxID]; anything else is
-// [KindUnknown]. Field names match as written here; as with encoding/json,
-// a spelling that differs only in case matches too when no field has it
-// exactly. The other fields are filled whatever the kind.
+// Kind is chosen in this order: an "IVMS101" object (or a JSON string
+// holding one), or a "status" of "inquiry" (in any case), gives
+// [KindInquiry]; any other non-empty "status" [KindStatus]; without one,
+// an "approved" object, true or "true" gives [KindApproved], and false or
+// "false" [KindRejected]; then a "rejected" field [KindRejected], a
+// "canceled" (or "cancelled") field [KindCanceled] and a "txid" field
+// [KindTxID]; anything else is [KindUnknown]. It fails closed: a body that
+// says both yes and no (an approval beside a rejection, a cancellation or
+// a status such as "REJECTED"; a status such as "APPROVED" beside a
+// rejection), or an inquiry that also carries a decision, is
+// [KindUnknown].
+//
+// Field names match as written here. As with encoding/json, a spelling
+// that differs only in case matches too, filling the first field above it
+// folds to ("TXID" fills "txId"); unlike encoding/json, it never replaces
+// a member of the exact name, wherever it stands, since the service reads
+// only the exact name. Of a member given twice, the last counts. The other
+// fields are filled whatever the kind.
 func ParseCallback(body []byte) (*Callback, error) {
 	trimmed := bytes.TrimLeft(body, " \t\r\n")
 	if len(trimmed) == 0 || trimmed[0] != '{' {
@@ -205,22 +224,52 @@ func ParseCallback(body []byte) (*Callback, error) {
 	case canceled != nil:
 		cb.Reason = cbText(canceled)
 	}
-	cb.Kind = cbKind(cb.Status, cbIsObject(w.IVMS101), decision, w.Rejected != nil, canceled != nil, w.Txid != nil)
+	ivms := cbIVMS101(w.IVMS101)
+	cb.Kind = cbKind(cb.Status, ivms != nil, decision, w.Rejected != nil, canceled != nil, w.Txid != nil)
 	switch cb.Kind {
 	case KindInquiry:
-		cbFillInquiry(cb, body, w.IVMS101)
+		cbFillInquiry(cb, body, ivms)
 	case KindApproved, KindRejected:
 		if cb.Address == "" {
 			cb.Address = cbFindAddress(body)
 		}
 	}
+	cb.CallbackURL = cbCallbackURL(body)
 	return cb, nil
 }
 
-// cbDecode decodes body into w exactly as json.Unmarshal(body, w) does:
-// each top-level member whose name matches a field (exactly, else the
-// first field whose name equals it under Unicode case folding) goes to
-// that field's UnmarshalJSON, later members overriding earlier ones.
+// cbIVMS101 returns the IVMS101 payload of a body's "IVMS101" member: the
+// member itself when it is an object, or the object a JSON string holds
+// (some senders stringify the payload); nil otherwise.
+func cbIVMS101(raw json.RawMessage) json.RawMessage {
+	if cbIsObject(raw) {
+		return raw
+	}
+	var s string
+	if len(raw) > 0 && raw[0] == '"' && json.Unmarshal(raw, &s) == nil && cbIsObject(json.RawMessage(s)) && json.Valid([]byte(s)) {
+		return json.RawMessage(s)
+	}
+	return nil
+}
+
+// cbCallbackURL returns the body's top-level "callback" when it is a
+// string, or "".
+func cbCallbackURL(body []byte) string {
+	var w struct {
+		Callback flexString `json:"callback"`
+	}
+	if json.Unmarshal(body, &w) != nil {
+		return ""
+	}
+	return string(w.Callback)
+}
+
+// cbDecode decodes body into w as json.Unmarshal(body, w) does, but for
+// two things: each top-level member whose name matches a field (exactly,
+// else the first field whose name equals it under Unicode case folding)
+// goes to that field's UnmarshalJSON, later members overriding earlier ones
+// whatever their type, except that a member matched only by case folding
+// never overrides one of the exact name (see callbackWire.field).
 // It checks the body with json.Valid and then walks its top level itself,
 // which costs about half of what json.Unmarshal's reflection does. obj is
 // body from its opening brace on.
@@ -233,6 +282,7 @@ func cbDecode(body, obj []byte, w *callbackWire) error {
 		}
 		return fmt.Errorf("%w: invalid JSON", ErrMalformedCallback)
 	}
+	var exactSeen uint32 // bit i: field i was read under its exact name
 	for i := cbSkipSpace(obj, 1); obj[i] == '"'; {
 		keyEnd := cbValueEnd(obj, i)
 		key := obj[i+1 : keyEnd-1]
@@ -243,7 +293,14 @@ func cbDecode(body, obj []byte, w *callbackWire) error {
 		}
 		vStart := cbSkipSpace(obj, cbSkipSpace(obj, keyEnd)+1) // past the colon
 		vEnd := cbValueEnd(obj, vStart)
-		if u := w.field(key); u != nil {
+		if f, exact := w.field(key); f >= 0 && (exact || exactSeen&(1<<f) == 0) {
+			if exact {
+				exactSeen |= 1 << f
+			}
+			u := w.decoder(f)
+			if fs, ok := u.(*flexString); ok {
+				*fs = "" // a later member replaces an earlier one whatever its type, as in JavaScript
+			}
 			if err := u.UnmarshalJSON(obj[vStart:vEnd]); err != nil {
 				return fmt.Errorf("%w: invalid JSON", ErrMalformedCallback)
 			}
@@ -258,19 +315,28 @@ func cbDecode(body, obj []byte, w *callbackWire) error {
 // cbFieldNames are the JSON names of callbackWire's fields, in order.
 var cbFieldNames = [...]string{"transferId", "status", "txId", "txid", "timestamp", "approved", "rejected", "canceled", "cancelled", "statusComment", "IVMS101"}
 
-// field returns the decoder of the field that encoding/json would decode
-// the member named key into, or nil.
-func (w *callbackWire) field(key []byte) json.Unmarshaler {
-	i := slices.Index(cbFieldNames[:], string(key))
-	for j := 0; i < 0 && j < len(cbFieldNames); j++ {
+// field returns the index in cbFieldNames of the field the member named key
+// is read into, and whether the name matched exactly; -1 if none. As with
+// encoding/json, a name that differs only in case matches the first field
+// it folds to; unlike encoding/json, such a member never replaces one of
+// the exact name, wherever it stands: the service (JavaScript) reads only
+// the exact name, and "approved":false must not be undone by a later
+// "APPROVED":true.
+func (w *callbackWire) field(key []byte) (int, bool) {
+	if i := slices.Index(cbFieldNames[:], string(key)); i >= 0 {
+		return i, true
+	}
+	for j := range cbFieldNames {
 		if bytes.EqualFold(key, []byte(cbFieldNames[j])) {
-			i = j
+			return j, false
 		}
 	}
+	return -1, false
+}
+
+// decoder returns the decoder of field i of cbFieldNames.
+func (w *callbackWire) decoder(i int) json.Unmarshaler {
 	fields := [...]json.Unmarshaler{&w.TransferID, &w.Status, &w.TxID, &w.Txid, &w.Timestamp, &w.Approved, &w.Rejected, &w.Canceled, &w.Cancelled, &w.StatusComment, &w.IVMS101}
-	if i < 0 {
-		return nil
-	}
 	return fields[i]
 }
 
@@ -316,10 +382,19 @@ func cbValueEnd(b []byte, i int) int {
 }
 
 // cbKind chooses a callback's kind as [ParseCallback] documents. decision
-// is the "approved" field's: KindApproved, KindRejected or "".
+// is the "approved" field's: KindApproved, KindRejected or "". It fails
+// closed: a body that says both yes and no (an approval and a rejection,
+// cancellation or rejecting status; an approving status and a rejection),
+// or an inquiry that also carries a decision, is KindUnknown, left to a
+// person, never read as one of its halves.
 func cbKind(status string, ivms bool, decision CallbackKind, rejected, canceled, txid bool) CallbackKind {
+	inquiry := ivms || strings.EqualFold(status, "inquiry")
+	yes := decision == KindApproved || oneOfFold(status, "approved", "completed", "confirmed", "accepted")
+	no := decision == KindRejected || rejected || canceled || oneOfFold(status, "rejected", "declined", "canceled", "cancelled", "failed")
 	switch {
-	case ivms || strings.EqualFold(status, "inquiry"):
+	case yes && no, inquiry && (decision != "" || rejected || canceled):
+		return KindUnknown
+	case inquiry:
 		return KindInquiry
 	case status != "":
 		return KindStatus
@@ -333,6 +408,16 @@ func cbKind(status string, ivms bool, decision CallbackKind, rejected, canceled,
 		return KindTxID
 	}
 	return KindUnknown
+}
+
+// oneOfFold reports whether s equals one of set under case folding.
+func oneOfFold(s string, set ...string) bool {
+	for _, v := range set {
+		if strings.EqualFold(s, v) {
+			return true
+		}
+	}
+	return false
 }
 
 // cbDecision reads the "approved" field: an object (TRP's approval, whose
@@ -362,46 +447,72 @@ func cbDecision(cb *Callback, raw json.RawMessage) CallbackKind {
 // and the names the service uses for wallet addresses elsewhere.
 var cbAddressKeys = [...]string{"address", "walletAddress", "beneficiaryWalletAddress", "beneficiaryAddress", "wallet"}
 
-// cbFindAddress returns the first string member of body named one of
-// cbAddressKeys, searching level by level from the top (at most four
-// levels deep, and never inside an IVMS101 payload), or "".
+// cbNotBeneficiary are the names, compared in any case, of members whose
+// contents are not the beneficiary's: the address search does not look
+// into them.
+var cbNotBeneficiary = [...]string{"IVMS101", "originator", "originatorPersons", "originatorPerson", "originatingVASP",
+	"from", "sender", "source", "payer", "callback"}
+
+// cbMaxAddressDepth is how many levels below the top the address search
+// looks, and cbMaxAddressNodes how many objects and arrays it opens at most.
+const (
+	cbMaxAddressDepth = 4
+	cbMaxAddressNodes = 256
+)
+
+// cbFindAddress returns the beneficiary's wallet address in an approval
+// that does not carry it as TRP's approved.address: the string value of
+// the members named one of cbAddressKeys, searched in objects and arrays,
+// level by level from the top, at most cbMaxAddressDepth levels down,
+// outside the members named in cbNotBeneficiary. When the members found
+// disagree, it returns "": an address it cannot tell is the beneficiary's
+// is no address.
 func cbFindAddress(body []byte) string {
-	var level []map[string]json.RawMessage
-	var top map[string]json.RawMessage
-	if json.Unmarshal(body, &top) != nil {
-		return ""
-	}
-	level = append(level, top)
-	for depth := 0; depth < 4 && len(level) > 0; depth++ {
-		var next []map[string]json.RawMessage
-		for _, obj := range level {
-			keys := make([]string, 0, len(obj))
-			for k := range obj {
-				keys = append(keys, k)
+	level := []json.RawMessage{body}
+	found, opened := "", 0
+	for depth := 0; depth <= cbMaxAddressDepth && len(level) > 0; depth++ {
+		var next []json.RawMessage
+		for _, raw := range level {
+			if opened++; opened > cbMaxAddressNodes {
+				return found
 			}
-			slices.Sort(keys) // the same answer for the same body, whatever the map's order
-			for _, want := range cbAddressKeys {
-				for _, k := range keys {
-					if strings.EqualFold(k, want) {
-						if s, ok := cbScalar(obj[k]); ok && s != "" && obj[k][0] == '"' {
-							return s
-						}
-					}
-				}
-			}
-			for _, k := range keys {
-				if strings.EqualFold(k, "IVMS101") || !cbIsObject(obj[k]) {
+			var children []json.RawMessage
+			switch {
+			case cbIsObject(raw):
+				var obj map[string]json.RawMessage
+				if json.Unmarshal(raw, &obj) != nil {
 					continue
 				}
-				var child map[string]json.RawMessage
-				if json.Unmarshal(obj[k], &child) == nil && child != nil {
-					next = append(next, child)
+				for _, k := range slices.Sorted(maps.Keys(obj)) { // the same answer for the same body
+					v := obj[k]
+					if oneOfFold(k, cbNotBeneficiary[:]...) {
+						continue
+					}
+					if oneOfFold(k, cbAddressKeys[:]...) && len(v) > 0 && v[0] == '"' {
+						a := cbText(v)
+						switch {
+						case a == "":
+						case found == "":
+							found = a
+						case found != a:
+							return ""
+						}
+						continue
+					}
+					children = append(children, v)
+				}
+			case len(bytes.TrimSpace(raw)) > 0 && bytes.TrimSpace(raw)[0] == '[':
+				_ = json.Unmarshal(raw, &children)
+			}
+			for _, c := range children {
+				if c = bytes.TrimSpace(c); len(c) > 0 && (c[0] == '{' || c[0] == '[') {
+					next = append(next, c)
 				}
 			}
 		}
 		level = next
 	}
-	return ""
+	return found
 }
 
 // Format implements fmt.Formatter so that no verb prints personal data,
@@ -413,8 +524,9 @@ func (c Callback) Format(f fmt.State, verb rune) {
 	if !c.Timestamp.IsZero() {
 		ts = c.Timestamp.Format(time.RFC3339Nano)
 	}
-	fmt.Fprintf(f, "{Kind:%s TransferID:%s Status:%s StatusComment:%s TxID:%s Timestamp:%s Ref:%s Address:%s ApprovedCallback:%s Reason:%s Inquiry:",
-		shownID(string(c.Kind)), shownID(c.TransferID), shownID(c.Status), mask(c.StatusComment), shownID(c.TxID), ts, shownID(c.Ref), mask(c.Address), mask(c.ApprovedCallback), mask(c.Reason))
+	fmt.Fprintf(f, "{Kind:%s TransferID:%s Status:%s StatusComment:%s TxID:%s Timestamp:%s Ref:%s Address:%s ApprovedCallback:%s Reason:%s CallbackURL:%s Inquiry:",
+		shownID(string(c.Kind)), c.shownID(c.TransferID), c.shownID(c.Status), mask(c.StatusComment), c.shownID(c.TxID), ts, shownID(c.Ref),
+		mask(c.Address), mask(c.ApprovedCallback), mask(c.Reason), mask(c.CallbackURL))
 	if c.Inquiry == nil {
 		fmt.Fprint(f, "<nil>")
 	} else {
@@ -429,15 +541,24 @@ func (c Callback) Format(f fmt.State, verb rune) {
 	fmt.Fprintf(f, " Unmapped:[%d paths] Raw:[%d bytes]}", len(c.Unmapped), len(c.Raw))
 }
 
+// shownID is shownID, but for an inquiry also "[redacted]" when the value
+// holds one of its parties' personal values: the sender chose both.
+func (c Callback) shownID(s string) string {
+	if c.Inquiry != nil && s != "" && containsAny(s, c.Inquiry.piiValues()) {
+		return redacted
+	}
+	return shownID(s)
+}
+
 // LogValue implements slog.LogValuer: the kind, identifiers and status
 // only; an inquiry is logged as a [TransferRequest] is.
 func (c Callback) LogValue() slog.Value {
 	attrs := make([]slog.Attr, 0, 8)
 	attrs = append(attrs,
 		slog.String("kind", shownID(string(c.Kind))),
-		slog.String("transferId", shownID(c.TransferID)),
-		slog.String("status", shownID(c.Status)),
-		slog.String("txId", shownID(c.TxID)),
+		slog.String("transferId", c.shownID(c.TransferID)),
+		slog.String("status", c.shownID(c.Status)),
+		slog.String("txId", c.shownID(c.TxID)),
 		slog.String("ref", shownID(c.Ref)),
 	)
 	if !c.Timestamp.IsZero() {
@@ -449,7 +570,7 @@ func (c Callback) LogValue() slog.Value {
 	if c.IVMS101 != nil {
 		attrs = append(attrs, slog.Any("ivms101", *c.IVMS101), slog.Int("unmapped", len(c.Unmapped)))
 	}
-	if c.Address != "" || c.ApprovedCallback != "" || c.Reason != "" || c.StatusComment != "" {
+	if c.Address != "" || c.ApprovedCallback != "" || c.Reason != "" || c.StatusComment != "" || c.CallbackURL != "" {
 		attrs = append(attrs, slog.String("personalData", redacted))
 	}
 	return slog.GroupValue(attrs...)

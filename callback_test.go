@@ -94,12 +94,32 @@ func TestParseCallbackKinds(t *testing.T) {
 			travelrule.Callback{Kind: travelrule.KindApproved, Address: "0xTOPWALLET"}},
 		{"the wallet address nested", `{"approved":true,"data":{"beneficiary":{"WalletAddress":"0xNESTEDWALLET"}}}`,
 			travelrule.Callback{Kind: travelrule.KindApproved, Address: "0xNESTEDWALLET"}},
-		{"the nearest wallet address wins", `{"approved":true,"data":{"address":"0xDEEPER"},"beneficiaryWalletAddress":"0xNEARER"}`,
-			travelrule.Callback{Kind: travelrule.KindApproved, Address: "0xNEARER"}},
+		{"addresses at two depths that disagree are none", `{"approved":true,"data":{"address":"0xDEEPER"},"beneficiaryWalletAddress":"0xNEARER"}`,
+			travelrule.Callback{Kind: travelrule.KindApproved}},
 		{"approved.address wins over the top", `{"approved":{"address":"0xTRP"},"walletAddress":"0xTOP"}`,
 			travelrule.Callback{Kind: travelrule.KindApproved, Address: "0xTRP"}},
 		{"an address that is not a string is not one", `{"approved":true,"address":{"line":"x"},"walletAddress":12}`,
 			travelrule.Callback{Kind: travelrule.KindApproved}},
+		// Fail closed: yes and no in one body is neither.
+		{"approved false beside an approving status", `{"approved":false,"status":"APPROVED"}`, travelrule.Callback{Kind: travelrule.KindUnknown, Status: "APPROVED"}},
+		{"an approval beside a rejection", `{"approved":{"address":"bc1q"},"rejected":"sanctions hit"}`,
+			travelrule.Callback{Kind: travelrule.KindUnknown, Address: "bc1q", Reason: "sanctions hit"}},
+		{"approved true beside a rejecting status", `{"approved":true,"status":"rejected"}`, travelrule.Callback{Kind: travelrule.KindUnknown, Status: "rejected"}},
+		{"an approving status beside a cancellation", `{"status":"completed","canceled":"x"}`, travelrule.Callback{Kind: travelrule.KindUnknown, Status: "completed", Reason: "x"}},
+		{"a consistent status and rejection", `{"transferId":"t","status":"REJECTED","rejected":"no"}`,
+			travelrule.Callback{Kind: travelrule.KindStatus, TransferID: "t", Status: "REJECTED", Reason: "no"}},
+		{"a case variant never undoes the exact name", `{"approved":false,"APPROVED":true}`, travelrule.Callback{Kind: travelrule.KindRejected}},
+		{"nor comes before it", `{"APPROVED":true,"approved":false}`, travelrule.Callback{Kind: travelrule.KindRejected}},
+		{"the last of a member given twice", `{"approved":true,"approved":false}`, travelrule.Callback{Kind: travelrule.KindRejected}},
+		{"a later null replaces", `{"transferId":"t","status":"APPROVED","status":null}`, travelrule.Callback{Kind: travelrule.KindUnknown, TransferID: "t"}},
+		{"the address of the sender is not the beneficiary's", `{"approved":true,"from":{"address":"bc1-ORIGINATOR"},"to":{"address":"bc1-BENEFICIARY"}}`,
+			travelrule.Callback{Kind: travelrule.KindApproved, Address: "bc1-BENEFICIARY"}},
+		{"addresses that disagree are none", `{"approved":true,"to":{"address":"bc1-ONE"},"beneficiary":{"walletAddress":"bc1-TWO"}}`,
+			travelrule.Callback{Kind: travelrule.KindApproved}},
+		{"addresses that agree are one", `{"approved":true,"walletAddress":"bc1-ONE","beneficiary":{"walletAddress":"bc1-ONE"}}`,
+			travelrule.Callback{Kind: travelrule.KindApproved, Address: "bc1-ONE"}},
+		{"an address in an array", `{"approved":true,"beneficiary":[{"walletAddress":"bc1-IN-ARRAY"}]}`,
+			travelrule.Callback{Kind: travelrule.KindApproved, Address: "bc1-IN-ARRAY"}},
 		{"TRANSFER_CONFIRMATION", `{"txid":"0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060"}`,
 			travelrule.Callback{Kind: travelrule.KindTxID, TxID: "0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060"}},
 		{"empty object", `{}`, travelrule.Callback{Kind: travelrule.KindUnknown}},
@@ -115,7 +135,7 @@ func TestParseCallbackKinds(t *testing.T) {
 			assert.Equal(t, tt.body, string(cb.Raw), "Raw is the body")
 			assert.Nil(t, cb.Inquiry)
 			got := *cb
-			got.Raw = nil
+			got.Raw, got.CallbackURL = nil, ""
 			assert.True(t, tt.want.Timestamp.Equal(got.Timestamp), "timestamp %v", got.Timestamp)
 			got.Timestamp, tt.want.Timestamp = time.Time{}, time.Time{}
 			assert.Equal(t, tt.want, got)
@@ -166,6 +186,50 @@ func TestParseCallbackMalformed(t *testing.T) {
 			assert.NotContains(t, err.Error(), "Ada")
 		})
 	}
+}
+
+// TestParseCallbackInquiryShapes: an IVMS101 payload sent as a JSON string
+// is an inquiry too; an inquiry that also carries a decision is neither.
+func TestParseCallbackInquiryShapes(t *testing.T) {
+	payload := `{"originator":{"originatorPersons":[{"naturalPerson":{"name":{"nameIdentifier":[{"primaryIdentifier":"Hopper","nameIdentifierType":"LEGL"}]}}}]}}`
+	quoted, err := json.Marshal(payload)
+	require.NoError(t, err)
+	cb, err := travelrule.ParseCallback([]byte(`{"asset":"BTC","amount":"1","callback":"https://s.example/transfers/inquiryResolution?q=t-1","IVMS101":` + string(quoted) + `}`))
+	require.NoError(t, err)
+	assert.Equal(t, travelrule.KindInquiry, cb.Kind)
+	assert.Equal(t, "t-1", cb.TransferID)
+	assert.Equal(t, "Hopper", cb.Inquiry.Originator.LastName)
+
+	for _, body := range []string{
+		`{"approved":false,"callback":"https://x","IVMS101":` + payload + `}`,
+		`{"rejected":"no","IVMS101":` + payload + `}`,
+		`{"status":"inquiry","approved":true}`,
+	} {
+		cb, err := travelrule.ParseCallback([]byte(body))
+		require.NoError(t, err)
+		assert.Equal(t, travelrule.KindUnknown, cb.Kind, body)
+		assert.Nil(t, cb.Inquiry)
+	}
+	cb, err = travelrule.ParseCallback([]byte(`{"IVMS101":"not a payload"}`))
+	require.NoError(t, err)
+	assert.Equal(t, travelrule.KindUnknown, cb.Kind)
+}
+
+// TestCallbackRedactsIDsHoldingPartyNames: in an inquiry the sender chose
+// both the identifiers and the parties, so an identifier that holds a
+// party's personal value is not shown.
+func TestCallbackRedactsIDsHoldingPartyNames(t *testing.T) {
+	cb, err := travelrule.ParseCallback([]byte(`{"transferId":"Quaxworth-1","status":"inquiry","txId":"Zebulon",
+	 "originator":{"personType":"natural","firstName":"Zebulon","lastName":"Quaxworth"}}`))
+	require.NoError(t, err)
+	require.Equal(t, travelrule.KindInquiry, cb.Kind)
+	var logs bytes.Buffer
+	slog.New(slog.NewJSONHandler(&logs, nil)).Info("cb", "callback", cb)
+	for _, out := range []string{fmt.Sprintf("%v", cb), fmt.Sprintf("%+v", *cb), logs.String()} {
+		assert.NotContains(t, out, "Zebulon")
+		assert.NotContains(t, out, "Quaxworth")
+	}
+	assert.Contains(t, fmt.Sprint(cb), "Kind:inquiry TransferID:[redacted] Status:inquiry")
 }
 
 func TestParseCallbackRawIsACopy(t *testing.T) {

@@ -72,21 +72,19 @@ func deliveryID(h http.Header, verifiers []Verifier) string {
 }
 
 // trustsDeliveryID reports whether a handler with these verifiers keys
-// de-duplication on the webhook-id header. It does, except when its
-// signature is the live service's x-data-integrity, which does not cover
-// the header, and no Standard Webhooks signature, which does, is checked
-// too: a replayed body with a made-up id must not pass as new.
+// de-duplication on the webhook-id header: only when a [WebhookVerifier]
+// checks the request, since only its signature covers the header. Without
+// one (the live service's x-data-integrity, a capability URL alone, a
+// verifier of the integrator's, or one wrapped in another type), a
+// replayed body with a made-up id must not pass as a new delivery, so the
+// body keys it.
 func trustsDeliveryID(verifiers []Verifier) bool {
-	dataIntegrity := false
 	for _, v := range verifiers {
-		switch v.(type) {
-		case *WebhookVerifier:
+		if _, ok := v.(*WebhookVerifier); ok {
 			return true
-		case *DataIntegrityVerifier:
-			dataIntegrity = true
 		}
 	}
-	return !dataIntegrity
+	return false
 }
 
 // dedupKey identifies a delivery: by its webhook-id when it has one, else by

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 
 	"github.com/vaspkit/travelrule"
@@ -137,11 +138,34 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) (code int) {
 		return http.StatusBadRequest
 	}
 	cb.Ref = ref
+	if h.namesAnotherTransfer(cb, ref) {
+		h.log(ctx, slog.LevelWarn, "callback: refused a callback whose body names another transfer's callback URL", path)
+		return http.StatusUnauthorized
+	}
 	attr := slog.Any("callback", cb)
 	if h.dedup == nil {
 		return h.call(ctx, cb, path, attr)
 	}
 	return h.callOnce(ctx, dedupKey(deliveryID(r.Header, h.cfg.verifiers), ref, body), cb, path, attr)
+}
+
+// namesAnotherTransfer reports whether the body's callback URL is a
+// capability URL of this handler's key for another reference than the URL
+// the callback arrived at. A signature such as x-data-integrity covers the
+// body but not the URL, so a captured callback about one transfer could be
+// replayed to another transfer's capability URL; the body's own callback
+// URL, which the service echoes, tells. A body without one, or with one
+// that is not this key's capability URL, is not checked.
+func (h *Handler) namesAnotherTransfer(cb *travelrule.Callback, ref string) bool {
+	if h.cfg.capKey == nil || cb.CallbackURL == "" {
+		return false
+	}
+	u, err := url.Parse(cb.CallbackURL)
+	if err != nil {
+		return false
+	}
+	bodyRef, err := travelrule.VerifyCallbackURL(u, h.cfg.capKey)
+	return err == nil && bodyRef != ref
 }
 
 // admit authenticates a request and reads its body: it checks the

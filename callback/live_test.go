@@ -181,3 +181,31 @@ func TestLiveCallbacksRotation(t *testing.T) {
 		callback.SignDataIntegrity([]byte(newSecret), []byte(liveTransferConfirmation))))
 	assert.Equal(t, 2, rc.count())
 }
+
+// TestLiveCallbackReplayedToAnotherTransfer: x-data-integrity covers the
+// body, not the URL, so a signed resolution about one payment replayed to
+// another payment's capability URL must not reach the function as that
+// payment's: the body's own callback URL names its transfer.
+func TestLiveCallbackReplayedToAnotherTransfer(t *testing.T) {
+	key := []byte("0123456789abcdef0123456789abcdef")
+	v, err := callback.NewDataIntegrityVerifier(liveSecret)
+	require.NoError(t, err)
+	var rc recorder
+	h := callback.NewHandler(rc.fn, callback.WithVerifier(v), callback.WithCapabilityKey(key))
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	urlA, err := travelrule.NewCallbackURL(srv.URL+"/travelrule/callback", "payment-A", key)
+	require.NoError(t, err)
+	urlB, err := travelrule.NewCallbackURL(srv.URL+"/travelrule/callback", "payment-B", key)
+	require.NoError(t, err)
+	for _, body := range []string{
+		`{"approved":{"address":"bc1qA","callback":"https://svc.example/transfers/txId?q=tA"},"callback":"` + urlA + `"}`,
+		`{"transferId":"tA","status":"APPROVED","statusComment":"ok","callback":"` + urlA + `"}`,
+	} {
+		sig := callback.SignDataIntegrity([]byte(liveSecret), []byte(body))
+		require.Equal(t, http.StatusNoContent, postSigned(t, urlA, body, sig))
+		assert.Equal(t, http.StatusUnauthorized, postSigned(t, urlB, body, sig), "replayed to another payment's URL")
+	}
+	require.Equal(t, 2, rc.count())
+	assert.Equal(t, "payment-A", rc.last(t).Ref)
+}

@@ -56,13 +56,12 @@ func WithCapabilityKey(key []byte) Option {
 // [Handler.Err]).
 //
 // De-duplication keys on the webhook-id header (or svix-id, when webhook-id
-// is absent) whenever a request has one, except when the handler's
-// verifiers include a [DataIntegrityVerifier] and no [WebhookVerifier]:
-// the live service's signature does not cover that header, so such a
-// handler keys every delivery by its body. [WebhookVerifier] signs over
-// exactly that id; a verifier of your own should cover it too (or refuse
-// requests that carry an id it did not verify), or a replay with a made-up
-// id passes as a new delivery.
+// is absent) only when a [WebhookVerifier] is among the handler's
+// verifiers, since its signature covers exactly that id; otherwise on the
+// body (and the capability reference of its URL), so that a replayed body
+// with a made-up id is still a duplicate. A verifier of your own that
+// covers the id should therefore be added beside, not instead of, a
+// WebhookVerifier, or accept keying by body.
 func WithVerifier(v Verifier) Option {
 	return func(c *config) {
 		var err error

@@ -171,7 +171,7 @@ func TestCallbackTypesRedacted(t *testing.T) {
 		{"Verify error, timestamp", errTimestamp, false, "timestamp", "timestamp"},
 		{"Verify error, signature", errSignature, false, "signature does not verify", "signature does not verify"},
 		{"Verify error, no signature", errNoSignature, false, "no signature", "no signature"},
-		{"*travelrule.Callback handed to the function", got, true, "Address:[redacted]", `"kind":"inquiry"`},
+		{"*travelrule.Callback handed to the function", got, true, "Address:[redacted]", `"kind":"unknown"`},
 		{"travelrule.Callback handed to the function", *got, true, "Ref:payment-42", `"ref":"payment-42"`},
 	}
 	for _, tt := range tests {

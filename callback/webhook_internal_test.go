@@ -46,13 +46,13 @@ func TestWebhookHeaders(t *testing.T) {
 			assert.Equal(t, tt.id, id)
 			assert.Equal(t, tt.ts, ts)
 			assert.Equal(t, tt.wantSigs, sigs)
-			assert.Equal(t, tt.id, deliveryID(tt.header, nil), "de-duplication reads the id the verifier reads")
+			assert.Equal(t, tt.id, deliveryID(tt.header, []Verifier{&WebhookVerifier{}}), "de-duplication reads the id the verifier reads")
 		})
 	}
 }
 
-// TestTrustsDeliveryID: the webhook-id keys de-duplication unless the only
-// signature checked is x-data-integrity, which does not cover it.
+// TestTrustsDeliveryID: the webhook-id keys de-duplication only when a
+// Standard Webhooks signature, which covers it, is checked.
 func TestTrustsDeliveryID(t *testing.T) {
 	wv := &WebhookVerifier{Secrets: [][]byte{[]byte("0123456789abcdef")}}
 	dv := &DataIntegrityVerifier{secrets: [][]byte{[]byte("0123456789abcdef")}}
@@ -62,9 +62,11 @@ func TestTrustsDeliveryID(t *testing.T) {
 		verifiers []Verifier
 		want      bool
 	}{
-		{"no verifier", nil, true},
+		{"no verifier", nil, false},
 		{"Standard Webhooks", []Verifier{wv}, true},
-		{"a verifier of the integrator's", []Verifier{own}, true},
+		{"a verifier of the integrator's", []Verifier{own}, false},
+		{"a wrapped x-data-integrity verifier", []Verifier{wrapped{dv}}, false},
+		{"a wrapped Standard Webhooks verifier", []Verifier{wrapped{wv}}, false},
 		{"x-data-integrity", []Verifier{dv}, false},
 		{"x-data-integrity and the integrator's", []Verifier{own, dv}, false},
 		{"x-data-integrity and Standard Webhooks", []Verifier{dv, wv}, true},
@@ -86,3 +88,7 @@ func TestTrustsDeliveryID(t *testing.T) {
 type acceptAll struct{}
 
 func (acceptAll) Verify(*http.Request, []byte) error { return nil }
+
+// wrapped is a verifier that delegates to another, as a logging or metrics
+// wrapper of the integrator's would.
+type wrapped struct{ Verifier }

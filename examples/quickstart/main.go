@@ -48,6 +48,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -336,7 +337,7 @@ func (s *session) answerInquiry(ctx context.Context) (confirmRef string, err err
 	if err != nil {
 		return "", err
 	}
-	fmt.Fprintf(s.out, "← INQUIRY   transferId %s: %s %s\n", cb.TransferID, cb.Inquiry.Amount, cb.Inquiry.Asset)
+	fmt.Fprintf(s.out, "← INQUIRY   transferId %s: %s %s\n", cb.TransferID, shown(cb.Inquiry.Amount, isAmount(cb.Inquiry.Amount)), shown(cb.Inquiry.Asset, isTicker(cb.Inquiry.Asset)))
 	if cb.IVMS101 != nil {
 		fmt.Fprintf(s.out, "  IVMS101 (edition %s) originator: %s\n", edition(cb.IVMS101), describeIVMS101(cb.IVMS101))
 	}
@@ -438,19 +439,30 @@ func describeIVMS101(p *ivms101.Payload) string {
 	}
 	var parts []string
 	if np.Name != nil && len(np.Name.NameIdentifiers) > 0 {
-		parts = append(parts, fmt.Sprintf("name of type %s", np.Name.NameIdentifiers[0].NameIdentifierType))
+		t := np.Name.NameIdentifiers[0].NameIdentifierType
+		parts = append(parts, fmt.Sprintf("name of type %s", shown(string(t), t.Valid())))
 	}
 	if np.DateAndPlaceOfBirth != nil && np.DateAndPlaceOfBirth.DateOfBirth != "" {
 		parts = append(parts, "date of birth")
 	}
 	for _, a := range np.GeographicAddresses {
-		parts = append(parts, fmt.Sprintf("%s address in %s", a.AddressType, a.Country))
+		parts = append(parts, fmt.Sprintf("%s address in %s", shown(string(a.AddressType), a.AddressType.Valid()), shown(a.Country, ivms101.ValidCountry(a.Country))))
 	}
 	if id := np.NationalIdentification; id != nil {
-		parts = append(parts, fmt.Sprintf("national id of type %s", id.NationalIdentifierType))
+		t := id.NationalIdentifierType
+		parts = append(parts, fmt.Sprintf("national id of type %s", shown(string(t), t.Valid())))
 	}
 	parts = append(parts, fmt.Sprintf("%d account number(s)", len(p.Originator.AccountNumbers)))
 	return "a natural person: " + strings.Join(parts, ", ") + " (values redacted)"
+}
+
+// shown returns a value of a code list as it is, and anything else, which
+// is the sender's free text, as "[redacted]".
+func shown(v string, valid bool) string {
+	if valid {
+		return v
+	}
+	return "[redacted]"
 }
 
 // present says whether a value the output must not show is there.
@@ -461,6 +473,17 @@ func present(v string) string {
 	return "present (redacted)"
 }
 
+// isAmount reports whether s is a plain decimal amount.
+func isAmount(s string) bool { return amountPattern.MatchString(s) }
+
+// isTicker reports whether s looks like an asset's ticker.
+func isTicker(s string) bool { return tickerPattern.MatchString(s) }
+
+var (
+	amountPattern = regexp.MustCompile(`^[0-9]{1,30}(\.[0-9]{1,18})?$`)
+	tickerPattern = regexp.MustCompile(`^[A-Za-z0-9]{1,20}$`)
+)
+
 // short abbreviates a transaction hash.
 func short(h string) string {
 	if len(h) < 12 {
@@ -469,9 +492,12 @@ func short(h string) string {
 	return h[:6] + "…" + h[len(h)-4:]
 }
 
-// describe shows a party without its personal data.
+// describe shows a party without its personal data: its kind and
+// country, when they are codes (an inquiry's parties are the sender's
+// text).
 func describe(p travelrule.Party) string {
-	return fmt.Sprintf("%s person, country %s (name, birth date, address, IDs and wallet redacted)", p.PersonType, p.Country)
+	kind := shown(p.PersonType, p.PersonType == "natural" || p.PersonType == "legal")
+	return fmt.Sprintf("%s person, country %s (name, birth date, address, IDs and wallet redacted)", kind, shown(p.Country, ivms101.ValidCountry(p.Country)))
 }
 
 // exampleTxHash is the made-up hash of the example transfer's

@@ -173,3 +173,21 @@ func TestReadmeDescribesTheQuickstart(t *testing.T) {
 	assert.True(t, strings.Contains(rows, "(default `"+defaultListenAddr+"`"), "the README names the listener's default address")
 	assert.False(t, strings.Contains(string(readme), "_ := travelrule.NewCallbackURL"), "the README handles NewCallbackURL's error")
 }
+
+// TestDescribeShowsCodesOnly: an inquiry's parties are the sender's text,
+// so only values of the code lists are printed.
+func TestDescribeShowsCodesOnly(t *testing.T) {
+	tests := []struct {
+		party travelrule.Party
+		want  string
+	}{
+		{travelrule.Party{PersonType: "natural", Country: "DE"}, "natural person, country DE"},
+		{travelrule.Party{PersonType: "Zebulon Quaxworth", Country: "\x1b[2J"}, "[redacted] person, country [redacted]"},
+		{travelrule.Party{PersonType: "legal", Country: "ZZ"}, "legal person, country [redacted]"},
+	}
+	for _, tt := range tests {
+		assert.True(t, strings.HasPrefix(describe(tt.party), tt.want), describe(tt.party))
+	}
+	assert.Equal(t, "[redacted]", shown("one BTC", isAmount("one BTC")))
+	assert.Equal(t, "0.25", shown("0.25", isAmount("0.25")))
+}

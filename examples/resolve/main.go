@@ -25,11 +25,13 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"regexp"
 	"strconv"
 	"time"
 
 	"github.com/vaspkit/travelrule"
 	"github.com/vaspkit/travelrule/callback"
+	"github.com/vaspkit/travelrule/ivms101"
 	"github.com/vaspkit/travelrule/travelruletest"
 )
 
@@ -99,8 +101,12 @@ func demo(ctx context.Context, out io.Writer) error {
 			return nil
 		}
 		o := cb.Inquiry.Originator
+		// Everything in an inquiry is the sender's text: show codes only.
 		fmt.Fprintf(out, "inquiry %s: %s %s from a %s person in %s, %d IVMS101 field(s) not in the flat party\n",
-			cb.TransferID, cb.Inquiry.Amount, cb.Inquiry.Asset, o.PersonType, o.Country, len(cb.Unmapped))
+			cb.TransferID, shown(cb.Inquiry.Amount, amountPattern.MatchString(cb.Inquiry.Amount)),
+			shown(cb.Inquiry.Asset, tickerPattern.MatchString(cb.Inquiry.Asset)),
+			shown(o.PersonType, o.PersonType == "natural" || o.PersonType == "legal"),
+			shown(o.Country, ivms101.ValidCountry(o.Country)), len(cb.Unmapped))
 		approved := screen(o) // your screening: sanctions lists, the names you hold
 		res, err := client.ResolveInquiry(ctx, cb.TransferID, &travelrule.InquiryResolution{
 			Approved: strconv.FormatBool(approved),
@@ -149,6 +155,20 @@ func demo(ctx context.Context, out io.Writer) error {
 		return fmt.Errorf("waiting for the confirmation: %w", ctx.Err())
 	}
 }
+
+// shown returns a value of a code list as it is, and anything else as
+// "[redacted]".
+func shown(v string, valid bool) string {
+	if valid {
+		return v
+	}
+	return "[redacted]"
+}
+
+var (
+	amountPattern = regexp.MustCompile(`^[0-9]{1,30}(\.[0-9]{1,18})?$`)
+	tickerPattern = regexp.MustCompile(`^[A-Za-z0-9]{1,20}$`)
+)
 
 // screen stands for the beneficiary's own checks of the originator.
 func screen(originator travelrule.Party) bool {
