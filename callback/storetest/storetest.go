@@ -236,8 +236,11 @@ func testHandlersCallOnce(t *testing.T, open Open, fail bool) {
 		handlers = append(handlers, h)
 	}
 	id := "msg_" + NewKey(t)[5:]
+	// The handlers have no Standard Webhooks verifier, so they key
+	// deliveries by body: each test's callback is its own.
+	body := `{"transferId":"` + id + `","status":"APPROVED","statusComment":"ok"}`
 	deliver := func(h *callback.Handler) int {
-		r := httptest.NewRequestWithContext(ctx, http.MethodPost, "/travelrule/callback", strings.NewReader(statusBody))
+		r := httptest.NewRequestWithContext(ctx, http.MethodPost, "/travelrule/callback", strings.NewReader(body))
 		r.Header.Set(callback.HeaderID, id)
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
@@ -385,5 +388,3 @@ func testEndedContext(t *testing.T, open Open) {
 // errIntegrator is the error of a failing call of the function.
 var errIntegrator = errors.New("storetest: the integrator's function failed")
 
-// statusBody is a status callback.
-const statusBody = `{"transferId":"6f1c2b9e-4d1a-4c8e-9a57-2f0d8b3e7c11","status":"approved","timestamp":"2026-11-23T08:00:00Z"}`
