@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -29,21 +30,13 @@ const cbInquiryBody = `{"transferId":"tr-77","status":"inquiry","asset":"BTC","a
 
 // cbLiveInquiryBody is the live service's INQUIRY: the parties in a nested
 // IVMS101 payload (live-service.md, Callbacks), with made-up people.
-const cbLiveInquiryBody = `{"asset":"BTC","amount":"0.0425",
- "callback":"https://trp.travel-rule.com/transfers/inquiryResolution?q=019ac452-8660-7061-9b93-8d72eaa11a89",
- "IVMS101":{
-  "originator":{"originatorPersons":[{"naturalPerson":{
-    "name":{"nameIdentifier":[{"primaryIdentifier":"Quaxworth","secondaryIdentifier":"Zebulon","nameIdentifierType":"LEGL"}]},
-    "geographicAddress":[{"addressType":"HOME","streetName":"Rue de Rivoli","buildingNumber":"99","postCode":"75001","townName":"Paris","country":"FR"}],
-    "nationalIdentification":{"nationalIdentifier":"FR-ID-7781","nationalIdentifierType":"IDCD","countryOfIssue":"FR"},
-    "dateAndPlaceOfBirth":{"dateOfBirth":"1979-04-02","placeOfBirth":"Lyon"},
-    "countryOfResidence":"FR"}}],
-   "accountNumber":["bc1qzebulonwallet0000000000000000000000"]},
-  "beneficiary":{"beneficiaryPersons":[{"naturalPerson":{
-    "name":{"nameIdentifier":[{"primaryIdentifier":"Fairweather","secondaryIdentifier":"Odalys","nameIdentifierType":"LEGL"}]}}}],
-   "accountNumber":["bc1qodalyswallet00000000000000000000000"]},
-  "originatingVASP":{"originatingVASP":{"legalPerson":{"name":{"nameIdentifier":[{"legalPersonName":"Originator Exchange SAS","legalPersonNameIdentifierType":"LEGL"}]},"countryOfRegistration":"FR"}}}
- }}`
+var cbLiveInquiryBody = func() string {
+	b, err := os.ReadFile("testdata/callback_inquiry_live.json")
+	if err != nil {
+		panic(err)
+	}
+	return strings.TrimSpace(string(b))
+}()
 
 func TestParseCallbackKinds(t *testing.T) {
 	ts := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)

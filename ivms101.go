@@ -261,32 +261,13 @@ func (m *ivmsMapper) natural(p *Party, np *ivms101.NaturalPerson) {
 	const at = "naturalPerson."
 	p.PersonType = "natural"
 	if n := np.Name; n != nil {
-		chosen := -1
-		for i, id := range n.NameIdentifiers {
-			if id.NameIdentifierType == ivms101.NameLegal {
-				chosen = i
-				break
-			}
-		}
-		if chosen < 0 && len(n.NameIdentifiers) > 0 {
-			chosen = 0
-		}
-		for i, id := range n.NameIdentifiers {
-			path := at + "name.nameIdentifier[" + strconv.Itoa(i) + "]"
-			if i != chosen {
-				m.lost(path)
-				continue
-			}
+		chosen := legalFirst(n.NameIdentifiers, func(id ivms101.NaturalPersonNameID) bool { return id.NameIdentifierType == ivms101.NameLegal })
+		if chosen >= 0 {
+			id := n.NameIdentifiers[chosen]
 			p.LastName, p.FirstName = id.PrimaryIdentifier, id.SecondaryIdentifier
-			m.lostExtra(path+".", id.Extra)
+			m.lostExtra(at+"name.nameIdentifier["+strconv.Itoa(chosen)+"].", id.Extra)
 		}
-		for i := range n.LocalNameIdentifiers {
-			m.lost(at + "name.localNameIdentifier[" + strconv.Itoa(i) + "]")
-		}
-		for i := range n.PhoneticNameIdentifiers {
-			m.lost(at + "name.phoneticNameIdentifier[" + strconv.Itoa(i) + "]")
-		}
-		m.lostExtra(at+"name.", n.Extra)
+		m.otherNames(at, chosen, len(n.NameIdentifiers), len(n.LocalNameIdentifiers), len(n.PhoneticNameIdentifiers), n.Extra)
 	}
 	m.addresses(p, at, np.GeographicAddresses)
 	m.nationalID(p, at, np.NationalIdentification)
@@ -305,38 +286,53 @@ func (m *ivmsMapper) legal(p *Party, lp *ivms101.LegalPerson) {
 	const at = "legalPerson."
 	p.PersonType = "legal"
 	if n := lp.Name; n != nil {
-		chosen := -1
-		for i, id := range n.NameIdentifiers {
-			if id.LegalPersonNameIdentifierType == ivms101.LegalNameLegal {
-				chosen = i
-				break
-			}
-		}
-		if chosen < 0 && len(n.NameIdentifiers) > 0 {
-			chosen = 0
-		}
-		for i, id := range n.NameIdentifiers {
-			path := at + "name.nameIdentifier[" + strconv.Itoa(i) + "]"
-			if i != chosen {
-				m.lost(path)
-				continue
-			}
+		chosen := legalFirst(n.NameIdentifiers, func(id ivms101.LegalPersonNameID) bool {
+			return id.LegalPersonNameIdentifierType == ivms101.LegalNameLegal
+		})
+		if chosen >= 0 {
+			id := n.NameIdentifiers[chosen]
 			p.LegalName = id.LegalPersonName
-			m.lostExtra(path+".", id.Extra)
+			m.lostExtra(at+"name.nameIdentifier["+strconv.Itoa(chosen)+"].", id.Extra)
 		}
-		for i := range n.LocalNameIdentifiers {
-			m.lost(at + "name.localNameIdentifier[" + strconv.Itoa(i) + "]")
-		}
-		for i := range n.PhoneticNameIdentifiers {
-			m.lost(at + "name.phoneticNameIdentifier[" + strconv.Itoa(i) + "]")
-		}
-		m.lostExtra(at+"name.", n.Extra)
+		m.otherNames(at, chosen, len(n.NameIdentifiers), len(n.LocalNameIdentifiers), len(n.PhoneticNameIdentifiers), n.Extra)
 	}
 	m.addresses(p, at, lp.GeographicAddresses)
 	m.nationalID(p, at, lp.NationalIdentification)
 	p.AccountNumber = lp.CustomerIdentification
 	m.country(p, at+"countryOfRegistration", lp.CountryOfRegistration)
 	m.lostExtra(at, lp.Extra)
+}
+
+// legalFirst returns the index of the first name identifier that legal
+// accepts, else 0, or -1 when there is none.
+func legalFirst[T any](ids []T, legal func(T) bool) int {
+	for i, id := range ids {
+		if legal(id) {
+			return i
+		}
+	}
+	if len(ids) > 0 {
+		return 0
+	}
+	return -1
+}
+
+// otherNames records as lost, under at + "name.", the name identifiers
+// other than the chosen one, every local and phonetic one, and the name's
+// unknown members.
+func (m *ivmsMapper) otherNames(at string, chosen, ids, local, phonetic int, extra map[string]json.RawMessage) {
+	for i := range ids {
+		if i != chosen {
+			m.lost(at + "name.nameIdentifier[" + strconv.Itoa(i) + "]")
+		}
+	}
+	for i := range local {
+		m.lost(at + "name.localNameIdentifier[" + strconv.Itoa(i) + "]")
+	}
+	for i := range phonetic {
+		m.lost(at + "name.phoneticNameIdentifier[" + strconv.Itoa(i) + "]")
+	}
+	m.lostExtra(at+"name.", extra)
 }
 
 // addresses maps the first address; the others, and the fields a Party

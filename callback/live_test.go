@@ -3,6 +3,7 @@ package callback_test
 import (
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 
@@ -15,27 +16,22 @@ import (
 
 // The four callbacks of the live service, as live-service.md describes
 // them (section Callbacks), with made-up people. The INQUIRY's parties are
-// a nested IVMS101 payload, in the 2020 edition's names.
+// a nested IVMS101 payload, in the 2020 edition's names; the root
+// package's tests read the same file.
+var liveInquiry = strings.TrimSpace(string(must(os.ReadFile("../testdata/callback_inquiry_live.json"))))
+
 const (
-	liveInquiry = `{"asset":"BTC","amount":"0.0425",
- "callback":"https://trp.travel-rule.com/transfers/inquiryResolution?q=019ac452-8660-7061-9b93-8d72eaa11a89",
- "IVMS101":{
-  "originator":{"originatorPersons":[{"naturalPerson":{
-    "name":{"nameIdentifier":[{"primaryIdentifier":"Quaxworth","secondaryIdentifier":"Zebulon","nameIdentifierType":"LEGL"}]},
-    "geographicAddress":[{"addressType":"HOME","streetName":"Rue de Rivoli","buildingNumber":"99","postCode":"75001","townName":"Paris","country":"FR"}],
-    "nationalIdentification":{"nationalIdentifier":"FR-ID-7781","nationalIdentifierType":"IDCD","countryOfIssue":"FR"},
-    "dateAndPlaceOfBirth":{"dateOfBirth":"1979-04-02","placeOfBirth":"Lyon"},
-    "countryOfResidence":"FR"}}],
-   "accountNumber":["bc1qzebulonwallet0000000000000000000000"]},
-  "beneficiary":{"beneficiaryPersons":[{"naturalPerson":{
-    "name":{"nameIdentifier":[{"primaryIdentifier":"Fairweather","secondaryIdentifier":"Odalys","nameIdentifierType":"LEGL"}]}}}],
-   "accountNumber":["bc1qodalyswallet00000000000000000000000"]},
-  "originatingVASP":{"originatingVASP":{"legalPerson":{"name":{"nameIdentifier":[{"legalPersonName":"Originator Exchange SAS","legalPersonNameIdentifierType":"LEGL"}]},"countryOfRegistration":"FR"}}}
- }}`
 	liveInquiryResolution    = `{"approved":{"address":"bc1qodalyswallet00000000000000000000000","callback":"https://trp.travel-rule.com/transfers/txId?q=t-42"},"callback":"https://vasp.example/travelrule/callback"}`
 	liveTransferResolution   = `{"transferId":"t-42","status":"REJECTED","statusComment":"the beneficiary is not our customer","callback":"https://vasp.example/travelrule/callback"}`
 	liveTransferConfirmation = `{"txid":"0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060"}`
 )
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
 
 // liveMux mounts one handler, verifying x-data-integrity with secrets,
 // where a VASP mounts it: at the inbound-inquiry path its travel addresses

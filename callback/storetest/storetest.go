@@ -387,4 +387,3 @@ func testEndedContext(t *testing.T, open Open) {
 
 // errIntegrator is the error of a failing call of the function.
 var errIntegrator = errors.New("storetest: the integrator's function failed")
-
