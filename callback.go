@@ -161,6 +161,7 @@ type callbackWire struct {
 	Cancelled     json.RawMessage `json:"cancelled"`
 	StatusComment flexString      `json:"statusComment"`
 	IVMS101       json.RawMessage `json:"IVMS101"`
+	Callback      flexString      `json:"callback"`
 }
 
 // ParseCallback decodes a callback body. The service sends no type field,
@@ -224,6 +225,7 @@ func ParseCallback(body []byte) (*Callback, error) {
 	case canceled != nil:
 		cb.Reason = cbText(canceled)
 	}
+	cb.CallbackURL = string(w.Callback)
 	ivms := cbIVMS101(w.IVMS101)
 	cb.Kind = cbKind(cb.Status, ivms != nil, decision, w.Rejected != nil, canceled != nil, w.Txid != nil)
 	switch cb.Kind {
@@ -234,7 +236,6 @@ func ParseCallback(body []byte) (*Callback, error) {
 			cb.Address = cbFindAddress(body)
 		}
 	}
-	cb.CallbackURL = cbCallbackURL(body)
 	return cb, nil
 }
 
@@ -252,17 +253,6 @@ func cbIVMS101(raw json.RawMessage) json.RawMessage {
 	return nil
 }
 
-// cbCallbackURL returns the body's top-level "callback" when it is a
-// string, or "".
-func cbCallbackURL(body []byte) string {
-	var w struct {
-		Callback flexString `json:"callback"`
-	}
-	if json.Unmarshal(body, &w) != nil {
-		return ""
-	}
-	return string(w.Callback)
-}
 
 // cbDecode decodes body into w as json.Unmarshal(body, w) does, but for
 // two things: each top-level member whose name matches a field (exactly,
@@ -313,7 +303,7 @@ func cbDecode(body, obj []byte, w *callbackWire) error {
 }
 
 // cbFieldNames are the JSON names of callbackWire's fields, in order.
-var cbFieldNames = [...]string{"transferId", "status", "txId", "txid", "timestamp", "approved", "rejected", "canceled", "cancelled", "statusComment", "IVMS101"}
+var cbFieldNames = [...]string{"transferId", "status", "txId", "txid", "timestamp", "approved", "rejected", "canceled", "cancelled", "statusComment", "IVMS101", "callback"}
 
 // field returns the index in cbFieldNames of the field the member named key
 // is read into, and whether the name matched exactly; -1 if none. As with
@@ -336,7 +326,7 @@ func (w *callbackWire) field(key []byte) (int, bool) {
 
 // decoder returns the decoder of field i of cbFieldNames.
 func (w *callbackWire) decoder(i int) json.Unmarshaler {
-	fields := [...]json.Unmarshaler{&w.TransferID, &w.Status, &w.TxID, &w.Txid, &w.Timestamp, &w.Approved, &w.Rejected, &w.Canceled, &w.Cancelled, &w.StatusComment, &w.IVMS101}
+	fields := [...]json.Unmarshaler{&w.TransferID, &w.Status, &w.TxID, &w.Txid, &w.Timestamp, &w.Approved, &w.Rejected, &w.Canceled, &w.Cancelled, &w.StatusComment, &w.IVMS101, &w.Callback}
 	return fields[i]
 }
 
@@ -581,6 +571,7 @@ func (c Callback) LogValue() slog.Value {
 // the transfer id from the callback URL's q when the body has none.
 func cbFillInquiry(cb *Callback, body []byte, ivms json.RawMessage) {
 	cb.Inquiry = cbInquiry(body)
+	cb.Inquiry.Callback = cb.CallbackURL // read as the other fields are: the exact name wins
 	if cbIsObject(ivms) {
 		if p, err := ivms101.Parse(ivms); err == nil {
 			cb.IVMS101 = p

@@ -267,8 +267,10 @@
 //     txId on a transfer the integrator initiated (Transfer.TxID, which an
 //     initiation's txId also sets) and answers
 //     {"status":true,"data":{"transferId","txId"}} [own]; the same txId
-//     again answers the same; another txId for a transfer that has one is
-//     400 VALIDATION_ERROR for txId; an unknown id, or an inquiry's, is 404
+//     again answers the same; another txId for a transfer that has one,
+//     or any txId for a transfer the beneficiary's VASP rejected (it is
+//     not to be broadcast), is 400 VALIDATION_ERROR for txId; an unknown
+//     id, or an inquiry's, is 404
 //     TRANSFER_NOT_FOUND [own]. The service then sends a
 //     TRANSFER_CONFIRMATION to the beneficiary's VASP [live docs]: to the
 //     callback URL of the integrator's approval when the integrator is that

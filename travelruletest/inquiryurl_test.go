@@ -146,7 +146,14 @@ func TestInquiryToTheIntegrator(t *testing.T) {
 
 			if !tt.txIDFirst {
 				_, err := c.SubmitTxID(ctx, id, hash)
-				require.NoError(t, err)
+				if tt.approve {
+					require.NoError(t, err)
+				} else {
+					var apiErr *travelrule.APIError
+					require.ErrorAs(t, err, &apiErr, "a rejected transfer is not to be broadcast")
+					assert.Equal(t, 400, apiErr.StatusCode)
+					assert.ErrorIs(t, err, travelrule.CodeValidationError)
+				}
 			}
 			n := 3
 			if tt.confirmation {
@@ -165,8 +172,13 @@ func TestInquiryToTheIntegrator(t *testing.T) {
 			assert.Equal(t, beneficiary.URL+"/vasp/transfers/inquiry/"+tr.BeneficiaryID, ds[0].URL)
 			tr, _ = srv.Transfer(id)
 			assert.Equal(t, tt.state, tr.State)
-			assert.True(t, tr.Confirmed)
-			assert.Equal(t, hash, tr.TxID)
+			if tt.approve {
+				assert.True(t, tr.Confirmed)
+				assert.Equal(t, hash, tr.TxID)
+			} else {
+				assert.False(t, tr.Confirmed)
+				assert.Empty(t, tr.TxID)
+			}
 			assert.Equal(t, 1, srv.Stats().Resolutions)
 		})
 	}

@@ -135,6 +135,11 @@ func (s *Server) initiate(body []byte, key string) *answer {
 		if s.cfg.approve != nil {
 			approved = s.cfg.approve(req)
 		}
+		// The sandbox decides now; the state follows as the callbacks go.
+		t.decision = StateApproved
+		if !approved {
+			t.decision = StateRejected
+		}
 		evs = s.resolutionEvents(t, approved)
 	}
 	s.records.add(t, evs...)

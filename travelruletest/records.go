@@ -381,6 +381,7 @@ const (
 	txIDRecorded   txIDOutcome = iota // the transfer now has the txId
 	txIDNoTransfer                    // no initiated transfer with the id is kept
 	txIDConflict                      // the transfer has another txId
+	txIDRejected                      // the beneficiary's VASP rejected the transfer
 )
 
 // submitTxID records txID on the initiated transfer id, and that its
@@ -396,6 +397,8 @@ func (rs *records) submitTxID(id, txID string) txIDOutcome {
 		return txIDNoTransfer
 	case t.TxID != "" && t.TxID != txID:
 		return txIDConflict
+	case t.decision == StateRejected || t.State == StateRejected:
+		return txIDRejected
 	}
 	t.TxID = txID
 	if !t.Confirmed {

@@ -45,7 +45,8 @@ func decodeTxID(q string, body []byte) (string, []travelrule.FieldError, error) 
 // transfer the integrator initiated, and the TRANSFER_CONFIRMATION the
 // service then sends (Transfer.Confirmed), queued when the beneficiary's
 // VASP (the integrator) gave a callback URL for it. The same txId again answers the same; another
-// txId for a transfer that has one is 400 VALIDATION_ERROR; a transfer not
+// txId for a transfer that has one, or for a transfer the beneficiary's VASP
+// rejected, is 400 VALIDATION_ERROR [own]; a transfer not
 // initiated (an unknown id, or an inquiry) is 404 TRANSFER_NOT_FOUND.
 func (s *Server) submitTxID(q string, body []byte) *answer {
 	txID, faults, err := decodeTxID(q, body)
@@ -59,6 +60,9 @@ func (s *Server) submitTxID(q string, body []byte) *answer {
 	case txIDConflict:
 		a = fieldAnswer(http.StatusBadRequest, codeValidationError, "txId",
 			"the transfer already has another txId; a transfer has one transaction")
+	case txIDRejected:
+		a = fieldAnswer(http.StatusBadRequest, codeValidationError, "txId",
+			"the beneficiary's VASP rejected the transfer: it is not to be broadcast")
 	default:
 		a = dataAnswer(struct {
 			TransferID string `json:"transferId"`

@@ -118,3 +118,20 @@ func TestSubmitTxIDThroughTheClient(t *testing.T) {
 	require.ErrorIs(t, err, travelrule.ErrNotFound)
 	require.ErrorIs(t, err, travelrule.CodeTransferNotFound)
 }
+
+// TestTxIDRefusedForARejectedTransfer: a transfer the beneficiary's VASP
+// rejected is not to be broadcast, so its txId is refused, at once, before
+// the callbacks that announce the rejection have gone.
+func TestTxIDRefusedForARejectedTransfer(t *testing.T) {
+	srv := newServer(t, travelruletest.WithApproval(func(travelrule.TransferRequest) bool { return false }), travelruletest.WithoutCallbacks())
+	c := newClient(t, srv)
+	req := validRequest("https://vasp.example/cb")
+	req.TxID = ""
+	res, err := c.InitiateTransfer(context.Background(), req)
+	require.NoError(t, err)
+	_, err = c.SubmitTxID(context.Background(), res.TransferID, "0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060")
+	require.ErrorIs(t, err, travelrule.CodeValidationError)
+	tr, _ := srv.Transfer(res.TransferID)
+	assert.False(t, tr.Confirmed)
+	assert.Zero(t, srv.Stats().Confirmations)
+}

@@ -43,8 +43,10 @@ func (c *cli) listen(ctx context.Context, args []string) int {
 		fmt.Fprintf(c.stderr, "listen: %v\n", err)
 		return exitUsage
 	}
-	mux := http.NewServeMux()
-	mux.Handle(*path, h)
+	mux, err := serveMux(*path, h)
+	if err != nil {
+		return c.usageError(fs, "--path: %v", err)
+	}
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -184,10 +186,32 @@ func serveUntilDone(ctx context.Context, srv *http.Server, ln net.Listener, c *c
 	return exitOK
 }
 
+// serveMux returns a mux that serves h at path, or why path is not a
+// pattern http.ServeMux takes (it panics on those).
+func serveMux(path string, h http.Handler) (mux *http.ServeMux, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			mux, err = nil, fmt.Errorf("not a path pattern http.ServeMux accepts: %v", v)
+		}
+	}()
+	mux = http.NewServeMux()
+	mux.Handle(path, h)
+	return mux, nil
+}
+
 // callbackLine is the JSON line printed for a callback: personal data and
-// the raw body only with --show-pii.
+// the raw body only with --show-pii. Without it, the identifiers, status,
+// asset and amount are those of the callback's log/slog form, which shows
+// a value of the sender's only when it has an identifier's (or a
+// ticker's, an amount's) shape and holds none of an inquiry's personal
+// values.
 func callbackLine(cb *travelrule.Callback, showPII bool) map[string]any {
 	line := map[string]any{"kind": cb.Kind, "transferId": cb.TransferID, "status": cb.Status}
+	shown := map[string]string{}
+	if !showPII {
+		shown = redactedForms(cb)
+		line["transferId"], line["status"] = shown["transferId"], shown["status"]
+	}
 	put := func(k, v string, pii bool) {
 		switch {
 		case v == "":
@@ -197,7 +221,11 @@ func callbackLine(cb *travelrule.Callback, showPII bool) map[string]any {
 			line[k] = v
 		}
 	}
-	put("txId", cb.TxID, false)
+	if showPII {
+		put("txId", cb.TxID, false)
+	} else {
+		put("txId", shown["txId"], false)
+	}
 	put("ref", cb.Ref, false)
 	put("address", cb.Address, true)
 	put("approvedCallback", cb.ApprovedCallback, true)
@@ -208,6 +236,9 @@ func callbackLine(cb *travelrule.Callback, showPII bool) map[string]any {
 	}
 	if cb.Inquiry != nil {
 		line["asset"], line["amount"] = cb.Inquiry.Asset, cb.Inquiry.Amount
+		if !showPII {
+			line["asset"], line["amount"] = shown["inquiry.asset"], shown["inquiry.amount"]
+		}
 		if showPII {
 			line["inquiry"] = cb.Inquiry
 		} else {
@@ -225,4 +256,24 @@ func callbackLine(cb *travelrule.Callback, showPII bool) map[string]any {
 		line["raw"] = cb.Raw
 	}
 	return line
+}
+
+// redactedForms returns the string values of the callback's log/slog
+// form, by key ("inquiry.asset" for a member of a group).
+func redactedForms(cb *travelrule.Callback) map[string]string {
+	out := map[string]string{}
+	var walk func(prefix string, attrs []slog.Attr)
+	walk = func(prefix string, attrs []slog.Attr) {
+		for _, a := range attrs {
+			v := a.Value.Resolve()
+			switch v.Kind() {
+			case slog.KindGroup:
+				walk(prefix+a.Key+".", v.Group())
+			case slog.KindString:
+				out[prefix+a.Key] = v.String()
+			}
+		}
+	}
+	walk("", cb.LogValue().Group())
+	return out
 }

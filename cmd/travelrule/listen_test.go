@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"encoding/base64"
+	"encoding/json"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -9,7 +11,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
+	"github.com/vaspkit/travelrule"
 	"github.com/vaspkit/travelrule/callback"
 )
 
@@ -85,4 +89,31 @@ func TestListenWarnsWhenVerifyingNothing(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCallbackLineRedactsSenderText: without --show-pii, the identifiers,
+// status, asset and amount of a callback are printed only when they have
+// their shape and hold none of an inquiry's personal values.
+func TestCallbackLineRedactsSenderText(t *testing.T) {
+	cb, err := travelrule.ParseCallback([]byte(`{"transferId":"Ada-Lovelace","status":"inquiry","txId":"Lovelace","asset":"Ada Lovelace","amount":"one BTC",
+	 "originator":{"personType":"natural","firstName":"Ada","lastName":"Lovelace"}}`))
+	require.NoError(t, err)
+	line := callbackLine(cb, false)
+	out, err := json.Marshal(line)
+	require.NoError(t, err)
+	assert.NotContains(t, string(out), "Lovelace")
+	assert.NotContains(t, string(out), "one BTC")
+	assert.Equal(t, "inquiry", line["status"])
+
+	shown := callbackLine(cb, true)
+	assert.Equal(t, "Ada-Lovelace", shown["transferId"], "--show-pii shows it")
+}
+
+// TestListenRefusesABadPathPattern: a --path that http.ServeMux refuses is
+// a usage error, not a panic.
+func TestListenRefusesABadPathPattern(t *testing.T) {
+	code, _, errOut := runCLI(t, context.Background(), "", nil, "listen", "--addr", "127.0.0.1:0", "--path", "/a/{")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "--path: not a path pattern")
+	assert.NotContains(t, errOut, "goroutine")
 }

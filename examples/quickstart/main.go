@@ -29,8 +29,10 @@
 // must reach the callback listener: set TRAVELRULE_CALLBACK_URL to the
 // public URL that forwards to TRAVELRULE_LISTEN_ADDR (default
 // 127.0.0.1:8081, so that it runs beside "travelrule sandbox" on
-// 127.0.0.1:8080), path /travelrule/callback; inbound inquiries arrive on
-// the same listener at /transfers/inquiry/{beneficiaryId}. Inquiries come
+// 127.0.0.1:8080), path /travelrule/callback (and
+// /travelrule/callback/confirmation, where the confirmations of the
+// inquiries it approves come); inbound inquiries arrive on the same
+// listener at /transfers/inquiry/{beneficiaryId}. Inquiries come
 // from the service only for your own travel addresses, so against a real
 // service the quickstart waits for one only if TRAVELRULE_WAIT_INQUIRY=1.
 //
@@ -63,6 +65,9 @@ import (
 
 const (
 	callbackPath = "/travelrule/callback"
+	// confirmationSuffix follows the callback URL in the confirmation URLs
+	// the quickstart gives as the beneficiary's VASP.
+	confirmationSuffix = "/confirmation"
 	// inquiryRoute is where the beneficiary's VASP receives inquiries: the
 	// path the service's travel addresses name.
 	inquiryRoute = "POST /transfers/inquiry/{beneficiaryId}"
@@ -85,8 +90,11 @@ func main() {
 // run is the whole quickstart; getenv and out make it testable.
 func run(ctx context.Context, getenv func(string) string, out io.Writer) error {
 	start := time.Now()
-	s := &session{out: out, key: make([]byte, 32), events: make(chan *travelrule.Callback, 16)}
+	s := &session{out: out, key: make([]byte, 32), confirmKey: make([]byte, 32), events: make(chan *travelrule.Callback, 16)}
 	if _, err := rand.Read(s.key); err != nil {
+		return err
+	}
+	if _, err := rand.Read(s.confirmKey); err != nil {
 		return err
 	}
 	embedded := getenv("TRAVELRULE_BASE_URL") == ""
@@ -151,7 +159,8 @@ func run(ctx context.Context, getenv func(string) string, out io.Writer) error {
 // session is what the steps of the quickstart share.
 type session struct {
 	out          io.Writer
-	key          []byte // the capability key: yours alone, never sent anywhere
+	key          []byte // the capability key of the originator's callback URLs: yours alone, never sent anywhere
+	confirmKey   []byte // another, for the confirmation URLs the beneficiary's VASP gives
 	events       chan *travelrule.Callback
 	sandbox      *travelruletest.Server // nil against a real service
 	client       *travelrule.Client
@@ -248,13 +257,19 @@ func (s *session) listen(getenv func(string) string, embedded bool) (*http.Serve
 	// The originator's callbacks come to URLs the quickstart made: they
 	// must carry its capability. Inquiries come to the path the travel
 	// address names, which the service chose: the signature alone.
+	// The confirmations come to the URLs the quickstart gives as the
+	// beneficiary's VASP, under a key of their own: a callback's body names
+	// the URL of its own transfer, and the handler refuses one that names
+	// another URL of its key than the one it arrived at.
 	callbacks := callback.NewHandler(deliver, callback.WithVerifier(verifier), callback.WithCapabilityKey(s.key))
+	confirmations := callback.NewHandler(deliver, callback.WithVerifier(verifier), callback.WithCapabilityKey(s.confirmKey))
 	inquiries := callback.NewHandler(deliver, callback.WithVerifier(verifier))
-	if err := errors.Join(callbacks.Err(), inquiries.Err()); err != nil {
+	if err := errors.Join(callbacks.Err(), confirmations.Err(), inquiries.Err()); err != nil {
 		return nil, err
 	}
 	mux := http.NewServeMux()
 	mux.Handle(callbackPath, callbacks)
+	mux.Handle(callbackPath+confirmationSuffix, confirmations)
 	mux.Handle(inquiryRoute, inquiries)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	listenAddr := "127.0.0.1:0"
@@ -283,10 +298,13 @@ func (s *session) listen(getenv func(string) string, embedded bool) (*http.Serve
 // TRAVELRULE_SIGNING_SECRET or the file TRAVELRULE_SIGNING_SECRET_FILE
 // names.
 func signingSecret(getenv func(string) string) (string, error) {
-	if secret := getenv("TRAVELRULE_SIGNING_SECRET"); secret != "" {
+	secret, path := getenv("TRAVELRULE_SIGNING_SECRET"), getenv("TRAVELRULE_SIGNING_SECRET_FILE")
+	switch {
+	case secret != "" && path != "":
+		return "", errors.New("set TRAVELRULE_SIGNING_SECRET or TRAVELRULE_SIGNING_SECRET_FILE, not both")
+	case secret != "":
 		return secret, nil
 	}
-	path := getenv("TRAVELRULE_SIGNING_SECRET_FILE")
 	if path == "" {
 		return "", errors.New("set TRAVELRULE_SIGNING_SECRET (or TRAVELRULE_SIGNING_SECRET_FILE) to the service's callback signing secret: callbacks are verified, never taken on trust")
 	}
@@ -301,6 +319,14 @@ func signingSecret(getenv func(string) string) (string, error) {
 func (s *session) newCallbackURL(prefix string) (ref, url string, err error) {
 	ref = prefix + travelrule.NewCallbackRef()[:12]
 	url, err = travelrule.NewCallbackURL(s.callbackBase, ref, s.key)
+	return ref, url, err
+}
+
+// newConfirmationURL is a fresh reference and the capability URL, under
+// the confirmation key, that names it.
+func (s *session) newConfirmationURL() (ref, url string, err error) {
+	ref = "qs-confirm-" + travelrule.NewCallbackRef()[:12]
+	url, err = travelrule.NewCallbackURL(s.callbackBase+confirmationSuffix, ref, s.confirmKey)
 	return ref, url, err
 }
 
@@ -344,7 +370,7 @@ func (s *session) answerInquiry(ctx context.Context) (confirmRef string, err err
 	fmt.Fprintf(s.out, "  read into a Party: from %s\n                     to   %s\n", describe(cb.Inquiry.Originator), describe(cb.Inquiry.Beneficiary))
 	fmt.Fprintf(s.out, "  IVMS101 fields a Party has no place for: %d (still in cb.IVMS101)\n", len(cb.Unmapped))
 
-	confirmRef, confirmURL, err := s.newCallbackURL("qs-confirm-")
+	confirmRef, confirmURL, err := s.newConfirmationURL()
 	if err != nil {
 		return "", err
 	}
