@@ -253,7 +253,6 @@ func cbIVMS101(raw json.RawMessage) json.RawMessage {
 	return nil
 }
 
-
 // cbDecode decodes body into w as json.Unmarshal(body, w) does, but for
 // two things: each top-level member whose name matches a field (exactly,
 // else the first field whose name equals it under Unicode case folding)
