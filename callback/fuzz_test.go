@@ -13,7 +13,8 @@ import (
 	"github.com/vaspkit/travelrule/callback"
 )
 
-// FuzzHandler drives the handler with any body, signed or not, and checks
+// FuzzHandler drives the handler with any body, signed or not (with
+// Standard Webhooks, and with the live service's x-data-integrity), checks
 // its contract: it never panics; an unsigned or oversized body, or one that
 // is not a JSON object, never reaches the function and is never answered
 // 2xx; a good delivery reaches the function once, with Raw equal to the
@@ -45,13 +46,21 @@ func FuzzHandler(f *testing.F) {
 		signed := callback.NewHandler(fn, callback.WithMaxBodyBytes(limit),
 			callback.WithVerifier(&callback.WebhookVerifier{Secrets: [][]byte{secret}, Now: fixedClock}))
 		open := callback.NewHandler(fn, callback.WithMaxBodyBytes(limit))
-		if signed.Err() != nil || open.Err() != nil {
-			t.Fatal(signed.Err(), open.Err())
+		dv, err := callback.NewDataIntegrityVerifier(string(secret))
+		if err != nil {
+			t.Fatal(err)
 		}
-		deliver := func(h http.Handler, sign bool) int {
+		live := callback.NewHandler(fn, callback.WithMaxBodyBytes(limit), callback.WithVerifier(dv))
+		if signed.Err() != nil || open.Err() != nil || live.Err() != nil {
+			t.Fatal(signed.Err(), open.Err(), live.Err())
+		}
+		deliver := func(h http.Handler, scheme string) int {
 			r := httptest.NewRequest(http.MethodPost, "/cb", bytes.NewReader(body))
-			if sign {
+			switch scheme {
+			case "webhook":
 				setSignatureHeaders(r.Header, secret, id, fixedNow, body)
+			case "live":
+				r.Header.Set(callback.HeaderDataIntegrity, callback.SignDataIntegrity(secret, body))
 			}
 			w := httptest.NewRecorder()
 			h.ServeHTTP(w, r)
@@ -66,11 +75,17 @@ func FuzzHandler(f *testing.F) {
 		wellFormed := len(body) <= limit && json.Unmarshal(body, &obj) == nil && obj != nil
 		authentic := sign && id != ""
 
+		scheme := func(name string) string {
+			if sign {
+				return name
+			}
+			return ""
+		}
 		for _, h := range []struct {
 			handler http.Handler
 			ok      bool
-			sign    bool
-		}{{signed, authentic, sign}, {open, true, false}} {
+			sign    string
+		}{{signed, authentic, scheme("webhook")}, {open, true, ""}, {live, sign, scheme("live")}} {
 			calls, got = 0, nil
 			code := deliver(h.handler, h.sign)
 			switch {
