@@ -83,6 +83,8 @@ func TestValidate(t *testing.T) {
 		{"date month 13", func(r *travelrule.TransferRequest) { r.Originator.DateOfBirth = "1984-13-01" }, []string{"originator.dateOfBirth"}},
 		{"address type", func(r *travelrule.TransferRequest) { r.Beneficiary.AddressType = "CASTLE" }, []string{"beneficiary.addressType"}},
 		{"unassigned country", func(r *travelrule.TransferRequest) { r.Originator.Country = "XQ" }, []string{"originator.country"}},
+		{"withdrawn country (East Germany)", func(r *travelrule.TransferRequest) { r.Originator.Country = "DD" }, []string{"originator.country"}},
+		{"reserved code, not a country (Ascension's AC)", func(r *travelrule.TransferRequest) { r.Originator.Country = "AC" }, []string{"originator.country"}},
 		{"lower-case country", func(r *travelrule.TransferRequest) { r.Originator.Country = "de" }, []string{"originator.country"}},
 		{"national id type", func(r *travelrule.TransferRequest) { r.Originator.NationalIDType = "PASSPORT" }, []string{"originator.nationalIdType"}},
 		{"id type without id", func(r *travelrule.TransferRequest) { r.Originator.NationalID = "" }, []string{"originator.nationalId"}},

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"golang.org/x/text/language"
+	"github.com/vaspkit/travelrule/ivms101"
 )
 
 // The field checks shared by requests and parties. Each appends to a slice of
@@ -67,14 +67,8 @@ func isTwoLetters(s string) bool {
 func isASCIILetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
 
 // isISORegion reports whether s is an assigned ISO 3166-1 alpha-2 country
-// code, in upper case, according to golang.org/x/text's region tables.
-func isISORegion(s string) bool {
-	if s != strings.ToUpper(s) {
-		return false
-	}
-	r, err := language.ParseRegion(s)
-	return err == nil && r.IsCountry() && r.String() == s
-}
+// code, in upper case: package ivms101 keeps the one table of them.
+func isISORegion(s string) bool { return ivms101.ValidCountry(s) }
 
 // isISODate reports whether s has the form YYYY-MM-DD with a plausible month
 // and day.
