@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/vaspkit/travelrule/ivms101"
 )
 
 // Party is the IVMS101-derived profile of the originator or the beneficiary
@@ -65,9 +67,6 @@ type Party struct {
 }
 
 const redacted = "[redacted]"
-
-// nationalIDTypes are IVMS101's national identifier type codes.
-var nationalIDTypes = []string{"ARNU", "CCPT", "RAID", "DRLC", "FIIN", "TXID", "SOCS", "IDCD", "LEIX", "MISC"}
 
 // mask returns redacted for a non-empty value, "" otherwise, so that redacted
 // output still shows which fields are set.
@@ -129,9 +128,9 @@ func (p Party) codes(sender bool) partyCodes {
 	}
 	return partyCodes{
 		personType:     only(c.personType, oneOf(c.personType, "natural", "legal")),
-		addressType:    only(c.addressType, oneOf(c.addressType, "HOME", "BIZZ", "GEOG")),
+		addressType:    only(c.addressType, ivms101.AddressType(c.addressType).Valid()),
 		country:        only(c.country, isTwoLetters(c.country) && isISORegion(c.country)),
-		nationalIDType: only(c.nationalIDType, oneOf(c.nationalIDType, nationalIDTypes...)),
+		nationalIDType: only(c.nationalIDType, ivms101.NationalIdentifierType(c.nationalIDType).Valid()),
 	}
 }
 
@@ -174,13 +173,13 @@ func (p *Party) validateStrict(prefix string, errs []FieldError) []FieldError {
 	if p.DateOfBirth != "" && !isISODate(p.DateOfBirth) {
 		errs = append(errs, FieldError{Field: prefix + ".dateOfBirth", Reason: "must be a date in the form YYYY-MM-DD"})
 	}
-	if p.AddressType != "" && !oneOf(p.AddressType, "HOME", "BIZZ", "GEOG") {
+	if p.AddressType != "" && !ivms101.AddressType(p.AddressType).Valid() {
 		errs = append(errs, FieldError{Field: prefix + ".addressType", Reason: "must be an IVMS101 address type (HOME, BIZZ, GEOG)"})
 	}
 	if p.Country != "" && isTwoLetters(p.Country) && !isISORegion(p.Country) {
 		errs = append(errs, FieldError{Field: prefix + ".country", Reason: "must be an ISO 3166-1 alpha-2 country code"})
 	}
-	if p.NationalIDType != "" && !oneOf(p.NationalIDType, nationalIDTypes...) {
+	if p.NationalIDType != "" && !ivms101.NationalIdentifierType(p.NationalIDType).Valid() {
 		errs = append(errs, FieldError{Field: prefix + ".nationalIdType", Reason: "must be an IVMS101 national identifier type code"})
 	}
 	if p.Email != "" && !isEmailAddress(p.Email) {
