@@ -509,17 +509,18 @@ func cbFindAddress(body []byte) string {
 // identifier.
 func (c Callback) Format(f fmt.State, verb rune) {
 	goSyntaxName(f, verb, "travelrule.Callback")
+	pii := c.piiValues()
 	var ts string
 	if !c.Timestamp.IsZero() {
 		ts = c.Timestamp.Format(time.RFC3339Nano)
 	}
 	fmt.Fprintf(f, "{Kind:%s TransferID:%s Status:%s StatusComment:%s TxID:%s Timestamp:%s Ref:%s Address:%s ApprovedCallback:%s Reason:%s CallbackURL:%s Inquiry:",
-		shownID(string(c.Kind)), c.shownID(c.TransferID), c.shownID(c.Status), mask(c.StatusComment), c.shownID(c.TxID), ts, shownID(c.Ref),
+		shownID(string(c.Kind)), shownIDNotIn(c.TransferID, pii), shownIDNotIn(c.Status, pii), mask(c.StatusComment), shownIDNotIn(c.TxID, pii), ts, shownID(c.Ref),
 		mask(c.Address), mask(c.ApprovedCallback), mask(c.Reason), mask(c.CallbackURL))
 	if c.Inquiry == nil {
 		fmt.Fprint(f, "<nil>")
 	} else {
-		c.Inquiry.format(f, true)
+		c.Inquiry.format(f, true, pii)
 	}
 	fmt.Fprint(f, " IVMS101:")
 	if c.IVMS101 == nil {
@@ -530,31 +531,96 @@ func (c Callback) Format(f fmt.State, verb rune) {
 	fmt.Fprintf(f, " Unmapped:[%d paths] Raw:[%d bytes]}", len(c.Unmapped), len(c.Raw))
 }
 
-// shownID is shownID, but for an inquiry also "[redacted]" when the value
-// holds one of its parties' personal values: the sender chose both.
-func (c Callback) shownID(s string) string {
-	if c.Inquiry != nil && s != "" && containsAny(s, c.Inquiry.piiValues()) {
+// shownIDNotIn is shownID, but also "[redacted]" when the value holds one
+// of pii, the callback's own personal or secret values (see piiValues):
+// the sender chose both, so an identifier may repeat a wallet address, a
+// reason, a capability tag or a name.
+func shownIDNotIn(s string, pii []string) string {
+	if s == "" || !isIdentifier(s, maxRequestID) {
+		return shownID(s)
+	}
+	if containsAny(s, pii) {
 		return redacted
 	}
-	return shownID(s)
+	return s
+}
+
+// piiValues are the callback's values that its fmt and log/slog forms
+// never show: the wallet address, the reasons, the callback URLs and their
+// capability tags, an inquiry's parties, and
+// every text of its IVMS101 payload that is not a code of IVMS101's code
+// lists or a country.
+func (c Callback) piiValues() []string {
+	v := []string{c.Address, c.Reason, c.StatusComment, c.ApprovedCallback, c.CallbackURL}
+	for _, u := range []string{c.ApprovedCallback, c.CallbackURL} {
+		if parsed, err := url.Parse(u); err == nil {
+			v = append(v, parsed.Query()[callbackTagParam]...)
+		}
+	}
+	if c.Inquiry != nil {
+		v = append(v, c.Inquiry.piiValues()...)
+	}
+	if c.IVMS101 != nil {
+		if b, err := json.Marshal(c.IVMS101); err == nil {
+			v = appendTexts(v, b)
+		}
+	}
+	return v
+}
+
+// appendTexts appends to v the string values (not the member names) of
+// the JSON document b that are not codes of IVMS101's code lists or
+// countries.
+func appendTexts(v []string, b []byte) []string {
+	var doc any
+	if json.Unmarshal(b, &doc) != nil {
+		return v
+	}
+	var walk func(x any)
+	walk = func(x any) {
+		switch x := x.(type) {
+		case string:
+			if !ivmsCode(x) {
+				v = append(v, x)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		case map[string]any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(doc)
+	return v
+}
+
+// ivmsCode reports whether s is a code of one of IVMS101's code lists or
+// an ISO 3166 country: values the redacted forms may show.
+func ivmsCode(s string) bool {
+	return ivms101.ValidCountry(s) || ivms101.NaturalPersonNameType(s).Valid() || ivms101.LegalPersonNameType(s).Valid() ||
+		ivms101.AddressType(s).Valid() || ivms101.NationalIdentifierType(s).Valid() || ivms101.Version(s).Valid()
 }
 
 // LogValue implements slog.LogValuer: the kind, identifiers and status
 // only; an inquiry is logged as a [TransferRequest] is.
 func (c Callback) LogValue() slog.Value {
+	pii := c.piiValues()
 	attrs := make([]slog.Attr, 0, 8)
 	attrs = append(attrs,
 		slog.String("kind", shownID(string(c.Kind))),
-		slog.String("transferId", c.shownID(c.TransferID)),
-		slog.String("status", c.shownID(c.Status)),
-		slog.String("txId", c.shownID(c.TxID)),
+		slog.String("transferId", shownIDNotIn(c.TransferID, pii)),
+		slog.String("status", shownIDNotIn(c.Status, pii)),
+		slog.String("txId", shownIDNotIn(c.TxID, pii)),
 		slog.String("ref", shownID(c.Ref)),
 	)
 	if !c.Timestamp.IsZero() {
 		attrs = append(attrs, slog.Time("timestamp", c.Timestamp))
 	}
 	if c.Inquiry != nil {
-		attrs = append(attrs, slog.Attr{Key: "inquiry", Value: c.Inquiry.logValue(true)})
+		attrs = append(attrs, slog.Attr{Key: "inquiry", Value: c.Inquiry.logValue(true, pii)})
 	}
 	if c.IVMS101 != nil {
 		attrs = append(attrs, slog.Any("ivms101", *c.IVMS101), slog.Int("unmapped", len(c.Unmapped)))

@@ -133,14 +133,14 @@ func (r *TransferRequest) validate(errs []FieldError) []FieldError {
 // personal data.
 func (r TransferRequest) Format(f fmt.State, verb rune) {
 	goSyntaxName(f, verb, "travelrule.TransferRequest")
-	r.format(f, false)
+	r.format(f, false, nil)
 }
 
 // format writes the fmt form. A request from a sender (an inbound
 // inquiry) is the sender's text throughout: its txId, asset and amount are
 // shown only in their own shapes, and its parties as from a sender.
-func (r TransferRequest) format(f io.Writer, sender bool) {
-	txID, asset, amount := r.shownValues(sender)
+func (r TransferRequest) format(f io.Writer, sender bool, extra []string) {
+	txID, asset, amount := r.shownValues(sender, extra)
 	fmt.Fprintf(f, "{TravelAddress:%s Email:%s TxID:%s Asset:%s Amount:%s Callback:%s Originator:",
 		mask(r.TravelAddress), mask(r.Email), txID, asset, amount, mask(r.Callback))
 	r.Originator.format(f, sender)
@@ -151,10 +151,10 @@ func (r TransferRequest) format(f io.Writer, sender bool) {
 
 // LogValue implements slog.LogValuer: no personal data and no callback URL
 // (it may carry a capability tag).
-func (r TransferRequest) LogValue() slog.Value { return r.logValue(false) }
+func (r TransferRequest) LogValue() slog.Value { return r.logValue(false, nil) }
 
-func (r TransferRequest) logValue(sender bool) slog.Value {
-	txID, asset, amount := r.shownValues(sender)
+func (r TransferRequest) logValue(sender bool, extra []string) slog.Value {
+	txID, asset, amount := r.shownValues(sender, extra)
 	return slog.GroupValue(
 		slog.String("asset", asset),
 		slog.String("amount", amount),
@@ -166,12 +166,14 @@ func (r TransferRequest) logValue(sender bool) slog.Value {
 
 // shownValues returns the txId, asset and amount as the fmt and slog forms
 // show them: a sender's only when the txId is an identifier free of the
-// request's personal values, the asset a ticker and the amount a number.
-func (r TransferRequest) shownValues(sender bool) (txID, asset, amount string) {
+// request's personal values and of extra (the other secrets of the
+// callback that carried the request), the asset a ticker and the amount a
+// number.
+func (r TransferRequest) shownValues(sender bool, extra []string) (txID, asset, amount string) {
 	if !sender {
 		return r.TxID, r.Asset, r.Amount
 	}
-	pii := r.piiValues()
+	pii := append(r.piiValues(), extra...)
 	txID = shownIf(r.TxID, isIdentifier(r.TxID, maxRequestID) && !containsAny(r.TxID, pii))
 	return txID, shownIf(r.Asset, isTicker(r.Asset) && !containsAny(r.Asset, pii)), shownIf(r.Amount, isDecimal(r.Amount))
 }

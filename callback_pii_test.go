@@ -1,0 +1,45 @@
+package travelrule_test
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vaspkit/travelrule"
+)
+
+// TestCallbackIDsNeverRepeatItsSecrets: the sender chose the identifiers
+// and the personal values alike, so an identifier that repeats the
+// callback's wallet address, reason, capability tag, or any text of its
+// IVMS101 payload (a second account number, a place of birth) is shown as
+// "[redacted]" in every form.
+func TestCallbackIDsNeverRepeatItsSecrets(t *testing.T) {
+	tests := []struct {
+		name, body, secret string
+	}{
+		{"the approval's wallet as txId", `{"approved":{"address":"bc1qSECRETWALLET"},"txId":"bc1qSECRETWALLET"}`, "bc1qSECRETWALLET"},
+		{"the capability tag as transferId", `{"transferId":"TAGxSECRETxTAG","status":"APPROVED","callback":"https://v.example/cb?tr_ref=p&tr_tag=TAGxSECRETxTAG"}`, "TAGxSECRETxTAG"},
+		{"the reason as status", `{"transferId":"t","status":"Quaxworth","statusComment":"Quaxworth"}`, "Quaxworth"},
+		{"an unmapped IVMS101 account number as txId", `{"asset":"BTC","amount":"1","txId":"bc1qSECONDACCOUNT","IVMS101":{"originator":{"originatorPersons":[{"naturalPerson":{"name":{"nameIdentifier":[{"primaryIdentifier":"Hopper","nameIdentifierType":"LEGL"}]}}}],"accountNumber":["bc1qFIRST","bc1qSECONDACCOUNT"]}}}`, "bc1qSECONDACCOUNT"},
+		{"an unmapped place of birth as transferId", `{"transferId":"Lyonnaise","asset":"BTC","amount":"1","IVMS101":{"originator":{"originatorPersons":[{"naturalPerson":{"dateAndPlaceOfBirth":{"dateOfBirth":"1979-04-02","placeOfBirth":"Lyonnaise"}}}]}}}`, "Lyonnaise"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cb, err := travelrule.ParseCallback([]byte(tt.body))
+			require.NoError(t, err)
+			var logs bytes.Buffer
+			slog.New(slog.NewJSONHandler(&logs, nil)).Info("cb", "callback", cb)
+			for _, out := range []string{fmt.Sprint(cb), fmt.Sprintf("%+v", *cb), fmt.Sprintf("%#v", cb), logs.String()} {
+				assert.NotContains(t, out, tt.secret)
+			}
+		})
+	}
+	// An identifier that repeats none of them is still shown.
+	cb, err := travelrule.ParseCallback([]byte(`{"transferId":"t-42","status":"APPROVED","statusComment":"ok, all checked","callback":"https://v.example/cb?tr_ref=p&tr_tag=TAGxSECRETxTAG"}`))
+	require.NoError(t, err)
+	assert.Contains(t, fmt.Sprint(cb), "TransferID:t-42 Status:APPROVED")
+}
