@@ -258,15 +258,20 @@ func (s *apiKeySource) Token() (*oauth2.Token, error) {
 		e.Body, e.reason = body, transportText(err)
 		return nil, e
 	}
-	tok, reason := parseTokenAnswer(body, sent, s.now())
+	tok, reason := parseTokenAnswer(body, sent, s.now()) // a token only without a reason
 	if reason != "" {
 		e := loginRefused(s.url, resp, body, key)
 		if reason != "status false" {
 			e.reason = reason // a 2xx that holds no token: not a refusal
 			e.Refusal, e.Codes, e.shownCode = KeyNotRefused, nil, nil
 		}
-		if tok != nil {
-			e.hideRequestID = e.hideRequestID || holdsKeyPart(e.RequestID, tok.AccessToken)
+		// A token in an answer not understood is still a token: none of
+		// it may show in the error.
+		for _, access := range answerTokens(body) {
+			e.hideRequestID = e.hideRequestID || holdsKeyPart(e.RequestID, access)
+			if holdsKeyPart(e.Message, access) {
+				e.Message = redacted
+			}
 		}
 		return nil, e
 	}
@@ -390,6 +395,22 @@ func parseTokenAnswer(body []byte, sent, now time.Time) (tok *oauth2.Token, reas
 		tok.Expiry = at
 	}
 	return tok, ""
+}
+
+// answerTokens returns the access tokens a token answer holds, at the top
+// or in data, in either spelling, whatever its status says.
+func answerTokens(body []byte) []string {
+	var ans tokenAnswer
+	if !decodeLenient(body, &ans) {
+		return nil
+	}
+	var out []string
+	for _, t := range []flexString{ans.Data.AccessToken, ans.Data.AccessTokenSnake, ans.tokenFields.AccessToken, ans.tokenFields.AccessTokenSnake} {
+		if t != "" {
+			out = append(out, string(t))
+		}
+	}
+	return out
 }
 
 // Login makes sure the client holds a token, logging in (or asking its

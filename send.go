@@ -356,10 +356,23 @@ func (cl *call) piiValues() []string {
 	v := cl.pii.piiValues()
 	if cl.req.Request != nil {
 		if tok, ok := strings.CutPrefix(cl.req.Request.Header.Get("Authorization"), "Bearer "); ok {
-			v = append(v, tok)
+			v = append(v, tokenParts(tok)...)
 		}
 	}
 	return v
+}
+
+// tokenParts returns a bearer token and, for a JWT, its claims and its
+// signature: a server that echoes only a part of the token (its signature
+// in a request id, say) must not get it into an error string either. The
+// JWT's header is left out: it is the same for every token of a service
+// and secret of none.
+func tokenParts(tok string) []string {
+	parts := []string{tok}
+	if segs := strings.Split(tok, "."); len(segs) == 3 {
+		parts = append(parts, segs[1], segs[2])
+	}
+	return parts
 }
 
 // refused returns the error of a 2xx answer whose status said false: the

@@ -1,0 +1,80 @@
+package travelrule_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vaspkit/travelrule"
+)
+
+// echoJWT is a token of the live service's shape (EdDSA JWT) whose claims
+// and signature are secret.
+const echoJWT = "eyJhbGciOiJFZERTQSIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJjdXN0b21lci03Nzc3IiwiZXhwIjo0MTAyNDQ0ODAwfQ.c2lnbmF0dXJlLXNlY3JldC1vZi10aGUtdG9rZW4tMDEyMzQ1Njc4OQ"
+
+// TestBearerTokenPartsNeverShown: a hostile service that echoes the
+// token, or only its signature or claims, in a request id or a message
+// gets none of it into an error string or a log line.
+func TestBearerTokenPartsNeverShown(t *testing.T) {
+	sig := echoJWT[strings.LastIndex(echoJWT, ".")+1:]
+	claims := strings.Split(echoJWT, ".")[1]
+	for _, echoed := range []string{echoJWT, sig, claims} {
+		t.Run(echoed[:12], func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if strings.HasSuffix(r.URL.Path, "/auth/token") {
+					w.Header().Set("Content-Type", "application/json")
+					fmt.Fprintf(w, `{"accessToken":%q,"expiresIn":3600,"tokenType":"Bearer"}`, echoJWT)
+					return
+				}
+				w.Header().Set("X-Request-Id", echoed)
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusBadRequest)
+				fmt.Fprintf(w, `{"status":false,"errors":[{"code":"VALIDATION_ERROR","message":"token %s refused"}]}`, echoed)
+			}))
+			defer srv.Close()
+			var logs bytes.Buffer
+			c, err := travelrule.NewClient(srv.URL, travelrule.WithAPIKey("trp_live_key_for_the_echo_test"),
+				travelrule.WithLogger(slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+			require.NoError(t, err)
+			_, err = c.SubmitTxID(context.Background(), "t-1", "0xabc")
+			require.Error(t, err)
+			for _, out := range []string{err.Error(), fmt.Sprintf("%+v", err), logs.String()} {
+				assert.NotContains(t, out, sig)
+				assert.NotContains(t, out, claims)
+			}
+		})
+	}
+}
+
+// TestLoginAnswerNotUnderstoodHidesItsToken: a 2xx login answer that holds
+// a token but is not understood (a status that is not one of success)
+// echoes that token in its request id; the LoginError shows none of it.
+func TestLoginAnswerNotUnderstoodHidesItsToken(t *testing.T) {
+	var logins atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		logins.Add(1)
+		w.Header().Set("X-Request-Id", echoJWT[len(echoJWT)-40:])
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"status":"maybe","accessToken":%q,"message":"your token is %s"}`, echoJWT, echoJWT)
+	}))
+	defer srv.Close()
+	c, err := travelrule.NewClient(srv.URL, travelrule.WithAPIKey("trp_live_key_for_the_echo_test"))
+	require.NoError(t, err)
+	err = c.Login(context.Background())
+	require.ErrorIs(t, err, travelrule.ErrLoginFailed)
+	var le *travelrule.LoginError
+	require.ErrorAs(t, err, &le)
+	for _, out := range []string{err.Error(), fmt.Sprintf("%+v", le), le.Message} {
+		assert.NotContains(t, out, echoJWT[len(echoJWT)-40:])
+	}
+	assert.Equal(t, int32(1), logins.Load())
+}
