@@ -131,8 +131,9 @@ type Callback struct {
 	// Unmapped lists the fields of the IVMS101 payload's originator and
 	// beneficiary that Inquiry's flat parties do not hold (a second name,
 	// an address line, a place of birth), as paths; they are still in
-	// IVMS101. A path names a member the sender added under the sender's
-	// own name: do not log it unfiltered.
+	// IVMS101; at most 256, then "… and N more". A path may name a member
+	// the sender added under the sender's own name: do not log it
+	// unfiltered.
 	Unmapped []string
 	// CallbackURL is the body's top-level "callback": for an INQUIRY the
 	// URL to answer through (as Inquiry.Callback), for a resolution the

@@ -45,13 +45,14 @@ import (
 // The mapping is in the table above. A person that is neither natural nor
 // legal gives an empty Party and the unmapped path "".
 //
+// At most 256 paths are listed; a longer list ends with "… and N more".
 // Paths of fields IVMS101 names are fixed text; a member the payload
 // carried that IVMS101 does not name appears under its own name, which is
 // the sender's text: do not log unmapped paths unfiltered.
 func PartyFromIVMS101(person ivms101.Person, accountNumbers []string) (Party, []string) {
 	var m ivmsMapper
 	p := m.party(person, accountNumbers)
-	return p, m.unmapped
+	return p, m.list()
 }
 
 // PartiesFromIVMS101 returns the originator and the beneficiary of an
@@ -81,7 +82,7 @@ func PartiesFromIVMS101(p *ivms101.Payload) (originator, beneficiary Party, unma
 	if b := p.Beneficiary; b != nil {
 		beneficiary = m.side("beneficiary", persons, b.Persons, b.AccountNumbers, b.Extra)
 	}
-	return originator, beneficiary, m.unmapped
+	return originator, beneficiary, m.list()
 }
 
 // IVMS101Person returns the party as an IVMS101 person and the account
@@ -172,11 +173,35 @@ func (r *TransferRequest) IVMS101() (p *ivms101.Payload, unmapped []string) {
 // ivmsMapper collects the unmapped paths of a conversion from IVMS101.
 type ivmsMapper struct {
 	unmapped []string
+	more     int    // paths beyond maxUnmapped, not listed
 	prefix   string // the path of the person being mapped, with a trailing dot, or ""
 }
 
+// maxUnmapped is how many unmapped paths a conversion lists; a payload
+// that loses more (a hostile one: thousands of account numbers, say) ends
+// its list with "… and N more".
+const maxUnmapped = 256
+
 // lost records the path, under the current prefix, of a field not mapped.
-func (m *ivmsMapper) lost(path string) { m.unmapped = append(m.unmapped, m.prefix+path) }
+func (m *ivmsMapper) lost(path string) { m.add(m.prefix + path) }
+
+// add records path, or counts it once the list is full.
+func (m *ivmsMapper) add(path string) {
+	if len(m.unmapped) >= maxUnmapped {
+		m.more++
+		return
+	}
+	m.unmapped = append(m.unmapped, path)
+}
+
+// list returns the unmapped paths, ending with "… and N more" when some
+// were only counted.
+func (m *ivmsMapper) list() []string {
+	if m.more > 0 {
+		return append(m.unmapped, "… and "+strconv.Itoa(m.more)+" more")
+	}
+	return m.unmapped
+}
 
 // lostIf records path if v is set.
 func (m *ivmsMapper) lostIf(path, v string) {
@@ -204,7 +229,7 @@ func (m *ivmsMapper) side(name, persons string, ps []ivms101.Person, accounts []
 	for i, person := range ps {
 		path := name + "." + persons + "[" + strconv.Itoa(i) + "]"
 		if i > 0 {
-			m.unmapped = append(m.unmapped, path)
+			m.add(path)
 			continue
 		}
 		m.prefix = path + "."
@@ -229,7 +254,7 @@ func (m *ivmsMapper) party(person ivms101.Person, accounts []string) Party {
 	case person.LegalPerson != nil:
 		m.legal(&p, person.LegalPerson)
 	default:
-		m.unmapped = append(m.unmapped, trimDot(m.prefix))
+		m.add(trimDot(m.prefix))
 	}
 	m.accounts(&p, person.AccountNumbers)
 	m.accounts(&p, accounts)

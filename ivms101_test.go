@@ -2,6 +2,7 @@ package travelrule_test
 
 import (
 	"encoding/json"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -189,4 +190,19 @@ func TestPartiesFromIVMS101Paths(t *testing.T) {
 	assert.Zero(t, o)
 	assert.Zero(t, b)
 	assert.Nil(t, unmapped)
+}
+
+// TestUnmappedIsBounded: a payload that loses thousands of fields (a
+// hostile list of account numbers) lists 256 of them and counts the rest.
+func TestUnmappedIsBounded(t *testing.T) {
+	accounts := make([]string, 10_000)
+	for i := range accounts {
+		accounts[i] = "bc1q" + strconv.Itoa(i)
+	}
+	p := &ivms101.Payload{Originator: &ivms101.Originator{Persons: []ivms101.Person{ada()}, AccountNumbers: accounts}}
+	o, _, unmapped := travelrule.PartiesFromIVMS101(p)
+	assert.Equal(t, "bc1q0", o.WalletAddress)
+	require.Len(t, unmapped, 257)
+	assert.Equal(t, "originator.accountNumber[1]", unmapped[0])
+	assert.Equal(t, "… and 9743 more", unmapped[256])
 }

@@ -141,7 +141,16 @@ func unmarshal[T any](data []byte, v *T) error {
 // decoder reads the JSON of the model's types.
 type decoder struct {
 	saw2023 bool // a name only the 2023 edition writes was read
+	read    int  // the objects read into the model so far
 }
+
+// maxObjects is how many JSON objects one Parse reads into the model: far
+// more than any payload names (a person, its names, addresses and
+// identifiers are a dozen), few enough that a hostile megabyte of empty
+// name identifiers cannot cost hundreds of megabytes of structs. A member
+// whose objects would go beyond it is kept, as its JSON text, in Extra,
+// as a member of the wrong type is (Validate reports it).
+const maxObjects = 4096
 
 // top reads data, a whole JSON text, into v, the struct of a type of the
 // model, replacing its contents; it reports whether data is JSON null,
@@ -167,10 +176,14 @@ func (d *decoder) top(data []byte, v reflect.Value) (null bool, err error) {
 // model; local reports whether v is a local or phonetic name. It reports
 // false, having read nothing, when raw is not an object.
 func (d *decoder) object(raw []byte, v reflect.Value, local bool) bool {
+	if d.read >= maxObjects {
+		return false
+	}
 	members, ok := objectMembers(raw)
 	if !ok {
 		return false
 	}
+	d.read++
 	s := specOf(v.Type())
 	var extra map[string]json.RawMessage
 	var read uint32 // bit i: member i was read
@@ -279,6 +292,9 @@ func (d *decoder) objects(raw []byte, f reflect.Value, local bool) bool {
 			return false
 		}
 	}
+	if d.read+len(elems) > maxObjects {
+		return false
+	}
 	s := reflect.MakeSlice(f.Type(), len(elems), len(elems))
 	for i, e := range elems {
 		d.object(e, s.Index(i), local)
@@ -299,6 +315,9 @@ func (d *decoder) merged(raw []byte, v reflect.Value) bool {
 		if e[0] != '{' {
 			return false
 		}
+	}
+	if d.read+len(elems) > maxObjects {
+		return false
 	}
 	s := specOf(v.Type())
 	for i, e := range elems {

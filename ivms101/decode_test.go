@@ -587,3 +587,24 @@ func BenchmarkParse(b *testing.B) {
 		}
 	}
 }
+
+// TestParseBoundsTheObjectsRead: a payload of thousands of (empty) name
+// identifiers is not read into thousands of structs: past maxObjects the
+// member stays, as its JSON text, in Extra, where Validate finds it
+// (BenchmarkParse measures what a payload costs).
+func TestParseBoundsTheObjectsRead(t *testing.T) {
+	for _, n := range []int{maxObjects - 10, 200_000} {
+		ids := strings.Repeat(`{"primaryIdentifier":"X"},`, n)
+		body := `{"originator":{"originatorPersons":[{"naturalPerson":{"name":{"nameIdentifier":[` + ids[:len(ids)-1] + `]}}}]}}`
+		p, err := Parse([]byte(body))
+		require.NoError(t, err)
+		name := p.Originator.Persons[0].NaturalPerson.Name
+		if n < maxObjects {
+			assert.Len(t, name.NameIdentifiers, n, "within the bound, everything is read")
+			continue
+		}
+		assert.Empty(t, name.NameIdentifiers)
+		assert.Contains(t, name.Extra, "nameIdentifier", "kept, not lost")
+		assert.ErrorIs(t, p.Validate(), ErrInvalid)
+	}
+}
