@@ -59,7 +59,10 @@ func (c *cli) listen(ctx context.Context, args []string) int {
 		fmt.Fprintf(c.stderr, "verifying %s\n", strings.Join(verified, " and "))
 	}
 	fmt.Fprintf(c.stderr, "listening for callbacks on http://%s%s\n", ln.Addr(), *path)
-	return serveUntilDone(ctx, &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, ln, c)
+	return serveUntilDone(ctx, &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
+		// A callback is small: a sender that trickles its body, or holds an
+		// idle connection, does not hold a connection for long.
+		ReadTimeout: 30 * time.Second, IdleTimeout: 60 * time.Second, MaxHeaderBytes: 64 << 10}, ln, c)
 }
 
 // verification returns the handler's options that verify callbacks, from
@@ -179,7 +182,10 @@ func serveUntilDone(ctx context.Context, srv *http.Server, ln net.Listener, c *c
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
-		fmt.Fprintf(c.stderr, "shutdown: %v\n", err)
+		// Connections still open after the grace period are cut, so that
+		// the process stops what it serves.
+		_ = srv.Close()
+		fmt.Fprintf(c.stderr, "shutdown: %v; remaining connections closed\n", err)
 		return exitFailed
 	}
 	fmt.Fprintln(c.stderr, "stopped")
