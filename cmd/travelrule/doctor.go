@@ -255,6 +255,9 @@ func diagnose(baseURL string, exs []exchange, res *travelrule.TravelAddressResul
 		a := answerReport{Step: stepOf(ex.path), Method: ex.method, Path: ex.path, Status: ex.status, Headers: headerNames(ex.header, secrets)}
 		if mt, _, err := mime.ParseMediaType(ex.header.Get("Content-Type")); err == nil {
 			a.ContentType = mt
+			if holdsSecretPart(mt, secrets) {
+				a.ContentType = "[redacted]"
+			}
 		}
 		ok2xx := ex.status >= 200 && ex.status <= 299 && !ex.failed
 		switch a.Step {

@@ -314,3 +314,30 @@ func TestDoctorAgainstTheSandbox(t *testing.T) {
 		})
 	}
 }
+
+// TestDoctorHidesKeyParts: a name or media type that holds the API key,
+// re-cased or cut to a piece, is shown as "[redacted]".
+func TestDoctorHidesKeyParts(t *testing.T) {
+	const key = "trp_live_Kq7ZxW2mN9pLr4Ts"
+	secrets := []string{key}
+	tests := []struct {
+		name string
+		in   string
+		hide bool
+	}{
+		{"the key", key, true},
+		{"lower-cased, as a media type", strings.ToLower("application/" + key), true},
+		{"a prefix as a field name", key[:12], true},
+		{"a piece as a header name", "X-" + strings.ToUpper(key[9:17]), true},
+		{"an ordinary name", "transferId", false},
+		{"seven bytes of it", key[9:16], false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.hide, holdsSecretPart(tt.in, secrets))
+			if tt.hide && len(tt.in) <= 64 && !strings.Contains(tt.in, "/") {
+				assert.Equal(t, "[redacted]", fieldName(tt.in, secrets))
+			}
+		})
+	}
+}

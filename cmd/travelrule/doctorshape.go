@@ -275,6 +275,37 @@ func isSuccessWord(w string) bool {
 	return false
 }
 
+// secretPart is the length of the pieces of a secret that holdsSecretPart
+// looks for.
+const secretPart = 8
+
+// holdsSecretPart reports whether s holds, in any case, a secret of at
+// least 4 bytes whole or any 8 consecutive bytes of a longer one: a
+// deployment that echoes the API key re-cased (a header name, a media type
+// lower-cased by the parser) or cut (a prefix as a JSON field name) shows
+// none of it.
+func holdsSecretPart(s string, secrets []string) bool {
+	ls := strings.ToLower(s)
+	for _, sec := range secrets {
+		if len(sec) < 4 {
+			continue
+		}
+		lk := strings.ToLower(sec)
+		if len(lk) <= secretPart {
+			if strings.Contains(ls, lk) {
+				return true
+			}
+			continue
+		}
+		for i := 0; i+secretPart <= len(lk); i++ {
+			if strings.Contains(ls, lk[i:i+secretPart]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // fieldName is how the doctor shows a field's (or a header's) name: as it
 // is when it is a plain identifier (letters, digits, '_', '-', '$', at
 // most 64 bytes) that contains no secret, "[redacted]" otherwise, since a
@@ -288,10 +319,8 @@ func fieldName(name string, secrets []string) string {
 			return "[redacted]"
 		}
 	}
-	for _, s := range secrets {
-		if len(s) >= 4 && strings.Contains(name, s) {
-			return "[redacted]"
-		}
+	if holdsSecretPart(name, secrets) {
+		return "[redacted]"
 	}
 	return name
 }
