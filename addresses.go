@@ -44,7 +44,8 @@ type TravelAddressResult struct {
 	// Form is the address's form ([InspectTravelAddress]); the live
 	// service makes unchecked and opaque ones.
 	Form TravelAddressForm
-	// RequestID is the answer's X-Request-Id header, if any.
+	// RequestID is the answer's X-Request-Id header, if any (empty when
+	// it repeats a personal value of the request).
 	RequestID string
 	// Attempts is how many times the request was sent.
 	Attempts int
@@ -198,7 +199,8 @@ type TravelAddressInfo struct {
 	WalletAddress string
 	// ExternalID is the identifier given when the address was made.
 	ExternalID string
-	// RequestID is the answer's X-Request-Id header, if any.
+	// RequestID is the answer's X-Request-Id header, if any (empty when
+	// it repeats a personal value of the request).
 	RequestID string
 	// Attempts is how many times the request was sent.
 	Attempts int

@@ -552,12 +552,9 @@ func shownIDNotIn(s string, pii []string) string {
 // every text of its IVMS101 payload that is not a code of IVMS101's code
 // lists or a country.
 func (c Callback) piiValues() []string {
-	v := []string{c.Address, c.Reason, c.StatusComment, c.ApprovedCallback, c.CallbackURL}
-	for _, u := range []string{c.ApprovedCallback, c.CallbackURL} {
-		if parsed, err := url.Parse(u); err == nil {
-			v = append(v, parsed.Query()[callbackTagParam]...)
-		}
-	}
+	v := []string{c.Address, c.Reason, c.StatusComment}
+	v = append(v, urlSecrets(c.ApprovedCallback)...)
+	v = append(v, urlSecrets(c.CallbackURL)...)
 	if c.Inquiry != nil {
 		v = append(v, c.Inquiry.piiValues()...)
 	}

@@ -149,3 +149,17 @@ func validRef(ref string) bool {
 	}
 	return true
 }
+
+// urlSecrets returns a callback URL and, when it carries one, its
+// capability tag: what no error string or redacted form may show, whole or
+// echoed alone.
+func urlSecrets(u string) []string {
+	if u == "" {
+		return nil
+	}
+	out := []string{u}
+	if parsed, err := url.Parse(u); err == nil {
+		out = append(out, parsed.Query()[callbackTagParam]...)
+	}
+	return out
+}

@@ -104,7 +104,8 @@ type VASPSearchResult struct {
 	Count int
 	// VASPs are the matches, at most 100.
 	VASPs []VASP
-	// RequestID is the answer's X-Request-Id header, if any.
+	// RequestID is the answer's X-Request-Id header, if any (empty when
+	// it repeats a personal value of the request).
 	RequestID string
 	// Attempts is how many times the request was sent.
 	Attempts int

@@ -24,7 +24,8 @@ type InquiryResolution struct {
 type InquiryResult struct {
 	// Status is the service's boolean status.
 	Status bool
-	// RequestID is the answer's X-Request-Id header, if any.
+	// RequestID is the answer's X-Request-Id header, if any (empty when
+	// it repeats a personal value of the request).
 	RequestID string
 	// Attempts is how many times the request was sent.
 	Attempts int
@@ -129,15 +130,15 @@ func (c *Client) ResolveInquiry(ctx context.Context, transferID string, r *Inqui
 	}
 	return &InquiryResult{
 		Status:    status,
-		RequestID: ans.header.Get("X-Request-Id"),
+		RequestID: requestID(ans, cl.piiValues()),
 		Attempts:  cl.sent(),
 		Raw:       ans.body,
 	}, nil
 }
 
-// piiValues lists the resolution's personal values: its callback URL,
-// which may carry a capability tag.
-func (r *InquiryResolution) piiValues() []string { return []string{r.Callback} }
+// piiValues lists the resolution's personal values: its callback URL and
+// the capability tag it may carry.
+func (r *InquiryResolution) piiValues() []string { return urlSecrets(r.Callback) }
 
 // parseInquiryAnswer decodes an inquiry-resolution answer. A status that
 // means success is Status true; the excerpt's bare {"status":false}

@@ -78,3 +78,28 @@ func TestLoginAnswerNotUnderstoodHidesItsToken(t *testing.T) {
 	}
 	assert.Equal(t, int32(1), logins.Load())
 }
+
+// TestResultsHideEchoedPersonalValues: an initiation or a resolution
+// answered with a request id, or a transfer id, that repeats a personal
+// value of the request shows none of it in its fmt and slog forms.
+func TestResultsHideEchoedPersonalValues(t *testing.T) {
+	req := minimalRequest()
+	name := req.Originator.LastName
+	c, _ := setup(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Request-Id", "req-"+name)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"status":true,"data":{"transferId":"tr-%s"}}`, name)
+	})
+	res, err := c.InitiateTransfer(context.Background(), req)
+	require.NoError(t, err)
+	assert.Equal(t, "tr-"+name, res.TransferID, "the field keeps what the service said")
+	assert.Empty(t, res.RequestID)
+	var logs bytes.Buffer
+	slog.New(slog.NewJSONHandler(&logs, nil)).Info("r", "res", res)
+	for _, out := range []string{fmt.Sprint(res), fmt.Sprintf("%+v", *res), logs.String()} {
+		assert.NotContains(t, out, name)
+	}
+	inq, err := c.ResolveInquiry(context.Background(), "t-1", &travelrule.InquiryResolution{Approved: "true", Callback: "https://vasp.example/cb?tr_tag=" + name})
+	require.NoError(t, err)
+	assert.Empty(t, inq.RequestID)
+}

@@ -51,7 +51,8 @@ type TransferResult struct {
 	// but documents no field for it, so it may be empty: match callbacks
 	// with a capability callback URL (see [NewCallbackURL]) instead.
 	TransferID string
-	// RequestID is the answer's X-Request-Id header, if any.
+	// RequestID is the answer's X-Request-Id header, if any (empty when
+	// it repeats a personal value of the request).
 	RequestID string
 	// IdempotencyKey is the Idempotency-Key the request carried, if the
 	// client sent one (see [WithIdempotency]).
@@ -60,6 +61,8 @@ type TransferResult struct {
 	Attempts int
 	// Raw is the whole answer body, unknown fields included.
 	Raw json.RawMessage
+
+	hideTransferID bool // the server's transfer id holds a personal value of the request
 }
 
 // Validate reports every fault of the request at once as a
@@ -183,14 +186,23 @@ func (r TransferRequest) shownValues(sender bool, extra []string) (txID, asset, 
 func (r TransferResult) Format(f fmt.State, verb rune) {
 	goSyntaxName(f, verb, "travelrule.TransferResult")
 	fmt.Fprintf(f, "{Status:%s TransferID:%s RequestID:%s IdempotencyKey:%s Attempts:%d Raw:%s}",
-		shownID(r.Status), shownID(r.TransferID), shownRequestID(r.RequestID), r.IdempotencyKey, r.Attempts, size(r.Raw))
+		shownID(r.Status), r.shownTransferID(), shownRequestID(r.RequestID), r.IdempotencyKey, r.Attempts, size(r.Raw))
+}
+
+// shownTransferID is the transfer id as the fmt and slog forms show it:
+// never one that repeats a personal value of the request.
+func (r TransferResult) shownTransferID() string {
+	if r.hideTransferID {
+		return redacted
+	}
+	return shownID(r.TransferID)
 }
 
 // LogValue implements slog.LogValuer, with the same fields as Format.
 func (r TransferResult) LogValue() slog.Value {
 	return slog.GroupValue(
 		slog.String("status", shownID(r.Status)),
-		slog.String("transferId", shownID(r.TransferID)),
+		slog.String("transferId", r.shownTransferID()),
 		slog.String("requestId", shownRequestID(r.RequestID)),
 		slog.String("idempotencyKey", r.IdempotencyKey),
 		slog.Int("attempts", r.Attempts),
@@ -200,7 +212,8 @@ func (r TransferResult) LogValue() slog.Value {
 
 func (r *TransferRequest) piiValues() []string {
 	v := make([]string, 0, 24)
-	v = append(v, r.TravelAddress, r.Email, r.Callback)
+	v = append(v, r.TravelAddress, r.Email)
+	v = append(v, urlSecrets(r.Callback)...)
 	v = r.Originator.piiValues(v)
 	return r.Beneficiary.piiValues(v)
 }
@@ -270,13 +283,15 @@ func (c *Client) InitiateTransfer(ctx context.Context, req *TransferRequest) (*T
 		// must reconcile, exactly as after a dropped connection.
 		return nil, cl.end(unexpectedAnswer(op, ans.status, ans.header, ans.body, cl.piiValues()))
 	}
+	pii := cl.piiValues()
 	return &TransferResult{
 		Status:         status,
 		TransferID:     transferID,
-		RequestID:      ans.header.Get("X-Request-Id"),
+		RequestID:      requestID(ans, pii),
 		IdempotencyKey: cl.key,
 		Attempts:       cl.sent(),
 		Raw:            ans.body,
+		hideTransferID: containsAny(transferID, pii),
 	}, nil
 }
 

@@ -18,7 +18,8 @@ type TxIDResult struct {
 	// Status is the answer's status as written ("true", "success"), or
 	// "" when the answer had none.
 	Status string
-	// RequestID is the answer's X-Request-Id header, if any.
+	// RequestID is the answer's X-Request-Id header, if any (empty when
+	// it repeats a personal value of the request).
 	RequestID string
 	// Attempts is how many times the request was sent.
 	Attempts int
