@@ -169,6 +169,44 @@ func TestFirewall403IsNotResent(t *testing.T) {
 	assert.Len(t, live.requests("/transfers/txId"), 2)
 }
 
+// Test403InTheServiceFormat: a 403 in the service's own envelope is a
+// refused token only when its code says so (FORBIDDEN or UNAUTHORIZED);
+// with any other code an initiation, which the service may have acted on,
+// is not sent again and costs no second login.
+func Test403InTheServiceFormat(t *testing.T) {
+	tests := []struct {
+		code     string
+		resent   bool
+		wantSent int64
+	}{
+		{"FORBIDDEN", true, 2},
+		{"UNAUTHORIZED", true, 2},
+		{"VALIDATION_ERROR", false, 1},
+		{"INTERNAL_ERROR", false, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.code, func(t *testing.T) {
+			live := newLiveService(t)
+			var created atomic.Int64
+			live.handle("/transfers/initiate", func(w http.ResponseWriter, r *http.Request) {
+				created.Add(1)
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusForbidden)
+				_, _ = w.Write([]byte(`{"status":false,"errors":[{"code":"` + tt.code + `","message":"no"}]}`))
+			})
+			c := live.client(t, liveKey)
+			_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+			require.Error(t, err)
+			assert.Equal(t, tt.wantSent, created.Load())
+			if tt.resent {
+				assert.EqualValues(t, 2, live.logins.Load(), "a new token for the one more try")
+			} else {
+				assert.EqualValues(t, 1, live.logins.Load(), "no second login")
+			}
+		})
+	}
+}
+
 // TestRefusedKey: a bad key is a clear, typed error that says the login
 // failed and why; nothing reaches the operation, and the key appears
 // nowhere.

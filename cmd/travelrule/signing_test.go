@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -143,7 +144,10 @@ func TestSandboxSigning(t *testing.T) {
 			rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				body, _ := io.ReadAll(r.Body)
 				err := tt.verifier.Verify(r, body)
-				verified <- err
+				select {
+				case verified <- err:
+				default: // retries of a refused callback: the first two tell
+				}
 				if err != nil {
 					w.WriteHeader(http.StatusUnauthorized)
 					return
@@ -156,8 +160,8 @@ func TestSandboxSigning(t *testing.T) {
 			transfer := strings.Replace(validTransfer, "https://vasp-a.example/cb", rc.URL+"/cb", 1)
 			code, _, errOut := runCLI(t, context.Background(), transfer, sc.env, "initiate")
 			require.Equal(t, exitOK, code, errOut)
-			assert.NoError(t, <-verified, "the INQUIRY_RESOLUTION verifies")
-			assert.NoError(t, <-verified, "the TRANSFER_RESOLUTION verifies")
+			assert.NoError(t, recv(t, verified), "the INQUIRY_RESOLUTION verifies")
+			assert.NoError(t, recv(t, verified), "the TRANSFER_RESOLUTION verifies")
 			assertNoSecrets(t, sc.out.String()+sc.errOut.String(), mine)
 		})
 	}
@@ -221,14 +225,20 @@ func TestSandboxInquiryToListen(t *testing.T) {
 	line := out.waitFor(t, regexp.MustCompile(`(?m)^.*"kind":"inquiry".*$`))[0]
 	var inquiry map[string]any
 	require.NoError(t, json.Unmarshal([]byte(line), &inquiry))
-	assert.Equal(t, id, inquiry["transferId"], "from the q of the INQUIRY's callback")
+	// From the q of the INQUIRY's callback; a random id that happens to
+	// hold a party's value (the hex of a UUID can hold "ada") is redacted.
+	wantID := id
+	if strings.Contains(strings.ToLower(id), "ada") {
+		wantID = "[redacted]"
+	}
+	assert.Equal(t, wantID, inquiry["transferId"])
 	assert.Equal(t, "BTC", inquiry["asset"])
 	assert.Equal(t, "[redacted]", inquiry["inquiry"])
 	assert.Equal(t, "[redacted]", inquiry["ivms101"])
 	assert.NotContains(t, errOut.String(), "refused")
 
 	run("", "resolve", "--transfer", id, "--approved", "true", "--callback", base+"/transfers/inquiry/confirm")
-	first, second := <-bodies, <-bodies
+	first, second := recv(t, bodies), recv(t, bodies)
 	assert.Equal(t, "0x0123456789abcdef0123456789abcdef01234567", first["approved"].(map[string]any)["address"])
 	assert.Equal(t, id, second["transferId"])
 	assert.Equal(t, "APPROVED", second["status"])
@@ -237,4 +247,18 @@ func TestSandboxInquiryToListen(t *testing.T) {
 	line = out.waitFor(t, regexp.MustCompile(`(?m)^.*"kind":"txid".*$`))[0]
 	assert.Contains(t, line, txHash)
 	assertNoSecrets(t, out.String()+errOut.String(), "Lovelace", "Turing")
+}
+
+// recv returns the next value of ch, failing the test if none comes within
+// 30 seconds (the event normally comes in milliseconds).
+func recv[T any](t *testing.T, ch <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(30 * time.Second):
+		t.Fatal("no value within 30s")
+		var zero T
+		return zero
+	}
 }

@@ -108,7 +108,9 @@ func run(ctx context.Context, addr string, key []byte, secret string, demo bool,
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	sandbox := travelruletest.NewServer()
+	// The live retry schedule, with each minute a tenth of a second: a
+	// delivery that fails is tried again within the demo's time.
+	sandbox := travelruletest.NewServer(travelruletest.WithCallbackTimeScale(100 * time.Millisecond))
 	defer sandbox.Close()
 	client, err := travelrule.NewClient(sandbox.URL, travelrule.WithAPIKey(travelruletest.DefaultAPIKey))
 	if err != nil {

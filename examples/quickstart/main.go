@@ -110,7 +110,10 @@ func run(ctx context.Context, getenv func(string) string, out io.Writer) error {
 	// The service: the embedded sandbox, which sends the inquiries of its
 	// travel addresses to the listener, or the one the environment names.
 	if embedded {
-		s.sandbox = travelruletest.NewServer(travelruletest.WithPathPrefix("/api/v3"), travelruletest.WithInquiryURL(s.listenerBase))
+		// The live retry schedule, each minute a tenth of a second: a
+		// callback that fails is tried again within the quickstart's time.
+		s.sandbox = travelruletest.NewServer(travelruletest.WithPathPrefix("/api/v3"), travelruletest.WithInquiryURL(s.listenerBase),
+			travelruletest.WithCallbackTimeScale(100*time.Millisecond))
 		defer s.sandbox.Close()
 	}
 	if err := s.connect(getenv); err != nil {

@@ -69,7 +69,9 @@ func run(ctx context.Context, getenv func(string) string, args []string, out io.
 
 // demo is the whole flow against the embedded sandbox.
 func demo(ctx context.Context, out io.Writer) error {
-	sandbox := travelruletest.NewServer()
+	// The live retry schedule, with each minute a tenth of a second: a
+	// delivery that fails is tried again within the demo's time.
+	sandbox := travelruletest.NewServer(travelruletest.WithCallbackTimeScale(100 * time.Millisecond))
 	defer sandbox.Close()
 	client, err := travelrule.NewClient(sandbox.URL, travelrule.WithAPIKey(travelruletest.DefaultAPIKey))
 	if err != nil {
