@@ -218,8 +218,8 @@ func (e *APIError) redirectReason() string {
 }
 
 // visibleCodes returns the codes Error shows: those of Codes (or Code
-// alone) that are identifiers and contain none of the request's personal
-// values.
+// alone) that showCode lets through, none at all when one of them holds a
+// personal value of the request.
 func (e *APIError) visibleCodes() []string {
 	if e.hideCode {
 		return nil
@@ -230,7 +230,7 @@ func (e *APIError) visibleCodes() []string {
 	}
 	out := make([]string, 0, len(codes))
 	for _, c := range codes {
-		if isIdentifier(c, maxCode) && !slices.Contains(out, c) {
+		if showCode(c, nil) && !slices.Contains(out, c) {
 			out = append(out, c)
 		}
 	}
@@ -259,7 +259,7 @@ func (e *APIError) Unwrap() error { return e.cause }
 func (e *APIError) Format(f fmt.State, verb rune) {
 	if verb == 'v' && (f.Flag('#') || f.Flag('+')) {
 		code, requestID := e.Code, e.RequestID
-		if e.hideCode || !isIdentifier(code, maxCode) {
+		if e.hideCode || !showCode(code, nil) {
 			code = mask(code)
 		}
 		if e.hideRequestID {
@@ -577,7 +577,7 @@ func (e *APIError) readErrorBody(eb *errorBody, pii []string) {
 		msg = string(eb.Message)
 	}
 	for _, c := range e.allCodes() {
-		if !showCode(c, pii) {
+		if containsAny(c, pii) {
 			e.hideCode = true
 		}
 	}

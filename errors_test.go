@@ -3,7 +3,10 @@ package travelrule_test
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -53,8 +56,8 @@ func TestAPIErrorTextCarriesNoServerText(t *testing.T) {
 			"travelrule: InitiateTransfer: 400 Bad Request"},
 		{"plain code", `{"error":"invalid_party"}`, "",
 			"travelrule: InitiateTransfer: 400 Bad Request: invalid_party"},
-		{"field names that are not the request's paths", `{"error":"invalid","fields":[{"field":"Quarterfield","reason":"x"},{"field":"originator.lastName","reason":"unknown QUARTERFIELD"},{"field":"AB123456","reason":"x"}]}`, "",
-			"travelrule: InitiateTransfer: 400 Bad Request: invalid (fields: originator.lastName)"},
+		{"field names that are not the request's paths", `{"error":"invalid_field","fields":[{"field":"Quarterfield","reason":"x"},{"field":"originator.lastName","reason":"unknown QUARTERFIELD"},{"field":"AB123456","reason":"x"}]}`, "",
+			"travelrule: InitiateTransfer: 400 Bad Request: invalid_field (fields: originator.lastName)"},
 		{"request id with a name in it", `{}`, "trace-quarterfield",
 			"travelrule: InitiateTransfer: 400 Bad Request"},
 		{"request id of any text", `{}`, "Zoë Quarterfield, Berlin",
@@ -214,6 +217,48 @@ func TestAPIErrors(t *testing.T) {
 				// static token cannot be cured by a refresh).
 				assert.EqualValues(t, 1, ts.hits.Load(), "%s must not retry a %d", op, tt.status)
 			}
+		})
+	}
+}
+
+// TestResolveInquiryErrorShowsNoEchoedValue: a resolution sends no
+// personal value, so the SDK cannot look for one; a server whose error code
+// echoes the beneficiary's wallet address or last name (the inquiry's, which
+// the caller holds) must not get it into any printed form of the error.
+func TestResolveInquiryErrorShowsNoEchoedValue(t *testing.T) {
+	const wallet, lastName = "bc1qxy2kgdygjrsqtzq2n0yrf2493p83kkfjhx0wlh", "Quarterfield"
+	tests := []struct {
+		name, body string
+		wantText   string
+	}{
+		{"wallet address as the error", `{"error":"` + wallet + `"}`,
+			"travelrule: ResolveInquiry: 400 Bad Request"},
+		{"last name as the error", `{"error":"` + lastName + `"}`,
+			"travelrule: ResolveInquiry: 400 Bad Request"},
+		{"last name as an envelope code", `{"status":false,"errors":[{"code":"` + strings.ToUpper(lastName) + `","message":"x"}]}`,
+			"travelrule: ResolveInquiry: 400 Bad Request"},
+		{"wallet address as an error object's code", `{"error":{"code":"` + wallet + `"}}`,
+			"travelrule: ResolveInquiry: 400 Bad Request"},
+		{"documented code kept", `{"status":false,"errors":[{"code":"TRANSFER_NOT_FOUND","message":"` + lastName + `"}]}`,
+			"travelrule: ResolveInquiry: 400 Bad Request: TRANSFER_NOT_FOUND"},
+		{"code-shaped code kept", `{"error":"bad_request"}`,
+			"travelrule: ResolveInquiry: 400 Bad Request: bad_request"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, _ := setup(t, answer(400, tt.body))
+			_, err := c.ResolveInquiry(context.Background(), "tr-1", &travelrule.InquiryResolution{Approved: "true"})
+			var apiErr *travelrule.APIError
+			require.ErrorAs(t, err, &apiErr)
+			assert.Equal(t, tt.wantText, err.Error())
+			var text, jsonLog bytes.Buffer
+			slog.New(slog.NewTextHandler(&text, nil)).Info("x", "err", err)
+			slog.New(slog.NewJSONHandler(&jsonLog, nil)).Info("x", "err", err)
+			for _, out := range []string{err.Error(), fmt.Sprintf("%v", err), fmt.Sprintf("%+v", err), fmt.Sprintf("%#v", err), text.String(), jsonLog.String()} {
+				assert.NotContains(t, strings.ToLower(out), strings.ToLower(wallet))
+				assert.NotContains(t, strings.ToLower(out), strings.ToLower(lastName))
+			}
+			assert.True(t, errors.Is(err, travelrule.ErrBadRequest))
 		})
 	}
 }

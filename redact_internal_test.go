@@ -24,8 +24,23 @@ func TestShowCode(t *testing.T) {
 		want bool
 	}{
 		{"bad_request", true},
-		{"E42", true},
-		{"invalid-travel-address", true},
+		{"VALIDATION_ERROR", true},
+		{"forbidden", true},          // documented, in any case
+		{"TRANSFER_NOT_FOUND", true}, // documented
+		{"ERR_404", true},            //
+		{"E42", false},               // one word the service does not document
+		{"Smith", false},             // a last name the call did not send (ResolveInquiry sends none)
+		{"SMITH", false},             //
+		{"bc1qxy2kgdygjrsqtzq2n0yrf2493p83kkfjhx0wlh", false}, // a wallet address
+		{"Bad_Request", false},                                // mixed case: a name, not a code
+		{"van_Dijk", false},                                   //
+		{"_LEADING", false},                                   //
+		{"TRAILING_", false},                                  //
+		{"DOUBLE__SEP", false},                                //
+		{"1_CODE", false},                                     //
+		{"ada@example.com", false},                            //
+		{"invalid-travel-address", false},                     // '-' joins names too
+		{"john.smith", false},                                 // '.' too
 		{"", false},
 		{"has space", false},
 		{strings.Repeat("a", maxCode+1), false},
@@ -35,14 +50,14 @@ func TestShowCode(t *testing.T) {
 		{"0x742D35CC6634C0532925A3B844BC454E4438F44E", false}, // a wallet address, other case
 		{"id_ab123456_rejected", false},                       // a national id
 		{"odegard-muller", false},                             // without diacritics
-		{"E5", true},                                          // a one-character value is not looked for
+		{"E_5", true},                                         // a one-character value is not looked for
 		{"1984-02-29", false},                                 // a date of birth
 		{"born_" + strings.ToUpper("1984-02-29"), false},      //
 		{"\u0130STANBUL", false},                              // not an identifier (non-ASCII)
 		{"ok_code_with_digits_123", true},                     //
 		{"<script>", false},                                   //
 		{"code\nInjected: header", false},                     //
-		{"a.b:c[0]", true},                                    //
+		{"a.b:c[0]", false},                                   // a path, not a code
 		{"0X742D35CC6634C0532925A3B844BC454E4438F44E_FORBIDDEN", false}, //
 	}
 	for _, tt := range tests {
