@@ -204,6 +204,26 @@ func WithIdempotency() Option {
 	return func(o *options) { o.idempotency = true }
 }
 
+// WithTrust503RetryAfterNotForwarded declares that every 503 answer with
+// a Retry-After header comes from a component that did not forward the
+// request (the service's own "come back later", a gateway with no healthy
+// upstream, nginx's limit_req), so that a call that may not be repeated,
+// such as InitiateTransfer without [WithIdempotency], is retried after
+// it as after a 429.
+//
+// Without it such a 503 is taken to prove nothing, for a gateway may send
+// it after the service acted: the common maintenance-page idiom (nginx's
+// "error_page 502 504 =503" with "add_header Retry-After ... always",
+// HAProxy's errorfile for 503) turns an upstream that stored the transfer
+// and then failed into a 503 with Retry-After. The call then ends with
+// [ErrOutcomeUnknown], whose [*APIError] carries the RetryAfter the
+// answer asked for. Set this option only when every gateway between the
+// client and the service is known never to answer so: if one does, a
+// transfer is sent twice.
+func WithTrust503RetryAfterNotForwarded() Option {
+	return func(o *options) { o.trust503 = true }
+}
+
 // WithStrictValidation makes InitiateTransfer check requests with
 // [TransferRequest.ValidateStrict] instead of [TransferRequest.Validate].
 func WithStrictValidation() Option {

@@ -43,6 +43,7 @@ type policy struct {
 	waitMin       time.Duration // the first backoff wait
 	waitMax       time.Duration // the longest backoff wait
 	retryAfterMax time.Duration // the longest Retry-After honoured
+	trust503      bool          // a 503 with Retry-After proves the request was not forwarded (WithTrust503RetryAfterNotForwarded)
 }
 
 // decision is what follows an attempt.
@@ -58,23 +59,29 @@ type decision struct {
 //
 //   - Retried always: 429 (the live service's rate limit: it did not act),
 //     after its Retry-After within the cap or after the backoff without
-//     one; 503 with a Retry-After header (the service's own "come back
-//     later") within the cap; a connection failure before the request was
-//     written (refused dial, DNS, TLS handshake); and one 401 or 403 (the
-//     live service's answer to an expired token), when a token other than
-//     the rejected one is at hand.
-//   - Retried only when the call may be repeated: 503 without Retry-After
-//     (a proxy may send it after the service received the request), any
-//     other 5xx but 501 (500, 502, 504, a proxy's 520 or 524), and a
-//     failure after the request may have been written (dropped
-//     connection, stream reset, time-out).
+//     one; a connection failure before the request was written (refused
+//     dial, DNS, TLS handshake); an HTTP/2 stream the server declared
+//     unprocessed (RST_STREAM REFUSED_STREAM, or a stream above a GOAWAY's
+//     last stream id: RFC 9113, sections 8.7 and 6.8); and one 401 or 403
+//     (the live service's answer to an expired token), when a token other
+//     than the rejected one is at hand.
+//   - Retried only when the call may be repeated: 503, with Retry-After
+//     (after it, within the cap) or without (a gateway answers 503 before
+//     forwarding and also after the service acted: a maintenance page for
+//     the upstream's 502 or 504 that adds Retry-After to every answer), or
+//     with Retry-After for every call under WithTrust503RetryAfterNotForwarded; any
+//     other 5xx but 501 (500, 502, 504, a proxy's 520 or 524); a final 1xx
+//     (101 to a request that asked for no upgrade); and a failure after
+//     the request may have been written (dropped connection, any other
+//     stream reset, a connection closed without GOAWAY, time-out).
 //   - Never retried: any other answer, a context that ended, a failure to
 //     obtain a token, a certificate the client does not trust.
 //
-// The service may have acted after a 2xx, a 5xx but 501 and a 503 with
-// Retry-After, a 503 without Retry-After, an unfollowed 3xx, and any
-// failure after the request may have been written. No retry starts beyond
-// the budget or if its wait would end after the caller's deadline.
+// The service may have acted after a 2xx, a 5xx but 501 (503 included,
+// with or without Retry-After, unless WithTrust503RetryAfterNotForwarded), a final
+// 1xx, an unfollowed 3xx, and any failure after the request may have been
+// written but a stream the server declared unprocessed. No retry starts
+// beyond the budget or if its wait would end after the caller's deadline.
 func decide(a attempt, p policy) decision {
 	d := judge(a, p)
 	switch {
@@ -103,11 +110,23 @@ func judge(a attempt, p policy) decision {
 		return judgeFailure(a, backoff)
 	case (code == http.StatusUnauthorized || code == http.StatusForbidden) && !a.refreshed && a.newToken:
 		return decision{retry: true, why: "status " + strconv.Itoa(code) + ": retrying with a new token"}
-	case (code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable) && a.hasRetryAfter:
+	case code == http.StatusTooManyRequests && a.hasRetryAfter,
+		code == http.StatusServiceUnavailable && a.hasRetryAfter && p.trust503:
 		if a.retryAfter > p.retryAfterMax {
 			return decision{why: "Retry-After beyond the cap"}
 		}
 		return decision{retry: true, wait: a.retryAfter, why: "status " + strconv.Itoa(code) + " with Retry-After"}
+	case code == http.StatusServiceUnavailable && a.hasRetryAfter:
+		// A gateway answers it before forwarding (no healthy upstream,
+		// nginx limit_req) and after the service acted (a maintenance
+		// page for the upstream's 502 or 504, with Retry-After added to
+		// every answer): it proves nothing.
+		d := maybe("status 503 with Retry-After")
+		d.wait = a.retryAfter
+		if a.retryAfter > p.retryAfterMax {
+			d.retry, d.why = false, d.why+" beyond the cap"
+		}
+		return d
 	case code == http.StatusTooManyRequests:
 		// The live service documents 429 as its rate limit: refused before
 		// it acted, with or without Retry-After.
@@ -120,6 +139,10 @@ func judge(a attempt, p policy) decision {
 	case code >= 500 && code != http.StatusNotImplemented:
 		// 501 means the service does not have the operation at all.
 		return maybe("status " + strconv.Itoa(code))
+	case code >= 100 && code <= 199:
+		// A final 1xx (101 Switching Protocols to a request that asked
+		// for no upgrade) ends the exchange after the request was read.
+		return maybe("final status " + strconv.Itoa(code))
 	case code >= 300 && code <= 399:
 		// Not followed (see checkRedirect): a 303 after a POST commonly
 		// means "done, look there".

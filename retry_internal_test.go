@@ -79,8 +79,8 @@ func TestDecide(t *testing.T) {
 	}{
 		{"2xx", status(200), want{false, true}, want{false, true}, 0},
 		{"429 with Retry-After", withRetryAfter(429, 2*time.Second), want{true, false}, want{true, false}, 2 * time.Second},
-		{"503 with Retry-After", withRetryAfter(503, 0), want{true, false}, want{true, false}, 0},
-		{"503 with Retry-After beyond the cap", withRetryAfter(503, time.Hour), want{false, false}, want{false, false}, 0},
+		{"503 with Retry-After: a gateway's maintenance page may follow the service's action", withRetryAfter(503, 0), want{false, true}, want{true, true}, 0},
+		{"503 with Retry-After beyond the cap", withRetryAfter(503, time.Hour), want{false, true}, want{false, true}, time.Hour},
 		{"429 without Retry-After: the live service's rate limit, refused before acting", status(429), want{true, false}, want{true, false}, 50 * time.Millisecond},
 		{"429 with Retry-After beyond the cap", withRetryAfter(429, time.Hour), want{false, false}, want{false, false}, 0},
 		{"503 without Retry-After", status(503), want{false, true}, want{true, true}, 50 * time.Millisecond},
@@ -97,6 +97,7 @@ func TestDecide(t *testing.T) {
 		{"520 of a proxy", status(520), want{false, true}, want{true, true}, 50 * time.Millisecond},
 		{"524 of a proxy", status(524), want{false, true}, want{true, true}, 50 * time.Millisecond},
 		{"501", status(501), want{false, false}, want{false, false}, 0},
+		{"101 Switching Protocols, final", status(101), want{false, true}, want{true, true}, 50 * time.Millisecond},
 		{"303 not followed", status(303), want{false, true}, want{false, true}, 0},
 		{"307 not followed", status(307), want{false, true}, want{false, true}, 0},
 		{"dropped after sending", failed(dropped, true), want{false, true}, want{true, true}, 50 * time.Millisecond},
@@ -108,7 +109,8 @@ func TestDecide(t *testing.T) {
 		{"context ended after sending", attempt{n: 1, err: context.Canceled, ctxDone: true, written: true}, want{false, true}, want{false, true}, 0},
 		{"token endpoint failure", failed(noToken, false), want{false, false}, want{false, false}, 0},
 		{"untrusted certificate", failed(untrusted, false), want{false, false}, want{false, false}, 0},
-		{"budget spent", attempt{n: 4, status: 503, retryAfter: time.Second, hasRetryAfter: true}, want{false, false}, want{false, false}, time.Second},
+		{"budget spent", attempt{n: 4, status: 429, retryAfter: time.Second, hasRetryAfter: true}, want{false, false}, want{false, false}, time.Second},
+		{"budget spent after a 503 with Retry-After", attempt{n: 4, status: 503, retryAfter: time.Second, hasRetryAfter: true}, want{false, true}, want{false, true}, time.Second},
 		{"budget spent after sending", attempt{n: 4, err: dropped, written: true}, want{false, true}, want{false, true}, 400 * time.Millisecond},
 		{"wait outlasts the deadline", attempt{n: 1, status: 429, retryAfter: 10 * time.Second, hasRetryAfter: true, hasDeadline: true, untilDone: 5 * time.Second}, want{false, false}, want{false, false}, 10 * time.Second},
 		{"backoff outlasts the deadline", attempt{n: 1, err: refused, hasDeadline: true, untilDone: 100 * time.Millisecond}, want{false, false}, want{false, false}, 50 * time.Millisecond},
@@ -153,5 +155,29 @@ func TestDecideBackoffWait(t *testing.T) {
 		d := decide(attempt{n: tt.n, status: 500, repeatable: true, jitter: tt.jitter}, p)
 		assert.True(t, d.retry)
 		assert.Equal(t, tt.want, d.wait, "attempt %d, jitter %v", tt.n, tt.jitter)
+	}
+}
+
+// Under WithTrust503RetryAfterNotForwarded a 503 with Retry-After is a
+// refusal before forwarding, as a 429 is; without Retry-After it still
+// proves nothing.
+func TestDecideTrusted503(t *testing.T) {
+	p := policy{retryMax: 3, waitMin: 100 * time.Millisecond, waitMax: 5 * time.Second, retryAfterMax: 30 * time.Second, trust503: true}
+	tests := []struct {
+		name         string
+		a            attempt
+		retry, acted bool
+	}{
+		{"503 with Retry-After", attempt{n: 1, status: 503, retryAfter: time.Second, hasRetryAfter: true}, true, false},
+		{"503 with Retry-After beyond the cap", attempt{n: 1, status: 503, retryAfter: time.Hour, hasRetryAfter: true}, false, false},
+		{"503 without Retry-After", attempt{n: 1, status: 503}, false, true},
+		{"502 with Retry-After", attempt{n: 1, status: 502, retryAfter: time.Second, hasRetryAfter: true}, false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := decide(tt.a, p)
+			assert.Equal(t, tt.retry, d.retry, d.why)
+			assert.Equal(t, tt.acted, d.acted, d.why)
+		})
 	}
 }

@@ -3,6 +3,7 @@ package travelrule_test
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -85,20 +86,27 @@ func TestRetryAfterOverflowIsNotWaited(t *testing.T) {
 		t.Run(v, func(t *testing.T) {
 			c, ts := setup(t, func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Retry-After", v)
-				w.WriteHeader(http.StatusServiceUnavailable)
+				w.WriteHeader(http.StatusTooManyRequests)
 			}, travelrule.WithRetryWait(time.Hour, time.Hour))
 			_, err := c.InitiateTransfer(context.Background(), minimalRequest())
 			var apiErr *travelrule.APIError
 			require.ErrorAs(t, err, &apiErr)
-			assert.NotErrorIs(t, err, travelrule.ErrOutcomeUnknown, "the service's own Retry-After: definite")
+			assert.NotErrorIs(t, err, travelrule.ErrOutcomeUnknown, "the rate limit's Retry-After: definite")
 			assert.Greater(t, apiErr.RetryAfter, 100*365*24*time.Hour)
 			assert.EqualValues(t, 1, ts.hits.Load())
 		})
 	}
 }
 
-func TestRetriesRateLimitAndUnavailable(t *testing.T) {
-	for _, status := range []int{http.StatusTooManyRequests, http.StatusServiceUnavailable} {
+func TestRetriesRateLimit(t *testing.T) {
+	for _, tt := range []struct {
+		status int
+		opts   []travelrule.Option
+	}{
+		{http.StatusTooManyRequests, nil},
+		{http.StatusServiceUnavailable, []travelrule.Option{travelrule.WithTrust503RetryAfterNotForwarded()}},
+	} {
+		status := tt.status
 		t.Run(http.StatusText(status), func(t *testing.T) {
 			var n atomic.Int64
 			c, ts := setup(t, func(w http.ResponseWriter, r *http.Request) {
@@ -108,7 +116,7 @@ func TestRetriesRateLimitAndUnavailable(t *testing.T) {
 					return
 				}
 				answer(200, `{"status":"succes"}`)(w, r)
-			})
+			}, tt.opts...)
 			res, err := c.InitiateTransfer(context.Background(), minimalRequest())
 			require.NoError(t, err)
 			assert.Equal(t, 3, res.Attempts)
@@ -157,16 +165,16 @@ func TestRetryAfterBeyondCapOrDeadlineIsNotWaited(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c, ts := setup(t, func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Retry-After", "3600")
-				w.WriteHeader(http.StatusServiceUnavailable)
+				w.WriteHeader(http.StatusTooManyRequests)
 			}, tt.opts...)
 			ctx, cancel := tt.ctx()
 			defer cancel()
 			_, err := c.InitiateTransfer(ctx, minimalRequest())
 			var apiErr *travelrule.APIError
 			require.ErrorAs(t, err, &apiErr)
-			assert.Equal(t, 503, apiErr.StatusCode)
+			assert.Equal(t, 429, apiErr.StatusCode)
 			assert.Equal(t, time.Hour, apiErr.RetryAfter)
-			assert.NotErrorIs(t, err, travelrule.ErrOutcomeUnknown, "a 503 is a definite failure")
+			assert.NotErrorIs(t, err, travelrule.ErrOutcomeUnknown, "a 429 is a definite failure")
 			assert.EqualValues(t, 1, ts.hits.Load())
 			assert.NoError(t, ctx.Err(), "the call returned before the deadline instead of waiting for it")
 		})
@@ -211,12 +219,12 @@ func TestResolveInquiryRetriesServerErrors(t *testing.T) {
 }
 
 func TestContextEndsBackoffWait(t *testing.T) {
-	// The client logs "retrying" once it has the 503 and has chosen to
+	// The client logs "retrying" once it has the 429 and has chosen to
 	// wait: cancel then, never before the answer arrived.
 	waiting := &logEvent{msg: "travelrule: retrying", seen: make(chan struct{})}
 	c, ts := setup(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", "60")
-		w.WriteHeader(http.StatusServiceUnavailable)
+		w.WriteHeader(http.StatusTooManyRequests)
 	}, travelrule.WithRetryAfterMax(time.Hour), travelrule.WithRetryMax(5),
 		travelrule.WithLogger(slog.New(waiting)))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -227,7 +235,7 @@ func TestContextEndsBackoffWait(t *testing.T) {
 	}()
 	_, err := c.InitiateTransfer(ctx, minimalRequest())
 	require.ErrorIs(t, err, context.Canceled, "cancellation during a one-minute Retry-After wait ends the call")
-	assert.NotErrorIs(t, err, travelrule.ErrOutcomeUnknown, "the only attempt got a 503 with Retry-After: definite")
+	assert.NotErrorIs(t, err, travelrule.ErrOutcomeUnknown, "the only attempt got a 429 with Retry-After: definite")
 	assert.EqualValues(t, 1, ts.hits.Load())
 }
 
@@ -266,7 +274,89 @@ func TestRetryAfterReportedWhenTheBudgetRunsOut(t *testing.T) {
 		w.Header().Set("Retry-After", "7")
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}, travelrule.WithRetryAfterMax(time.Second))
-	_, err = c.InitiateTransfer(context.Background(), minimalRequest())
+	_, err = c.ResolveInquiry(context.Background(), "t-1", &travelrule.InquiryResolution{Approved: "true"})
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, 7*time.Second, apiErr.RetryAfter)
+}
+
+// A 503 with Retry-After proves nothing: gateways answer it before
+// forwarding and, with the maintenance-page idiom (nginx "error_page 502
+// 504 =503" and "add_header Retry-After 1 always"), after the upstream
+// stored the transfer and then failed. The server here is such a gateway:
+// it counts what reached the "upstream" and answers every request 503 with
+// Retry-After after it. An initiation is sent once and ends outcome
+// unknown, carrying the Retry-After; a call that may be repeated, an
+// initiation with an Idempotency-Key, and a client that declared its
+// gateways trustworthy are retried after the Retry-After.
+func TestUnavailableWithRetryAfterIsNotProof(t *testing.T) {
+	maintenance := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "0")
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = io.WriteString(w, `{"status":false,"errors":[{"code":"SERVICE_UNAVAILABLE","message":"maintenance"}]}`)
+	}
+	tests := []struct {
+		name      string
+		opts      []travelrule.Option
+		resolve   bool
+		wantSent  int64
+		wantUnkwn bool
+	}{
+		{"initiation", nil, false, 1, true},
+		{"initiation, Retry-After above the cap", []travelrule.Option{travelrule.WithRetryAfterMax(0)}, false, 1, true},
+		{"initiation with an Idempotency-Key", []travelrule.Option{travelrule.WithIdempotency()}, false, 4, true},
+		{"initiation, gateways trusted", []travelrule.Option{travelrule.WithTrust503RetryAfterNotForwarded()}, false, 4, false},
+		{"resolution", nil, true, 4, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, ts := setup(t, maintenance, tt.opts...)
+			var err error
+			if tt.resolve {
+				_, err = c.ResolveInquiry(context.Background(), "t-1", &travelrule.InquiryResolution{Approved: "true"})
+			} else {
+				_, err = c.InitiateTransfer(context.Background(), minimalRequest())
+			}
+			assert.Equal(t, tt.wantSent, ts.hits.Load(), "requests that reached the gateway")
+			var apiErr *travelrule.APIError
+			require.ErrorAs(t, err, &apiErr)
+			assert.Equal(t, http.StatusServiceUnavailable, apiErr.StatusCode)
+			assert.Equal(t, time.Duration(0), apiErr.RetryAfter)
+			assert.True(t, apiErr.Header.Get("Retry-After") == "0", "the answer's Retry-After is at hand")
+			if !tt.wantUnkwn {
+				assert.NotErrorIs(t, err, travelrule.ErrOutcomeUnknown)
+				return
+			}
+			var ou *travelrule.OutcomeUnknownError
+			require.ErrorAs(t, err, &ou)
+			assert.EqualValues(t, tt.wantSent, ou.Attempts)
+		})
+	}
+}
+
+// A final 1xx ends the exchange after the server read the request: 101
+// Switching Protocols to a POST that asked for no upgrade, with or without
+// the headers of an upgrade. The service may have acted: an initiation is
+// not sent again and its outcome is unknown; a resolution is retried.
+func TestFinalInformationalAnswerIsNotProof(t *testing.T) {
+	for name, raw := range map[string]string{
+		"with the headers of an upgrade": "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n",
+		"bare":                           "HTTP/1.1 101 Switching Protocols\r\n\r\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			c, ts := setup(t, rawAnswer(func(w io.Writer, _ *http.Request) { _, _ = io.WriteString(w, raw) }))
+			_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+			var ou *travelrule.OutcomeUnknownError
+			require.ErrorAs(t, err, &ou, "%v", err)
+			assert.Equal(t, 1, ou.Attempts)
+			assert.EqualValues(t, 1, ts.hits.Load())
+			var apiErr *travelrule.APIError
+			require.ErrorAs(t, err, &apiErr)
+			assert.Equal(t, http.StatusSwitchingProtocols, apiErr.StatusCode)
+
+			_, err = c.ResolveInquiry(context.Background(), "t-1", &travelrule.InquiryResolution{Approved: "true"})
+			require.ErrorIs(t, err, travelrule.ErrOutcomeUnknown)
+			assert.EqualValues(t, 5, ts.hits.Load(), "the resolution was sent four times: the first attempt and three retries")
+		})
+	}
 }

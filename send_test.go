@@ -240,7 +240,7 @@ func TestAttemptTimeOutIsATimeout(t *testing.T) {
 
 // Each attempt has the whole attempt time-out to itself: draining the
 // previous answer and the wait before the next attempt run outside it. The
-// first answer is a 503 with Retry-After whose body takes 1.2 s; the
+// first answer is a 429 with Retry-After whose body takes 1.2 s; the
 // second takes 1.2 s of its 2 s. With the drain inside the next attempt's
 // time-out that attempt has 0.8 s and fails; the margins are 0.8 s either
 // way (TestRetryGetsTheWholeTimeOut checks the same without a clock).
@@ -250,7 +250,7 @@ func TestDrainAndWaitDoNotEatTheNextAttempt(t *testing.T) {
 		if n.Add(1) == 1 {
 			w.Header().Set("Retry-After", "0")
 			w.Header().Set("Content-Length", "1200")
-			w.WriteHeader(http.StatusServiceUnavailable)
+			w.WriteHeader(http.StatusTooManyRequests)
 			for range 12 {
 				_, _ = w.Write([]byte(strings.Repeat("x", 100)))
 				http.NewResponseController(w).Flush()

@@ -76,7 +76,7 @@ func TestRetryGetsTheWholeTimeOut(t *testing.T) {
 		r, err := http.NewRequestWithContext(cl.attemptContext(), http.MethodPost, "https://travelrule.example", nil)
 		require.NoError(t, err)
 		cl.req.Request = r
-		unavailable := &http.Response{StatusCode: http.StatusServiceUnavailable, Header: http.Header{"Retry-After": {"1"}}}
+		unavailable := &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"1"}}}
 		retry, err := cl.checkRetry(caller, unavailable, nil)
 		require.NoError(t, err)
 		require.True(t, retry)
