@@ -79,8 +79,7 @@ func (c *cli) addressGenerate(ctx context.Context, args []string) int {
 	if *file != "" {
 		fromFile, ok := c.readBeneficiary(*file)
 		if !ok {
-			fmt.Fprintln(c.stderr, "address generate: nothing sent")
-			return exitFailed
+			return c.notSent("address generate")
 		}
 		overrideSetFlags(fs, fromFile, req)
 		req = fromFile
@@ -99,8 +98,7 @@ func (c *cli) addressGenerate(ctx context.Context, args []string) int {
 		for _, f := range ve.Fields {
 			fmt.Fprintf(c.stderr, "%s: %s: %s\n", *file, f.Field, f.Reason)
 		}
-		fmt.Fprintln(c.stderr, "address generate: nothing sent")
-		return exitFailed
+		return c.notSent("address generate")
 	}
 	client, err := c.client(s)
 	if err != nil {
@@ -108,10 +106,9 @@ func (c *cli) addressGenerate(ctx context.Context, args []string) int {
 	}
 	res, err := client.GenerateTravelAddress(ctx, req)
 	if err != nil {
-		c.printError("address generate", err)
-		return exitFailed
+		return c.fail("address generate", err)
 	}
-	return c.printJSON(map[string]any{
+	return c.printResult("address generate", map[string]any{
 		"travelAddress": res.TravelAddress, // the command's purpose: printed
 		"form":          res.Form.String(),
 		"requestId":     res.RequestID,
@@ -246,8 +243,7 @@ func (c *cli) addressLookup(ctx context.Context, args []string) int {
 	}
 	info, err := client.LookupTravelAddress(ctx, ta)
 	if err != nil {
-		c.printError("address lookup", err)
-		return exitFailed
+		return c.fail("address lookup", err)
 	}
 	fields := []struct{ name, value string }{
 		{"personType", info.PersonType}, {"firstName", info.FirstName}, {"lastName", info.LastName},

@@ -77,7 +77,7 @@ func TestAddressGenerateFailures(t *testing.T) {
 			before := len(ls.received("/travel-address/generate"))
 			code, out, errOut := runCLI(t, context.Background(), "", ls.env(), append([]string{"address", "generate"}, tt.args...)...)
 			assert.Equal(t, tt.code, code, errOut)
-			assert.Empty(t, out)
+			assertFailureOutput(t, "address generate", code, out)
 			for _, w := range tt.wants {
 				assert.Contains(t, errOut, w)
 			}
@@ -152,7 +152,7 @@ func TestAddressLookupFailures(t *testing.T) {
 		`{"status":false,"errors":[{"code":"INVALID_TRAVEL_ADDRESS","message":"unknown address"}]}`}})
 	code, out, errOut := runCLI(t, context.Background(), "", ls.env(), "address", "lookup", opaqueTA)
 	assert.Equal(t, exitFailed, code)
-	assert.Empty(t, out)
+	assertFailureOutput(t, "address lookup", code, out)
 	assert.Contains(t, errOut, "address lookup: travelrule: LookupTravelAddress: 400 Bad Request: INVALID_TRAVEL_ADDRESS")
 	assert.NotContains(t, errOut, opaqueTA)
 

@@ -25,8 +25,7 @@ func (c *cli) discover(ctx context.Context, args []string) int {
 	}
 	res, err := client.SearchVASPs(ctx, &travelrule.VASPQuery{Domain: *domain, Name: *name})
 	if err != nil {
-		c.printError("discover", err)
-		return exitFailed
+		return c.fail("discover", err)
 	}
 	type vasp struct {
 		ID     string `json:"id"`

@@ -39,6 +39,6 @@ func TestDiscoverCommandRefused(t *testing.T) {
 	ls := newLiveService(t, map[string]liveAnswer{"/discovery/vasp": {400, `{"status":false,"errors":[{"code":"INVALID_REQUEST","message":"PLANTED bad domain"}]}`}})
 	code, out, errOut := runCLI(t, context.Background(), "", ls.env(), "discover", "--domain", "x")
 	assert.Equal(t, exitFailed, code)
-	assert.Empty(t, out)
+	assertFailureOutput(t, "discover", code, out)
 	assert.Contains(t, errOut, "discover: travelrule: SearchVASPs: 400 Bad Request: INVALID_REQUEST")
 }

@@ -1,9 +1,6 @@
 package main
 
-import (
-	"context"
-	"fmt"
-)
+import "context"
 
 func (c *cli) initiate(ctx context.Context, args []string) int {
 	fs := c.newFlagSet("initiate", "[-f transfer.json | -f - ] [flags]")
@@ -20,8 +17,7 @@ func (c *cli) initiate(ctx context.Context, args []string) int {
 	}
 	req := c.checkFile(c.stderr, *file, s.strict)
 	if req == nil {
-		fmt.Fprintln(c.stderr, "initiate: nothing sent")
-		return exitFailed
+		return c.notSent("initiate")
 	}
 	client, err := c.client(s)
 	if err != nil {
@@ -29,10 +25,9 @@ func (c *cli) initiate(ctx context.Context, args []string) int {
 	}
 	res, err := client.InitiateTransfer(ctx, req)
 	if err != nil {
-		c.printError("initiate", err)
-		return exitFailed
+		return c.fail("initiate", err)
 	}
-	return c.printJSON(map[string]any{
+	return c.printResult("initiate", map[string]any{
 		"status":         res.Status,
 		"transferId":     res.TransferID,
 		"requestId":      res.RequestID,

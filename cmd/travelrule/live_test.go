@@ -35,9 +35,13 @@ const (
 
 // liveAnswer is what the double answers a call.
 type liveAnswer struct {
-	status int
+	status int // liveDrop: none
 	body   string
 }
+
+// liveDrop is the status of an answer that never comes: the double records
+// the request (the service stored it) and closes the connection.
+const liveDrop = -1
 
 // liveRequest is a request the double received.
 type liveRequest struct {
@@ -92,6 +96,12 @@ func (ls *liveService) serve(w http.ResponseWriter, r *http.Request) {
 	a, ok := ls.answers[r.URL.Path]
 	if !ok {
 		refuse(w, http.StatusNotFound, "NOT_FOUND", "no such path")
+		return
+	}
+	if a.status == liveDrop {
+		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			conn.Close()
+		}
 		return
 	}
 	w.WriteHeader(a.status)

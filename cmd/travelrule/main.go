@@ -43,7 +43,16 @@
 // Results print as JSON without personal data: names, wallets and the
 // service's answers stay out unless a flag such as --show-personal-data
 // asks for them.
-// Exit status: 0 success, 1 the operation failed, 2 usage error.
+// Exit status: 0 success; 1 failed, and nothing was done (the service
+// refused the request, or it was never sent): sending again is safe once
+// the cause is fixed; 2 usage error; 3, from the commands that call the
+// service, outcome unknown: the service may have carried the operation out
+// (a connection lost after the request went), so reconcile before sending
+// again. A script that retries must retry on 1 only. On failure those
+// commands print one JSON object on stdout, {"outcome":"refused"} or
+// {"outcome":"unknown"} with the command, the service's status code, and
+// for an unknown outcome the attempts, the Idempotency-Key and the
+// capability callback URL's reference.
 package main
 
 import (
@@ -54,18 +63,14 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/vaspkit/travelrule"
 )
 
-// Exit statuses.
-const (
-	exitOK      = 0
-	exitFailed  = 1
-	exitUsage   = 2
-	programName = "travelrule"
-)
+const programName = "travelrule"
 
 // env is how the command reads its environment (os.Getenv outside tests).
 type env func(string) string
@@ -155,9 +160,32 @@ Environment:
 
 The sandbox listens on %s by default and listen on %s, so that both run
 side by side.
+%s
+Those are the statuses of the commands that call the service:
+  %s;
+the others end with 0, 1 (the operation failed) or 2.
+`, defaultSandboxAddr, defaultListenAddr, exitHelp(true), callingCommands())
+}
 
-Exit status: 0 success, 1 the operation failed, 2 usage error.
-`, defaultSandboxAddr, defaultListenAddr)
+// callsService names the commands that send requests to the service and
+// end with an unknown outcome (exitUnknown) when it may have acted. The
+// doctor calls it too, but its status is its verdict.
+var callsService = map[string]bool{
+	"initiate": true, "resolve": true, "txid": true, "discover": true,
+	"address": true, "address generate": true, "address lookup": true,
+}
+
+// callingCommands lists the commands of callsService, as the top-level
+// usage names them.
+func callingCommands() string {
+	var names []string
+	for name := range callsService {
+		if name != "address" {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
 }
 
 // newFlagSet makes a command's flag set whose usage names the command. The
@@ -190,6 +218,7 @@ func (c *cli) parse(fs *flag.FlagSet, args []string) (int, bool) {
 		return 0, true
 	case errors.Is(err, flag.ErrHelp):
 		printUsage(fs, c.stdout)
+		fmt.Fprint(c.stdout, exitHelp(callsService[strings.TrimPrefix(fs.Name(), programName+" ")]))
 		return exitOK, false
 	}
 	return c.usageError(fs, "%v", err), false

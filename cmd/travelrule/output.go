@@ -67,12 +67,18 @@ func shownPath(f travelrule.FieldError) string {
 	return s
 }
 
+// printJSON prints v as a line of JSON on stdout.
 func (c *cli) printJSON(v any) int {
-	enc := json.NewEncoder(c.stdout)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	if err := c.writeJSON(v); err != nil {
 		fmt.Fprintf(c.stderr, "writing output: %v\n", err)
 		return exitFailed
 	}
 	return exitOK
+}
+
+// writeJSON writes v as a line of JSON on stdout.
+func (c *cli) writeJSON(v any) error {
+	enc := json.NewEncoder(c.stdout)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
 }

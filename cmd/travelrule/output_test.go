@@ -85,7 +85,8 @@ func TestServiceErrorsPrinted(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			code, out, errOut := runCLI(t, context.Background(), plantedTransfer, tt.env, tt.args...)
 			assert.Equal(t, exitFailed, code)
-			assert.Empty(t, out)
+			assertFailureOutput(t, tt.args[0], code, out)
+			assert.NotContains(t, out, "Zebulon")
 			for _, w := range tt.wants {
 				assert.Contains(t, errOut, w)
 			}

@@ -27,8 +27,7 @@ func (c *cli) resolve(ctx context.Context, args []string) int {
 	}
 	res, err := client.ResolveInquiry(ctx, *transfer, &travelrule.InquiryResolution{Approved: *approved, Callback: *callbackURL})
 	if err != nil {
-		c.printError("resolve", err)
-		return exitFailed
+		return c.fail("resolve", err)
 	}
-	return c.printJSON(map[string]any{"status": res.Status, "requestId": res.RequestID, "attempts": res.Attempts})
+	return c.printResult("resolve", map[string]any{"status": res.Status, "requestId": res.RequestID, "attempts": res.Attempts})
 }

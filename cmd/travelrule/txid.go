@@ -25,8 +25,7 @@ func (c *cli) txid(ctx context.Context, args []string) int {
 	}
 	res, err := client.SubmitTxID(ctx, *transfer, *hash)
 	if err != nil {
-		c.printError("txid", err)
-		return exitFailed
+		return c.fail("txid", err)
 	}
-	return c.printJSON(map[string]any{"status": res.Status, "requestId": res.RequestID, "attempts": res.Attempts})
+	return c.printResult("txid", map[string]any{"status": res.Status, "requestId": res.RequestID, "attempts": res.Attempts})
 }

@@ -40,7 +40,7 @@ func TestTxIDCommandFailures(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			code, out, errOut := runCLI(t, context.Background(), "", ls.env(), append([]string{"txid"}, tt.args...)...)
 			assert.Equal(t, tt.code, code)
-			assert.Empty(t, out)
+			assertFailureOutput(t, "txid", code, out)
 			assert.Contains(t, errOut, tt.want)
 			assert.Equal(t, tt.code == exitUsage, strings.Contains(errOut, "Usage: travelrule txid"))
 			assertNoSecrets(t, errOut)
