@@ -28,6 +28,7 @@ type attempt struct {
 	err           error         // why no answer came
 
 	written     bool          // the request may have been written: it may have reached the service
+	unprocessed bool          // an HTTP/2 server declared the request's stream unprocessed (see declaredUnprocessed)
 	ctxDone     bool          // the caller's context has ended
 	untilDone   time.Duration // the time left before the caller's deadline, when hasDeadline
 	hasDeadline bool
@@ -161,6 +162,9 @@ func judgeFailure(a attempt, backoff decision) decision {
 		return decision{acted: a.written, why: "context ended"}
 	case isCertError(a.err):
 		return decision{acted: a.written, why: "certificate not trusted"}
+	case a.unprocessed:
+		backoff.why = "the HTTP/2 server declared the stream unprocessed"
+		return backoff
 	case !a.written:
 		backoff.why = "connection failed before sending"
 		return backoff
@@ -218,4 +222,71 @@ func isCertError(err error) bool {
 	var verify *tls.CertificateVerificationError
 	return errors.As(err, &unknownAuthority) || errors.As(err, &hostname) ||
 		errors.As(err, &invalid) || errors.As(err, &verify)
+}
+
+// The texts of net/http's HTTP/2 client (and golang.org/x/net/http2's,
+// the same code) for a request it would have sent again by itself, had it
+// been able to rewind the body (a call that may not be repeated has no
+// GetBody: send.go): the error types are not exported, so their texts are
+// what tells. The tests check them against the HTTP/2 client of the Go
+// release they run under (.ci/run runs them under the oldest and the newest
+// supported), with a server that sends GOAWAY and REFUSED_STREAM as nginx
+// does (TestHTTP2UnprocessedStreamIsRetried).
+const (
+	h2CannotRetry    = "http2: Transport: cannot retry err ["
+	h2CannotRetryEnd = "] after Request.Body was written; define Request.GetBody to avoid this error"
+	h2GracefulGoAway = "http2: Transport received Server's graceful shutdown GOAWAY"
+	h2GoAwayOnFirst  = "http2: Transport received GOAWAY from server ErrCode:"
+	h2StreamError    = "stream error: stream ID "
+	h2RefusedStream  = "; REFUSED_STREAM"
+	h2FromPeer       = "; received from peer"
+)
+
+// declaredUnprocessed reports whether err says that an HTTP/2 server
+// declared the request's stream unprocessed, which RFC 9113 guarantees
+// means the server did nothing with it: a RST_STREAM REFUSED_STREAM
+// (section 8.7), or a GOAWAY whose last stream id is below the stream
+// (section 6.8), graceful (NO_ERROR: nginx's keepalive_requests, a reload,
+// HAProxy closing an idle connection) or not (the first stream of a
+// connection, which net/http does not resend).
+//
+// Every other reset (PROTOCOL_ERROR, INTERNAL_ERROR, CANCEL...), a GOAWAY
+// at or above the stream, and a connection closed without GOAWAY prove
+// nothing. Only an error in the chain whose whole text is one of the HTTP/2
+// client's counts, never a text that merely contains one: an HTTP/1
+// server's malformed answer, which net/http quotes in its error, cannot
+// pass for it.
+func declaredUnprocessed(err error) bool {
+	for err != nil {
+		msg := err.Error()
+		if inner, ok := strings.CutPrefix(msg, h2CannotRetry); ok {
+			if inner, ok = strings.CutSuffix(inner, h2CannotRetryEnd); ok && (inner == h2GracefulGoAway || refusedStream(inner)) {
+				return true
+			}
+		}
+		if code, ok := strings.CutPrefix(msg, h2GoAwayOnFirst); ok && isIdentifier(code, 32) {
+			return true
+		}
+		err = errors.Unwrap(err)
+	}
+	return false
+}
+
+// refusedStream reports whether s is the text of an HTTP/2 stream error
+// REFUSED_STREAM: "stream error: stream ID 3; REFUSED_STREAM", with
+// "; received from peer" when the server sent it.
+func refusedStream(s string) bool {
+	rest, ok := strings.CutPrefix(s, h2StreamError)
+	if !ok {
+		return false
+	}
+	digits := 0
+	for digits < len(rest) && rest[digits] >= '0' && rest[digits] <= '9' {
+		digits++
+	}
+	if digits == 0 {
+		return false
+	}
+	rest = strings.TrimSuffix(rest[digits:], h2FromPeer)
+	return rest == h2RefusedStream
 }

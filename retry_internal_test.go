@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -101,6 +102,8 @@ func TestDecide(t *testing.T) {
 		{"303 not followed", status(303), want{false, true}, want{false, true}, 0},
 		{"307 not followed", status(307), want{false, true}, want{false, true}, 0},
 		{"dropped after sending", failed(dropped, true), want{false, true}, want{true, true}, 50 * time.Millisecond},
+		{"HTTP/2 stream declared unprocessed after sending", attempt{n: 1, err: dropped, written: true, unprocessed: true}, want{true, false}, want{true, false}, 50 * time.Millisecond},
+		{"HTTP/2 stream declared unprocessed, budget spent", attempt{n: 4, err: dropped, written: true, unprocessed: true}, want{false, false}, want{false, false}, 400 * time.Millisecond},
 		{"attempt timed out after sending", failed(context.DeadlineExceeded, true), want{false, true}, want{true, true}, 50 * time.Millisecond},
 		{"400", status(400), want{false, false}, want{false, false}, 0},
 		{"404", status(404), want{false, false}, want{false, false}, 0},
@@ -178,6 +181,47 @@ func TestDecideTrusted503(t *testing.T) {
 			d := decide(tt.a, p)
 			assert.Equal(t, tt.retry, d.retry, d.why)
 			assert.Equal(t, tt.acted, d.acted, d.why)
+		})
+	}
+}
+
+// Only an error whose whole text is one of the HTTP/2 client's for a
+// stream the server declared unprocessed counts; a text that quotes one (an
+// HTTP/1 server's malformed answer, a wrapper's words) does not.
+func TestDeclaredUnprocessed(t *testing.T) {
+	const (
+		goAway  = "http2: Transport: cannot retry err [http2: Transport received Server's graceful shutdown GOAWAY] after Request.Body was written; define Request.GetBody to avoid this error"
+		refused = "http2: Transport: cannot retry err [stream error: stream ID 3; REFUSED_STREAM; received from peer] after Request.Body was written; define Request.GetBody to avoid this error"
+	)
+	wrap := func(msg string) error {
+		return &url.Error{Op: "Post", URL: "https://x.example/transfers/initiate", Err: errors.New(msg)}
+	}
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"graceful GOAWAY above the stream", wrap(goAway), true},
+		{"REFUSED_STREAM from the server", wrap(refused), true},
+		{"REFUSED_STREAM without a cause", wrap(strings.Replace(refused, "; received from peer", "", 1)), true},
+		{"GOAWAY with an error code on the first stream", wrap("http2: Transport received GOAWAY from server ErrCode:ENHANCE_YOUR_CALM"), true},
+		{"wrapped again", fmt.Errorf("attempt: %w", wrap(goAway)), true},
+		{"PROTOCOL_ERROR from the server", wrap(strings.Replace(refused, "REFUSED_STREAM", "PROTOCOL_ERROR", 1)), false},
+		{"INTERNAL_ERROR", wrap("stream error: stream ID 3; INTERNAL_ERROR; received from peer"), false},
+		{"CANCEL", wrap("stream error: stream ID 3; CANCEL; received from peer"), false},
+		{"REFUSED_STREAM without a stream id", wrap(strings.Replace(refused, "stream ID 3", "stream ID ", 1)), false},
+		{"REFUSED_STREAM with text after it", wrap(strings.Replace(refused, "received from peer", "received from peer; and more", 1)), false},
+		{"GOAWAY after the connection closed", wrap(`http2: server sent GOAWAY and closed the connection; LastStreamID=5, ErrCode=NO_ERROR, debug=""`), false},
+		{"connection closed without GOAWAY", wrap("http2: client connection lost"), false},
+		{"unexpected EOF", wrap("unexpected EOF"), false},
+		{"an HTTP/1 server quoting the text", wrap(`net/http: HTTP/1.x transport connection broken: malformed HTTP response "` + goAway + `"`), false},
+		{"the text with a prefix", wrap("proxy: " + goAway), false},
+		{"GOAWAY text with a code that is not one", wrap("http2: Transport received GOAWAY from server ErrCode:NO ERROR\"x"), false},
+		{"nil", nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, declaredUnprocessed(tt.err))
 		})
 	}
 }

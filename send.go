@@ -187,6 +187,7 @@ func (cl *call) facts(resp *http.Response, err error) attempt {
 		a.untilDone, a.hasDeadline = time.Until(dl), true
 	}
 	if resp == nil {
+		a.unprocessed = declaredUnprocessed(err)
 		return a
 	}
 	a.status = resp.StatusCode
