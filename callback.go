@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/vaspkit/travelrule/ivms101"
 )
@@ -747,9 +748,11 @@ type flexString string
 func (f *flexString) UnmarshalJSON(data []byte) error {
 	switch {
 	case len(data) >= 2 && data[0] == '"':
-		// The decoder has validated the string: without escapes it is
-		// its bytes between the quotes.
-		if inner := data[1 : len(data)-1]; bytes.IndexByte(inner, '\\') < 0 {
+		// The decoder has validated the string: without escapes, and in
+		// valid UTF-8, it is its bytes between the quotes. Invalid UTF-8
+		// goes through encoding/json, which reads each bad byte as U+FFFD,
+		// so that a string reads the same whichever path it takes.
+		if inner := data[1 : len(data)-1]; bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
 			*f = flexString(inner)
 			return nil
 		}

@@ -117,3 +117,21 @@ func referenceDecode(t *testing.T, body []byte) (w callbackWire, ok bool) {
 	}
 	return w, true
 }
+
+// A callback string reads as encoding/json reads it, whichever path
+// flexString takes: invalid UTF-8 (each bad byte U+FFFD) the same without
+// escapes as with them. The fast path used to keep the raw bytes.
+func TestFlexStringReadsAsEncodingJSON(t *testing.T) {
+	for _, raw := range []string{
+		`"plain"`, `"caf\u00e9"`, "\"caf\xc3\xa9\"", "\"ab\xffcd\"", "\"ab\xff\\u0041\"", "\"\xed\xa0\x80\"", "\"\xc3\"", `""`,
+	} {
+		var want string
+		require.NoError(t, json.Unmarshal([]byte(raw), &want), "%q", raw)
+		var got flexString
+		require.NoError(t, got.UnmarshalJSON([]byte(raw)))
+		assert.Equal(t, want, string(got), "%q", raw)
+	}
+	cb, err := ParseCallback([]byte("{\"transferId\":\"t-1\",\"status\":\"APPROVED\",\"statusComment\":\"ok\xff\"}"))
+	require.NoError(t, err)
+	assert.Equal(t, "ok\uFFFD", cb.StatusComment)
+}
