@@ -59,10 +59,33 @@ func (c *cli) listen(ctx context.Context, args []string) int {
 		fmt.Fprintf(c.stderr, "verifying %s\n", strings.Join(verified, " and "))
 	}
 	fmt.Fprintf(c.stderr, "listening for callbacks on http://%s%s\n", ln.Addr(), *path)
-	return serveUntilDone(ctx, &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
-		// A callback is small: a sender that trickles its body, or holds an
-		// idle connection, does not hold a connection for long.
-		ReadTimeout: 30 * time.Second, IdleTimeout: 60 * time.Second, MaxHeaderBytes: 64 << 10}, ln, c)
+	limits := defaultListenTimeouts
+	if c.listenTimeouts != nil {
+		limits = *c.listenTimeouts
+	}
+	return serveUntilDone(ctx, listenServer(mux, limits), ln, c)
+}
+
+// serverTimeouts are the time-outs of a server that anyone may reach.
+type serverTimeouts struct {
+	header time.Duration // to read a request's headers
+	read   time.Duration // to read a whole request, body included
+	write  time.Duration // from the end of the headers to the end of the answer
+	idle   time.Duration // a kept-alive connection waiting for the next request
+}
+
+// defaultListenTimeouts are listen's: a callback is a few kilobytes that a
+// server sends at once, so a sender that trickles its headers or its body,
+// does not read its answer, or holds an idle connection, loses it within
+// seconds, and many such senders hold nothing for long. write outlasts
+// read, so that a body that came just in time still gets its answer.
+var defaultListenTimeouts = serverTimeouts{header: 5 * time.Second, read: 10 * time.Second, write: 15 * time.Second, idle: 30 * time.Second}
+
+// listenServer is the server of listen: h behind the time-outs t and a
+// 64 KiB bound on headers (the handler bounds the body's size).
+func listenServer(h http.Handler, t serverTimeouts) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: t.header, ReadTimeout: t.read, WriteTimeout: t.write,
+		IdleTimeout: t.idle, MaxHeaderBytes: 64 << 10}
 }
 
 // verification returns the handler's options that verify callbacks, from

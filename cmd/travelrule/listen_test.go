@@ -4,9 +4,14 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
+	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -116,4 +121,86 @@ func TestListenRefusesABadPathPattern(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut, "--path: not a path pattern")
 	assert.NotContains(t, errOut, "goroutine")
+}
+
+// TestListenServerTimeouts: listen's server has every time-out a public
+// endpoint needs, each bounded, and the answer's outlasts the request's.
+func TestListenServerTimeouts(t *testing.T) {
+	srv := listenServer(http.NotFoundHandler(), defaultListenTimeouts)
+	for name, d := range map[string]time.Duration{
+		"ReadHeaderTimeout": srv.ReadHeaderTimeout, "ReadTimeout": srv.ReadTimeout, "WriteTimeout": srv.WriteTimeout, "IdleTimeout": srv.IdleTimeout,
+	} {
+		assert.Positive(t, d, name)
+		assert.LessOrEqual(t, d, time.Minute, name)
+	}
+	assert.LessOrEqual(t, srv.ReadHeaderTimeout, srv.ReadTimeout)
+	assert.Greater(t, srv.WriteTimeout, srv.ReadTimeout, "a body that came just in time gets its answer")
+	assert.Equal(t, 64<<10, srv.MaxHeaderBytes)
+
+	custom := listenServer(http.NotFoundHandler(), serverTimeouts{header: 1, read: 2, write: 3, idle: 4})
+	assert.Equal(t, []time.Duration{1, 2, 3, 4}, []time.Duration{custom.ReadHeaderTimeout, custom.ReadTimeout, custom.WriteTimeout, custom.IdleTimeout})
+}
+
+// TestListenSlowSenders: senders that trickle their headers or their
+// bodies, hold an idle connection, or never read their answers cannot hold
+// listen: the server closes each connection within its time-outs (small
+// here), and answers another sender meanwhile.
+func TestListenSlowSenders(t *testing.T) {
+	limits := serverTimeouts{header: time.Second, read: time.Second, write: 2 * time.Second, idle: time.Second}
+	var out, errOut syncBuffer
+	c := &cli{stdin: strings.NewReader(""), stdout: &out, stderr: &errOut, getenv: func(string) string { return "" }, listenTimeouts: &limits}
+	base := startListenCLI(t, c, &errOut)
+	u, err := url.Parse(base)
+	require.NoError(t, err)
+	// The test's own bound: a connection still open then was held.
+	bound := time.Now().Add(30 * time.Second)
+	dial := func(t *testing.T, first string) net.Conn {
+		conn, err := net.Dial("tcp", u.Host)
+		require.NoError(t, err)
+		t.Cleanup(func() { conn.Close() })
+		require.NoError(t, conn.SetDeadline(bound))
+		_, err = io.WriteString(conn, first)
+		require.NoError(t, err)
+		return conn
+	}
+	t.Run("trickled bodies, trickled headers, idle connections", func(t *testing.T) {
+		var conns []net.Conn
+		for range 40 { // headers, then one byte of a 1000-byte body
+			conns = append(conns, dial(t, "POST /cb HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"))
+		}
+		for range 10 { // half of the headers
+			conns = append(conns, dial(t, "POST /cb HTTP/1.1\r\nHost: x\r\n"))
+		}
+		for range 10 { // a whole request, answered, then nothing
+			conns = append(conns, dial(t, "GET /elsewhere HTTP/1.1\r\nHost: x\r\n\r\n"))
+		}
+		assert.Equal(t, http.StatusNoContent, post(t, base, `{"transferId":"t-1","status":"approved"}`, nil), "answered meanwhile")
+		ended := make(chan error, len(conns))
+		for _, conn := range conns {
+			go func() {
+				_, err := io.Copy(io.Discard, conn) // nil at the server's close
+				ended <- err
+			}()
+		}
+		for range conns {
+			err := <-ended
+			var ne net.Error
+			require.False(t, errors.As(err, &ne) && ne.Timeout(), "a slow sender held its connection for 30 s")
+		}
+		assert.Len(t, lines(t, out.String()), 1, "only the whole callback printed")
+	})
+	t.Run("answers never read", func(t *testing.T) {
+		conn := dial(t, "")
+		require.NoError(t, conn.(*net.TCPConn).SetReadBuffer(4096))
+		batch := strings.Repeat("GET /elsewhere HTTP/1.1\r\nHost: x\r\n\r\n", 100)
+		// Requests go until the server, stuck writing answers nobody
+		// reads, gives the connection up: then a write fails.
+		for {
+			if _, err = io.WriteString(conn, batch); err != nil {
+				break
+			}
+		}
+		var ne net.Error
+		require.False(t, errors.As(err, &ne) && ne.Timeout(), "a sender that reads nothing held its connection for 30 s")
+	})
 }

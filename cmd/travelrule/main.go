@@ -82,6 +82,8 @@ type cli struct {
 	stdout io.Writer
 	stderr io.Writer
 	getenv env
+
+	listenTimeouts *serverTimeouts // listen's, when not the defaults (tests)
 }
 
 func main() {
@@ -90,7 +92,7 @@ func main() {
 		<-ctx.Done()
 		stop() // a second signal during the graceful shutdown ends the process at once
 	}()
-	code := (&cli{os.Stdin, os.Stdout, os.Stderr, os.Getenv}).run(ctx, os.Args[1:])
+	code := (&cli{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}).run(ctx, os.Args[1:])
 	stop()
 	os.Exit(code)
 }

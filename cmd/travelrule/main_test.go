@@ -227,9 +227,16 @@ var listeningRE = regexp.MustCompile(`listening for callbacks on (http://\S+)`)
 // URL and output streams.
 func startListen(t *testing.T, envs map[string]string, args ...string) (string, *syncBuffer, *syncBuffer) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
 	var out, errOut syncBuffer
 	c := &cli{stdin: strings.NewReader(""), stdout: &out, stderr: &errOut, getenv: func(k string) string { return envs[k] }}
+	return startListenCLI(t, c, &errOut, args...), &out, &errOut
+}
+
+// startListenCLI runs "travelrule listen" as c until the test ends and
+// returns its URL; errOut is c's stderr.
+func startListenCLI(t *testing.T, c *cli, errOut *syncBuffer, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
 	go func() {
 		done <- c.run(ctx, append([]string{"listen", "--addr", "127.0.0.1:0", "--path", "/cb"}, args...))
@@ -238,7 +245,7 @@ func startListen(t *testing.T, envs map[string]string, args ...string) (string, 
 		cancel()
 		assert.Equal(t, exitOK, <-done, "listen stops cleanly on cancellation")
 	})
-	return errOut.waitFor(t, listeningRE)[1], &out, &errOut
+	return errOut.waitFor(t, listeningRE)[1]
 }
 
 func post(t *testing.T, url string, body string, header http.Header) int {
