@@ -209,3 +209,20 @@ func TestMain(m *testing.M) {
 type quiet struct{}
 
 func (quiet) Printf(context.Context, string, ...any) {}
+
+// waitFor polls cond until it holds, failing the test if it does not
+// within a bound that only a broken test reaches.
+func waitFor(t testing.TB, what string, cond func(ctx context.Context) bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for !cond(ctx) {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("waited 20s for %s", what)
+		case <-tick.C:
+		}
+	}
+}

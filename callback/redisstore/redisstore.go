@@ -18,12 +18,28 @@
 //
 // Its scripts use only GET, SET with PX, and DEL, so any Redis with Lua
 // scripting (2.6.12 and later) or a fork of it serves; the tests run
-// against Redis 7. It works through any [redis.UniversalClient]: a client,
+// against Redis 7. It sends each script whole, with EVAL, so that a
+// command that reaches a server late, after the server emptied its script
+// cache (a restart, a failover, SCRIPT FLUSH), still runs. It works through any [redis.UniversalClient]: a client,
 // a cluster client, a ring or a failover client. Redis replicates
 // asynchronously, so a failover may lose the claims and completions of its
 // last moments, and a delivery redelivered then may call the function
 // again: de-duplication is best effort, and the function should still be
 // idempotent.
+//
+// Redis must never evict the store's keys: set maxmemory-policy to
+// noeviction on every server the client sends to. Under maxmemory, every
+// other policy forgets keys when memory runs short, the volatile ones
+// included (each of the store's keys has an expiry), and a processed
+// delivery forgotten calls the function again when it is redelivered. New
+// asks the servers for their policy (CONFIG GET maxmemory-policy), and a
+// store on a server with another policy refuses its claims and reports why
+// through [Store.Err]. A server that refuses CONFIG GET (an ACL without
+// it, or a managed service that disables it, as most do) cannot be
+// checked, and the store works on it: set the policy in the service's own
+// configuration (a parameter group, a server setting), whose default is
+// often an evicting one (volatile-lru or allkeys-lru), and give Redis the
+// memory for one retention of deliveries (see [WithRetention]).
 //
 // A store that cannot reach Redis makes Claim fail, and the handler
 // answers 500, so that the sender delivers the callback again. A call that
@@ -40,6 +56,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync/atomic"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -54,6 +71,9 @@ type Store struct {
 	cfg   config
 	id    string // this store's part of its tokens
 	claim atomic.Uint64
+	// policy is the servers' answer about their eviction policy, once one
+	// came.
+	policy atomic.Pointer[policyAnswer]
 }
 
 var _ callback.FencedStore = (*Store)(nil)
@@ -61,9 +81,12 @@ var _ callback.FencedStore = (*Store)(nil)
 // New returns a store that keeps its deliveries in Redis through c. The
 // stores of one service's replicas must share the Redis and the prefix.
 //
-// New never fails and does no I/O: invalid options or a nil client make a
-// store whose every call returns the reason, which [Store.Err] reports at
-// start-up.
+// New never fails: invalid options or a nil client make a store whose
+// every call returns the reason, and a server whose maxmemory-policy evicts
+// makes a store whose every claim does, which [Store.Err] reports at
+// start-up. New asks the servers for their policy, waiting at most the
+// store's timeout; if they do not answer then, the store's first claim
+// asks again (and so on until one has the answer).
 func New(c redis.UniversalClient, opts ...Option) *Store {
 	s := &Store{c: c, cfg: config{
 		prefix:    DefaultPrefix,
@@ -82,12 +105,31 @@ func New(c redis.UniversalClient, opts ...Option) *Store {
 	var id [8]byte
 	_, _ = rand.Read(id[:]) // never fails (crypto/rand)
 	s.id = hex.EncodeToString(id[:]) + "-"
+	if s.cfg.err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.timeout)
+		defer cancel()
+		_, _ = s.checkPolicy(ctx) // without an answer, the first claim asks again
+	}
 	return s
 }
 
 // Err reports why every call of the store fails (invalid options or a nil
-// client), or nil.
-func (s *Store) Err() error { return s.cfg.err }
+// client), or why every claim does (a server whose maxmemory-policy
+// evicts), or nil. A program checks it at start-up and does not start with
+// a store that has one.
+func (s *Store) Err() error {
+	if s.cfg.err != nil {
+		return s.cfg.err
+	}
+	if a := s.policy.Load(); a != nil {
+		return a.refusal
+	}
+	return nil
+}
+
+// Lease returns how long a claim holds before it lapses: the handler keeps
+// trying a completion that fails no longer than that.
+func (s *Store) Lease() time.Duration { return s.cfg.lease }
 
 // Claim implements [callback.Store]; each claim has a token of its own,
 // as with ClaimFenced.
@@ -96,10 +138,24 @@ func (s *Store) Claim(ctx context.Context, key string) (callback.ClaimResult, er
 	return r, err
 }
 
-// ClaimFenced implements [callback.FencedStore].
+// ClaimFenced implements [callback.FencedStore]. Until a server answered
+// about its eviction policy, it asks first; on a server whose policy
+// evicts, it fails with the reason [Store.Err] reports.
 func (s *Store) ClaimFenced(ctx context.Context, key string) (callback.ClaimResult, string, error) {
+	ctx, cancel, err := s.begin(ctx)
+	if err != nil {
+		return 0, "", fmt.Errorf("redisstore: claim: %w", err)
+	}
+	defer cancel()
+	refusal, err := s.checkPolicy(ctx)
+	if err != nil {
+		return 0, "", fmt.Errorf("redisstore: claim: %w", err)
+	}
+	if refusal != nil {
+		return 0, "", refusal
+	}
 	token := s.id + strconv.FormatUint(s.claim.Add(1), 10)
-	n, err := s.run(ctx, "claim", claimScript, key, token, s.cfg.lease.Milliseconds())
+	n, err := s.eval(ctx, "claim", claimLua, key, token, s.cfg.lease.Milliseconds())
 	if err != nil {
 		return 0, "", err
 	}
@@ -130,23 +186,31 @@ func (s *Store) Complete(ctx context.Context, key string) error {
 // Release implements [callback.Store]: it ends the claim of key in
 // progress, whoever holds it; a processed delivery stays processed.
 func (s *Store) Release(ctx context.Context, key string) error {
-	_, err := s.run(ctx, "release", releaseScript, key, "")
+	_, err := s.run(ctx, "release", releaseLua, key, "")
 	return err
 }
 
-// CompleteFenced implements [callback.FencedStore].
+// CompleteFenced implements [callback.FencedStore]: it marks key processed
+// by the claim with token, for the retention, if that claim still holds
+// key, lapsed or not, or if nothing does (the lease lapsed and nobody
+// claimed the delivery since: the function ran once, and a redelivery must
+// not run it again). A completion of the same token done already succeeds
+// again, changing nothing more, so that a completion whose reply was lost
+// can be sent again. It fails with [callback.ErrClaimLost], changing
+// nothing, when another token's claim holds key or another token completed
+// it.
 func (s *Store) CompleteFenced(ctx context.Context, key, token string) error {
-	return s.end(ctx, "complete", completeScript, key, token, s.cfg.retention.Milliseconds())
+	return s.end(ctx, "complete", completeLua, key, token, s.cfg.retention.Milliseconds())
 }
 
 // ReleaseFenced implements [callback.FencedStore].
 func (s *Store) ReleaseFenced(ctx context.Context, key, token string) error {
-	return s.end(ctx, "release", releaseScript, key, token)
+	return s.end(ctx, "release", releaseLua, key, token)
 }
 
 // end runs the script that ends the claim of key with token: an answer of
 // 0 means the claim is no longer the token's.
-func (s *Store) end(ctx context.Context, op string, script *redis.Script, key, token string, args ...any) error {
+func (s *Store) end(ctx context.Context, op, script, key, token string, args ...any) error {
 	if token == "" {
 		return fmt.Errorf("redisstore: %s: %w", op, callback.ErrClaimLost)
 	}
@@ -159,13 +223,19 @@ func (s *Store) end(ctx context.Context, op string, script *redis.Script, key, t
 
 // run runs script on the key of the delivery key, bounded by the store's
 // timeout, and returns its integer answer.
-func (s *Store) run(ctx context.Context, op string, script *redis.Script, key string, args ...any) (int64, error) {
+func (s *Store) run(ctx context.Context, op, script, key string, args ...any) (int64, error) {
 	ctx, cancel, err := s.begin(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("redisstore: %s: %w", op, err)
 	}
 	defer cancel()
-	n, err := script.Run(ctx, s.c, []string{s.cfg.prefix + key}, args...).Int64()
+	return s.eval(ctx, op, script, key, args...)
+}
+
+// eval sends script whole (see scripts.go) to run on the key of the
+// delivery key, and returns its integer answer.
+func (s *Store) eval(ctx context.Context, op, script, key string, args ...any) (int64, error) {
+	n, err := s.c.Eval(ctx, script, []string{s.cfg.prefix + key}, args...).Int64()
 	if err != nil {
 		return 0, fmt.Errorf("redisstore: %s: %w", op, err)
 	}

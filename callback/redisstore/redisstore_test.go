@@ -33,7 +33,7 @@ func TestStore(t *testing.T) {
 }
 
 func TestOptions(t *testing.T) {
-	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // never dialled
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1}) // nothing listens: New cannot ask its policy
 	t.Cleanup(func() { _ = c.Close() })
 	tests := []struct {
 		name    string
@@ -237,4 +237,73 @@ func deliver(h http.Handler, id string) int {
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
 	return w.Code
+}
+
+// TestCompleteFenced completes a claim on each state its key can be in
+// when the completion arrives, written as the store writes them: the
+// claim's own (lapsed or not), nothing (the lease lapsed and the key
+// expired), completed by the same token already (a completion sent again
+// after a lost reply), another token's claim or completion, an unfenced
+// completion. It records the delivery as processed by the token unless
+// another token holds it, which it leaves as it was.
+func TestCompleteFenced(t *testing.T) {
+	ctx := context.Background()
+	c := sharedRedis(t).Client(t, nil)
+	s := redisstore.New(c, redisstore.WithPrefix("complete:"), redisstore.WithRetention(time.Hour))
+	const token = "tok-1"
+	tests := []struct {
+		name   string
+		before string // "" for no key
+		lost   bool
+		after  string
+	}{
+		{"the claim holds the key", "b:" + token, false, "d:" + token},
+		{"nothing holds the key (the lease lapsed, the key expired)", "", false, "d:" + token},
+		{"completed by the same token already", "d:" + token, false, "d:" + token},
+		{"another token's claim", "b:tok-2", true, "b:tok-2"},
+		{"completed by another token", "d:tok-2", true, "d:tok-2"},
+		{"an unfenced completion", "d:", true, "d:"},
+		{"a token that extends this one", "b:" + token + "0", true, "b:" + token + "0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			key := storetest.NewKey(t)
+			if tt.before != "" {
+				require.NoError(t, c.Set(ctx, "complete:"+key, tt.before, time.Minute).Err())
+			}
+			err := s.CompleteFenced(ctx, key, token)
+			if tt.lost {
+				require.ErrorIs(t, err, callback.ErrClaimLost)
+				assert.Equal(t, "redisstore: complete: "+callback.ErrClaimLost.Error(), err.Error())
+				ttl := c.PTTL(ctx, "complete:"+key).Val()
+				assert.True(t, ttl > 0 && ttl <= time.Minute, "the key keeps its expiry: %v", ttl)
+			} else {
+				require.NoError(t, err)
+				ttl := c.PTTL(ctx, "complete:"+key).Val()
+				assert.True(t, ttl > time.Minute && ttl <= time.Hour, "a processed delivery expires after the retention: %v", ttl)
+			}
+			assert.Equal(t, tt.after, c.Get(ctx, "complete:"+key).Val())
+		})
+	}
+}
+
+// TestCompleteAfterLeaseLapsed lets a claim's key expire in Redis, as a
+// function that outlives its lease does, with no other delivery: its
+// completion still records the delivery, so that a redelivery does not
+// call the function again.
+func TestCompleteAfterLeaseLapsed(t *testing.T) {
+	ctx := context.Background()
+	c := sharedRedis(t).Client(t, nil)
+	s := redisstore.New(c, redisstore.WithPrefix("lapsed:"), redisstore.WithLease(time.Millisecond))
+	key := storetest.NewKey(t)
+	r, token, err := s.ClaimFenced(ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, callback.ClaimNew, r)
+	waitFor(t, "the claim's key to expire", func(ctx context.Context) bool {
+		return c.Exists(ctx, "lapsed:"+key).Val() == 0
+	})
+	require.NoError(t, s.CompleteFenced(ctx, key, token))
+	r, _, err = s.ClaimFenced(ctx, key)
+	require.NoError(t, err)
+	assert.Equal(t, callback.ClaimDone, r, "the redelivery finds the delivery processed")
 }
