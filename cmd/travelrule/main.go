@@ -39,7 +39,12 @@
 // inbound inquiries. sandbox signs its callbacks as the live service does,
 // with the same signing secret (by default the sandbox's published one,
 // which it prints), or, with --standard-webhooks or
-// TRAVELRULE_WEBHOOK_SECRET, with Standard Webhooks headers.
+// TRAVELRULE_WEBHOOK_SECRET, with Standard Webhooks headers. It accepts the
+// API key of TRAVELRULE_API_KEY (or TRAVELRULE_API_KEY_FILE, or
+// --api-key-file) and the client credentials of TRAVELRULE_CLIENT_ID and
+// TRAVELRULE_CLIENT_SECRET when they are set, else its published ones;
+// off loopback (an --addr outside 127.0.0.0/8 and ::1, other than
+// localhost) it refuses to start with any published credential.
 // Results print as JSON without personal data: names, wallets and the
 // service's answers stay out unless a flag such as --show-personal-data
 // asks for them.
@@ -159,6 +164,9 @@ Environment:
   TRAVELRULE_SIGNING_SECRET_FILE a file that holds it (also --signing-secret-file)
   TRAVELRULE_WEBHOOK_SECRET the Standard Webhooks secret (listen verifies, sandbox signs)
   TRAVELRULE_CALLBACK_KEY   listen: accept only capability callback URLs made with this key
+The sandbox accepts the API key and client credentials above, when set, instead
+of its published ones, and off loopback starts only with credentials of your own
+(see 'travelrule sandbox --help').
 
 The sandbox listens on %s by default and listen on %s, so that both run
 side by side.

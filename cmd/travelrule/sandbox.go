@@ -5,6 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
+	"net/netip"
 	"net/url"
 	"strings"
 	"time"
@@ -17,7 +19,7 @@ import (
 // travel addresses, discovery) and where its control plane is; the banner
 // and --help print it.
 var sandboxAnswers = `API keys (POST {base}/auth/token with x-api-key: <key>, no body):
-  - ` + travelruletest.DefaultAPIKey + ` gets a bearer token (an EdDSA JWT; expired: 403 FORBIDDEN)
+  - {key} gets a bearer token (an EdDSA JWT; expired: 403 FORBIDDEN)
   - ` + travelruletest.InactiveAPIKey + ` answers 403 FORBIDDEN "API key inactive"
   - ` + travelruletest.ExpiredAPIKey + ` answers 403 FORBIDDEN "API key expired"
   - no key, or another, answers 401 UNAUTHORIZED
@@ -66,29 +68,36 @@ Control plane (bearer token as for the operations):
 func (c *cli) sandbox(ctx context.Context, args []string) int {
 	fs := c.newFlagSet("sandbox", "[--addr HOST:PORT] [--prefix /api/v3] [--token-lifetime 24h] [--inquiry-url URL] [flags]")
 	usage := fs.Usage
-	fs.Usage = func() { usage(); fmt.Fprint(fs.Output(), "\n"+sandboxAnswers) }
-	addr := fs.String("addr", defaultSandboxAddr, "the address to listen on")
+	fs.Usage = func() {
+		usage()
+		fmt.Fprint(fs.Output(), "\n"+sandboxExposure+"\n\n"+strings.ReplaceAll(sandboxAnswers, "{key}", travelruletest.DefaultAPIKey+" (or the one you set)"))
+	}
+	addr := fs.String("addr", defaultSandboxAddr, "the address to listen on; off loopback (127.0.0.0/8, ::1, localhost) only with credentials of your own")
 	lifetime := fs.Duration("token-lifetime", 24*time.Hour, "the lifetime of the tokens the sandbox issues")
 	cbURL := fs.String("callback-url", "http://"+defaultListenAddr+"/", "the callback URL of the printed curl transcript (travelrule listen's default)")
 	opts := c.sandboxOptions(fs)
 	if code, ok := c.parseFlags(fs, args); !ok {
 		return code
 	}
-	o, signing, err := opts()
+	setup, err := opts()
 	if err != nil {
 		return c.usageError(fs, "%v", err)
+	}
+	if err := exposureError(*addr, setup.published); err != nil {
+		fmt.Fprintf(c.stderr, "sandbox: %v\n", err)
+		return exitUsage
 	}
 	// The transcript's transfer must pass the sandbox's own checks.
 	if travelruletest.CheckTransfer([]byte(sampleTransfer(*cbURL))) != nil {
 		return c.usageError(fs, "--callback-url must be an absolute http or https URL of at most 255 characters, without spaces")
 	}
-	srv, err := startSandbox(append(o, travelruletest.WithAddr(*addr), travelruletest.WithTokenLifetime(*lifetime)))
+	srv, err := startSandbox(append(setup.opts, travelruletest.WithAddr(*addr), travelruletest.WithTokenLifetime(*lifetime)))
 	if err != nil {
 		fmt.Fprintln(c.stderr, listenFailure("sandbox", *addr, err))
 		return exitFailed
 	}
 	defer srv.Close()
-	if err := c.sandboxBanner(srv, *lifetime, *cbURL, signing); err != nil {
+	if err := c.sandboxBanner(srv, *lifetime, *cbURL, setup); err != nil {
 		fmt.Fprintf(c.stderr, "sandbox: %v\n", err)
 		return exitFailed
 	}
@@ -97,11 +106,22 @@ func (c *cli) sandbox(ctx context.Context, args []string) int {
 	return exitOK
 }
 
+// sandboxSetup is what the sandbox's flags and environment make.
+type sandboxSetup struct {
+	opts      []travelruletest.Option
+	signing   string         // how callbacks are signed and where the secret is, on one line
+	published publishedCreds // which credentials are the sandbox's published defaults
+	clientID  string         // the client id of the client credentials
+}
+
 // sandboxOptions adds the flags that become server options to fs; after
-// parsing, the function it returns makes the options, and says on one
-// line how callbacks are signed and where the secret is (the sandbox's
-// published default secret may be shown, a secret of the user's never).
-func (c *cli) sandboxOptions(fs *flag.FlagSet) func() ([]travelruletest.Option, string, error) {
+// parsing, the function it returns makes the options, the credentials
+// (the API key, the client credentials, the signing secret: the user's, or
+// the sandbox's published defaults), and says on one line how callbacks
+// are signed and where the secret is (the sandbox's published default
+// secret may be shown, a secret of the user's never).
+func (c *cli) sandboxOptions(fs *flag.FlagSet) func() (sandboxSetup, error) {
+	keyFile := fs.String("api-key-file", "", "accept the API key in this file, one trailing newline removed, instead of the published "+travelruletest.DefaultAPIKey+" (default: env TRAVELRULE_API_KEY_FILE, or the key itself in env TRAVELRULE_API_KEY; never a flag)")
 	prefix := fs.String("prefix", "", `a path prefix for the service, such as "/api/v3"`)
 	inquiryURL := fs.String("inquiry-url", "", "your base URL as a beneficiary's VASP: a transfer to a travel address the sandbox generated is POSTed as an INQUIRY to <URL>/transfers/inquiry/<beneficiaryId> and waits for your resolution, instead of the sandbox approving it")
 	sigFile := fs.String("signing-secret-file", "", "sign callbacks (x-data-integrity) with the signing secret in this file (default: env TRAVELRULE_SIGNING_SECRET_FILE, or the secret itself in env TRAVELRULE_SIGNING_SECRET, else the sandbox's published "+travelruletest.DefaultSigningSecret+"; never a flag)")
@@ -114,26 +134,26 @@ func (c *cli) sandboxOptions(fs *flag.FlagSet) func() ([]travelruletest.Option, 
 	var known, unknown stringList
 	fs.Var(&known, "travel-address", "a travelAddress that resolves, even one under .invalid (repeatable)")
 	fs.Var(&unknown, "unknown-travel-address", "a travelAddress that resolves to no VASP: 404 (repeatable)")
-	return func() ([]travelruletest.Option, string, error) {
+	return func() (sandboxSetup, error) {
 		o := []travelruletest.Option{travelruletest.WithTravelAddresses(known...), travelruletest.WithUnknownTravelAddresses(unknown...)}
 		if *prefix != "" {
 			o = append(o, travelruletest.WithPathPrefix(*prefix))
 		}
 		if *inquiryURL != "" {
 			if u, err := url.Parse(*inquiryURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-				return nil, "", errors.New("--inquiry-url must be an absolute http or https URL without query or fragment")
+				return sandboxSetup{}, errors.New("--inquiry-url must be an absolute http or https URL without query or fragment")
 			}
 			o = append(o, travelruletest.WithInquiryURL(*inquiryURL))
 		}
 		if *scale < 0 {
-			return nil, "", errors.New("--callback-time-scale must not be negative")
+			return sandboxSetup{}, errors.New("--callback-time-scale must not be negative")
 		}
 		if *scale > 0 {
 			o = append(o, travelruletest.WithCallbackTimeScale(*scale))
 		}
-		so, signing, err := c.sandboxSigning(*sigFile, *secret, *webhooks)
+		so, signing, publishedSecret, err := c.sandboxSigning(*sigFile, *secret, *webhooks)
 		if err != nil {
-			return nil, "", err
+			return sandboxSetup{}, err
 		}
 		o = append(o, so...)
 		if *excerpt || *noID {
@@ -145,48 +165,88 @@ func (c *cli) sandboxOptions(fs *flag.FlagSet) func() ([]travelruletest.Option, 
 		if *required {
 			o = append(o, travelruletest.WithTravelAddressRequired())
 		}
-		return o, signing, nil
+		creds, published, clientID, err := c.sandboxCredentials(*keyFile)
+		if err != nil {
+			return sandboxSetup{}, err
+		}
+		published.signingSecret = publishedSecret
+		return sandboxSetup{opts: append(o, creds...), signing: signing, published: published, clientID: clientID}, nil
 	}
 }
 
+// sandboxCredentials returns the options that set the credentials the
+// sandbox accepts, which of them are its published defaults, and the
+// client id: the API key of --api-key-file, TRAVELRULE_API_KEY_FILE or
+// TRAVELRULE_API_KEY, else travelruletest.DefaultAPIKey; the client
+// credentials TRAVELRULE_CLIENT_ID (default travelruletest.DefaultClientID)
+// and TRAVELRULE_CLIENT_SECRET, else the published ones. A credential
+// set to its published value counts as published.
+func (c *cli) sandboxCredentials(keyFile string) ([]travelruletest.Option, publishedCreds, string, error) {
+	key, err := c.apiKey(&settings{apiKeyFile: keyFile})
+	if err != nil {
+		return nil, publishedCreds{}, "", err
+	}
+	var o []travelruletest.Option
+	if key != "" {
+		o = append(o, travelruletest.WithAPIKeys(key))
+	}
+	id, secret := c.getenv("TRAVELRULE_CLIENT_ID"), c.getenv("TRAVELRULE_CLIENT_SECRET")
+	if id == "" {
+		id = travelruletest.DefaultClientID
+	}
+	if secret == "" {
+		secret = travelruletest.DefaultClientSecret
+	}
+	o = append(o, travelruletest.WithClientCredentials(id, secret))
+	return o, publishedCreds{
+		apiKey:       key == "" || key == travelruletest.DefaultAPIKey,
+		clientSecret: secret == travelruletest.DefaultClientSecret,
+	}, id, nil
+}
+
 // sandboxSigning returns the options that sign the sandbox's callbacks,
-// and a line saying how and where the secret is: x-data-integrity under
-// the signing secret of the file or environment (signingSecret), else the
-// sandbox's default; Standard Webhooks with webhooks, or with a Standard
-// Webhooks secret (the flag's, else TRAVELRULE_WEBHOOK_SECRET), which is
-// then the secret. A signing secret and a Standard Webhooks secret are not
-// both taken.
-func (c *cli) sandboxSigning(sigFile, secret string, webhooks bool) ([]travelruletest.Option, string, error) {
+// a line saying how and where the secret is, and whether the secret is
+// the sandbox's published one: x-data-integrity under the signing secret
+// of the file or environment (signingSecret), else the sandbox's default;
+// Standard Webhooks with webhooks, or with a Standard Webhooks secret (the
+// flag's, else TRAVELRULE_WEBHOOK_SECRET), which is then the secret. A
+// signing secret and a Standard Webhooks secret are not both taken.
+func (c *cli) sandboxSigning(sigFile, secret string, webhooks bool) ([]travelruletest.Option, string, bool, error) {
 	if secret == "" {
 		secret = c.getenv("TRAVELRULE_WEBHOOK_SECRET") // after parsing: a flag default would print it in --help
 	}
 	signing, err := c.signingSecret(sigFile)
 	if err != nil {
-		return nil, "", err
+		return nil, "", false, err
 	}
 	var o []travelruletest.Option
 	var where string
+	key := []byte(travelruletest.DefaultSigningSecret)
 	switch {
 	case signing != "" && secret != "":
-		return nil, "", errors.New("both a signing secret (x-data-integrity) and a Standard Webhooks secret are set: set one")
+		return nil, "", false, errors.New("both a signing secret (x-data-integrity) and a Standard Webhooks secret are set: set one")
 	case secret != "":
 		v, err := callback.NewWebhookVerifier(secret) // decodes "whsec_<base64>"; takes a raw secret as it is
 		if err != nil {
-			return nil, "", err
+			return nil, "", false, err
 		}
-		o = append(o, travelruletest.WithCallbackSecret(v.Secrets[0]))
+		key = v.Secrets[0]
 		webhooks, where = true, "the Standard Webhooks secret you gave (--callback-secret or TRAVELRULE_WEBHOOK_SECRET)"
 	case signing != "":
-		o = append(o, travelruletest.WithCallbackSecret([]byte(signing)))
+		key = []byte(signing)
 		where = "the signing secret you gave (" + c.signingSecretSource(sigFile) + ")"
 	default:
 		where = "the sandbox's published default secret: TRAVELRULE_SIGNING_SECRET=" + travelruletest.DefaultSigningSecret
 	}
+	published := string(key) == travelruletest.DefaultSigningSecret
+	if !published {
+		o = append(o, travelruletest.WithCallbackSecret(key))
+	}
 	if webhooks {
 		o = append(o, travelruletest.WithStandardWebhooks())
-		return o, "callbacks are signed with Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature) under " + where, nil
+		return o, "callbacks are signed with Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature) under " + where, published, nil
 	}
-	return o, "callbacks are signed as the live service signs them, x-data-integrity (HMAC-SHA512 over the body's base64), under " + where, nil
+	return o, "callbacks are signed as the live service signs them, x-data-integrity (HMAC-SHA512 over the body's base64), under " + where, published, nil
 }
 
 // signingSecretSource names where signingSecret found the secret.
@@ -201,22 +261,95 @@ func (c *cli) signingSecretSource(sigFile string) string {
 }
 
 // sandboxBanner prints the environment and the curl transcript on stdout
-// and how to get each answer on stderr. The API key is the sandbox's demo
-// key, not a secret.
-func (c *cli) sandboxBanner(srv *travelruletest.Server, lifetime time.Duration, cbURL, signing string) error {
+// and how to get each answer on stderr. The sandbox's published
+// credentials are printed, not secrets; the user's never are: the
+// transcript then reads the API key from $TRAVELRULE_API_KEY.
+func (c *cli) sandboxBanner(srv *travelruletest.Server, lifetime time.Duration, cbURL string, setup sandboxSetup) error {
 	tok, err := srv.TokenSource().Token()
 	if err != nil {
 		return err
 	}
 	// Stdout is a shell script: every value is one shell word.
-	fmt.Fprintf(c.stdout, "TRAVELRULE_BASE_URL=%s\nTRAVELRULE_API_KEY=%s\nTRAVELRULE_TOKEN=%s\nTRAVELRULE_TOKEN_URL=%s\nTRAVELRULE_CLIENT_ID=%s\nTRAVELRULE_CLIENT_SECRET=%s\n",
-		shellWord(srv.URL), shellWord(travelruletest.DefaultAPIKey), shellWord(tok.AccessToken), shellWord(srv.TokenURL()),
-		shellWord(travelruletest.DefaultClientID), shellWord(travelruletest.DefaultClientSecret))
-	fmt.Fprint(c.stdout, transcript(flow{baseURL: srv.URL, apiKey: travelruletest.DefaultAPIKey, callbackURL: cbURL}))
-	fmt.Fprintf(c.stderr, "%s\n", signing)
+	fmt.Fprintf(c.stdout, "TRAVELRULE_BASE_URL=%s\n", shellWord(srv.URL))
+	key := "your API key (TRAVELRULE_API_KEY)"
+	if setup.published.apiKey {
+		key = travelruletest.DefaultAPIKey
+		fmt.Fprintf(c.stdout, "TRAVELRULE_API_KEY=%s\n", shellWord(key))
+	}
+	fmt.Fprintf(c.stdout, "TRAVELRULE_TOKEN=%s\nTRAVELRULE_TOKEN_URL=%s\nTRAVELRULE_CLIENT_ID=%s\n",
+		shellWord(tok.AccessToken), shellWord(srv.TokenURL()), shellWord(setup.clientID))
+	if setup.published.clientSecret {
+		fmt.Fprintf(c.stdout, "TRAVELRULE_CLIENT_SECRET=%s\n", shellWord(travelruletest.DefaultClientSecret))
+	}
+	f := flow{baseURL: srv.URL, callbackURL: cbURL}
+	if setup.published.apiKey {
+		f.apiKey = travelruletest.DefaultAPIKey
+	}
+	fmt.Fprint(c.stdout, transcript(f))
+	fmt.Fprintf(c.stderr, "%s\n", setup.signing)
+	answers := strings.NewReplacer("{base}", srv.URL, "{key}", key).Replace(sandboxAnswers)
 	fmt.Fprintf(c.stderr, "sandbox listening on %s (API key %s; tokens valid for %s); stop with Ctrl-C\n%s",
-		srv.URL, travelruletest.DefaultAPIKey, lifetime, strings.ReplaceAll(sandboxAnswers, "{base}", srv.URL))
+		srv.URL, key, lifetime, answers)
 	return nil
+}
+
+// publishedCreds says which of the sandbox's credentials are its published
+// defaults, which anyone who reads its documentation knows.
+type publishedCreds struct {
+	apiKey        bool // travelruletest.DefaultAPIKey
+	clientSecret  bool // travelruletest.DefaultClientSecret
+	signingSecret bool // travelruletest.DefaultSigningSecret
+}
+
+// sandboxExposure is what --help says of listening off loopback.
+const sandboxExposure = `Off loopback (an --addr outside 127.0.0.0/8 and ::1, other than localhost) the
+sandbox starts only with credentials of your own: with its published ones,
+anyone who reaches it could log in, make it POST to any URL (its callbacks,
+its inbound inquiries) and read the answer's status back, and forge its
+callbacks' signatures. Set:
+  the API key         TRAVELRULE_API_KEY, TRAVELRULE_API_KEY_FILE or --api-key-file
+  the client secret   TRAVELRULE_CLIENT_SECRET (and TRAVELRULE_CLIENT_ID)
+  the signing secret  TRAVELRULE_SIGNING_SECRET, TRAVELRULE_SIGNING_SECRET_FILE
+                      or --signing-secret-file (or a Standard Webhooks secret:
+                      TRAVELRULE_WEBHOOK_SECRET or --callback-secret)`
+
+// exposureError returns why the sandbox must not listen on addr with the
+// credentials published marks as the published ones, or nil: on a
+// loopback address only this machine reaches it; off loopback, each
+// published credential must be replaced, and the error names what to set.
+// An address net.Listen cannot read gets nil: listening fails on it.
+func exposureError(addr string, published publishedCreds) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil || isLoopbackHost(host) {
+		return nil
+	}
+	var set []string
+	if published.apiKey {
+		set = append(set, "the API key (TRAVELRULE_API_KEY, TRAVELRULE_API_KEY_FILE or --api-key-file)")
+	}
+	if published.clientSecret {
+		set = append(set, "the client secret (TRAVELRULE_CLIENT_SECRET, and TRAVELRULE_CLIENT_ID)")
+	}
+	if published.signingSecret {
+		set = append(set, "the signing secret (TRAVELRULE_SIGNING_SECRET, TRAVELRULE_SIGNING_SECRET_FILE or --signing-secret-file; or a Standard Webhooks secret, TRAVELRULE_WEBHOOK_SECRET or --callback-secret)")
+	}
+	if len(set) == 0 {
+		return nil
+	}
+	return fmt.Errorf("refusing to listen on %s, which is not a loopback address, with the sandbox's published credentials: "+
+		"anyone who reaches it could log in, make it POST to any URL and read the answer's status back, or forge its callbacks. "+
+		"Set values of your own for %s; or listen on 127.0.0.1, [::1] or localhost", addr, strings.Join(set, "; "))
+}
+
+// isLoopbackHost reports whether host, of an address to listen on, is a
+// loopback one: localhost, or an IP address in 127.0.0.0/8 or ::1. No host
+// (every interface) and any other name are not.
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
 }
 
 // stringList is a repeatable string flag.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"regexp"
 	"strings"
@@ -230,4 +231,137 @@ func TestSandboxAnswerFlags(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestExposureError: on a loopback address the sandbox starts with its
+// published credentials; off loopback only when each is replaced, and the
+// refusal names what to set for each one still published.
+func TestExposureError(t *testing.T) {
+	all := publishedCreds{apiKey: true, clientSecret: true, signingSecret: true}
+	apiKeyVars := "the API key (TRAVELRULE_API_KEY, TRAVELRULE_API_KEY_FILE or --api-key-file)"
+	clientVars := "the client secret (TRAVELRULE_CLIENT_SECRET, and TRAVELRULE_CLIENT_ID)"
+	signingVars := "the signing secret (TRAVELRULE_SIGNING_SECRET, TRAVELRULE_SIGNING_SECRET_FILE or --signing-secret-file; or a Standard Webhooks secret, TRAVELRULE_WEBHOOK_SECRET or --callback-secret)"
+	tests := []struct {
+		addr      string
+		published publishedCreds
+		want      []string // what the refusal names; nil: no refusal
+	}{
+		{"127.0.0.1:8080", all, nil},
+		{"127.0.0.1:0", all, nil},
+		{"127.42.0.9:8080", all, nil},
+		{"[::1]:8080", all, nil},
+		{"[::ffff:127.0.0.1]:8080", all, nil},
+		{"localhost:8080", all, nil},
+		{"LocalHost:8080", all, nil},
+		{":8080", all, []string{apiKeyVars, clientVars, signingVars}},
+		{"0.0.0.0:8080", all, []string{"refusing to listen on 0.0.0.0:8080, which is not a loopback address", apiKeyVars, clientVars, signingVars}},
+		{"[::]:8080", all, []string{apiKeyVars}},
+		{"192.168.1.5:8080", all, []string{apiKeyVars}},
+		{"128.0.0.1:8080", all, []string{apiKeyVars}},
+		{"sandbox.example:8080", all, []string{apiKeyVars}},
+		{"localhost.example:8080", all, []string{apiKeyVars}},
+		{"0.0.0.0:8080", publishedCreds{}, nil},
+		{"0.0.0.0:8080", publishedCreds{apiKey: true}, []string{apiKeyVars}},
+		{"0.0.0.0:8080", publishedCreds{clientSecret: true}, []string{clientVars}},
+		{"0.0.0.0:8080", publishedCreds{signingSecret: true}, []string{signingVars}},
+		{"no port", all, nil}, // listening fails on it
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s %+v", tt.addr, tt.published), func(t *testing.T) {
+			err := exposureError(tt.addr, tt.published)
+			if tt.want == nil {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			for _, w := range tt.want {
+				assert.Contains(t, err.Error(), w)
+			}
+			for flag, vars := range map[bool]string{!tt.published.apiKey: apiKeyVars, !tt.published.clientSecret: clientVars, !tt.published.signingSecret: signingVars} {
+				if flag {
+					assert.NotContains(t, err.Error(), vars, "a credential of the user's is not asked for")
+				}
+			}
+		})
+	}
+}
+
+// TestSandboxOffLoopback: the sandbox refuses to listen off loopback with
+// its published credentials, naming what to set; with credentials of the
+// user's it starts there, refuses the published ones, takes the user's and
+// prints none of them.
+func TestSandboxOffLoopback(t *testing.T) {
+	const (
+		key     = "team-sandbox-key-PRIVATE-0123"
+		secret  = "team-client-secret-PRIVATE-0123"
+		signing = "team-signing-secret-PRIVATE-0123"
+	)
+	own := map[string]string{"TRAVELRULE_API_KEY": key, "TRAVELRULE_CLIENT_ID": "team-client",
+		"TRAVELRULE_CLIENT_SECRET": secret, "TRAVELRULE_SIGNING_SECRET": signing}
+	// Already ended: a sandbox that starts when it must not stops at once,
+	// and the test fails on its exit status instead of hanging.
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, tt := range []struct {
+		name string
+		env  map[string]string
+		want []string
+	}{
+		{"published credentials", nil, []string{"TRAVELRULE_API_KEY", "TRAVELRULE_CLIENT_SECRET", "TRAVELRULE_SIGNING_SECRET", "--api-key-file"}},
+		{"the published API key set", map[string]string{"TRAVELRULE_API_KEY": travelruletest.DefaultAPIKey, "TRAVELRULE_CLIENT_SECRET": secret, "TRAVELRULE_SIGNING_SECRET": signing}, []string{"the API key (TRAVELRULE_API_KEY"}},
+		{"the published signing secret set", map[string]string{"TRAVELRULE_API_KEY": key, "TRAVELRULE_CLIENT_SECRET": secret, "TRAVELRULE_SIGNING_SECRET": travelruletest.DefaultSigningSecret}, []string{"the signing secret (TRAVELRULE_SIGNING_SECRET"}},
+		{"no client secret", map[string]string{"TRAVELRULE_API_KEY": key, "TRAVELRULE_WEBHOOK_SECRET": signing}, []string{"the client secret (TRAVELRULE_CLIENT_SECRET"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := runCLI(t, ended, "", tt.env, "sandbox", "--addr", "0.0.0.0:0")
+			assert.Equal(t, exitUsage, code, errOut)
+			assert.Empty(t, out)
+			assert.Contains(t, errOut, "sandbox: refusing to listen on 0.0.0.0:0, which is not a loopback address")
+			for _, w := range tt.want {
+				assert.Contains(t, errOut, w)
+			}
+			assert.NotContains(t, errOut, "sandbox listening")
+			assertNoSecrets(t, errOut, key, secret, signing)
+		})
+	}
+
+	t.Run("credentials of the user's", func(t *testing.T) {
+		sc := runSandboxCommandEnv(t, own, "--addr", "0.0.0.0:0")
+		base := sc.env["TRAVELRULE_BASE_URL"]
+		require.NotEmpty(t, base)
+		assert.NotContains(t, sc.env, "TRAVELRULE_API_KEY", "the user's key is not printed")
+		assert.NotContains(t, sc.env, "TRAVELRULE_CLIENT_SECRET")
+		assert.Equal(t, "team-client", sc.env["TRAVELRULE_CLIENT_ID"])
+		assert.Contains(t, sc.out.String(), `"x-api-key: $TRAVELRULE_API_KEY"`, "the transcript reads the key from the environment")
+		assertNoSecrets(t, sc.out.String()+sc.errOut.String(), key, secret, signing)
+
+		for _, tt := range []struct {
+			name string
+			env  map[string]string
+			code int
+		}{
+			{"the published API key", map[string]string{"TRAVELRULE_API_KEY": travelruletest.DefaultAPIKey}, exitFailed},
+			{"the published client credentials", map[string]string{"TRAVELRULE_TOKEN_URL": sc.env["TRAVELRULE_TOKEN_URL"],
+				"TRAVELRULE_CLIENT_ID": travelruletest.DefaultClientID, "TRAVELRULE_CLIENT_SECRET": travelruletest.DefaultClientSecret}, exitFailed},
+			{"the user's API key", map[string]string{"TRAVELRULE_API_KEY": key}, exitOK},
+			{"the user's client credentials", map[string]string{"TRAVELRULE_TOKEN_URL": sc.env["TRAVELRULE_TOKEN_URL"],
+				"TRAVELRULE_CLIENT_ID": "team-client", "TRAVELRULE_CLIENT_SECRET": secret}, exitOK},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				tt.env["TRAVELRULE_BASE_URL"] = base
+				code, _, errOut := runCLI(t, context.Background(), "", tt.env, "address", "generate", "--first-name", "A", "--last-name", "B")
+				assert.Equal(t, tt.code, code, errOut)
+			})
+		}
+	})
+
+	t.Run("loopback with the published credentials", func(t *testing.T) {
+		for _, addr := range []string{"localhost:0", "127.0.0.1:0"} {
+			sc := runSandboxCommand(t, "--addr", addr)
+			assert.Equal(t, travelruletest.DefaultAPIKey, sc.env["TRAVELRULE_API_KEY"])
+			code, _, errOut := runCLI(t, context.Background(), validTransfer, sc.env, "initiate")
+			assert.Equal(t, exitOK, code, errOut)
+			assert.Equal(t, exitOK, sc.stop())
+		}
+	})
 }

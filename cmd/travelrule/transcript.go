@@ -10,7 +10,7 @@ import (
 // flow is what the curl transcript of the sandbox needs to know.
 type flow struct {
 	baseURL     string // the sandbox's URL, path prefix included
-	apiKey      string // the sandbox's demo API key, not a secret
+	apiKey      string // the sandbox's demo API key, not a secret; "": the user's, in $TRAVELRULE_API_KEY
 	callbackURL string // where the transcript's transfers send their callbacks
 }
 
@@ -41,7 +41,7 @@ func transcript(f flow) string {
 	b.WriteString("# set to the sandbox's signing secret (it says which on its standard error)\n")
 	b.WriteString("# to see them.\n")
 	step("1. A bearer token for the API key (POST /auth/token, no body): reuse it until its expiresIn runs out.",
-		"TOKEN=$(curl -sS --fail-with-body -X POST -H "+shellQuote("x-api-key: "+f.apiKey)+" "+shellQuote(f.baseURL+"/auth/token"),
+		"TOKEN=$(curl -sS --fail-with-body -X POST -H "+apiKeyHeader(f.apiKey)+" "+shellQuote(f.baseURL+"/auth/token"),
 		extract("accessToken"))
 	step("2. A travel address for the beneficiary (the same externalId gets the same address).",
 		"TA=$(curl -sS --fail-with-body "+shellQuote(f.baseURL+"/travel-address/generate")+auth,
@@ -69,6 +69,16 @@ func transcript(f flow) string {
 		"-d "+shellQuote(`{"txId":"`+txHash+`"}`))
 	fmt.Fprintln(&b, "echo")
 	return b.String()
+}
+
+// apiKeyHeader is the transcript's x-api-key header, as a shell word: the
+// demo key as it is, or the user's key, which is never printed, from the
+// environment.
+func apiKeyHeader(key string) string {
+	if key == "" {
+		return `"x-api-key: $TRAVELRULE_API_KEY"`
+	}
+	return shellQuote("x-api-key: " + key)
 }
 
 // sampleBeneficiary is the transcript's beneficiary, made up.

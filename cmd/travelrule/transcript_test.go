@@ -229,7 +229,7 @@ func TestSandboxOutputCannotInject(t *testing.T) {
 	t.Cleanup(srv.Close)
 	var out, errOut syncBuffer
 	c := &cli{stdin: strings.NewReader(""), stdout: &out, stderr: &errOut, getenv: func(string) string { return "" }}
-	require.NoError(t, c.sandboxBanner(srv, time.Hour, "http://127.0.0.1:1/", "signing"))
+	require.NoError(t, c.sandboxBanner(srv, time.Hour, "http://127.0.0.1:1/", sandboxSetup{signing: "signing", clientID: "c;:>PWNED;", published: publishedCreds{apiKey: true, clientSecret: true}}))
 	assert.False(t, runHostile(t, out.String()), "the sandbox's stdout ran a command from --prefix:\n%s", out.String())
 }
 
