@@ -28,13 +28,8 @@ const maxInquiriesInFlight = 64
 
 // serveControl serves a request to the control plane; rest is its path
 // after the server's path prefix and "/sandbox/". Other paths under
-// /sandbox/ are not found, as any unknown path. As for the operations, a
-// request that came on an HTTP/2 connection after a GOAWAY fault is not
-// acted on.
-func (s *Server) serveControl(r *http.Request, st stream, rest string) *answer {
-	if st.stopped() {
-		return &answer{abandon: true}
-	}
+// /sandbox/ are not found, as any unknown path.
+func (s *Server) serveControl(r *http.Request, rest string) *answer {
 	if rest == inquiriesPath {
 		return s.serveStartInquiry(r)
 	}

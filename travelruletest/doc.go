@@ -294,33 +294,48 @@
 //     per operation and key, and replayed for a later request with the same
 //     key and the same body (and query) without acting again. The same key
 //     with a different body is answered 422, and a request whose key is
-//     still being processed 409. 429 and 503 answers are not stored. The
-//     stored answer is the one the operation gave before any fault after
-//     acting (500, drop, reset, GOAWAY, a proxy's 503), so a retry after
-//     those faults gets the original success.
+//     still being processed 409. Nothing is stored for a fault before
+//     acting (429, the service's 503, a refused stream). The stored answer
+//     is the one the operation gave before any fault after acting (500,
+//     drop, PROTOCOL_ERROR reset, a proxy's or a gateway's 503), so a
+//     retry after those faults gets the original success.
 //   - Faults ([Fault], [WithFaults], [Server.SetFaults]) [own], on the
-//     operations: 429 and 503 (with Retry-After in seconds) are answered
-//     before the request is acted on; the others after the transfer was
-//     stored, the resolution or txId recorded, the beneficiary upserted:
-//     500; a dropped connection (over HTTP/2, a RST_STREAM INTERNAL_ERROR
-//     of the request's stream); over HTTP/2, a RST_STREAM PROTOCOL_ERROR or
-//     REFUSED_STREAM of the stream, or a GOAWAY with last-stream-id 0 (over
-//     HTTP/1.1 these three drop the connection); and a proxy's 503 without
-//     Retry-After. Latency delays the request before anything else and ends
-//     early if the client gives up. Which requests faults hit is random,
-//     from a seeded generator ([WithSeed]): the same seed, faults and
-//     sequence of requests give the same faults.
-//   - After a GOAWAY fault the sandbox writes nothing more on the
-//     connection (it half-closes it) but still reads it. The answers that
-//     had not gone out in full are cut: one whose HEADERS had not gone out
-//     is recorded with Status 0, one cut after its HEADERS keeps its Status
-//     and is marked Truncated (the client saw the status, not the body). A
-//     request that arrives on the connection afterwards (the client sent it
-//     before it saw the GOAWAY) is recorded with Status 0 and not acted on;
-//     one already being acted on finishes, and its answer is cut. So one
-//     GOAWAY fault can leave several requests of the connection without a
-//     whole answer, as a proxy's GOAWAY would; Stats.ByStatus[0] and
-//     Stats.Truncated count them.
+//     operations. Before the request is acted on, with nothing stored:
+//     429 and 503 with Retry-After (in seconds), in the service's
+//     envelope; over HTTP/2, a RST_STREAM REFUSED_STREAM of the request's
+//     stream (RFC 9113, section 8.7: the stream was not processed; over
+//     HTTP/1.1, a connection closed without answer). After the transfer
+//     was stored, the resolution or txId recorded, the beneficiary
+//     upserted: 500; a dropped connection (over HTTP/2, a RST_STREAM
+//     INTERNAL_ERROR of the request's stream); over HTTP/2, a RST_STREAM
+//     PROTOCOL_ERROR of the stream (over HTTP/1.1, a dropped connection); a
+//     proxy's 503 without Retry-After (an upstream reset before headers);
+//     and a gateway's 503 with Retry-After and a maintenance page (nginx's
+//     "error_page 502 504 =503" with "add_header Retry-After 1 always"):
+//     a 503 with Retry-After proves nothing either way, for the same
+//     status and header come before and after acting. A GOAWAY fault
+//     shuts the connection down gracefully (below). Latency delays the
+//     request before anything else and ends early if the client gives up.
+//     Which requests faults hit is random, from a seeded generator
+//     ([WithSeed]): the same seed, faults and sequence of requests give
+//     the same faults.
+//   - A GOAWAY fault (over HTTP/2) is the graceful shutdown of nginx at
+//     keepalive_requests or on a reload, and keeps RFC 9113's promise
+//     (section 6.8): the sandbox never declares unprocessed a stream it
+//     acted on. As the faulted request arrives, the sandbox sends a GOAWAY
+//     (NO_ERROR) whose last-stream-id is the highest stream of the
+//     connection it had taken (acted on, or begun to answer), 0 for none.
+//     Every stream at or below that id is served and answered in full;
+//     the faulted request itself is, if a higher stream was taken before
+//     it. A request on a stream above it (the faulted one, and those the
+//     client sent before it saw the GOAWAY) is recorded with Status 0, is
+//     not acted on, and gets nothing, not even a reset. Once the streams
+//     at or below the id have ended, the sandbox half-closes the
+//     connection; it still reads it, so that every request the client
+//     sent is recorded. A client may send a request above the
+//     last-stream-id again; no other fault says anything of the kind. Over
+//     HTTP/1.1 a GOAWAY fault closes the connection without answering,
+//     before acting.
 //   - Records [own]: the server keeps the most recent 10,000 transfers,
 //     requests, finished callbacks, Idempotency-Key answers and generated
 //     beneficiaries ([WithRecordLimit]), and older ones that are still
@@ -339,8 +354,9 @@
 // do (a token from the login included; 401 and 403 as there), answer
 // errors in the same envelopes, are recorded by [Server.Requests] (with Op
 // zero) and counted by [Server.Stats]. No fault is drawn for them and
-// Idempotency-Key is ignored, though a GOAWAY fault stops them as it stops
-// any request of its connection. Other paths under /sandbox/ are 404
+// Idempotency-Key is ignored, though a GOAWAY fault on their connection
+// refuses them as any request on a stream above its last-stream-id. Other
+// paths under /sandbox/ are 404
 // NOT_FOUND.
 //
 // POST {URL}/sandbox/inquiries starts an inbound inquiry, as the

@@ -55,18 +55,25 @@ func (o Operation) String() string {
 // FaultKind is a kind of injected fault.
 type FaultKind uint8
 
-// The kinds of fault. 429 and 503 with Retry-After happen before the
-// request is acted on; the others but latency happen after the transfer
-// was stored (or the resolution recorded), which is the case a client must
-// not mistake for a failure.
+// The kinds of fault. Some strike before the request is acted on
+// (FaultRateLimit, FaultUnavailable, FaultResetRefusedStream), and what
+// the client sees proves the service did nothing; the others strike after
+// the transfer was stored (or the resolution recorded), the case a client
+// must not mistake for a failure, and what the client sees proves nothing
+// either way. FaultLatency delays a request; FaultGoAway shuts its HTTP/2
+// connection down gracefully, and acts on the request only if the GOAWAY
+// says so.
 const (
 	// FaultLatency delays the answer by Fault.Latency, before anything
 	// else is done; the delay ends early, without an answer, when the
 	// client gives up on the request.
 	FaultLatency FaultKind = iota + 1
-	// FaultRateLimit answers 429 with Retry-After, before acting.
+	// FaultRateLimit answers 429 with Retry-After, before acting: a rate
+	// limiter's refusal.
 	FaultRateLimit
-	// FaultUnavailable answers 503 with Retry-After, before acting.
+	// FaultUnavailable answers 503 with Retry-After, before acting, in the
+	// service's error envelope: a gateway with no healthy upstream. The
+	// client cannot tell it from FaultGatewayUnavailable.
 	FaultUnavailable
 	// FaultInternal acts on the request (stores the transfer, records the
 	// resolution) and then answers 500.
@@ -78,28 +85,46 @@ const (
 	FaultDrop
 	// FaultResetProtocolError acts on the request and then resets its
 	// HTTP/2 stream with RST_STREAM PROTOCOL_ERROR, before any answer: a
-	// reset that net/http's HTTP/2 client takes as one it may replay.
-	// On an HTTP/1 connection it is a FaultDrop.
+	// reset that says nothing of whether the stream was processed, and
+	// that net/http's HTTP/2 client takes as one it may replay. On an
+	// HTTP/1 connection it is a FaultDrop.
 	FaultResetProtocolError
-	// FaultResetRefusedStream acts on the request and then resets its
-	// HTTP/2 stream with RST_STREAM REFUSED_STREAM, which claims the
-	// stream was not processed. On an HTTP/1 connection it is a FaultDrop.
+	// FaultResetRefusedStream resets the request's HTTP/2 stream with
+	// RST_STREAM REFUSED_STREAM before acting, as RFC 9113 (section 8.7)
+	// has it: nothing is stored or recorded as done. On an HTTP/1
+	// connection it closes the connection without answering, before
+	// acting.
 	FaultResetRefusedStream
-	// FaultGoAway acts on the request and then, instead of answering,
-	// sends GOAWAY with last-stream-id 0 and error code NO_ERROR, which
-	// claims that no stream of the connection was processed, and writes
-	// nothing more on the connection (see the package documentation for
-	// the other requests on it). On an HTTP/1 connection it is a FaultDrop.
+	// FaultGoAway shuts the request's HTTP/2 connection down gracefully as
+	// the request arrives, as nginx does at keepalive_requests or on a
+	// reload (RFC 9113, section 6.8): a GOAWAY with error code NO_ERROR
+	// whose last-stream-id is the highest stream the sandbox had taken
+	// before this request. The request is acted on and answered in full
+	// only if its stream is at or below that id (a higher stream was
+	// taken first); above it, it is not acted on and gets no answer. So
+	// are the streams the client opens afterwards, before it sees the
+	// GOAWAY; every stream at or below the id is served in full, and then
+	// the connection is closed. The sandbox never declares unprocessed a
+	// stream it acted on. On an HTTP/1 connection it closes the connection
+	// without answering, before acting.
 	FaultGoAway
 	// FaultProxyUnavailable acts on the request and then answers 503
 	// without Retry-After, with the plain-text body of a proxy whose
 	// upstream reset the connection before answering: a 503 that does not
 	// prove the service did nothing. Fault.RetryAfter is not used.
 	FaultProxyUnavailable
+	// FaultGatewayUnavailable acts on the request and then answers 503
+	// with Retry-After and a gateway's maintenance page (JSON, not the
+	// service's error envelope), as nginx does with
+	// "error_page 502 504 =503 /maintenance.json" and
+	// "add_header Retry-After 1 always" when its upstream stored the
+	// transfer and then failed or timed out: a 503 with Retry-After that
+	// does not prove the service did nothing.
+	FaultGatewayUnavailable
 )
 
 // lastFaultKind is the last valid FaultKind.
-const lastFaultKind = FaultProxyUnavailable
+const lastFaultKind = FaultGatewayUnavailable
 
 // String returns the kind's name, such as "rate-limit".
 func (k FaultKind) String() string {
@@ -122,6 +147,8 @@ func (k FaultKind) String() string {
 		return "goaway"
 	case FaultProxyUnavailable:
 		return "proxy-unavailable"
+	case FaultGatewayUnavailable:
+		return "gateway-unavailable"
 	}
 	return "FaultKind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -132,11 +159,13 @@ func (k FaultKind) String() string {
 // authenticated request draws once, in list order, for each fault that
 // applies to its operation and has not used up Times: it is hit with
 // probability Rate. Several faults may hit one request: their latencies add
-// up; of the 429/503 faults (FaultRateLimit, FaultUnavailable) the first one
-// that hits answers; of the faults after acting (FaultInternal and the
-// kinds after it) the first one that hits applies, and only to an answer
-// that would have been 2xx (a 400 or 404 stays as it is). A 429 or 503
-// takes precedence over the faults after acting, which then do not count as
+// up; of the faults before acting (FaultRateLimit, FaultUnavailable,
+// FaultResetRefusedStream) the first one that hits applies; of the others
+// (FaultGoAway, and the faults after acting: FaultInternal, FaultDrop,
+// FaultResetProtocolError, FaultProxyUnavailable, FaultGatewayUnavailable)
+// the first one that hits applies, a fault after acting only to an answer
+// that would have been 2xx (a 400 or 404 stays as it is). A fault before
+// acting takes precedence over the others, which then do not count as
 // fired.
 type Fault struct {
 	// Kind is the kind of fault.
@@ -148,9 +177,9 @@ type Fault struct {
 	// Times is how many requests the fault hits at most; zero means no
 	// limit. Rate 1 with Times 1 hits exactly the next request.
 	Times int
-	// RetryAfter is the wait the Retry-After header of a FaultRateLimit or
-	// FaultUnavailable asks for, in whole seconds rounded up; zero sends
-	// "Retry-After: 0".
+	// RetryAfter is the wait the Retry-After header of a FaultRateLimit,
+	// FaultUnavailable or FaultGatewayUnavailable asks for, in whole
+	// seconds rounded up; zero sends "Retry-After: 0".
 	RetryAfter time.Duration
 	// Latency is the delay a FaultLatency adds.
 	Latency time.Duration
@@ -181,8 +210,8 @@ type faultSlot struct {
 // faultPlan is what the faults decided for one request.
 type faultPlan struct {
 	latency time.Duration
-	pre     *Fault // 429 or 503
-	post    *Fault // a fault after acting
+	pre     *Fault // a fault before acting
+	post    *Fault // a GOAWAY or a fault after acting
 	postIdx int
 	gen     uint64
 	fired   []FaultKind
@@ -237,13 +266,13 @@ func (fs *faultSchedule) draw(op Operation) faultPlan {
 		switch f.Kind {
 		case FaultLatency:
 			p.latency += f.Latency
-		case FaultRateLimit, FaultUnavailable:
+		case FaultRateLimit, FaultUnavailable, FaultResetRefusedStream:
 			if p.pre != nil {
 				continue
 			}
 			ff := f.Fault
 			p.pre = &ff
-		default: // after acting
+		default: // a GOAWAY, or after acting
 			if p.post != nil {
 				continue
 			}
@@ -311,10 +340,14 @@ func requestID(id string) string {
 	return id
 }
 
-// retryLater is the answer of a 429 or 503 fault f, before acting.
-func retryLater(f *Fault) *answer {
+// beforeActing is the answer of a fault f before acting: 429 or 503 with
+// Retry-After, or a refused stream.
+func beforeActing(f *Fault) *answer {
 	status, code, msg := http.StatusTooManyRequests, codeRateLimited, "too many requests"
-	if f.Kind == FaultUnavailable {
+	switch f.Kind {
+	case FaultResetRefusedStream:
+		return &answer{reset: FaultResetRefusedStream}
+	case FaultUnavailable:
 		status, code, msg = http.StatusServiceUnavailable, codeServiceUnavailable, "service unavailable"
 	}
 	a := errorAnswer(status, code, msg)
@@ -331,6 +364,10 @@ func retryAfterSeconds(d time.Duration) string {
 // reset the connection before answering.
 const proxyResetBody = "upstream connect error or disconnect/reset before headers. reset reason: connection termination"
 
+// maintenanceBody is a gateway's maintenance page, served in place of an
+// upstream's failure.
+const maintenanceBody = `{"maintenance":true,"message":"The service is temporarily unavailable. Please try again shortly."}`
+
 // afterActing is what a fault f after acting makes of a, the operation's
 // own answer.
 func afterActing(f *Fault, a *answer) *answer {
@@ -338,11 +375,14 @@ func afterActing(f *Fault, a *answer) *answer {
 	switch f.Kind {
 	case FaultDrop:
 		e = &answer{drop: true}
-	case FaultResetProtocolError, FaultResetRefusedStream, FaultGoAway:
+	case FaultResetProtocolError:
 		e = &answer{reset: f.Kind}
 	case FaultProxyUnavailable:
 		e = &answer{status: http.StatusServiceUnavailable, body: []byte(proxyResetBody),
 			header: []string{"Content-Type", "text/plain"}}
+	case FaultGatewayUnavailable:
+		e = &answer{status: http.StatusServiceUnavailable, body: []byte(maintenanceBody),
+			header: []string{"Retry-After", retryAfterSeconds(f.RetryAfter)}}
 	default:
 		e = errorAnswer(http.StatusInternalServerError, codeInternal, "internal error")
 	}

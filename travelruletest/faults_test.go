@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -19,6 +20,13 @@ import (
 	"github.com/vaspkit/travelrule/travelruletest"
 )
 
+// TestFaultsBeforeActing: 429 and 503 with Retry-After are answered
+// before the request is acted on, in the service's envelope, with the wait
+// in whole seconds rounded up; nothing is stored, and a client with
+// idempotency keys retries and stores the transfer once. (Whether a client
+// without keys may send an initiation again after a 503 is the client's
+// policy: a gateway's 503 after acting looks the same, see
+// TestGatewayUnavailable.)
 func TestFaultsBeforeActing(t *testing.T) {
 	for _, tc := range []struct {
 		kind   travelruletest.FaultKind
@@ -30,7 +38,7 @@ func TestFaultsBeforeActing(t *testing.T) {
 	} {
 		t.Run(tc.kind.String(), func(t *testing.T) {
 			srv := newServer(t, travelruletest.WithFaults(travelruletest.Fault{Kind: tc.kind, Rate: 1, Times: 1}))
-			res, err := newClient(t, srv).InitiateTransfer(context.Background(), validRequest("http://127.0.0.1:1/cb"))
+			res, err := newClient(t, srv, travelrule.WithIdempotency()).InitiateTransfer(context.Background(), validRequest("http://127.0.0.1:1/cb"))
 			require.NoError(t, err, "the client retries")
 			assert.Equal(t, 2, res.Attempts)
 			assert.Len(t, srv.Transfers(), 1, "the refused attempt stored nothing")
@@ -38,9 +46,12 @@ func TestFaultsBeforeActing(t *testing.T) {
 			require.Len(t, rs, 2)
 			assert.Equal(t, tc.status, rs[0].Status)
 			assert.Equal(t, []travelruletest.FaultKind{tc.kind}, rs[0].Faults)
+			assert.Empty(t, rs[0].TransferID, "not acted on")
 			assert.Equal(t, http.StatusOK, rs[1].Status)
 			assert.Empty(t, rs[1].Faults)
-			assert.Equal(t, 1, srv.Stats().Faults)
+			st := srv.Stats()
+			assert.Equal(t, 1, st.Faults)
+			assert.Zero(t, st.Replayed, "nothing was stored for the key: the retry acted")
 
 			// Raw: the Retry-After header, in whole seconds rounded up.
 			srv.SetFaults(travelruletest.Fault{Kind: tc.kind, Rate: 1, RetryAfter: 1500 * time.Millisecond})
@@ -49,17 +60,18 @@ func TestFaultsBeforeActing(t *testing.T) {
 			assert.Equal(t, "2", a.Header.Get("Retry-After"))
 			code, _, _ := a.errorBody(t)
 			assert.Equal(t, tc.code, code)
-
-			// A wait longer than the client honours is returned.
-			srv.SetFaults(travelruletest.Fault{Kind: tc.kind, Rate: 1, RetryAfter: time.Minute})
-			_, err = newClient(t, srv).InitiateTransfer(context.Background(), validRequest("http://127.0.0.1:1/cb"))
-			var ae *travelrule.APIError
-			require.ErrorAs(t, err, &ae)
-			assert.Equal(t, tc.status, ae.StatusCode)
-			assert.Equal(t, time.Minute, ae.RetryAfter)
 			assert.Len(t, srv.Transfers(), 1)
 		})
 	}
+
+	// A wait longer than the client honours is returned.
+	srv := newServer(t, travelruletest.WithFaults(travelruletest.Fault{Kind: travelruletest.FaultRateLimit, Rate: 1, RetryAfter: time.Minute}))
+	_, err := newClient(t, srv).InitiateTransfer(context.Background(), validRequest("http://127.0.0.1:1/cb"))
+	var ae *travelrule.APIError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, http.StatusTooManyRequests, ae.StatusCode)
+	assert.Equal(t, time.Minute, ae.RetryAfter)
+	assert.Empty(t, srv.Transfers())
 }
 
 func TestFaultsAfterActing(t *testing.T) {
@@ -308,7 +320,7 @@ func TestInvalidFaultPanics(t *testing.T) {
 		"rate above one": {Kind: travelruletest.FaultDrop, Rate: 1.5},
 		"negative rate":  {Kind: travelruletest.FaultDrop, Rate: -0.1},
 		"unknown op":     {Kind: travelruletest.FaultDrop, Rate: 1, Ops: 32},
-		"kind past last": {Kind: travelruletest.FaultProxyUnavailable + 1, Rate: 1},
+		"kind past last": {Kind: travelruletest.FaultGatewayUnavailable + 1, Rate: 1},
 		"negative times": {Kind: travelruletest.FaultDrop, Rate: 1, Times: -1},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -336,17 +348,75 @@ func TestOperationString(t *testing.T) {
 
 func TestFaultKindString(t *testing.T) {
 	for kind, want := range map[travelruletest.FaultKind]string{
-		travelruletest.FaultLatency:              "latency",
-		travelruletest.FaultRateLimit:            "rate-limit",
-		travelruletest.FaultUnavailable:          "unavailable",
-		travelruletest.FaultInternal:             "internal",
-		travelruletest.FaultDrop:                 "drop",
-		travelruletest.FaultResetProtocolError:   "reset-protocol-error",
-		travelruletest.FaultResetRefusedStream:   "reset-refused-stream",
-		travelruletest.FaultGoAway:               "goaway",
-		travelruletest.FaultProxyUnavailable:     "proxy-unavailable",
-		travelruletest.FaultProxyUnavailable + 1: "FaultKind(10)",
+		travelruletest.FaultLatency:                "latency",
+		travelruletest.FaultRateLimit:              "rate-limit",
+		travelruletest.FaultUnavailable:            "unavailable",
+		travelruletest.FaultInternal:               "internal",
+		travelruletest.FaultDrop:                   "drop",
+		travelruletest.FaultResetProtocolError:     "reset-protocol-error",
+		travelruletest.FaultResetRefusedStream:     "reset-refused-stream",
+		travelruletest.FaultGoAway:                 "goaway",
+		travelruletest.FaultProxyUnavailable:       "proxy-unavailable",
+		travelruletest.FaultGatewayUnavailable:     "gateway-unavailable",
+		travelruletest.FaultGatewayUnavailable + 1: "FaultKind(11)",
 	} {
 		assert.Equal(t, want, kind.String())
+	}
+}
+
+// TestGatewayUnavailable: FaultGatewayUnavailable stores the transfer, then
+// answers 503 with Retry-After and a gateway's maintenance page, not the
+// service's envelope; with an Idempotency-Key the retry is replayed the
+// stored success, and a resolution hit by it is retried and recorded once.
+func TestGatewayUnavailable(t *testing.T) {
+	for _, newSrv := range []func(testing.TB, ...travelruletest.Option) *travelruletest.Server{newServer, newTLSServer} {
+		srv := newSrv(t, travelruletest.WithoutCallbacks(), travelruletest.WithFaults(travelruletest.Fault{
+			Kind: travelruletest.FaultGatewayUnavailable, Rate: 1, Times: 1, Ops: travelruletest.OpInitiate, RetryAfter: time.Second}))
+		body, err := json.Marshal(validRequest("http://127.0.0.1:1/cb"))
+		require.NoError(t, err)
+		req, err := http.NewRequest(http.MethodPost, srv.URL+"/transfers/initiate", bytes.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+token(t, srv))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := srv.Client().Do(req)
+		require.NoError(t, err)
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		require.NoError(t, resp.Body.Close())
+		assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+		assert.Equal(t, "1", resp.Header.Get("Retry-After"))
+		assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+		var page map[string]any
+		require.NoError(t, json.Unmarshal(b, &page))
+		assert.Equal(t, true, page["maintenance"])
+		assert.NotContains(t, page, "errors", "not the service's envelope")
+		ts := srv.Transfers()
+		require.Len(t, ts, 1, "acted on before the 503")
+		rs := srv.Requests()
+		require.Len(t, rs, 1)
+		assert.Equal(t, ts[0].ID, rs[0].TransferID)
+		assert.Equal(t, http.StatusServiceUnavailable, rs[0].Status)
+		assert.Equal(t, []travelruletest.FaultKind{travelruletest.FaultGatewayUnavailable}, rs[0].Faults)
+
+		srv.SetFaults(travelruletest.Fault{Kind: travelruletest.FaultGatewayUnavailable, Rate: 1, Times: 1, Ops: travelruletest.OpInitiate})
+		c := newClient(t, srv, travelrule.WithIdempotency(), travelrule.WithHTTPClient(srv.Client()))
+		res, err := c.InitiateTransfer(context.Background(), validRequest("http://127.0.0.1:1/cb"))
+		require.NoError(t, err, "the keyed retry is replayed the stored success")
+		assert.Equal(t, 2, res.Attempts)
+		require.Len(t, srv.Transfers(), 2)
+		assert.Equal(t, srv.Transfers()[1].ID, res.TransferID)
+		assert.Equal(t, 1, srv.Stats().Replayed)
+
+		rc := newReceiver(t, nil)
+		id, err := srv.StartInquiry(context.Background(), rc.URL, validRequest("https://x.example/cb"))
+		require.NoError(t, err)
+		srv.SetFaults(travelruletest.Fault{Kind: travelruletest.FaultGatewayUnavailable, Rate: 1, Times: 1, Ops: travelruletest.OpResolve})
+		rr, err := c.ResolveInquiry(context.Background(), id, &travelrule.InquiryResolution{Approved: "false"})
+		require.NoError(t, err, "resolution is retried")
+		assert.True(t, rr.Status, "the repeated decision is answered true")
+		assert.Equal(t, 2, rr.Attempts)
+		tr, _ := srv.Transfer(id)
+		assert.Equal(t, travelruletest.StateRejected, tr.State, "recorded by the first request")
+		assert.Equal(t, 1, srv.Stats().Resolutions)
 	}
 }

@@ -39,12 +39,12 @@ const clientPreface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 // before anything sees the request.
 const streamHeader = "x-travelruletest-stream"
 
-// The ways a stream's answer can be replaced; see frameConn.replace.
+// The ways a stream's INTERNAL_ERROR reset can be rewritten; see
+// frameConn.replace.
 const (
 	replaceNone uint8 = iota
 	replaceProtocolError
 	replaceRefusedStream
-	replaceGoAway
 )
 
 // tlsListener terminates TLS itself and hands out frameConns, so that the
@@ -75,19 +75,29 @@ func (l tlsListener) Accept() (net.Conn, error) {
 //     of its own (an HPACK literal without indexing, which leaves both
 //     sides' tables as they were);
 //   - the RST_STREAM INTERNAL_ERROR that net/http's HTTP/2 server sends for
-//     a handler that panics with http.ErrAbortHandler becomes the reset that
-//     the handler asked for with replace, or a GOAWAY with last-stream-id 0
-//     after which nothing more is written: the connection is half-closed
-//     and every later write of the server discarded. Reading goes on, so
-//     that the server sees (and the sandbox records) every request the
-//     client sent.
+//     a handler that panics with http.ErrAbortHandler becomes the reset
+//     that the handler asked for with replace;
+//   - a GOAWAY fault shuts the connection down gracefully (goAway).
+//
+// The graceful shutdown keeps RFC 9113's promise (section 6.8): the
+// sandbox never declares unprocessed a stream it acted on. The sandbox
+// acts on or answers a stream only once it took it (take), and the GOAWAY
+// (NO_ERROR) carries as last-stream-id the highest stream taken when the
+// fault struck. From then on a stream above that id is taken no more, and
+// nothing of it is written (not even its reset); every stream the client
+// opened at or below it is served, and once each has ended on the wire
+// (answered in full, or reset by either side) the connection is
+// half-closed and every later write discarded. Reading goes on, so that
+// the server sees (and the sandbox records) every request the client
+// sent. A GOAWAY of net/http's own that follows (the server closing)
+// never raises the last-stream-id.
 //
 // net/http's server cannot send a reset code of its choice from a handler,
-// which is why the codes are rewritten on the wire. An HTTP/1.1 connection
-// passes through untouched.
+// nor a GOAWAY for one connection, which is why the frames are rewritten on
+// the wire. An HTTP/1.1 connection passes through untouched.
 type frameConn struct {
 	net.Conn          // the TLS connection; it has no ConnectionState method, so net/http serves it as plaintext
-	raw      net.Conn // the TCP connection under it, half-closed after a GOAWAY
+	raw      net.Conn // the TCP connection under it, half-closed when a graceful shutdown is complete
 	h2       atomic.Bool
 
 	// The read side, used by the one goroutine reading at a time.
@@ -102,27 +112,28 @@ type frameConn struct {
 	newBlock   bool   // the header block being read opens a stream
 	lastStream uint32 // the highest stream the client opened
 
-	// The write side, used by the one goroutine writing at a time.
-	wmu   sync.Mutex
-	whdr  [frameHeaderLen + 4]byte // a frame header, and the code of a RST_STREAM
-	whdrN int
-	wleft uint32 // payload bytes of the current frame still to pass through
-	wbuf  []byte
+	// The write side: the one goroutine writing at a time, and goAway and
+	// the read side when they write a GOAWAY or close, hold wmu.
+	wmu      sync.Mutex
+	whdr     [frameHeaderLen + 4]byte // a frame header, and the first 4 bytes of a RST_STREAM's or GOAWAY's payload
+	whdrN    int
+	wleft    uint32 // payload bytes of the current frame still to pass through, or to discard
+	wdiscard bool   // the current frame is not written
+	wbuf     []byte
+	closed   bool // the write side was closed: every write is discarded
 
 	mu       sync.Mutex
-	replaces map[uint32]uint8        // stream -> what its INTERNAL_ERROR reset becomes
-	watches  map[uint32]*answerWatch // stream -> its answer, not yet ended
-	stopped  bool                    // a GOAWAY was written: nothing more is
-}
-
-// answerWatch follows an answer not yet ended on the wire.
-type answerWatch struct {
-	lost    func(truncated bool) // called if a GOAWAY overtakes the answer
-	headers bool                 // its HEADERS went out
+	replaces map[uint32]uint8    // stream -> what its INTERNAL_ERROR reset becomes
+	open     map[uint32]struct{} // the streams the client opened that have not ended
+	taken    uint32              // the highest stream taken
+	draining bool                // a GOAWAY fault struck: no stream above last is taken
+	last     uint32              // the GOAWAY's last-stream-id
+	sentGA   bool                // the GOAWAY went out
 }
 
 func newFrameConn(c, raw net.Conn) *frameConn {
-	return &frameConn{Conn: c, raw: raw, br: bufio.NewReaderSize(c, 16<<10)}
+	return &frameConn{Conn: c, raw: raw, br: bufio.NewReaderSize(c, 16<<10),
+		replaces: make(map[uint32]uint8), open: make(map[uint32]struct{})}
 }
 
 // Read hands the server the client's bytes, with the stream field added to
@@ -212,6 +223,9 @@ func (c *frameConn) clientFrame() {
 		c.newBlock = id > c.lastStream
 		if c.newBlock {
 			c.lastStream = id
+			c.mu.Lock()
+			c.open[id] = struct{}{}
+			c.mu.Unlock()
 		}
 		fallthrough
 	case frameContinuation:
@@ -221,11 +235,15 @@ func (c *frameConn) clientFrame() {
 			c.rinject = streamField(id)
 		}
 	case frameRSTStream:
-		// The client ended the stream: no answer will be written on it.
+		// The client ended the stream: nothing more will be written on it.
 		c.mu.Lock()
 		delete(c.replaces, id)
-		delete(c.watches, id)
+		delete(c.open, id)
+		draining := c.draining
 		c.mu.Unlock()
+		if draining {
+			c.closeIfDrained()
+		}
 	}
 	c.rleft = length
 	if length == 0 {
@@ -257,113 +275,201 @@ func frameHeader(length int, typ, flags byte, id uint32) []byte {
 }
 
 // Write sends the server's bytes to the client, with the resets replaced as
-// asked; after a GOAWAY it discards them.
+// asked, the GOAWAY of a graceful shutdown put in before the first frame
+// after it struck, and the frames of the streams it declared unprocessed
+// left out; once the shutdown is complete it closes the write side, and
+// discards whatever comes after.
 func (c *frameConn) Write(p []byte) (int, error) {
 	if !c.h2.Load() {
 		return c.Conn.Write(p)
 	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	if c.isStopped() {
+	if c.closed {
 		return len(p), nil
 	}
 	out := c.wbuf[:0]
-	var lost []func()
-	stop := false
-	for rest := p; len(rest) > 0 && !stop; {
+	done := false
+	for rest := p; len(rest) > 0 && !done; {
 		if c.wleft > 0 {
 			n := min(uint32(len(rest)), c.wleft)
-			out = append(out, rest[:n]...)
+			if !c.wdiscard {
+				out = append(out, rest[:n]...)
+			}
 			rest = rest[n:]
 			c.wleft -= n
+			done = c.wleft == 0 && c.drained()
 			continue
 		}
-		// A frame header, and the code of a RST_STREAM, which decides what
-		// is written.
+		// A frame header, and the first bytes of the payload of a
+		// RST_STREAM or a GOAWAY, which decide what is written.
 		need := frameHeaderLen
-		if c.whdrN >= frameHeaderLen && c.pendingReset() {
-			need += 4
+		if c.whdrN >= frameHeaderLen {
+			need += c.peek()
 		}
 		n := copy(c.whdr[c.whdrN:need], rest)
 		c.whdrN += n
 		rest = rest[n:]
-		if c.whdrN < need || need == frameHeaderLen && c.pendingReset() {
+		if c.whdrN < need || need == frameHeaderLen && c.peek() > 0 {
 			continue
 		}
 		c.whdrN = 0
-		out, lost, stop = c.serverFrame(out, c.whdr[:need])
+		out = c.serverFrame(out, c.whdr[:need])
+		done = c.wleft == 0 && c.drained()
 	}
 	c.wbuf = out[:0]
-	for _, fn := range lost {
-		fn() // before the client can see the GOAWAY
-	}
 	if len(out) > 0 {
 		if _, err := c.Conn.Write(out); err != nil {
 			return 0, err
 		}
 	}
-	if stop {
-		c.closeWrite()
+	if done {
+		c.shut()
 	}
 	return len(p), nil
 }
 
-// pendingReset reports whether the frame header in whdr is that of a
-// RST_STREAM, whose code is still to come.
-func (c *frameConn) pendingReset() bool {
+// peek is how many bytes of the payload of the frame whose header is in
+// whdr are read with it: the code of a RST_STREAM, the last-stream-id of a
+// GOAWAY.
+func (c *frameConn) peek() int {
 	h := c.whdr[:frameHeaderLen]
-	return h[3] == frameRSTStream && h[0] == 0 && h[1] == 0 && h[2] == 4
+	length := uint32(h[0])<<16 | uint32(h[1])<<8 | uint32(h[2])
+	if h[3] == frameRSTStream && length == 4 || h[3] == frameGoAway && length >= 8 {
+		return 4
+	}
+	return 0
 }
 
-// serverFrame appends the frame whose header (and, for a RST_STREAM, code)
-// is f to out, as it is to be written. It returns whether the connection
-// stops here, with what to call for the answers this cuts.
-func (c *frameConn) serverFrame(out, f []byte) (_ []byte, lost []func(), stop bool) {
+// serverFrame appends the frame whose header (and the payload's first bytes
+// that peek asks for) is f to out, as it is to be written, after the
+// GOAWAY of a graceful shutdown not yet written, and sets what is to be
+// done with the rest of its payload.
+func (c *frameConn) serverFrame(out, f []byte) []byte {
 	length := uint32(f[0])<<16 | uint32(f[1])<<8 | uint32(f[2])
 	typ, flags := f[3], f[4]
 	id := binary.BigEndian.Uint32(f[5:9]) & (1<<31 - 1)
+	c.wleft = length - uint32(len(f)-frameHeaderLen)
+	c.wdiscard = false
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.draining && !c.sentGA {
+		out = append(out, goAwayFrame(c.last)...)
+		c.sentGA = true
+	}
+	if typ == frameRSTStream || (typ == frameData || typ == frameHeaders) && flags&flagEndStream != 0 {
+		delete(c.open, id) // ended
+	}
 	switch {
-	case (typ == frameData || typ == frameHeaders) && flags&flagEndStream != 0:
-		delete(c.watches, id) // answered
-	case typ == frameHeaders:
-		if w := c.watches[id]; w != nil {
-			w.headers = true // the client sees the status; the body may be cut
-		}
-	case typ == frameRSTStream:
-		delete(c.watches, id)
-		if len(f) == frameHeaderLen+4 && binary.BigEndian.Uint32(f[9:]) == codeInternalError {
-			r := c.replaces[id]
-			delete(c.replaces, id)
-			switch r {
-			case replaceProtocolError, replaceRefusedStream:
-				code := uint32(codeProtocolError)
-				if r == replaceRefusedStream {
-					code = codeRefusedStream
-				}
-				out = append(out, f[:9]...)
-				return binary.BigEndian.AppendUint32(out, code), nil, false
-			case replaceGoAway:
-				out = append(out, frameHeader(8, frameGoAway, 0, 0)...)
-				out = binary.BigEndian.AppendUint32(out, 0) // last-stream-id: none processed
-				out = binary.BigEndian.AppendUint32(out, codeNoError)
-				c.stopped = true
-				for _, w := range c.watches {
-					lost = append(lost, func() { w.lost(w.headers) })
-				}
-				c.watches, c.replaces = nil, nil
-				return out, lost, true
+	case c.draining && id > c.last:
+		// A stream the GOAWAY declared unprocessed: nothing of it goes
+		// out (a WINDOW_UPDATE for the body read, the reset of its
+		// handler, which did not act).
+		delete(c.replaces, id)
+		c.wdiscard = true
+		return out
+	case typ == frameRSTStream && len(f) == frameHeaderLen+4:
+		r := c.replaces[id]
+		delete(c.replaces, id)
+		if r != replaceNone && binary.BigEndian.Uint32(f[9:]) == codeInternalError {
+			code := uint32(codeProtocolError)
+			if r == replaceRefusedStream {
+				code = codeRefusedStream
 			}
+			out = append(out, f[:9]...)
+			return binary.BigEndian.AppendUint32(out, code)
+		}
+	case typ == frameGoAway && len(f) == frameHeaderLen+4 && c.sentGA:
+		// net/http's own GOAWAY, after the sandbox's: the last-stream-id
+		// may not grow (RFC 9113, section 6.8).
+		if binary.BigEndian.Uint32(f[9:])&(1<<31-1) > c.last {
+			out = append(out, f[:9]...)
+			return binary.BigEndian.AppendUint32(out, c.last)
 		}
 	}
-	c.wleft = length - uint32(len(f)-frameHeaderLen)
-	return append(out, f...), nil, false
+	return append(out, f...)
 }
 
-// closeWrite ends what the client reads: the TLS close_notify, then the
-// TCP half-close.
-func (c *frameConn) closeWrite() {
+// goAwayFrame is a GOAWAY with error code NO_ERROR and last-stream-id
+// last.
+func goAwayFrame(last uint32) []byte {
+	out := frameHeader(8, frameGoAway, 0, 0)
+	out = binary.BigEndian.AppendUint32(out, last)
+	return binary.BigEndian.AppendUint32(out, codeNoError)
+}
+
+// take reports whether the sandbox may act on the request of stream id and
+// answer it, and if so counts the stream as taken: a GOAWAY written later
+// declares it processed. Only a stream above the last-stream-id of a
+// GOAWAY fault is refused. A stream may be taken more than once.
+func (c *frameConn) take(id uint32) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.draining && id > c.last {
+		return false
+	}
+	c.taken = max(c.taken, id)
+	return true
+}
+
+// goAway starts the graceful shutdown of the connection: from now on no
+// stream above the highest one taken is taken, and a GOAWAY (NO_ERROR)
+// that says so goes out now, or after the frame being written if there is
+// one. A second call does nothing.
+func (c *frameConn) goAway() {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.mu.Lock()
+	if c.draining || c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.draining, c.last = true, c.taken
+	now := c.wleft == 0 // the wire is between frames
+	c.sentGA = now
+	c.mu.Unlock()
+	if !now {
+		return // Write puts it in before the next frame
+	}
+	if _, err := c.Conn.Write(goAwayFrame(c.last)); err != nil {
+		return // the connection is gone: nothing more reaches the client
+	}
+	if c.drained() {
+		c.shut()
+	}
+}
+
+// drained reports whether the graceful shutdown is complete: its GOAWAY
+// went out, and every stream the client opened at or below its
+// last-stream-id has ended.
+func (c *frameConn) drained() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.sentGA {
+		return false
+	}
+	for id := range c.open {
+		if id <= c.last {
+			return false
+		}
+	}
+	return true
+}
+
+// closeIfDrained closes the write side if the graceful shutdown is
+// complete and the wire is between frames.
+func (c *frameConn) closeIfDrained() {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if !c.closed && (c.wleft == 0 || c.wdiscard) && c.drained() {
+		c.shut()
+	}
+}
+
+// shut ends what the client reads: the TLS close_notify, then the TCP
+// half-close; every later write is discarded. The caller holds wmu.
+func (c *frameConn) shut() {
+	c.closed = true
 	type closeWriter interface{ CloseWrite() error }
 	if cw, ok := c.Conn.(closeWriter); ok {
 		_ = cw.CloseWrite()
@@ -378,36 +484,5 @@ func (c *frameConn) closeWrite() {
 func (c *frameConn) replace(id uint32, r uint8) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.stopped {
-		return
-	}
-	if c.replaces == nil {
-		c.replaces = make(map[uint32]uint8)
-	}
 	c.replaces[id] = r
-}
-
-// watch calls lost if the answer of stream id, not yet written, does not
-// reach the client in full: a GOAWAY was or will be written before it
-// ends. truncated tells whether its HEADERS went out before.
-func (c *frameConn) watch(id uint32, lost func(truncated bool)) {
-	c.mu.Lock()
-	if c.stopped {
-		c.mu.Unlock()
-		lost(false)
-		return
-	}
-	if c.watches == nil {
-		c.watches = make(map[uint32]*answerWatch)
-	}
-	c.watches[id] = &answerWatch{lost: lost}
-	c.mu.Unlock()
-}
-
-// isStopped reports whether a GOAWAY was written: the connection takes no
-// more work.
-func (c *frameConn) isStopped() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.stopped
 }

@@ -49,10 +49,14 @@ func expect(in, want *[]byte) func(f []byte, out ...[]byte) {
 }
 
 // TestFrameConnWrite writes a server's frames through a frameConn in
-// chunks of every size: the INTERNAL_ERROR resets of marked streams are
-// rewritten, others pass as they are, and a GOAWAY ends the output, cuts
-// the answers not yet ended (truncated if their HEADERS went out) and
-// half-closes the connection.
+// chunks of every size, with a graceful shutdown (goAway) struck in the
+// middle of a frame: the INTERNAL_ERROR resets of marked streams are
+// rewritten and others pass as they are; the GOAWAY goes out after the
+// frame being written, with the highest stream taken as last-stream-id;
+// after it nothing of a stream above that id is written, a stream at or
+// below it is still taken and served, net/http's own GOAWAY cannot raise
+// the id, and the connection is half-closed only once every stream at or
+// below it has ended.
 func TestFrameConnWrite(t *testing.T) {
 	var in, want []byte
 	add := expect(&in, &want)
@@ -60,52 +64,127 @@ func TestFrameConnWrite(t *testing.T) {
 	add(frame(frameHeaders, flagEndHeaders, 1, 'h', 'd', 'r'))
 	add(frame(frameData, flagEndStream, 1, []byte("answered before the GOAWAY")...))
 	add(rst(3, codeInternalError), rst(3, codeProtocolError))
-	add(rst(5, codeInternalError), rst(5, codeRefusedStream))
-	add(rst(7, codeInternalError)) // not marked
-	add(rst(9, 0x8))               // CANCEL: marks apply to INTERNAL_ERROR only
-	add(frame(frameHeaders, flagEndHeaders, 11, 'h'))
-	add(frame(frameData, 0, 11, make([]byte, 700)...)) // a payload longer than some chunks
-	add(rst(13, codeInternalError), frame(frameGoAway, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+	add(rst(13, codeInternalError)) // not marked
+	add(rst(15, 0x8))               // CANCEL: marks apply to INTERNAL_ERROR only
+	add(frame(frameHeaders, flagEndHeaders, 7, 'h'))
+	add(frame(frameData, 0, 7, make([]byte, 700)...)) // a payload longer than some chunks
+	strike := len(in) - 300                           // goAway strikes here, within that payload
+	want = append(want, goAwayFrame(7)...)            // which ends before the GOAWAY
+	windowUpdate := func(id uint32) []byte { return frame(0x8, 0, id, 0, 0, 1, 0) }
+	add(windowUpdate(9), nil)           // above last-stream-id: left out
+	add(rst(9, codeInternalError), nil) // the reset of its handler, which did not act: left out
+	add(windowUpdate(0))                // the connection's own
+	add(frame(frameHeaders, flagEndHeaders, 5, 'h'))
+	add(frame(frameData, flagEndStream, 5, 'b'))                // stream 5, at or below last-stream-id, served in full
+	add(frame(frameGoAway, 0, 0, 0, 0, 0, 11, 0, 0, 0, 0, 'd'), // net/http's own GOAWAY
+		frame(frameGoAway, 0, 0, 0, 0, 0, 7, 0, 0, 0, 0, 'd'))
+	add(frame(frameData, flagEndStream, 7, 'x')) // the last stream at or below 7 ends: closed after it
+	end := len(in)
 	add(frame(frameData, flagEndStream, 11, 'x'), nil) // discarded
-	add(rst(15, codeInternalError), nil)
+	add(rst(17, codeInternalError), nil)
 
 	for _, size := range []int{1, 2, 3, 4, 5, 8, 9, 10, 12, 13, 14, 64, 1000, len(in)} {
 		t.Run(strconv.Itoa(size), func(t *testing.T) {
 			pc := &pipeConn{}
 			c := newFrameConn(pc, pc)
 			c.h2.Store(true)
+			for _, id := range []uint32{1, 3, 5, 7, 9, 11} {
+				c.open[id] = struct{}{} // the client opened these
+			}
 			c.replace(3, replaceProtocolError)
-			c.replace(5, replaceRefusedStream)
-			c.replace(9, replaceProtocolError)
-			c.replace(13, replaceGoAway)
-			lost := map[uint32]string{}
-			for _, id := range []uint32{1, 11, 17} {
-				c.watch(id, func(truncated bool) { lost[id] = map[bool]string{true: "truncated", false: "lost"}[truncated] })
+			c.replace(9, replaceRefusedStream)
+			c.replace(15, replaceProtocolError)
+			for _, id := range []uint32{1, 3, 7} {
+				require.True(t, c.take(id))
 			}
-			for rest := in; len(rest) > 0; {
-				n := min(size, len(rest))
-				written, err := c.Write(rest[:n])
-				require.NoError(t, err)
-				require.Equal(t, n, written)
-				if !pc.closed {
-					assert.Empty(t, lost, "nothing is lost before the GOAWAY")
+			write := func(b []byte) {
+				for len(b) > 0 {
+					n := min(size, len(b))
+					written, err := c.Write(b[:n])
+					require.NoError(t, err)
+					require.Equal(t, n, written)
+					b = b[n:]
+					if !pc.closed {
+						assert.NotContains(t, pc.w.String(), string(frame(frameData, flagEndStream, 7, 'x')), "open until stream 7 ended")
+					}
 				}
-				rest = rest[n:]
 			}
+			write(in[:strike])
+			c.goAway()
+			assert.Equal(t, want[:strike], pc.w.Bytes(), "nothing written in the middle of a frame")
+			assert.True(t, c.take(5), "a stream at or below last-stream-id is still taken")
+			assert.True(t, c.take(7))
+			assert.False(t, c.take(9), "nor above it")
+			assert.False(t, c.take(11))
+			c.goAway() // a second time does nothing
+			write(in[strike:end])
+			assert.True(t, pc.closed, "half-closed once the streams at or below last-stream-id ended")
+			write(in[end:])
 			assert.Equal(t, want, pc.w.Bytes())
-			assert.True(t, pc.closed, "half-closed after the GOAWAY")
-			assert.Equal(t, map[uint32]string{11: "truncated", 17: "lost"}, lost, "stream 1 was answered in full")
-			assert.True(t, c.isStopped())
-			c.watch(19, func(truncated bool) { lost[19] = map[bool]string{true: "truncated", false: "lost"}[truncated] })
-			assert.Equal(t, "lost", lost[19], "a watch after the GOAWAY is lost at once")
 		})
 	}
+}
+
+// TestFrameConnGoAwayAtOnce: a graceful shutdown that strikes between
+// frames writes its GOAWAY at once; with no stream taken its
+// last-stream-id is 0 and the connection is half-closed at once, after
+// which the reset of the faulted stream is discarded. Otherwise the
+// connection stays open until the streams at or below the id end, here
+// by the client's RST_STREAM.
+func TestFrameConnGoAwayAtOnce(t *testing.T) {
+	t.Run("nothing taken", func(t *testing.T) {
+		pc := &pipeConn{}
+		c := newFrameConn(pc, pc)
+		c.h2.Store(true)
+		c.open[1] = struct{}{}
+		c.goAway()
+		assert.Equal(t, goAwayFrame(0), pc.w.Bytes())
+		assert.True(t, pc.closed)
+		assert.False(t, c.take(1))
+		n, err := c.Write(rst(1, codeInternalError))
+		require.NoError(t, err)
+		assert.Equal(t, frameHeaderLen+4, n)
+		assert.Equal(t, goAwayFrame(0), pc.w.Bytes(), "nothing after the close")
+	})
+	t.Run("closed by the client's reset", func(t *testing.T) {
+		var client []byte
+		client = append(client, clientPreface...)
+		client = append(client, frame(frameHeaders, flagEndHeaders, 1, 'a')...)
+		client = append(client, frame(frameHeaders, flagEndHeaders, 3, 'b')...)
+		pc := &pipeConn{r: bytes.NewReader(client)}
+		c := newFrameConn(pc, pc)
+		buf := make([]byte, 4096)
+		for n := 0; n < len(client)+2*len(streamField(1)); {
+			m, err := c.Read(buf)
+			require.NoError(t, err)
+			n += m
+		}
+		require.True(t, c.take(3))
+		c.goAway()
+		assert.Equal(t, goAwayFrame(3), pc.w.Bytes())
+		assert.False(t, pc.closed, "streams 1 and 3 are still to be answered")
+		readAll := func(b []byte) {
+			pc.r = bytes.NewReader(b)
+			for {
+				_, err := c.Read(buf)
+				if err == io.EOF {
+					return
+				}
+				require.NoError(t, err)
+			}
+		}
+		readAll(rst(3, 0x8))
+		assert.False(t, pc.closed, "stream 1 is still to be answered")
+		readAll(rst(1, 0x8))
+		assert.True(t, pc.closed, "closed when the client reset the last of them")
+	})
 }
 
 // TestFrameConnRead reads a client's frames through a frameConn with
 // buffers of every size: the header block of each new stream ends with the
 // stream field, in a CONTINUATION frame that takes over END_HEADERS;
-// trailers and other frames pass as they are.
+// trailers and other frames pass as they are. The streams the client
+// opened and did not reset are kept as open.
 func TestFrameConnRead(t *testing.T) {
 	field := func(id uint32) []byte { return streamField(id) }
 	var in, want []byte
@@ -126,7 +205,6 @@ func TestFrameConnRead(t *testing.T) {
 		t.Run(strconv.Itoa(size), func(t *testing.T) {
 			pc := &pipeConn{r: bytes.NewReader(in)}
 			c := newFrameConn(pc, pc)
-			c.watch(3, func(bool) { t.Error("stream 3 was reset by the client: nothing of it can be lost") })
 			var got []byte
 			buf := make([]byte, size)
 			for {
@@ -139,9 +217,7 @@ func TestFrameConnRead(t *testing.T) {
 			}
 			assert.Equal(t, want, got)
 			assert.True(t, c.h2.Load())
-			c.mu.Lock()
-			assert.Empty(t, c.watches)
-			c.mu.Unlock()
+			assert.Equal(t, map[uint32]struct{}{1: {}, 5: {}}, c.open, "the streams opened, but 3, which the client reset")
 		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -88,15 +89,7 @@ func (h *rawH2) ackSettings() { require.NoError(h.t, h.fr.WriteSettingsAck()) }
 // sends its header block as a HEADERS and a CONTINUATION frame.
 func (h *rawH2) post(stream uint32, path, tok string, body []byte, split bool) {
 	h.t.Helper()
-	h.block.Reset()
-	for _, f := range [][2]string{
-		{":method", "POST"}, {":scheme", "https"}, {":authority", h.host}, {":path", path},
-		{"content-type", "application/json"}, {"authorization", "Bearer " + tok},
-		{"content-length", strconv.Itoa(len(body))},
-	} {
-		require.NoError(h.t, h.enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]}))
-	}
-	block := h.block.Bytes()
+	block := h.headerBlock(path, tok, len(body))
 	if split {
 		require.NoError(h.t, h.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: stream, BlockFragment: block[:len(block)/2]}))
 		require.NoError(h.t, h.fr.WriteContinuation(stream, true, block[len(block)/2:]))
@@ -104,6 +97,28 @@ func (h *rawH2) post(stream uint32, path, tok string, body []byte, split bool) {
 		require.NoError(h.t, h.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: stream, BlockFragment: block, EndHeaders: true}))
 	}
 	require.NoError(h.t, h.fr.WriteData(stream, true, body))
+}
+
+// headers opens stream with the header block of a POST of n bytes to
+// path; the body is the caller's to send.
+func (h *rawH2) headers(stream uint32, path, tok string, n int) {
+	h.t.Helper()
+	block := h.headerBlock(path, tok, n)
+	require.NoError(h.t, h.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: stream, BlockFragment: block, EndHeaders: true}))
+}
+
+// headerBlock encodes the header block of a POST of n bytes to path, with
+// a bearer token.
+func (h *rawH2) headerBlock(path, tok string, n int) []byte {
+	h.block.Reset()
+	for _, f := range [][2]string{
+		{":method", "POST"}, {":scheme", "https"}, {":authority", h.host}, {":path", path},
+		{"content-type", "application/json"}, {"authorization", "Bearer " + tok},
+		{"content-length", strconv.Itoa(n)},
+	} {
+		require.NoError(h.t, h.enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]}))
+	}
+	return h.block.Bytes()
 }
 
 func (h *rawH2) read() (h2Frame, error) {
@@ -161,26 +176,31 @@ func (h *rawH2) end(stream uint32) []h2Frame {
 }
 
 // TestHTTP2FaultsOnTheWire reads the frames that end a faulted request's
-// stream: each HTTP/2 fault puts its own reset code, or a GOAWAY with
-// last-stream-id 0 after which the connection ends, on the wire, after the
-// transfer was stored; the header field that names the stream to the
-// handler never reaches the records.
+// stream on a new connection: each HTTP/2 fault puts its own reset code on
+// the wire, PROTOCOL_ERROR and INTERNAL_ERROR (a drop) after the transfer
+// was stored, REFUSED_STREAM before anything was; a GOAWAY fault, with no
+// stream taken before, is a GOAWAY NO_ERROR with last-stream-id 0, after
+// which the connection ends and nothing was stored. The header field that
+// names the stream to the handler never reaches the records.
 func TestHTTP2FaultsOnTheWire(t *testing.T) {
 	for _, tt := range []struct {
-		kind  travelruletest.FaultKind
-		split bool // the header block in HEADERS and CONTINUATION
-		typ   http2.FrameType
-		code  http2.ErrCode
+		kind   travelruletest.FaultKind
+		split  bool // the header block in HEADERS and CONTINUATION
+		typ    http2.FrameType
+		code   http2.ErrCode
+		stored bool // acted on before the fault
 	}{
-		{kind: travelruletest.FaultResetProtocolError, typ: h2RSTStream, code: http2.ErrCodeProtocol},
+		{kind: travelruletest.FaultResetProtocolError, typ: h2RSTStream, code: http2.ErrCodeProtocol, stored: true},
 		{kind: travelruletest.FaultResetRefusedStream, typ: h2RSTStream, code: http2.ErrCodeRefusedStream},
 		{kind: travelruletest.FaultGoAway, typ: h2GoAway, code: http2.ErrCodeNo},
-		{kind: travelruletest.FaultDrop, typ: h2RSTStream, code: http2.ErrCodeInternal},
-		{kind: travelruletest.FaultResetProtocolError, split: true, typ: h2RSTStream, code: http2.ErrCodeProtocol},
+		{kind: travelruletest.FaultDrop, typ: h2RSTStream, code: http2.ErrCodeInternal, stored: true},
+		{kind: travelruletest.FaultResetProtocolError, split: true, typ: h2RSTStream, code: http2.ErrCodeProtocol, stored: true},
+		{kind: travelruletest.FaultResetRefusedStream, split: true, typ: h2RSTStream, code: http2.ErrCodeRefusedStream},
 		{kind: travelruletest.FaultGoAway, split: true, typ: h2GoAway, code: http2.ErrCodeNo},
 	} {
 		t.Run(tt.kind.String()+"/split="+strconv.FormatBool(tt.split), func(t *testing.T) {
-			srv := newTLSServer(t, travelruletest.WithoutCallbacks(),
+			events := newLogEvents()
+			srv := newTLSServer(t, travelruletest.WithoutCallbacks(), travelruletest.WithLogger(slog.New(events)),
 				travelruletest.WithFaults(travelruletest.Fault{Kind: tt.kind, Rate: 1, Times: 1}))
 			body, err := json.Marshal(validRequest("http://127.0.0.1:1/cb"))
 			require.NoError(t, err)
@@ -190,28 +210,34 @@ func TestHTTP2FaultsOnTheWire(t *testing.T) {
 			last := frames[len(frames)-1]
 			require.Equal(t, tt.typ, last.typ, "frames %v", frames)
 			require.Len(t, frames, 1, "nothing of an answer before the fault")
+			assert.Equal(t, tt.code, last.code)
 			if tt.typ == h2GoAway {
-				assert.Zero(t, last.last, "last-stream-id 0: no stream processed")
-				assert.Equal(t, tt.code, last.code)
-				_, err := h.read()
-				assert.ErrorIs(t, err, io.EOF, "nothing more is written")
+				assert.Zero(t, last.last, "last-stream-id 0: no stream taken before")
+				f, err := h.read()
+				assert.ErrorIs(t, err, io.EOF, "closed at once, nothing more written: %+v", f)
 			} else {
 				assert.Equal(t, uint32(1), last.stream)
-				assert.Equal(t, tt.code, last.code)
 			}
 
-			ts := srv.Transfers()
-			require.Len(t, ts, 1, "the transfer was stored before the fault")
+			events.wait(t, "travelruletest: request", 1) // a GOAWAY goes out before the request is recorded
 			rs := srv.Requests()
 			require.Len(t, rs, 1)
 			assert.Zero(t, rs[0].Status, "no answer")
 			assert.Equal(t, []travelruletest.FaultKind{tt.kind}, rs[0].Faults)
-			assert.Equal(t, ts[0].ID, rs[0].TransferID)
 			assert.Empty(t, rs[0].Header.Values("X-Travelruletest-Stream"))
 			assert.Equal(t, "application/json", rs[0].Header.Get("Content-Type"))
 			st := srv.Stats()
-			assert.Equal(t, 1, st.Initiated)
 			assert.Equal(t, map[travelruletest.FaultKind]int{tt.kind: 1}, st.ByFault)
+			ts := srv.Transfers()
+			if !tt.stored {
+				assert.Empty(t, ts, "the stream was not processed: nothing stored")
+				assert.Empty(t, rs[0].TransferID)
+				assert.Zero(t, st.Initiated)
+				return
+			}
+			require.Len(t, ts, 1, "the transfer was stored before the fault")
+			assert.Equal(t, ts[0].ID, rs[0].TransferID)
+			assert.Equal(t, 1, st.Initiated)
 		})
 	}
 
@@ -239,18 +265,21 @@ func TestHTTP2FaultsOnTheWire(t *testing.T) {
 
 // TestHTTP2FaultsNetHTTPClient sends requests through net/http's own
 // HTTP/2 client. Without Request.GetBody the client cannot resend, and its
-// error names what it got; with GetBody it resends the request by itself
-// after these faults, which stores the transfer twice: the hazard the
-// faults exist to expose. With an Idempotency-Key the resent request is
+// error names what it got. With GetBody it resends the request by itself
+// after a REFUSED_STREAM or a GOAWAY, which the sandbox did not act on: one
+// transfer is stored. After a PROTOCOL_ERROR, which came after acting, Go
+// 1.26's client resends too and stores the transfer twice: the hazard that
+// fault exists to expose; with an Idempotency-Key the resent request is
 // replayed instead.
 func TestHTTP2FaultsNetHTTPClient(t *testing.T) {
 	for _, tt := range []struct {
-		kind travelruletest.FaultKind
-		err  string
+		kind  travelruletest.FaultKind
+		err   string
+		acted bool
 	}{
-		{travelruletest.FaultResetProtocolError, "PROTOCOL_ERROR"},
-		{travelruletest.FaultResetRefusedStream, "REFUSED_STREAM"},
-		{travelruletest.FaultGoAway, "GOAWAY"},
+		{travelruletest.FaultResetProtocolError, "PROTOCOL_ERROR", true},
+		{travelruletest.FaultResetRefusedStream, "REFUSED_STREAM", false},
+		{travelruletest.FaultGoAway, "GOAWAY", false},
 	} {
 		t.Run(tt.kind.String(), func(t *testing.T) {
 			srv := newTLSServer(t, travelruletest.WithoutCallbacks())
@@ -276,13 +305,19 @@ func TestHTTP2FaultsNetHTTPClient(t *testing.T) {
 				}
 				return resp, err
 			}
+			stored := func(n int) int { // the transfers after n requests hit, each then sent once more
+				if tt.acted {
+					return 2 * n
+				}
+				return n
+			}
 			fault := travelruletest.Fault{Kind: tt.kind, Rate: 1, Times: 1}
 
 			srv.SetFaults(fault)
 			_, err = send(false)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.err)
-			assert.Len(t, srv.Transfers(), 1, "stored before the fault")
+			assert.Len(t, srv.Transfers(), stored(1)/2, "stored before the fault, or not at all")
 
 			srv.SetFaults(fault)
 			resp, err := send(true)
@@ -295,38 +330,74 @@ func TestHTTP2FaultsNetHTTPClient(t *testing.T) {
 			}
 			require.NoError(t, err, "net/http resent the request")
 			assert.Equal(t, "HTTP/2.0", resp.Proto)
-			assert.Len(t, srv.Transfers(), 3, "the resent request stored the transfer again")
+			assert.Len(t, srv.Transfers(), stored(2)-1, "stored again by the resent request only if the fault came after acting")
 
 			srv.SetFaults(fault)
 			resp, err = send(true, "Idempotency-Key", "k-"+tt.kind.String())
 			require.NoError(t, err)
 			assert.Equal(t, http.StatusOK, resp.StatusCode)
-			assert.Len(t, srv.Transfers(), 4, "the resent request was replayed")
-			assert.Equal(t, 1, srv.Stats().Replayed)
+			assert.Len(t, srv.Transfers(), stored(2), "stored once for the key")
+			replayed := 0
+			if tt.acted {
+				replayed = 1
+			}
+			assert.Equal(t, replayed, srv.Stats().Replayed, "the resent request was replayed if the first was acted on")
+		})
+	}
+}
+
+// TestHTTP2UnprocessedStreamsRetried: a client with idempotency keys sends
+// an initiation again after a REFUSED_STREAM or a GOAWAY fault and the
+// sandbox stores it once, acting on the second request: nothing was stored
+// for the key by the first.
+func TestHTTP2UnprocessedStreamsRetried(t *testing.T) {
+	for _, kind := range []travelruletest.FaultKind{travelruletest.FaultResetRefusedStream, travelruletest.FaultGoAway} {
+		t.Run(kind.String(), func(t *testing.T) {
+			srv := newTLSServer(t, travelruletest.WithoutCallbacks(),
+				travelruletest.WithFaults(travelruletest.Fault{Kind: kind, Rate: 1, Times: 1}))
+			c := newClient(t, srv, travelrule.WithIdempotency(), travelrule.WithHTTPClient(srv.Client()))
+			res, err := c.InitiateTransfer(context.Background(), validRequest("http://127.0.0.1:1/cb"))
+			require.NoError(t, err)
+			assert.Equal(t, 2, res.Attempts)
+			ts := srv.Transfers()
+			require.Len(t, ts, 1)
+			assert.Equal(t, ts[0].ID, res.TransferID)
+			st := srv.Stats()
+			assert.Zero(t, st.Replayed, "the second request acted: the first was not processed")
+			assert.Equal(t, map[int]int{0: 1, http.StatusOK: 1}, st.ByStatus)
 		})
 	}
 }
 
 // TestHTTP2FaultsOverHTTP1 sends each HTTP/2 fault to a client that
-// negotiated HTTP/1.1 on the TLS server: it closes the connection, as
-// FaultDrop does, after the transfer was stored.
+// negotiated HTTP/1.1 on the TLS server: it closes the connection without
+// answering, as FaultDrop does, after the transfer was stored for a
+// PROTOCOL_ERROR reset, before anything was for a REFUSED_STREAM or a
+// GOAWAY.
 func TestHTTP2FaultsOverHTTP1(t *testing.T) {
-	for _, kind := range []travelruletest.FaultKind{travelruletest.FaultResetProtocolError,
-		travelruletest.FaultResetRefusedStream, travelruletest.FaultGoAway} {
-		t.Run(kind.String(), func(t *testing.T) {
+	for _, tt := range []struct {
+		kind   travelruletest.FaultKind
+		stored int
+	}{
+		{travelruletest.FaultResetProtocolError, 1},
+		{travelruletest.FaultResetRefusedStream, 0},
+		{travelruletest.FaultGoAway, 0},
+	} {
+		t.Run(tt.kind.String(), func(t *testing.T) {
 			srv := newTLSServer(t, travelruletest.WithoutCallbacks(),
-				travelruletest.WithFaults(travelruletest.Fault{Kind: kind, Rate: 1, Times: 1}))
+				travelruletest.WithFaults(travelruletest.Fault{Kind: tt.kind, Rate: 1, Times: 1}))
 			hc := http1Client(srv)
 			c := newClient(t, srv, travelrule.WithHTTPClient(hc))
 			_, err := c.InitiateTransfer(context.Background(), validRequest("http://127.0.0.1:1/cb"))
 			require.ErrorIs(t, err, travelrule.ErrOutcomeUnknown, "the connection was closed after sending")
 			var apiErr *travelrule.APIError
 			assert.NotErrorAs(t, err, &apiErr, "no answer at all: %v", err)
-			require.Len(t, srv.Transfers(), 1)
+			require.Len(t, srv.Transfers(), tt.stored)
 			rs := srv.Requests()
 			require.Len(t, rs, 1)
 			assert.Zero(t, rs[0].Status)
-			assert.Equal(t, []travelruletest.FaultKind{kind}, rs[0].Faults)
+			assert.Equal(t, []travelruletest.FaultKind{tt.kind}, rs[0].Faults)
+			assert.Equal(t, tt.stored == 0, rs[0].TransferID == "")
 
 			res, err := c.InitiateTransfer(context.Background(), validRequest("http://127.0.0.1:1/cb"))
 			require.NoError(t, err)
@@ -335,12 +406,15 @@ func TestHTTP2FaultsOverHTTP1(t *testing.T) {
 	}
 }
 
-// TestGoAwayStopsTheConnection: after a GOAWAY fault the connection takes
-// no more work. An answer that the GOAWAY cut after its HEADERS (its DATA
-// held back by the client's flow-control window of zero) is recorded as
-// truncated, and a request the client sends on the connection afterwards
-// is recorded, not acted on.
-func TestGoAwayStopsTheConnection(t *testing.T) {
+// TestGoAwayGracefulShutdown: a GOAWAY fault that strikes while another
+// stream's answer is still going out (its DATA held back by the client's
+// flow-control window of zero) is a GOAWAY NO_ERROR naming that stream as
+// the last one processed: the faulted request, above it, is not acted on,
+// nor are the requests the client sends afterwards (to the operations or
+// the control plane), and none of them gets a frame, not even a 401; the held answer is
+// then delivered in full once the client opens its window, and only then
+// is the connection closed.
+func TestGoAwayGracefulShutdown(t *testing.T) {
 	const served = "travelruletest: request"
 	events := newLogEvents()
 	srv := newTLSServer(t, travelruletest.WithoutCallbacks(), travelruletest.WithLogger(slog.New(events)))
@@ -351,73 +425,108 @@ func TestGoAwayStopsTheConnection(t *testing.T) {
 
 	h.post(1, "/transfers/initiate", tok, body, false)
 	events.wait(t, served, 1) // recorded as answered 200; its DATA waits for a window
-	assert.Equal(t, map[int]int{http.StatusOK: 1}, srv.Stats().ByStatus)
-	var frames []h2Frame
-	// readUntil reads frames, acknowledging the server's settings, until
-	// one matches stop. The served line comes before the server's writer
-	// has sent stream 1's HEADERS: the GOAWAY may only be provoked once
-	// they are on the wire, or it would overtake them.
-	readUntil := func(stop func(h2Frame) bool) {
-		for {
-			f, err := h.read()
-			require.NoError(t, err)
-			if f.typ == h2Settings && !f.flags.Has(h2Ack) {
-				h.ackSettings()
-			}
-			frames = append(frames, f)
-			require.NotEqual(t, h2GoAway, f.typ, "a GOAWAY before the fault")
-			if stop(f) {
-				return
-			}
-		}
-	}
-	readUntil(func(f h2Frame) bool { return f.typ == h2Headers && f.stream == 1 })
-	srv.SetFaults(travelruletest.Fault{Kind: travelruletest.FaultGoAway, Rate: 1, Times: 1})
-	h.post(3, "/transfers/initiate", tok, body, false)
+	// The served line comes before the server's writer has sent stream
+	// 1's HEADERS; wait for them, so that the rest of the test reads
+	// what follows.
 	for {
 		f, err := h.read()
 		require.NoError(t, err)
-		frames = append(frames, f)
-		if f.typ == h2GoAway {
+		if f.typ == h2Settings && !f.flags.Has(h2Ack) {
+			h.ackSettings()
+		}
+		require.NotEqual(t, h2GoAway, f.typ, "a GOAWAY before the fault")
+		if f.typ == h2Headers && f.stream == 1 {
 			break
 		}
 	}
-	for _, f := range frames {
-		assert.False(t, f.typ == h2Data || f.typ == h2Headers && f.flags.Has(h2EndStream), "no answer ended before the GOAWAY: %+v", f)
+	srv.SetFaults(travelruletest.Fault{Kind: travelruletest.FaultGoAway, Rate: 1, Times: 1})
+	h.post(3, "/transfers/initiate", tok, body, false)
+	f, err := h.read()
+	require.NoError(t, err)
+	require.Equal(t, h2GoAway, f.typ, "%+v", f)
+	assert.Equal(t, http2.ErrCodeNo, f.code)
+	assert.Equal(t, uint32(1), f.last, "stream 1, taken before the fault, is the last processed")
+
+	// The client had not seen the GOAWAY when it sent streams 5, 7 and 9.
+	h.post(5, "/transfers/initiate", tok, body, false)
+	h.post(7, "/sandbox/inquiries", tok, []byte(`{"callback":"http://127.0.0.1:1/cb"}`), false)
+	h.post(9, "/transfers/initiate", "not-a-token", body, false) // not even a 401
+	events.wait(t, served, 5)
+	rs := srv.Requests()
+	require.Len(t, rs, 5)
+	assert.Equal(t, http.StatusOK, rs[0].Status)
+	assert.NotEmpty(t, rs[0].TransferID)
+	assert.Equal(t, []travelruletest.FaultKind{travelruletest.FaultGoAway}, rs[1].Faults)
+	for _, r := range rs[1:] {
+		assert.Zero(t, r.Status, "%s: no answer", r.Path)
+		assert.Empty(t, r.TransferID, "%s: not acted on", r.Path)
 	}
+	assert.Len(t, srv.Transfers(), 1)
+	st := srv.Stats()
+	assert.Equal(t, 1, st.Initiated)
+	assert.Zero(t, st.Inquiries)
+	assert.Equal(t, map[int]int{http.StatusOK: 1, 0: 4}, st.ByStatus)
+
+	// Stream 1's answer is delivered in full once the window opens, and
+	// nothing of streams 3 to 9 ever comes; then the connection ends.
+	require.NoError(t, h.fr.WriteWindowUpdate(1, 1<<20))
+	var data []byte
+	for {
+		f, err := h.read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err)
+		require.Contains(t, []uint32{0, 1}, f.stream, "a frame of a stream above last-stream-id: %+v", f)
+		if f.typ == h2Data {
+			data = append(data, f.data...)
+			if f.flags.Has(h2EndStream) {
+				_, err := h.read()
+				require.ErrorIs(t, err, io.EOF, "closed once stream 1 was answered")
+				break
+			}
+		}
+	}
+	assert.Contains(t, string(data), rs[0].TransferID, "the whole answer of stream 1")
+	assert.True(t, json.Valid(data))
+}
+
+// TestGoAwayProcessesLowerStreams: a GOAWAY fault on a request whose
+// stream is below one already taken declares that higher stream the last
+// processed, and so the faulted request is acted on and answered in full
+// before the connection closes.
+func TestGoAwayProcessesLowerStreams(t *testing.T) {
+	srv := newTLSServer(t, travelruletest.WithoutCallbacks())
+	body, err := json.Marshal(validRequest("http://127.0.0.1:1/cb"))
+	require.NoError(t, err)
+	tok := token(t, srv)
+	h := dialH2(t, srv)
+	// Stream 1's headers, its body held back: the sandbox draws its faults
+	// only once it read the body.
+	h.headers(1, "/transfers/initiate", tok, len(body))
+	h.post(3, "/transfers/initiate", tok, body, false)
+	frames := h.end(3)
+	require.Len(t, frames, 2)
+	assert.Equal(t, h2Data, frames[1].typ, "stream 3 answered: taken")
+
+	srv.SetFaults(travelruletest.Fault{Kind: travelruletest.FaultGoAway, Rate: 1, Times: 1})
+	require.NoError(t, h.fr.WriteData(1, true, body))
+	frames = h.end(1)
+	require.Equal(t, h2GoAway, frames[0].typ, "%+v", frames)
+	assert.Equal(t, uint32(3), frames[0].last)
+	assert.Equal(t, http2.ErrCodeNo, frames[0].code)
+	frames = h.end(1)
+	require.Len(t, frames, 2, "stream 1, below last-stream-id, is answered in full: %+v", frames)
+	assert.Contains(t, string(frames[1].data), `"status":true`)
 	_, err = h.read()
-	require.ErrorIs(t, err, io.EOF)
+	assert.ErrorIs(t, err, io.EOF, "closed once every stream at or below last-stream-id was answered")
 
 	rs := srv.Requests()
 	require.Len(t, rs, 2)
-	assert.Equal(t, http.StatusOK, rs[0].Status, "the client saw the status of stream 1")
-	assert.True(t, rs[0].Truncated, "but not its body")
-	assert.NotEmpty(t, rs[0].TransferID)
+	assert.Equal(t, http.StatusOK, rs[1].Status)
 	assert.Equal(t, []travelruletest.FaultKind{travelruletest.FaultGoAway}, rs[1].Faults)
-	assert.False(t, rs[1].Truncated)
-	st := srv.Stats()
-	assert.Equal(t, map[int]int{http.StatusOK: 1, 0: 1}, st.ByStatus)
-	assert.Equal(t, 1, st.Truncated)
-
-	// The client had not seen the GOAWAY when it sent stream 5.
-	h.post(5, "/transfers/initiate", tok, body, false)
-	events.wait(t, served, 3)
-	rs = srv.Requests()
-	require.Len(t, rs, 3)
-	assert.Zero(t, rs[2].Status)
-	assert.Empty(t, rs[2].Faults)
-	assert.Empty(t, rs[2].TransferID, "not acted on")
+	assert.NotEmpty(t, rs[1].TransferID)
 	assert.Len(t, srv.Transfers(), 2)
-
-	// Nor is a request to the control plane.
-	h.post(7, "/sandbox/inquiries", tok, []byte(`{"callback":"http://127.0.0.1:1/cb"}`), false)
-	events.wait(t, served, 4)
-	rs = srv.Requests()
-	require.Len(t, rs, 4)
-	assert.Zero(t, rs[3].Status)
-	assert.Empty(t, rs[3].TransferID, "not acted on")
-	assert.Len(t, srv.Transfers(), 2)
-	assert.Equal(t, 2, srv.Stats().Initiated)
 }
 
 // TestProxyUnavailable: FaultProxyUnavailable stores the transfer, then

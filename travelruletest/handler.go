@@ -42,18 +42,18 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	rec.Header.Del("Authorization")
 	rec.Header.Del("X-Api-Key")
 	a := s.route(r, st, &rec)
+	if !a.abandon && !a.drop && a.reset == 0 && !st.take() {
+		// Nothing is answered on a stream that a GOAWAY declared
+		// unprocessed.
+		a = &answer{abandon: true}
+	}
 	rec.TransferID, rec.Replayed = a.transferID, a.replayed
 	if !a.abandon && !a.drop && a.reset == 0 {
 		rec.Status = a.status
 	}
 	// Recorded before the client can see the answer, so that a test that
 	// got it finds the record.
-	seq := s.records.record(rec)
-	if st.conn != nil && rec.Status != 0 {
-		// A GOAWAY on the connection may overtake the answer.
-		status := rec.Status
-		st.conn.watch(st.id, func(truncated bool) { s.records.markLost(seq, status, truncated) })
-	}
+	s.records.record(rec)
 	s.log(r.Context(), "travelruletest: request",
 		slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", rec.Status))
 
@@ -72,19 +72,24 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // route serves r by its path: an operation, the login, discovery, the
-// OAuth2 token endpoint, or the control plane.
+// OAuth2 token endpoint, or the control plane. A request to anything but
+// an operation is taken (see stream.take) before it is served; an
+// operation takes it itself, after its faults are drawn.
 func (s *Server) route(r *http.Request, st stream, rec *Request) *answer {
 	p := r.URL.Path
+	rest, ok := strings.CutPrefix(p, s.prefix)
+	if op := operationAt(rest); ok && op != 0 {
+		rec.Op = op
+		return s.serveOp(r, st, op, rec)
+	}
+	if !st.take() {
+		return &answer{abandon: true}
+	}
 	if p == tokenPath {
 		return s.serveToken(r)
 	}
-	rest, ok := strings.CutPrefix(p, s.prefix)
 	if !ok {
 		return errorAnswer(http.StatusNotFound, codeNotFound, "no such endpoint")
-	}
-	if op := operationAt(rest); op != 0 {
-		rec.Op = op
-		return s.serveOp(r, st, op, rec)
 	}
 	switch rest {
 	case loginPath:
@@ -93,7 +98,7 @@ func (s *Server) route(r *http.Request, st stream, rec *Request) *answer {
 		return s.serveDiscovery(r)
 	}
 	if rest, ok := strings.CutPrefix(rest, controlPrefix); ok {
-		return s.serveControl(r, st, rest)
+		return s.serveControl(r, rest)
 	}
 	return errorAnswer(http.StatusNotFound, codeNotFound, "no such endpoint")
 }
@@ -146,13 +151,14 @@ func streamOf(r *http.Request) stream {
 	return stream{conn: c, id: uint32(id)}
 }
 
-// stopped reports whether the connection of an HTTP/2 request stopped
-// taking work (a GOAWAY fault struck on it).
-func (st stream) stopped() bool { return st.conn != nil && st.conn.isStopped() }
+// take reports whether the sandbox may act on the request and answer it:
+// always, but over an HTTP/2 connection that a GOAWAY fault is shutting
+// down, for a stream above the GOAWAY's last-stream-id. See frameConn.take.
+func (st stream) take() bool { return st.conn == nil || st.conn.take(st.id) }
 
 // reset ends the request without answer as the fault k does: a reset of
-// its stream with the code k names, or a GOAWAY, over HTTP/2; a closed
-// connection over HTTP/1.
+// its stream with the code k names over HTTP/2, a closed connection over
+// HTTP/1.
 func (st stream) reset(w http.ResponseWriter, k FaultKind) {
 	if st.conn == nil {
 		drop(w)
@@ -163,8 +169,6 @@ func (st stream) reset(w http.ResponseWriter, k FaultKind) {
 		st.conn.replace(st.id, replaceProtocolError)
 	case FaultResetRefusedStream:
 		st.conn.replace(st.id, replaceRefusedStream)
-	case FaultGoAway:
-		st.conn.replace(st.id, replaceGoAway)
 	}
 	// net/http resets the stream with INTERNAL_ERROR, which the
 	// connection rewrites.

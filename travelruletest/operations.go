@@ -35,12 +35,20 @@ func (s *Server) serveOp(r *http.Request, st stream, op Operation, rec *Request)
 		return refund(&answer{abandon: true})
 	}
 	if plan.pre != nil {
-		return retryLater(plan.pre)
+		return beforeActing(plan.pre)
 	}
-	if st.stopped() {
-		// A GOAWAY told the client that nothing on this connection was
-		// processed, and the answer could not reach it: the request is
-		// recorded, not acted on.
+	if plan.post != nil && plan.post.Kind == FaultGoAway {
+		// The connection shuts down as this request arrives: whether the
+		// request is then acted on is the GOAWAY's to say (take, below).
+		plan.post = nil // it fired, and is not applied to the answer
+		if st.conn == nil {
+			return &answer{drop: true} // HTTP/1: closed before acting
+		}
+		st.conn.goAway()
+	}
+	if !st.take() {
+		// A GOAWAY declared the stream unprocessed: it is recorded, not
+		// acted on, and gets no answer.
 		return refund(&answer{abandon: true})
 	}
 	a = s.idempotent(r, op, body)

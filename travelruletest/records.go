@@ -120,15 +120,11 @@ type Request struct {
 	// Op is the operation requested, or zero for another path (the login,
 	// discovery, the OAuth2 token endpoint, the control plane).
 	Op Operation
-	// Status is the status answered, or 0 if no answer reached the
-	// client: a dropped connection or reset stream, a client that gave up
-	// during a latency fault, or an answer whose HEADERS a GOAWAY fault on
-	// its HTTP/2 connection overtook.
+	// Status is the status answered, or 0 if the request got no answer: a
+	// dropped connection or reset stream, a client that gave up during a
+	// latency fault, or a request on an HTTP/2 stream that a GOAWAY fault
+	// declared unprocessed (not acted on).
 	Status int
-	// Truncated is true if a GOAWAY fault on the request's HTTP/2
-	// connection cut the answer after its HEADERS: the client saw Status
-	// but not the whole body.
-	Truncated bool
 	// Faults lists the faults that hit the request.
 	Faults []FaultKind
 	// Replayed is true if the answer was replayed for an Idempotency-Key.
@@ -208,9 +204,6 @@ type Stats struct {
 	Faults int
 	// ByFault counts injected faults by kind.
 	ByFault map[FaultKind]int
-	// Truncated counts answers cut after their HEADERS by a GOAWAY fault
-	// (see Request.Truncated); ByStatus counts them by their status.
-	Truncated int
 	// CallbackAttempts counts attempts at sending callbacks.
 	CallbackAttempts int
 	// Callbacks counts callbacks finished, delivered or not (inbound
@@ -574,11 +567,10 @@ func (s *Server) Stats() Stats {
 	return st
 }
 
-// record stores the record of a request and returns its sequence number.
-func (rs *records) record(r Request) uint64 {
+// record stores the record of a request.
+func (rs *records) record(r Request) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	seq := uint64(rs.stats.Requests)
 	rs.requests = appendLimited(rs.requests, r, rs.limit)
 	rs.stats.Requests++
 	rs.stats.ByStatus[r.Status]++
@@ -589,36 +581,6 @@ func (rs *records) record(r Request) uint64 {
 	if r.Replayed {
 		rs.stats.Replayed++
 	}
-	return seq
-}
-
-// markLost records that the answer (of the given status) to request seq
-// did not reach the client in full: it was truncated after its HEADERS, or
-// never went out.
-func (rs *records) markLost(seq uint64, status int, truncated bool) {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	var r *Request
-	if first := uint64(rs.stats.Requests - len(rs.requests)); seq >= first {
-		r = &rs.requests[seq-first]
-		if r.Status == 0 || r.Truncated {
-			return // already
-		}
-	}
-	if truncated {
-		if r != nil {
-			r.Truncated = true
-		}
-		rs.stats.Truncated++
-		return
-	}
-	if r != nil {
-		r.Status = 0
-	}
-	if rs.stats.ByStatus[status]--; rs.stats.ByStatus[status] == 0 {
-		delete(rs.stats.ByStatus, status)
-	}
-	rs.stats.ByStatus[0]++
 }
 
 // finish stores the record of a finished callback and wakes WaitCallbacks.

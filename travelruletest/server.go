@@ -86,8 +86,9 @@ func NewServer(opts ...Option) *Server { return start(false, opts) }
 // other HTTP/1.1. [Server.Client] returns a client that trusts the
 // certificate and prefers HTTP/2. Over HTTP/2 the faults
 // [FaultResetProtocolError], [FaultResetRefusedStream] and [FaultGoAway]
-// act as their names say; over HTTP/1.1 they close the connection, as
-// [FaultDrop] does.
+// act as their names say; over HTTP/1.1 they close the connection without
+// answering: FaultResetProtocolError after acting, as [FaultDrop] does,
+// the other two before.
 func NewTLSServer(opts ...Option) *Server { return start(true, opts) }
 
 func start(useTLS bool, opts []Option) *Server {
