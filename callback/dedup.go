@@ -5,59 +5,141 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
+	"runtime/debug"
+	"time"
 
 	"github.com/vaspkit/travelrule"
 )
 
 // callOnce calls the function for a delivery that the store lets through:
 // it claims key, answers a delivery already processed (204) or in progress
-// (503) without calling the function, and afterwards completes the claim
-// if the function succeeded or releases it if not.
-func (h *Handler) callOnce(ctx context.Context, key string, cb *travelrule.Callback, path, attr slog.Attr) int {
+// (503) without calling the function, and afterwards releases the claim if
+// the function failed; if it succeeded, it returns the claim to complete
+// once the answer is sent (see Handler.complete).
+func (h *Handler) callOnce(ctx context.Context, key string, cb *travelrule.Callback, path, attr slog.Attr) (int, completion) {
 	store := h.dedup
 	claim, token, err := store.ClaimFenced(ctx, key)
 	switch {
 	case err != nil:
 		h.log(ctx, slog.LevelError, "callback: de-duplication store failed", path, attr, slog.String("error", err.Error()))
-		return http.StatusInternalServerError
+		return http.StatusInternalServerError, completion{}
 	case claim == ClaimDone:
 		h.log(ctx, slog.LevelDebug, "callback: duplicate delivery acknowledged", path, attr)
-		return http.StatusNoContent
+		return http.StatusNoContent, completion{}
 	case claim == ClaimBusy:
 		h.log(ctx, slog.LevelInfo, "callback: duplicate delivery still in progress", path, attr)
-		return http.StatusServiceUnavailable
+		return http.StatusServiceUnavailable, completion{}
 	case claim != ClaimNew:
 		h.log(ctx, slog.LevelError, "callback: de-duplication store returned an invalid claim", path, attr, slog.Int("claim", int(claim)))
-		return http.StatusInternalServerError
+		return http.StatusInternalServerError, completion{}
 	}
 
 	code := h.call(ctx, cb, path, attr)
-	// Complete and Release run on a context that outlives the request's, so
-	// that a sender hanging up does not leave a delivery claimed; the store
-	// bounds their time (see Store).
-	sctx := context.WithoutCancel(ctx)
 	if code == http.StatusNoContent {
 		// fn has done its work: whatever the store answers, answering 5xx
 		// would only run it again.
-		h.logEnd(ctx, "complete", store.CompleteFenced(sctx, key, token), path, attr)
-	} else {
-		h.logEnd(ctx, "release", store.ReleaseFenced(sctx, key, token), path, attr)
+		return code, completion{key: key, token: token, path: path, attr: attr}
 	}
-	return code
-}
-
-// logEnd logs the error, if any, of the end of a claim (op is "complete"
-// or "release").
-func (h *Handler) logEnd(ctx context.Context, op string, err error, path, attr slog.Attr) {
-	switch {
+	// Release runs on a context that outlives the request's, so that a
+	// sender hanging up does not leave a delivery claimed; the store bounds
+	// its time (see Store). It is tried once: a claim it fails to release
+	// lapses after its lease, and redeliveries meanwhile are told to come
+	// back (503), never let through twice.
+	switch err := store.ReleaseFenced(context.WithoutCancel(ctx), key, token); {
 	case err == nil:
 	case errors.Is(err, ErrClaimLost):
-		h.log(ctx, slog.LevelError, "callback: the claim's lease lapsed before the function returned, so another delivery may have called it too; the store's lease should be longer than any call", path, attr, slog.String("op", op))
+		h.log(ctx, slog.LevelError, "callback: the claim's lease lapsed before the function returned, so another delivery may have called it too; the store's lease should be longer than any call", path, attr, slog.String("op", "release"))
 	default:
-		h.log(ctx, slog.LevelError, "callback: de-duplication store failed to "+op+" a delivery", path, attr, slog.String("error", err.Error()))
+		h.log(ctx, slog.LevelError, "callback: de-duplication store failed to release a delivery", path, attr, slog.String("error", err.Error()))
 	}
+	return code, completion{}
+}
+
+// completion is a claim whose function succeeded, to be recorded as
+// processed once the answer is sent; the zero completion is none.
+type completion struct {
+	key, token string
+	path, attr slog.Attr // for the log
+}
+
+// The pauses between the attempts of a completion (see completionBackoff).
+const (
+	firstCompletionPause = 20 * time.Millisecond
+	maxCompletionPause   = 5 * time.Second
+)
+
+// complete records c's delivery as processed: it calls CompleteFenced until
+// the store records it, or answers ErrClaimLost (another holder has the
+// delivery), or one lease has passed since the function returned, pausing
+// between attempts (see completionBackoff). It counts the retries and the
+// completions it gives up in h's Stats. Its attempts run on a context that
+// outlives the request's and ends when it gives up.
+func (h *Handler) complete(ctx context.Context, c completion) {
+	deadline := time.Now().Add(h.lease)
+	sctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
+	defer cancel()
+	lost := func(msg string, attrs ...slog.Attr) {
+		h.stats.lost.Add(1)
+		h.log(ctx, slog.LevelError, msg, append([]slog.Attr{c.path, c.attr}, attrs...)...)
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			lost("callback: de-duplication store panicked while completing a delivery; a redelivery may call the function again",
+				slog.String("panic", fmt.Sprintf("%T", v)), slog.String("stack", string(debug.Stack())))
+		}
+	}()
+	var timer *time.Timer
+	for failed := 0; ; {
+		err := h.dedup.CompleteFenced(sctx, c.key, c.token)
+		switch {
+		case err == nil:
+			if failed > 0 {
+				h.log(ctx, slog.LevelInfo, "callback: delivery recorded as processed after the store failed", c.path, c.attr, slog.Int("attempts", failed+1))
+			}
+			return
+		case errors.Is(err, ErrClaimLost):
+			lost("callback: another delivery holds or processed this delivery's claim, whose lease lapsed before the completion was recorded, so it may have called the function too; the store's lease should be longer than any call and any store outage",
+				slog.Int("attempts", failed+1))
+			return
+		}
+		failed++
+		pause := completionBackoff(failed, h.lease, rand.Float64())
+		if time.Now().Add(pause).After(deadline) {
+			lost("callback: gave up recording a processed delivery after the store failed for a whole lease; a redelivery may call the function again",
+				slog.Int("attempts", failed), slog.String("error", err.Error()))
+			return
+		}
+		h.stats.retries.Add(1)
+		if failed == 1 {
+			h.log(ctx, slog.LevelWarn, "callback: de-duplication store failed to record a processed delivery; retrying", c.path, c.attr, slog.String("error", err.Error()))
+		}
+		if timer == nil {
+			timer = time.NewTimer(pause)
+			defer timer.Stop()
+		} else {
+			timer.Reset(pause)
+		}
+		<-timer.C
+	}
+}
+
+// completionBackoff is the pause after the failed-th failed attempt of a
+// completion (failed >= 1), for a store whose claims hold for lease, with
+// jitter in [0, 1): 20 ms after the first failure, doubling after each,
+// up to an eighth of the lease but at most 5 s (and at least 20 ms); of
+// that, a random part in its upper half, so that handlers that failed
+// together do not retry together.
+func completionBackoff(failed int, lease time.Duration, jitter float64) time.Duration {
+	ceiling := max(min(lease/8, maxCompletionPause), firstCompletionPause)
+	d := ceiling
+	if shift := failed - 1; shift < 30 {
+		d = min(firstCompletionPause<<shift, ceiling)
+	}
+	return d/2 + time.Duration(jitter*float64(d/2))
 }
 
 // deliveryID is the delivery's webhook-id, read as the verifier reads it:

@@ -1,10 +1,13 @@
 package callback_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -189,11 +192,16 @@ func TestCallbackHandlerSharedStore(t *testing.T) {
 	assert.Equal(t, "{Size:100 Done:1 Busy:0}", fmt.Sprint(store))
 }
 
+// faultyStore is a Store (without tokens) whose answers a test sets: its
+// Complete fails with completeErr completeFails times, or always when
+// completeFails is negative, then succeeds.
 type faultyStore struct {
 	claim          callback.ClaimResult
 	claimErr       error
 	completeErr    error
+	completeFails  int32
 	releaseErr     error
+	lease          time.Duration // what Lease returns
 	completed      atomic.Int32
 	released       atomic.Int32
 	claimedContext atomic.Bool
@@ -205,8 +213,10 @@ func (s *faultyStore) Claim(ctx context.Context, key string) (callback.ClaimResu
 }
 
 func (s *faultyStore) Complete(ctx context.Context, _ string) error {
-	s.completed.Add(1)
-	return s.completeErr
+	if n := s.completed.Add(1); s.completeFails < 0 || n <= s.completeFails {
+		return s.completeErr
+	}
+	return nil
 }
 
 func (s *faultyStore) Release(ctx context.Context, _ string) error {
@@ -214,8 +224,16 @@ func (s *faultyStore) Release(ctx context.Context, _ string) error {
 	return s.releaseErr
 }
 
+func (s *faultyStore) Lease() time.Duration { return s.lease }
+
+// TestCallbackHandlerStoreFaults answers a delivery with a store that fails
+// in each of its calls: a claim that fails is answered 500 without a call;
+// a completion that fails is retried until it succeeds, or the store
+// answers ErrClaimLost, or the store's lease has passed, and the ones given
+// up are counted lost; a release that fails is not retried.
 func TestCallbackHandlerStoreFaults(t *testing.T) {
 	boom := errors.New("redis: connection refused")
+	const lease = 300 * time.Millisecond // the lease of the stores that say theirs
 	tests := []struct {
 		name          string
 		store         *faultyStore
@@ -224,28 +242,79 @@ func TestCallbackHandlerStoreFaults(t *testing.T) {
 		wantCalls     int
 		wantCompleted int32
 		wantReleased  int32
+		wantStats     callback.Stats
 	}{
-		{"claim fails", &faultyStore{claimErr: boom}, nil, http.StatusInternalServerError, 0, 0, 0},
-		{"invalid claim result", &faultyStore{}, nil, http.StatusInternalServerError, 0, 0, 0},
-		{"done", &faultyStore{claim: callback.ClaimDone}, nil, http.StatusNoContent, 0, 0, 0},
-		{"busy", &faultyStore{claim: callback.ClaimBusy}, nil, http.StatusServiceUnavailable, 0, 0, 0},
-		{"complete fails after success", &faultyStore{claim: callback.ClaimNew, completeErr: boom}, nil, http.StatusNoContent, 1, 1, 0},
-		{"fn fails: released, not completed", &faultyStore{claim: callback.ClaimNew}, boom, http.StatusInternalServerError, 1, 0, 1},
-		{"fn fails and release fails", &faultyStore{claim: callback.ClaimNew, releaseErr: boom}, boom, http.StatusInternalServerError, 1, 0, 1},
+		{"claim fails", &faultyStore{claimErr: boom}, nil, http.StatusInternalServerError, 0, 0, 0, callback.Stats{}},
+		{"invalid claim result", &faultyStore{}, nil, http.StatusInternalServerError, 0, 0, 0, callback.Stats{}},
+		{"done", &faultyStore{claim: callback.ClaimDone}, nil, http.StatusNoContent, 0, 0, 0, callback.Stats{}},
+		{"busy", &faultyStore{claim: callback.ClaimBusy}, nil, http.StatusServiceUnavailable, 0, 0, 0, callback.Stats{}},
+		{"completed at once", &faultyStore{claim: callback.ClaimNew}, nil, http.StatusNoContent, 1, 1, 0, callback.Stats{}},
+		{"complete fails three times, then succeeds", &faultyStore{claim: callback.ClaimNew, completeErr: boom, completeFails: 3},
+			nil, http.StatusNoContent, 1, 4, 0, callback.Stats{CompletionRetries: 3}},
+		{"complete fails three times, then succeeds, without a Lease method's answer", &faultyStore{claim: callback.ClaimNew, completeErr: boom, completeFails: 3},
+			nil, http.StatusNoContent, 1, 4, 0, callback.Stats{CompletionRetries: 3}},
+		{"complete answers ErrClaimLost: not retried", &faultyStore{claim: callback.ClaimNew, completeErr: fmt.Errorf("wrapped: %w", callback.ErrClaimLost), completeFails: -1, lease: lease},
+			nil, http.StatusNoContent, 1, 1, 0, callback.Stats{CompletionsLost: 1}},
+		{"fn fails: released, not completed", &faultyStore{claim: callback.ClaimNew}, boom, http.StatusInternalServerError, 1, 0, 1, callback.Stats{}},
+		{"fn fails and release fails: not retried", &faultyStore{claim: callback.ClaimNew, releaseErr: boom}, boom, http.StatusInternalServerError, 1, 0, 1, callback.Stats{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if tt.store.lease == 0 && !strings.Contains(tt.name, "without a Lease") {
+				tt.store.lease = lease
+			}
 			rc := &recorder{fail: func(int) error { return tt.fnErr }}
-			srv, _ := serve(t, rc.fn, callback.WithStore(tt.store))
+			srv, h := serve(t, rc.fn, callback.WithStore(tt.store))
 			a := post(t, srv.URL+"/cb", statusBody)
 			assert.Equal(t, tt.want, a.code)
 			if tt.want == http.StatusServiceUnavailable {
 				assert.NotEmpty(t, a.header.Get("Retry-After"))
 			}
+			srv.Close() // waits for the handler, and so for the completion's retries
 			assert.Equal(t, tt.wantCalls, rc.count())
 			assert.Equal(t, tt.wantCompleted, tt.store.completed.Load())
 			assert.Equal(t, tt.wantReleased, tt.store.released.Load())
+			assert.Equal(t, tt.wantStats, h.Stats())
 			assert.True(t, tt.store.claimedContext.Load(), "Claim gets the request's context and a 69-character key")
 		})
 	}
+}
+
+// TestCallbackHandlerCompletionGivesUp lets the store fail every
+// completion: the sender has its 204 at once, the handler retries for the
+// store's lease (1 s here) and then gives up, counting the completion lost
+// and logging it at Error without personal data.
+func TestCallbackHandlerCompletionGivesUp(t *testing.T) {
+	const lease = time.Second
+	var buf bytes.Buffer
+	var mu sync.Mutex
+	logger := slog.New(slog.NewJSONHandler(&lockedWriter{w: &buf, mu: &mu}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	store := &faultyStore{claim: callback.ClaimNew, completeErr: errors.New("READONLY You can't write against a read only replica."), completeFails: -1, lease: lease}
+	rc := &recorder{}
+	srv, h := serve(t, rc.fn, callback.WithStore(store), callback.WithLogger(logger))
+	inquiryBody := `{"transferId":"tr-9","status":"inquiry","originator":{"firstName":"Ada","lastName":"Lovelace","walletAddress":"bc1qSECRETWALLET"}}`
+
+	began := time.Now()
+	assert.Equal(t, http.StatusNoContent, post(t, srv.URL+"/cb", inquiryBody).code)
+	answered := time.Since(began)
+	srv.Close()
+	gaveUp := time.Since(began)
+	assert.Less(t, answered, lease/2, "the sender waited for the completion's retries")
+	// It gives up when the next pause (at most lease/8) would end past the
+	// lease.
+	assert.GreaterOrEqual(t, gaveUp, lease-lease/8, "the handler gave up before the lease passed")
+	st := h.Stats()
+	assert.Equal(t, uint64(1), st.CompletionsLost)
+	assert.Equal(t, uint64(store.completed.Load()-1), st.CompletionRetries, "every failed attempt but the last was retried")
+	assert.GreaterOrEqual(t, st.CompletionRetries, uint64(5), "retries within the lease")
+
+	mu.Lock()
+	logs := buf.String()
+	mu.Unlock()
+	for _, s := range []string{"Ada", "Lovelace", "bc1q"} {
+		assert.NotContains(t, logs, s)
+	}
+	assert.Contains(t, logs, `"level":"ERROR","msg":"callback: gave up recording a processed delivery`)
+	assert.Contains(t, logs, `"level":"WARN","msg":"callback: de-duplication store failed to record a processed delivery; retrying"`)
+	assert.Equal(t, 1, strings.Count(logs, "retrying"), "the retries are logged once")
 }

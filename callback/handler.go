@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/url"
 	"runtime/debug"
+	"sync/atomic"
+	"time"
 
 	"github.com/vaspkit/travelrule"
 )
@@ -21,10 +23,67 @@ const retryAfterBusy = "5"
 // [NewHandler]; it is safe for concurrent use. Its fmt and log/slog forms
 // show its configuration with the capability key redacted and its
 // verifiers and store by type only.
+//
+// When the function succeeded, the handler answers 204 at once (it flushes
+// the answer, through http.ResponseController, so that the sender has it
+// while the handler goes on), then records the delivery as processed in its
+// store. If the store fails to, it tries again, pausing 20 ms after the
+// first failure and twice as long after each next one, up to 5 s (or an
+// eighth of the store's lease, if that is less), until the store records
+// it, or answers [ErrClaimLost], or one lease has passed since the function
+// returned. Meanwhile the claim holds, so a redelivery is answered 503 and
+// does not call the function again. ServeHTTP returns only then, so that
+// http.Server.Shutdown waits for the completion and no goroutine is left
+// behind; a shutdown whose context ends first leaves the completion to the
+// process's remaining life. The lease is [DefaultLease], or what the
+// store's Lease method returns (see [Store]).
+//
+// So an outage of the store at completion time costs no second call of
+// the function if it ends before the claim lapses: within the lease,
+// counted from the claim, less the function's duration and one pause (at
+// most 5 s); about 10 minutes with the default lease and a quick
+// function. After that, a redelivery may claim the delivery again and
+// call the function a second time; the completion then gets ErrClaimLost
+// and is lost, unless nobody claimed it in between, in which case it is
+// still recorded. [Handler.Stats] counts the retries and the completions
+// lost, and the logger ([WithLogger]) reports each lost completion at
+// Error.
 type Handler struct {
 	fn    func(context.Context, *travelrule.Callback) error
 	cfg   config
-	dedup FencedStore // cfg.store, seen as a FencedStore; nil without de-duplication
+	dedup FencedStore   // cfg.store, seen as a FencedStore; nil without de-duplication
+	lease time.Duration // how long the store's claims hold: the bound of a completion's retries
+	stats *handlerStats // behind a pointer: Format and LogValue copy the Handler
+}
+
+// Stats counts what a [Handler]'s completions (the records, after the
+// function succeeded, that a delivery was processed) met since the handler
+// was made. See [Handler.Stats].
+type Stats struct {
+	// CompletionRetries is how many times a completion failed (the store
+	// returned an error other than ErrClaimLost) and was tried again. A
+	// count that grows says the store is failing; nothing is lost while
+	// the retries succeed within the lease.
+	CompletionRetries uint64
+	// CompletionsLost is how many deliveries whose function succeeded were
+	// not recorded as processed: the store answered [ErrClaimLost] (the
+	// claim's lease lapsed and another delivery claimed or processed it),
+	// failed until one lease had passed, or panicked. A redelivery of each
+	// may have called, or may call, the function again; each is logged at
+	// Error. It should stay zero; if it does not, lengthen the store's
+	// lease or look at the store's outages.
+	CompletionsLost uint64
+}
+
+// handlerStats is where a handler counts its Stats.
+type handlerStats struct {
+	retries, lost atomic.Uint64
+}
+
+// Stats returns the counts of the handler's completions so far; it is
+// safe to call at any time, from any goroutine, to export them as metrics.
+func (h *Handler) Stats() Stats {
+	return Stats{CompletionRetries: h.stats.retries.Load(), CompletionsLost: h.stats.lost.Load()}
 }
 
 // NewHandler returns a handler that calls fn once for each authenticated,
@@ -36,7 +95,7 @@ type Handler struct {
 // answers 500 to every request, never one that accepts unchecked callbacks.
 // Check [Handler.Err] at start-up.
 func NewHandler(fn func(ctx context.Context, cb *travelrule.Callback) error, opts ...Option) *Handler {
-	h := &Handler{fn: fn, cfg: config{maxBody: defaultMaxBodyBytes}}
+	h := &Handler{fn: fn, cfg: config{maxBody: defaultMaxBodyBytes}, lease: DefaultLease, stats: &handlerStats{}}
 	for _, opt := range opts {
 		if opt != nil {
 			opt(&h.cfg)
@@ -50,6 +109,9 @@ func NewHandler(fn func(ctx context.Context, cb *travelrule.Callback) error, opt
 	}
 	if h.cfg.store != nil {
 		h.dedup = fenced(h.cfg.store)
+		if l, ok := h.cfg.store.(interface{ Lease() time.Duration }); ok && l.Lease() > 0 {
+			h.lease = l.Lease()
+		}
 	}
 	if h.cfg.err != nil {
 		h.log(context.Background(), slog.LevelError, "callback: handler misconfigured, refusing every request", slog.String("error", h.cfg.err.Error()))
@@ -95,56 +157,72 @@ func (h Handler) LogValue() slog.Value {
 	return slog.GroupValue(attrs...)
 }
 
-// ServeHTTP implements http.Handler.
+// ServeHTTP implements http.Handler. After a successful call of the
+// function it answers, flushes the answer and returns once the delivery is
+// recorded as processed (see [Handler]).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	code := h.serve(w, r)
+	code, c := h.serve(w, r)
 	switch code {
 	case http.StatusNoContent:
 		w.WriteHeader(code)
-		return
 	case http.StatusMethodNotAllowed:
 		w.Header().Set("Allow", http.MethodPost)
 	case http.StatusServiceUnavailable:
 		w.Header().Set("Retry-After", retryAfterBusy)
 	}
-	http.Error(w, http.StatusText(code), code)
+	if code != http.StatusNoContent {
+		http.Error(w, http.StatusText(code), code)
+	}
+	if c.key == "" {
+		return
+	}
+	// The sender has its answer now, not after the completion: a
+	// ResponseWriter that cannot flush (one a middleware buffers) sends it
+	// when ServeHTTP returns.
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	} else {
+		_ = http.NewResponseController(w).Flush()
+	}
+	h.complete(r.Context(), c)
 }
 
-// serve does the work of ServeHTTP and returns the status to answer.
-func (h *Handler) serve(w http.ResponseWriter, r *http.Request) (code int) {
+// serve does the work of ServeHTTP and returns the status to answer, and
+// the completion to record after answering, if any.
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request) (code int, c completion) {
 	ctx := r.Context()
 	defer func() {
 		if v := recover(); v != nil {
 			h.log(ctx, slog.LevelError, "callback: panic while handling a callback",
 				slog.String("panic", fmt.Sprintf("%T", v)), slog.String("stack", string(debug.Stack())))
-			code = http.StatusInternalServerError
+			code, c = http.StatusInternalServerError, completion{}
 		}
 	}()
 	if h.cfg.err != nil {
 		h.log(ctx, slog.LevelError, "callback: handler misconfigured", slog.String("error", h.cfg.err.Error()))
-		return http.StatusInternalServerError
+		return http.StatusInternalServerError, c
 	}
 	if r.Method != http.MethodPost {
-		return http.StatusMethodNotAllowed
+		return http.StatusMethodNotAllowed, c
 	}
 	path := slog.String("path", r.URL.Path)
 	ref, body, code := h.admit(w, r, path)
 	if code != 0 {
-		return code
+		return code, c
 	}
 	cb, err := travelrule.ParseCallback(body)
 	if err != nil {
 		h.log(ctx, slog.LevelWarn, "callback: refused malformed body", path, slog.String("error", err.Error()))
-		return http.StatusBadRequest
+		return http.StatusBadRequest, c
 	}
 	cb.Ref = ref
 	if h.namesAnotherTransfer(cb, ref) {
 		h.log(ctx, slog.LevelWarn, "callback: refused a callback whose body names another transfer's callback URL", path)
-		return http.StatusUnauthorized
+		return http.StatusUnauthorized, c
 	}
 	attr := slog.Any("callback", cb)
 	if h.dedup == nil {
-		return h.call(ctx, cb, path, attr)
+		return h.call(ctx, cb, path, attr), c
 	}
 	return h.callOnce(ctx, dedupKey(deliveryID(r.Header, h.cfg.verifiers), ref, body), cb, path, attr)
 }

@@ -44,11 +44,25 @@ const (
 // may forget processed keys after a retention longer than the sender's
 // redelivery window. The packages callback/redisstore and callback/pgstore
 // are such stores, for a fleet of servers that share Redis or PostgreSQL;
-// a store of your own should also be a [FencedStore]. An error from Claim
-// answers 500; errors from Complete and Release are logged. Complete and
-// Release get a context that is not cancelled when the sender hangs up, so
-// that no claim is left behind: a store that does I/O must bound their
-// time itself (as the stores of this module do).
+// a store of your own should also be a [FencedStore]. A store whose lease
+// is not [DefaultLease] should say so with a method
+//
+//	Lease() time.Duration
+//
+// which the handler reads once, in [NewHandler], to bound how long it
+// retries a completion (see [Handler]); a wrapper around a store should
+// pass it on.
+//
+// An error from Claim answers 500. A failed Complete is tried again, with
+// a growing pause between attempts, until it succeeds or the handler gives
+// up one lease after the function returned; so Complete must succeed when
+// repeated (a completion that was done but whose answer was lost is done).
+// An error from Release is logged. Complete and Release get a context that
+// is not cancelled when the sender hangs up, so that no claim is left
+// behind; Complete's ends when the handler gives up. A store that does I/O
+// must still bound the time of each call itself (as the stores of this
+// module do), so that a hung server costs an attempt, not the handler's
+// whole retry.
 type Store interface {
 	Claim(ctx context.Context, key string) (ClaimResult, error)
 	Complete(ctx context.Context, key string) error
@@ -60,16 +74,38 @@ type Store interface {
 // another holder, cannot complete or release the new holder's claim. The
 // [Handler] uses these methods when its store has them, and Store's
 // otherwise. [MemoryStore] and the shared stores in the packages
-// callback/redisstore and callback/pgstore are FencedStores.
+// callback/redisstore and callback/pgstore are FencedStores, and
+// callback/storetest checks the contract below.
 //
 // ClaimFenced is Claim that also returns, with ClaimNew, the claim's
-// token. CompleteFenced and ReleaseFenced are Complete and Release of the
-// claim with that token only, checked and done in one atomic step; when
-// the claim is no longer the token's (its lease lapsed, and it was claimed
-// again or, in some stores, forgotten), they change nothing and return
-// [ErrClaimLost]. A wrapper around a FencedStore (to count or time its
-// calls, say) must be a FencedStore too, or the handler ends claims
-// without their tokens.
+// token. CompleteFenced and ReleaseFenced end the claim with that token
+// only, checked and done in one atomic step.
+//
+// CompleteFenced records key as processed, under token (a store must keep
+// the token with the processed mark), and returns nil when
+//   - the claim with token still holds key, its lease lapsed or not;
+//   - no claim holds key and key is not processed: token's lease lapsed
+//     and the store forgot the claim (an expired Redis key, a swept row),
+//     or a later claim was released; the function ran, so the delivery is
+//     processed;
+//   - key is already processed under token: a repeated completion of
+//     one's own claim (one that was done but whose answer was lost, say)
+//     is a success.
+//
+// It changes nothing and returns [ErrClaimLost] when another token's claim
+// holds key, or key was processed under another token. So a completion
+// never ends or overwrites another holder's claim, and a holder may repeat
+// its completion until it gets an answer. (A completion after the same
+// token's ReleaseFenced, with nobody holding key, may record key: the
+// handler never completes a claim it released.)
+//
+// ReleaseFenced forgets the claim with token, so that key can be claimed
+// again, and returns nil when that claim still holds key (its lease lapsed
+// or not, while the store still has it); otherwise (another token's claim holds key, no claim does, or key
+// is processed) it changes nothing and returns ErrClaimLost.
+//
+// A wrapper around a FencedStore (to count or time its calls, say) must be
+// a FencedStore too, or the handler ends claims without their tokens.
 type FencedStore interface {
 	Store
 	ClaimFenced(ctx context.Context, key string) (ClaimResult, string, error)
@@ -79,9 +115,10 @@ type FencedStore interface {
 
 // ErrClaimLost is returned by [FencedStore.CompleteFenced] and
 // [FencedStore.ReleaseFenced] when the claim is no longer the caller's: its
-// lease lapsed before the function returned, so another delivery may have
-// called the function too. A lease longer than any call of the function
-// avoids it.
+// lease lapsed before it was ended, and another holder claimed the
+// delivery (or processed it), so another delivery may have called the
+// function too. A lease longer than any call of the function, and than any
+// outage of the store while a completion waits, avoids it.
 var ErrClaimLost = errors.New("callback: the claim's lease lapsed and the claim is no longer held")
 
 // fenced returns s as a FencedStore: itself if it is one, else s with
@@ -128,7 +165,7 @@ const DefaultRetention = 7 * 24 * time.Hour
 // size processed deliveries (forgetting the oldest first) and the claims in
 // progress. Its memory use is about 100 bytes per delivery. It is safe for
 // concurrent use. Its fmt form shows its size and how many deliveries it
-// holds, never their keys.
+// holds, never their keys. Its lease is [DefaultLease].
 type MemoryStore struct {
 	// The state is behind a pointer so that copies of a MemoryStore share
 	// it, and so that fmt, which does not follow nested pointers, never
@@ -139,9 +176,9 @@ type MemoryStore struct {
 type memoryState struct {
 	mu   sync.Mutex
 	size int
-	done map[[32]byte]struct{}
-	ring [][32]byte // processed keys in the order they were completed
-	next int        // index in ring of the oldest key, once ring is full
+	done map[[32]byte]uint64 // processed keys, with the token of the claim that completed them (0: none)
+	ring [][32]byte          // processed keys in the order they were completed
+	next int                 // index in ring of the oldest key, once ring is full
 	busy map[[32]byte]memoryClaim
 	seq  uint64           // the token of the last claim
 	now  func() time.Time // for tests
@@ -161,7 +198,7 @@ func NewMemoryStore(size int) *MemoryStore {
 	}
 	return &MemoryStore{st: &memoryState{
 		size: size,
-		done: make(map[[32]byte]struct{}),
+		done: make(map[[32]byte]uint64),
 		busy: make(map[[32]byte]memoryClaim),
 		now:  time.Now,
 	}}
@@ -192,50 +229,73 @@ func (s *MemoryStore) ClaimFenced(_ context.Context, key string) (ClaimResult, s
 // Complete implements [Store]: it ends the claim of key in progress, if
 // any, whoever holds it, and remembers key as processed.
 func (s *MemoryStore) Complete(_ context.Context, key string) error {
-	s.endClaim(key, nil, true)
+	st, k := s.lock(key)
+	defer st.mu.Unlock()
+	c := st.busy[k] // the zero claim, of token 0, when there is none
+	delete(st.busy, k)
+	if _, ok := st.done[k]; !ok {
+		st.remember(k, c.token)
+	}
 	return nil
 }
 
 // Release implements [Store]: it ends the claim of key in progress, if
 // any, whoever holds it.
 func (s *MemoryStore) Release(_ context.Context, key string) error {
-	s.endClaim(key, nil, false)
+	st, k := s.lock(key)
+	defer st.mu.Unlock()
+	delete(st.busy, k)
 	return nil
 }
 
-// CompleteFenced implements [FencedStore].
+// CompleteFenced implements [FencedStore]. A claim the store still holds
+// keeps key, once its lease lapsed, until the delivery is claimed again:
+// until then the lapsed claim's token completes it.
 func (s *MemoryStore) CompleteFenced(_ context.Context, key, token string) error {
-	if !s.endClaim(key, &token, true) {
+	st, k := s.lock(key)
+	defer st.mu.Unlock()
+	tok, ok := st.token(token)
+	if !ok {
 		return ErrClaimLost
 	}
+	if by, ok := st.done[k]; ok {
+		if by != tok {
+			return ErrClaimLost
+		}
+		return nil
+	}
+	if c, ok := st.busy[k]; ok {
+		if c.token != tok {
+			return ErrClaimLost
+		}
+		delete(st.busy, k)
+	}
+	st.remember(k, tok)
 	return nil
 }
 
 // ReleaseFenced implements [FencedStore].
 func (s *MemoryStore) ReleaseFenced(_ context.Context, key, token string) error {
-	if !s.endClaim(key, &token, false) {
+	st, k := s.lock(key)
+	defer st.mu.Unlock()
+	tok, ok := st.token(token)
+	if c, held := st.busy[k]; !ok || !held || c.token != tok {
 		return ErrClaimLost
 	}
+	delete(st.busy, k)
 	return nil
 }
 
-// endClaim ends the claim of key, whoever holds it if token is nil, else
-// only the claim with that token; if processed, the store remembers key as
-// processed, forgetting the oldest processed key once it is full. It
-// reports false, changing nothing, when the claim is not token's.
-func (s *MemoryStore) endClaim(key string, token *string, processed bool) bool {
-	st, k := s.lock(key)
-	defer st.mu.Unlock()
-	if token != nil {
-		c, ok := st.busy[k]
-		if !ok || strconv.FormatUint(c.token, 10) != *token {
-			return false
-		}
-	}
-	delete(st.busy, k)
-	if _, ok := st.done[k]; ok || !processed {
-		return true
-	}
+// token parses a token of this store: ok is false for a string that is not
+// one the store gave, which holds no claim.
+func (st *memoryState) token(s string) (tok uint64, ok bool) {
+	tok, err := strconv.ParseUint(s, 10, 64)
+	return tok, err == nil && tok > 0 && tok <= st.seq
+}
+
+// remember records k as processed under token, forgetting the oldest
+// processed key once the store is full. k must not be processed already.
+func (st *memoryState) remember(k [32]byte, token uint64) {
 	if len(st.ring) < st.size {
 		st.ring = append(st.ring, k)
 	} else {
@@ -243,8 +303,7 @@ func (s *MemoryStore) endClaim(key string, token *string, processed bool) bool {
 		st.ring[st.next] = k
 		st.next = (st.next + 1) % st.size
 	}
-	st.done[k] = struct{}{}
-	return true
+	st.done[k] = token
 }
 
 // lock locks the store's state and returns it with the digest of key, the

@@ -160,16 +160,98 @@ func TestMemoryStoreFencing(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, ClaimBusy, r, "the lapsed holder ended the new holder's claim")
 	}
-	require.ErrorIs(t, s.CompleteFenced(ctx, "k", ""), ErrClaimLost, "no token is no claim")
+	for _, token := range []string{"", "0", "x", "99", "-2"} {
+		require.ErrorIs(t, s.CompleteFenced(ctx, "unclaimed", token), ErrClaimLost, "a token the store never gave holds no claim: %q", token)
+		require.ErrorIs(t, s.ReleaseFenced(ctx, "k", token), ErrClaimLost, "a token the store never gave holds no claim: %q", token)
+	}
+	_, other, err := s.ClaimFenced(ctx, "other")
+	require.NoError(t, err)
 	require.ErrorIs(t, s.CompleteFenced(ctx, "other", second), ErrClaimLost, "a token is one key's")
 
 	require.NoError(t, s.ReleaseFenced(ctx, "k", second))
 	r, third, err := s.ClaimFenced(ctx, "k")
 	require.NoError(t, err)
 	require.Equal(t, ClaimNew, r)
-	require.ErrorIs(t, s.CompleteFenced(ctx, "k", second), ErrClaimLost, "a released token is spent")
+	require.ErrorIs(t, s.CompleteFenced(ctx, "k", second), ErrClaimLost, "a released token completed the next claim")
 	require.NoError(t, s.CompleteFenced(ctx, "k", third))
 	r, _, err = s.ClaimFenced(ctx, "k")
 	require.NoError(t, err)
 	assert.Equal(t, ClaimDone, r)
+	require.NoError(t, s.CompleteFenced(ctx, "other", other))
+}
+
+// TestMemoryStoreCompletion checks the completion contract of FencedStore
+// on a MemoryStore whose clock the test moves: a completion of one's own
+// claim is recorded whether its lease lapsed or not, and when nobody holds
+// the delivery, and repeating it is a success; a completion against
+// another holder's claim, or of a delivery processed under another token,
+// changes nothing.
+func TestMemoryStoreCompletion(t *testing.T) {
+	type step struct {
+		op    string // "claim", "lapse", "complete", "release", "unfenced-complete"
+		who   int    // which holder's token; 0 for claim's result
+		want  error
+		claim ClaimResult // for "claim": the answer expected
+	}
+	tests := []struct {
+		name  string
+		steps []step
+		final ClaimResult // the answer to a claim after the steps
+	}{
+		{"completed within the lease", []step{{op: "claim", who: 1, claim: ClaimNew}, {op: "complete", who: 1}}, ClaimDone},
+		{"completed after the lease lapsed, nobody else claimed", []step{{op: "claim", who: 1, claim: ClaimNew}, {op: "lapse"}, {op: "complete", who: 1}}, ClaimDone},
+		{"completed after a lapse, another claim released since", []step{
+			{op: "claim", who: 1, claim: ClaimNew}, {op: "lapse"}, {op: "claim", who: 2, claim: ClaimNew}, {op: "release", who: 2}, {op: "complete", who: 1},
+		}, ClaimDone},
+		{"completion repeated", []step{{op: "claim", who: 1, claim: ClaimNew}, {op: "complete", who: 1}, {op: "complete", who: 1}, {op: "lapse"}, {op: "complete", who: 1}}, ClaimDone},
+		{"completion against another holder's claim", []step{
+			{op: "claim", who: 1, claim: ClaimNew}, {op: "lapse"}, {op: "claim", who: 2, claim: ClaimNew}, {op: "complete", who: 1, want: ErrClaimLost},
+		}, ClaimBusy},
+		{"completion against another holder's lapsed claim", []step{
+			{op: "claim", who: 1, claim: ClaimNew}, {op: "lapse"}, {op: "claim", who: 2, claim: ClaimNew}, {op: "lapse"}, {op: "complete", who: 1, want: ErrClaimLost},
+			{op: "claim", who: 3, claim: ClaimNew}, {op: "release", who: 3},
+		}, ClaimNew},
+		{"completion of a delivery processed under another token", []step{
+			{op: "claim", who: 1, claim: ClaimNew}, {op: "lapse"}, {op: "claim", who: 2, claim: ClaimNew}, {op: "complete", who: 2}, {op: "complete", who: 1, want: ErrClaimLost},
+		}, ClaimDone},
+		{"Complete records the claim's token", []step{
+			{op: "claim", who: 1, claim: ClaimNew}, {op: "unfenced-complete"}, {op: "complete", who: 1},
+		}, ClaimDone},
+		{"Complete without a claim records no token", []step{
+			{op: "claim", who: 1, claim: ClaimNew}, {op: "lapse"}, {op: "claim", who: 2, claim: ClaimNew}, {op: "release", who: 2},
+			{op: "unfenced-complete"}, {op: "complete", who: 1, want: ErrClaimLost},
+		}, ClaimDone},
+		{"release after completion", []step{{op: "claim", who: 1, claim: ClaimNew}, {op: "complete", who: 1}, {op: "release", who: 1, want: ErrClaimLost}}, ClaimDone},
+		{"release of a lapsed claim still held", []step{{op: "claim", who: 1, claim: ClaimNew}, {op: "lapse"}, {op: "release", who: 1}, {op: "release", who: 1, want: ErrClaimLost}}, ClaimNew},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			now := time.Unix(1_750_000_000, 0)
+			s := NewMemoryStore(0)
+			s.st.now = func() time.Time { return now }
+			tokens := map[int]string{}
+			for i, st := range tt.steps {
+				switch st.op {
+				case "claim":
+					r, token, err := s.ClaimFenced(ctx, "k")
+					require.NoError(t, err)
+					require.Equal(t, st.claim, r, "step %d", i)
+					tokens[st.who] = token
+				case "lapse":
+					now = now.Add(DefaultLease)
+				case "complete":
+					require.ErrorIs(t, s.CompleteFenced(ctx, "k", tokens[st.who]), st.want, "step %d", i)
+				case "release":
+					require.ErrorIs(t, s.ReleaseFenced(ctx, "k", tokens[st.who]), st.want, "step %d", i)
+				case "unfenced-complete":
+					require.NoError(t, s.Complete(ctx, "k"))
+				}
+			}
+			r, _, err := s.ClaimFenced(ctx, "k")
+			require.NoError(t, err)
+			assert.Equal(t, tt.final, r)
+			assert.LessOrEqual(t, doneLen(s), 1)
+		})
+	}
 }

@@ -16,6 +16,11 @@
 // retentions of a quarter of a second to pass; a check that a claim still
 // holds is made only when it comes within the lease, so that a slow
 // machine cannot fail it.
+//
+// [TestCompletionFaults] checks, with faults of the store's server that
+// the caller makes (a failover, a paused server, a read-only database), that
+// a handler whose completion fails keeps trying until the store recovers,
+// so that the delivery is processed once.
 package storetest
 
 import (
@@ -23,6 +28,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"io"
+	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -44,6 +52,10 @@ type Config struct {
 	Lease time.Duration
 	// Retention is how long a processed delivery is remembered.
 	Retention time.Duration
+	// Timeout bounds each call of the store (the time-out of its
+	// operations); zero means the store's default. TestCompletionFaults
+	// sets it so that a fault that makes writes hang fails them quickly.
+	Timeout time.Duration
 }
 
 // Open returns a new store with cfg on the backend under test. All the
@@ -73,6 +85,7 @@ func Run(t *testing.T, open Open) {
 	t.Run("HandlersCallOnce", func(t *testing.T) { testHandlersCallOnce(t, open, false) })
 	t.Run("HandlersCallAgainAfterFailure", func(t *testing.T) { testHandlersCallOnce(t, open, true) })
 	t.Run("LeaseLapsesAndFences", func(t *testing.T) { testLeaseLapse(t, open) })
+	t.Run("LapsedClaimCompletes", func(t *testing.T) { testLapsedCompletion(t, open) })
 	t.Run("RetentionExpires", func(t *testing.T) { testRetention(t, open) })
 	t.Run("EndedContext", func(t *testing.T) { testEndedContext(t, open) })
 }
@@ -105,7 +118,7 @@ func claimNew(t testing.TB, s callback.FencedStore, key string) string {
 
 func testProtocol(t *testing.T, open Open) {
 	ctx := context.Background()
-	a, b := open(t, Config{long, long}), open(t, Config{long, long})
+	a, b := open(t, Config{Lease: long, Retention: long}), open(t, Config{Lease: long, Retention: long})
 	key, other := NewKey(t), NewKey(t)
 
 	first := claimNew(t, a, key)
@@ -122,15 +135,18 @@ func testProtocol(t *testing.T, open Open) {
 	require.NoError(t, b.ReleaseFenced(ctx, key, first), "any replica ends a claim by its token")
 	third := claimNew(t, b, key)
 	assert.NotEqual(t, first, third, "every claim has a token of its own")
-	require.ErrorIs(t, a.CompleteFenced(ctx, key, first), callback.ErrClaimLost, "a released token is spent")
+	require.ErrorIs(t, a.CompleteFenced(ctx, key, first), callback.ErrClaimLost, "a released token completed the next claim")
 	r, _ := claim(t, a, key)
-	require.Equal(t, callback.ClaimBusy, r, "a spent token ended the next claim")
+	require.Equal(t, callback.ClaimBusy, r, "a released token ended the next claim")
 
 	require.NoError(t, a.CompleteFenced(ctx, key, third))
 	for _, s := range []callback.FencedStore{a, b} {
 		r, _ := claim(t, s, key)
 		assert.Equal(t, callback.ClaimDone, r, "a processed delivery is done on every replica")
+		require.NoError(t, s.CompleteFenced(ctx, key, third), "a repeated completion of one's own claim, on any replica, is a success")
 	}
+	require.ErrorIs(t, b.CompleteFenced(ctx, key, first), callback.ErrClaimLost, "a completion of a delivery processed under another token")
+	require.ErrorIs(t, b.CompleteFenced(ctx, key, second), callback.ErrClaimLost, "a completion of a delivery processed under another token")
 	require.ErrorIs(t, a.ReleaseFenced(ctx, key, third), callback.ErrClaimLost, "a processed delivery cannot be released")
 	r, _ = claim(t, b, key)
 	assert.Equal(t, callback.ClaimDone, r)
@@ -142,7 +158,7 @@ func testProtocol(t *testing.T, open Open) {
 // whoever holds it.
 func testUnfenced(t *testing.T, open Open) {
 	ctx := context.Background()
-	a, b := open(t, Config{long, long}), open(t, Config{long, long})
+	a, b := open(t, Config{Lease: long, Retention: long}), open(t, Config{Lease: long, Retention: long})
 	key := NewKey(t)
 	r, err := a.Claim(ctx, key)
 	require.NoError(t, err)
@@ -167,7 +183,7 @@ func testUnfenced(t *testing.T, open Open) {
 // testConcurrentClaims claims each of a few keys Replicas times at once,
 // half on each of two stores: exactly one claim of each key is new.
 func testConcurrentClaims(t *testing.T, open Open) {
-	stores := []callback.FencedStore{open(t, Config{long, long}), open(t, Config{long, long})}
+	stores := []callback.FencedStore{open(t, Config{Lease: long, Retention: long}), open(t, Config{Lease: long, Retention: long})}
 	for round := 0; round < 5; round++ {
 		key := NewKey(t)
 		var counts [4]atomic.Int32
@@ -231,7 +247,7 @@ func testHandlersCallOnce(t *testing.T, open Open, fail bool) {
 	}
 	var handlers []*callback.Handler
 	for i := 0; i < 2; i++ {
-		h := callback.NewHandler(fn, callback.WithStore(open(t, Config{long, long})))
+		h := callback.NewHandler(fn, callback.WithStore(open(t, Config{Lease: long, Retention: long})))
 		require.NoError(t, h.Err())
 		handlers = append(handlers, h)
 	}
@@ -329,6 +345,41 @@ func testLeaseLapse(t *testing.T, open Open) {
 	require.NoError(t, b.CompleteFenced(ctx, key, second))
 	r, _ = claim(t, a, key)
 	assert.Equal(t, callback.ClaimDone, r)
+	require.ErrorIs(t, a.CompleteFenced(ctx, key, first), callback.ErrClaimLost, "the lapsed holder completed a delivery processed under another token")
+	require.NoError(t, a.CompleteFenced(ctx, key, second), "a repeated completion is a success")
+}
+
+// testLapsedCompletion lets two claims of a short lease lapse while their
+// functions run, as a function that outlives its lease does: the holder's
+// completion still records the delivery as processed when nobody else
+// holds it, whether the store forgot the lapsed claim or still has it, and
+// when another claim of the delivery was made and released since; a
+// repeated completion is a success; and a completion by another token of
+// a delivery so processed fails.
+func testLapsedCompletion(t *testing.T, open Open) {
+	ctx := context.Background()
+	a := open(t, Config{Lease: short, Retention: long})
+	b := open(t, Config{Lease: long, Retention: long})
+	alone, released := NewKey(t), NewKey(t)
+	aloneToken := claimNew(t, a, alone)
+	releasedToken := claimNew(t, a, released)
+	// released was claimed after alone, with the same lease: once it can be
+	// claimed again, alone's claim has lapsed too, and nobody claimed it.
+	second := waitFor(t, b, released, callback.ClaimNew)
+	require.NoError(t, b.ReleaseFenced(ctx, released, second), "the second holder's function failed")
+
+	for _, c := range []struct{ name, key, token string }{{"nobody claimed it again", alone, aloneToken}, {"a later claim was released", released, releasedToken}} {
+		require.NoError(t, a.CompleteFenced(ctx, c.key, c.token), "%s: the completion of a lapsed claim with nobody holding the delivery", c.name)
+		for _, s := range []callback.FencedStore{a, b} {
+			r, _ := claim(t, s, c.key)
+			assert.Equal(t, callback.ClaimDone, r, "%s: the delivery is processed on every replica", c.name)
+			require.NoError(t, s.CompleteFenced(ctx, c.key, c.token), "%s: a repeated completion", c.name)
+		}
+	}
+	require.ErrorIs(t, b.CompleteFenced(ctx, released, second), callback.ErrClaimLost, "a completion of a delivery processed under another token")
+	require.ErrorIs(t, b.ReleaseFenced(ctx, alone, aloneToken), callback.ErrClaimLost, "a release of a processed delivery")
+	r, _ := claim(t, b, alone)
+	assert.Equal(t, callback.ClaimDone, r)
 }
 
 // testRetention lets a processed delivery of a short retention expire: it
@@ -374,7 +425,7 @@ func waitFor(t *testing.T, s callback.FencedStore, key string, want callback.Cla
 // testEndedContext claims with a context that has ended: the claim fails
 // with the context's error and claims nothing.
 func testEndedContext(t *testing.T, open Open) {
-	s := open(t, Config{long, long})
+	s := open(t, Config{Lease: long, Retention: long})
 	key := NewKey(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -387,3 +438,183 @@ func testEndedContext(t *testing.T, open Open) {
 
 // errIntegrator is the error of a failing call of the function.
 var errIntegrator = errors.New("storetest: the integrator's function failed")
+
+// Fault is a real failure of a store's server that makes its writes fail,
+// or hang past the store's time-out (Config.Timeout), until it is healed:
+// a failover, a paused server, a database made read-only, a lock held on
+// the store's table, a proxy restarting.
+type Fault struct {
+	// Name names the fault's subtest.
+	Name string
+	// Inject starts the fault; it returns once the store's writes fail.
+	Inject func(t *testing.T)
+	// Heal ends the fault; it returns once the store's writes work again.
+	Heal func(t *testing.T)
+}
+
+// faultTimeout is the store's time-out (Config.Timeout) in
+// TestCompletionFaults: short, so that a fault that makes writes hang
+// fails them quickly, and long enough for a healthy server's answer.
+const faultTimeout = time.Second
+
+// faultLease is the lease in TestCompletionFaults: longer than any fault
+// is expected to last, since the handler retries a completion for one
+// lease; a completion the test waits for comes within bound of Heal.
+const faultLease = 2 * bound
+
+// TestCompletionFaults runs, for each fault, a delivery through a
+// [callback.Handler] whose function succeeds while the fault is injected
+// (the function waits while the suite calls Inject, from the test's
+// goroutine), and checks that the sender's answer is 204 at once; that the
+// handler, still serving the delivery, retries the completion (it calls
+// Heal only once the handler counted a failed attempt in
+// [callback.Handler.Stats]); that the completion is recorded after Heal,
+// as seen through a second store from open (a redelivery to a handler on
+// it is answered 204 without a call); that a redelivery of the same
+// callback to the first handler is answered 204 without calling the
+// function again; and that nothing was counted lost.
+//
+// The stores are opened with a lease of a minute and a Timeout of a
+// second, so that a fault that makes writes hang fails each attempt after
+// a second. A store's Lease method, if it has one (see [callback.Store]),
+// should return the lease it was opened with.
+func TestCompletionFaults(t *testing.T, open Open, faults ...Fault) {
+	require.NotEmpty(t, faults, "TestCompletionFaults needs at least one fault")
+	for _, f := range faults {
+		t.Run(f.Name, func(t *testing.T) { testCompletionFault(t, open, f) })
+	}
+}
+
+func testCompletionFault(t *testing.T, open Open, f Fault) {
+	require.NotNil(t, f.Inject, "the fault's Inject")
+	require.NotNil(t, f.Heal, "the fault's Heal")
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel) // ends the function's wait in a failing test
+	cfg := Config{Lease: faultLease, Retention: long, Timeout: faultTimeout}
+	var calls atomic.Int32
+	entered, injected := make(chan struct{}), make(chan struct{})
+	fn := func(context.Context, *travelrule.Callback) error {
+		if calls.Add(1) > 1 {
+			return nil
+		}
+		close(entered)
+		select {
+		case <-injected:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	h := callback.NewHandler(fn, callback.WithStore(open(t, cfg)))
+	require.NoError(t, h.Err())
+	observer := callback.NewHandler(fn, callback.WithStore(open(t, cfg)))
+	require.NoError(t, observer.Err())
+
+	// The first delivery goes through a real server, so that the test sees
+	// when the sender has its answer; the server's Close does not wait for
+	// a failing test's handler.
+	returned := make(chan struct{})
+	var once sync.Once
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			defer once.Do(func() { close(returned) })
+			h.ServeHTTP(w, r)
+		}),
+		ReadHeaderTimeout: bound,
+		ErrorLog:          log.New(io.Discard, "", 0),
+	}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+
+	id := "msg_" + NewKey(t)[5:]
+	// The handlers have no Standard Webhooks verifier, so they key
+	// deliveries by body: each test's callback is its own.
+	body := `{"transferId":"` + id + `","status":"APPROVED","statusComment":"ok"}`
+	answered := make(chan int, 1)
+	go func() {
+		client := &http.Client{Timeout: bound}
+		defer client.CloseIdleConnections()
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+ln.Addr().String()+"/travelrule/callback", strings.NewReader(body))
+		if err != nil {
+			answered <- 0
+			return
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			answered <- 0
+			return
+		}
+		_ = resp.Body.Close()
+		answered <- resp.StatusCode
+	}()
+	timeout := time.NewTimer(bound)
+	defer timeout.Stop()
+	select {
+	case <-entered:
+	case <-timeout.C:
+		t.Fatal("the function was never called")
+	}
+	faulted := true // from the start of Inject: a fault injected in part is healed too
+	t.Cleanup(func() {
+		if faulted {
+			f.Heal(t)
+		}
+	})
+	f.Inject(t)
+	close(injected)
+	select {
+	case code := <-answered:
+		require.Equal(t, http.StatusNoContent, code, "the sender's answer, before the completion was recorded (0: no answer)")
+	case <-timeout.C:
+		t.Fatal("the sender had no answer while the completion waited for the store")
+	}
+
+	poll(t, "the handler to count a failed completion", func() bool { return h.Stats().CompletionRetries > 0 })
+	select {
+	case <-returned:
+		t.Fatalf("the handler returned before the completion was recorded: %+v", h.Stats())
+	default:
+	}
+	f.Heal(t)
+	faulted = false
+
+	deliver := func(h *callback.Handler) int {
+		r := httptest.NewRequestWithContext(ctx, http.MethodPost, "/travelrule/callback", strings.NewReader(body))
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w.Code
+	}
+	var code int
+	poll(t, "the completion to be recorded", func() bool {
+		code = deliver(observer)
+		return code != http.StatusServiceUnavailable
+	})
+	assert.Equal(t, http.StatusNoContent, code, "a redelivery to another replica once the completion was recorded")
+	assert.Equal(t, int32(1), calls.Load(), "calls of the function")
+	assert.Equal(t, http.StatusNoContent, deliver(h), "a redelivery to the first handler")
+	assert.Equal(t, int32(1), calls.Load(), "calls of the function")
+	select {
+	case <-returned:
+	case <-timeout.C:
+		t.Fatal("the first delivery's handler never returned")
+	}
+	st := h.Stats()
+	t.Logf("the completion was recorded after %d failed attempts", st.CompletionRetries)
+	assert.Zero(t, st.CompletionsLost, "completions lost")
+	assert.Zero(t, observer.Stats().CompletionsLost, "completions lost")
+}
+
+// poll calls done until it reports true, every 10 ms, and fails the test
+// if it does not within bound; what names what it waits for.
+func poll(t *testing.T, what string, done func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(bound)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for !done() {
+		require.True(t, time.Now().Before(deadline), "waited %v for %s", bound, what)
+		<-tick.C
+	}
+}
