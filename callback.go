@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/url"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -665,31 +666,65 @@ func cbQueryID(raw string) string {
 // cbInquiry decodes the transfer request fields of an inquiry body
 // leniently: numbers and booleans become their text, values of another
 // type are dropped, so that Unmarshal only ever sees strings where the
-// request has strings.
+// request has strings. Members are picked as cbDecode picks them: the last
+// of the exact name, else the last that folds to it, so that the inquiry
+// the integrator screens is the one the service read.
 func cbInquiry(body []byte) *TransferRequest {
 	var req TransferRequest
-	_ = json.Unmarshal(cbStringsOnly(body, 2), &req)
+	_ = json.Unmarshal(cbStringsOnly(body, reflect.TypeFor[TransferRequest]()), &req)
 	return &req
 }
 
-// cbStringsOnly rewrites a JSON object so that every value is a string, up
-// to depth levels of nested objects; other values are dropped.
-func cbStringsOnly(raw json.RawMessage, depth int) json.RawMessage {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil {
+// cbStringsOnly rewrites a JSON object for the struct type t: each of t's
+// JSON fields takes the member cbDecode's rule picks (the last of the
+// exact name, else the last whose name folds to it), under the exact name;
+// a string, number or boolean becomes a string, an object for a struct
+// field is rewritten for the struct's type, and other values are dropped,
+// as are members that name no field.
+func cbStringsOnly(raw json.RawMessage, t reflect.Type) json.RawMessage {
+	raw = bytes.TrimSpace(raw)
+	if !cbIsObject(raw) || !json.Valid(raw) {
 		return json.RawMessage("{}")
 	}
-	out := make(map[string]json.RawMessage, len(m))
-	for k, v := range m {
+	names, types := cbJSONFields(t)
+	picked := make([]json.RawMessage, len(names))
+	exact := make([]bool, len(names))
+	for i := cbSkipSpace(raw, 1); raw[i] == '"'; {
+		keyEnd := cbValueEnd(raw, i)
+		key := raw[i+1 : keyEnd-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			var k string
+			_ = json.Unmarshal(raw[i:keyEnd], &k) // valid: it was checked
+			key = []byte(k)
+		}
+		vStart := cbSkipSpace(raw, cbSkipSpace(raw, keyEnd)+1) // past the colon
+		vEnd := cbValueEnd(raw, vStart)
+		f, isExact := -1, false
+		if f = slices.Index(names, string(key)); f >= 0 {
+			isExact = true
+		} else {
+			f = slices.IndexFunc(names, func(n string) bool { return bytes.EqualFold(key, []byte(n)) })
+		}
+		if f >= 0 && (isExact || !exact[f]) {
+			exact[f] = exact[f] || isExact
+			picked[f] = raw[vStart:vEnd]
+		}
+		if i = cbSkipSpace(raw, vEnd); raw[i] == ',' {
+			i = cbSkipSpace(raw, i+1)
+		}
+	}
+	out := make(map[string]json.RawMessage, len(names))
+	for f, v := range picked {
 		switch {
-		case cbIsObject(v):
-			if depth > 1 {
-				out[k] = cbStringsOnly(v, depth-1)
+		case v == nil:
+		case types[f].Kind() == reflect.Struct:
+			if cbIsObject(v) {
+				out[names[f]] = cbStringsOnly(v, types[f])
 			}
 		default:
 			if s, ok := cbScalar(v); ok {
 				q, _ := json.Marshal(s)
-				out[k] = q
+				out[names[f]] = q
 			}
 		}
 	}
@@ -698,6 +733,20 @@ func cbStringsOnly(raw json.RawMessage, depth int) json.RawMessage {
 		return json.RawMessage("{}")
 	}
 	return b
+}
+
+// cbJSONFields returns the JSON names of a struct type's fields and their
+// types.
+func cbJSONFields(t reflect.Type) (names []string, types []reflect.Type) {
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		names = append(names, name)
+		types = append(types, t.Field(i).Type)
+	}
+	return names, types
 }
 
 // cbText returns the text of a JSON string, number or boolean, or "" for

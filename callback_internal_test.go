@@ -135,3 +135,42 @@ func TestFlexStringReadsAsEncodingJSON(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "ok\uFFFD", cb.StatusComment)
 }
+
+// The inquiry's fields are picked as the callback's own are: the exact name
+// wins over a case or fold variant wherever it stands, so that the party an
+// integrator screens is the one the service read.
+func TestInquiryExactNameWins(t *testing.T) {
+	tests := []struct {
+		name, body string
+		check      func(t *testing.T, cb *Callback)
+	}{
+		{"txId and txid", `{"status":"inquiry","txId":"0xAAA","txid":"0xBBB","asset":"ETH","amount":"1"}`, func(t *testing.T, cb *Callback) {
+			assert.Equal(t, "0xAAA", cb.Inquiry.TxID)
+			assert.Equal(t, cb.TxID, cb.Inquiry.TxID)
+		}},
+		{"a party's lastName and lastname", `{"status":"inquiry","asset":"ETH","amount":"1","beneficiary":{"lastName":"Smith","lastname":"Jones"}}`, func(t *testing.T, cb *Callback) {
+			assert.Equal(t, "Smith", cb.Inquiry.Beneficiary.LastName)
+		}},
+		{"a variant before the exact name", `{"status":"inquiry","ASSET":"XMR","asset":"ETH","amount":"1"}`, func(t *testing.T, cb *Callback) {
+			assert.Equal(t, "ETH", cb.Inquiry.Asset)
+		}},
+		{"a Unicode fold", `{"status":"inquiry","asset":"ETH","aſſet":"XMR","amount":"1"}`, func(t *testing.T, cb *Callback) {
+			assert.Equal(t, "ETH", cb.Inquiry.Asset)
+		}},
+		{"variants only: the last", `{"status":"inquiry","ASSET":"XMR","Asset":"ETH","amount":"1"}`, func(t *testing.T, cb *Callback) {
+			assert.Equal(t, "ETH", cb.Inquiry.Asset)
+		}},
+		{"the exact name repeated: the last", `{"status":"inquiry","asset":"XMR","asset":"ETH","amount":1.5}`, func(t *testing.T, cb *Callback) {
+			assert.Equal(t, "ETH", cb.Inquiry.Asset)
+			assert.Equal(t, "1.5", cb.Inquiry.Amount)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cb, err := ParseCallback([]byte(tt.body))
+			require.NoError(t, err)
+			require.NotNil(t, cb.Inquiry)
+			tt.check(t, cb)
+		})
+	}
+}

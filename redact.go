@@ -221,36 +221,54 @@ func documentedCode(code string) bool {
 	return ok
 }
 
+// The bounds of a code's shape: a word, a word of letters and digits, and
+// the digits of a whole code. Wallet addresses, IBANs, LEIs, national ids,
+// dates and phone numbers exceed one of them.
+const (
+	maxCodeWord   = 24
+	maxMixedWord  = 6
+	maxCodeDigits = 4
+)
+
 // codeShaped reports whether s has the shape of a machine-made error code:
 // at most maxCode bytes, two or more words of ASCII letters and digits
-// joined by '_', the first starting with a letter, all letters of one case
-// ("VALIDATION_ERROR", "bad_request", "ERR_404"). Names, wallet
+// joined by '_', the first starting with a letter, all letters of one
+// case, each word at most maxCodeWord bytes (maxMixedWord when it mixes
+// letters and digits), at most maxCodeDigits digits in all
+// ("VALIDATION_ERROR", "bad_request", "ERR_404", "V2_API"). Names, wallet
 // addresses, national ids, dates and e-mail addresses do not have it: a
 // one-word code the service does not document ("E42", "Smith", "bc1q…")
-// is withheld.
+// is withheld. A name in one case joined to a code ("INVALID_ADA_LOVELACE")
+// has the shape; the values of the request are looked for too (showCode),
+// but a call that sends none (ResolveInquiry) cannot tell it from a code.
 func codeShaped(s string) bool {
 	if len(s) > maxCode {
 		return false
 	}
-	words, upper, lower := 0, false, false
+	words, digits, upper, lower := 0, 0, false, false
 	for w := range strings.SplitSeq(s, "_") {
-		if w == "" || words == 0 && !isASCIILetter(w[0]) {
+		if w == "" || len(w) > maxCodeWord || words == 0 && !isASCIILetter(w[0]) {
 			return false
 		}
+		letters := false
 		for i := 0; i < len(w); i++ {
 			switch c := w[i]; {
 			case c >= 'A' && c <= 'Z':
-				upper = true
+				upper, letters = true, true
 			case c >= 'a' && c <= 'z':
-				lower = true
+				lower, letters = true, true
 			case c >= '0' && c <= '9':
+				digits++
 			default:
 				return false
 			}
 		}
+		if letters && len(w) > maxMixedWord && strings.ContainsAny(w, "0123456789") {
+			return false
+		}
 		words++
 	}
-	return words >= 2 && upper != lower
+	return words >= 2 && upper != lower && digits <= maxCodeDigits
 }
 
 // showRequestID reports whether a request id may appear in an error string:

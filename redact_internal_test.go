@@ -41,23 +41,33 @@ func TestShowCode(t *testing.T) {
 		{"ada@example.com", false},                            //
 		{"invalid-travel-address", false},                     // '-' joins names too
 		{"john.smith", false},                                 // '.' too
+		{"V2_API", true},
+		{"invalid_beneficiary_bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq", false}, // a wallet address, lower case
+		{"INVALID_BENEFICIARY_0X742D35CC6634C0532925A3B844BC454E", false},         // an Ethereum address, upper case
+		{"INVALID_IBAN_DE89370400440532013000", false},                            // an IBAN
+		{"born_19840229", false},                  // a date of birth
+		{"SSN_123_45_6789", false},                // a national id in pieces
+		{"PHONE_4915112345678", false},            // a phone number
+		{"LEI_529900T8BM49AURSDO55", false},       // an LEI
+		{"NINO_QQ123456C", false},                 // a national insurance number
+		{"ERR_" + strings.Repeat("X", 25), false}, // a word too long to be a code's
 		{"", false},
 		{"has space", false},
 		{strings.Repeat("a", maxCode+1), false},
 		{"Quarterfield", false},
-		{"QUARTERFIELD", false},                               // case-insensitive
-		{"unknown_quarterfield", false},                       // contained
-		{"0x742D35CC6634C0532925A3B844BC454E4438F44E", false}, // a wallet address, other case
-		{"id_ab123456_rejected", false},                       // a national id
-		{"odegard-muller", false},                             // without diacritics
-		{"E_5", true},                                         // a one-character value is not looked for
-		{"1984-02-29", false},                                 // a date of birth
-		{"born_" + strings.ToUpper("1984-02-29"), false},      //
-		{"\u0130STANBUL", false},                              // not an identifier (non-ASCII)
-		{"ok_code_with_digits_123", true},                     //
-		{"<script>", false},                                   //
-		{"code\nInjected: header", false},                     //
-		{"a.b:c[0]", false},                                   // a path, not a code
+		{"QUARTERFIELD", false},                                         // case-insensitive
+		{"unknown_quarterfield", false},                                 // contained
+		{"0x742D35CC6634C0532925A3B844BC454E4438F44E", false},           // a wallet address, other case
+		{"id_ab123456_rejected", false},                                 // a national id
+		{"odegard-muller", false},                                       // without diacritics
+		{"E_5", true},                                                   // a one-character value is not looked for
+		{"1984-02-29", false},                                           // a date of birth
+		{"born_" + strings.ToUpper("1984-02-29"), false},                //
+		{"\u0130STANBUL", false},                                        // not an identifier (non-ASCII)
+		{"ok_code_with_digits_123", true},                               //
+		{"<script>", false},                                             //
+		{"code\nInjected: header", false},                               //
+		{"a.b:c[0]", false},                                             // a path, not a code
 		{"0X742D35CC6634C0532925A3B844BC454E4438F44E_FORBIDDEN", false}, //
 	}
 	for _, tt := range tests {

@@ -140,9 +140,10 @@ func judge(a attempt, p policy) decision {
 	case code >= 500 && code != http.StatusNotImplemented:
 		// 501 means the service does not have the operation at all.
 		return maybe("status " + strconv.Itoa(code))
-	case code >= 100 && code <= 199:
+	case code < 200:
 		// A final 1xx (101 Switching Protocols to a request that asked
-		// for no upgrade) ends the exchange after the request was read.
+		// for no upgrade), or a status below 100 that net/http lets
+		// through, ends the exchange after the request was read.
 		return maybe("final status " + strconv.Itoa(code))
 	case code >= 300 && code <= 399:
 		// Not followed (see checkRedirect): a 303 after a POST commonly
@@ -273,8 +274,8 @@ func declaredUnprocessed(err error) bool {
 }
 
 // refusedStream reports whether s is the text of an HTTP/2 stream error
-// REFUSED_STREAM: "stream error: stream ID 3; REFUSED_STREAM", with
-// "; received from peer" when the server sent it.
+// REFUSED_STREAM that the server sent: "stream error: stream ID 3;
+// REFUSED_STREAM; received from peer".
 func refusedStream(s string) bool {
 	rest, ok := strings.CutPrefix(s, h2StreamError)
 	if !ok {
@@ -287,6 +288,5 @@ func refusedStream(s string) bool {
 	if digits == 0 {
 		return false
 	}
-	rest = strings.TrimSuffix(rest[digits:], h2FromPeer)
-	return rest == h2RefusedStream
+	return rest[digits:] == h2RefusedStream+h2FromPeer
 }

@@ -203,7 +203,7 @@ func TestDeclaredUnprocessed(t *testing.T) {
 	}{
 		{"graceful GOAWAY above the stream", wrap(goAway), true},
 		{"REFUSED_STREAM from the server", wrap(refused), true},
-		{"REFUSED_STREAM without a cause", wrap(strings.Replace(refused, "; received from peer", "", 1)), true},
+		{"REFUSED_STREAM not from the server", wrap(strings.Replace(refused, "; received from peer", "", 1)), false},
 		{"GOAWAY with an error code on the first stream", wrap("http2: Transport received GOAWAY from server ErrCode:ENHANCE_YOUR_CALM"), true},
 		{"wrapped again", fmt.Errorf("attempt: %w", wrap(goAway)), true},
 		{"PROTOCOL_ERROR from the server", wrap(strings.Replace(refused, "REFUSED_STREAM", "PROTOCOL_ERROR", 1)), false},

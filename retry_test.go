@@ -360,3 +360,54 @@ func TestFinalInformationalAnswerIsNotProof(t *testing.T) {
 		})
 	}
 }
+
+// A 101 whose connection the server keeps open: its body is the connection
+// itself, which no context ends. A call that may be repeated must not wait
+// on it before retrying: every call returns within its deadline.
+func TestSwitchingProtocolsHeldOpenEndsWithTheDeadline(t *testing.T) {
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	c, _ := setup(t, rawAnswer(func(w io.Writer, _ *http.Request) {
+		_, _ = io.WriteString(w, "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n")
+		_ = w.(interface{ Flush() error }).Flush()
+		<-release
+	}), travelrule.WithRetryMax(1))
+	calls := map[string]func(context.Context) error{
+		"initiate": func(ctx context.Context) error {
+			_, err := c.InitiateTransfer(ctx, minimalRequest())
+			return err
+		},
+		"resolve": func(ctx context.Context) error {
+			_, err := c.ResolveInquiry(ctx, "t-1", &travelrule.InquiryResolution{Approved: "true"})
+			return err
+		},
+	}
+	for name, call := range calls {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { done <- call(ctx) }()
+			select {
+			case err := <-done:
+				require.ErrorIs(t, err, travelrule.ErrOutcomeUnknown)
+				assert.NoError(t, ctx.Err(), "the call waited for its deadline instead of ending")
+			case <-time.After(2 * time.Minute):
+				t.Fatal("the call outlived its deadline: it waits on the 101's connection, which no context ends")
+			}
+		})
+	}
+}
+
+// A status below 100, which net/http passes on, ends the exchange after the
+// request was read: the outcome is unknown.
+func TestStatusBelow100IsNotProof(t *testing.T) {
+	for _, code := range []string{"042", "099"} {
+		t.Run(code, func(t *testing.T) {
+			c, ts := setup(t, hijacked("HTTP/1.1 "+code+" X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"))
+			_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+			require.ErrorIs(t, err, travelrule.ErrOutcomeUnknown)
+			assert.EqualValues(t, 1, ts.hits.Load())
+		})
+	}
+}

@@ -147,6 +147,12 @@ func (cl *call) read(resp *http.Response) (answer, error) {
 // takes retry.go's decision and applies it.
 func (cl *call) checkRetry(_ context.Context, resp *http.Response, err error) (bool, error) {
 	a := cl.facts(resp, err)
+	if resp != nil && resp.StatusCode < 200 {
+		// The body of a 101 is the connection itself, which no context
+		// ends: go-retryablehttp's drain before a retry would wait for
+		// the server to close it. Nothing of it is read.
+		resp.Body.Close()
+	}
 	d := decide(a, cl.client.policy)
 	cl.next = d
 	cl.acted = cl.acted || d.acted
