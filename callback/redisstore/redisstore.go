@@ -20,12 +20,12 @@
 // scripting (2.6.12 and later) or a fork of it serves; the tests run
 // against Redis 7. It sends each script whole, with EVAL, so that a
 // command that reaches a server late, after the server emptied its script
-// cache (a restart, a failover, SCRIPT FLUSH), still runs. It works through any [redis.UniversalClient]: a client,
-// a cluster client, a ring or a failover client. Redis replicates
-// asynchronously, so a failover may lose the claims and completions of its
-// last moments, and a delivery redelivered then may call the function
-// again: de-duplication is best effort, and the function should still be
-// idempotent.
+// cache (a restart, a failover, SCRIPT FLUSH), still runs. It works
+// through any [redis.UniversalClient]: a client, a cluster client, a ring
+// or a failover client. Redis replicates asynchronously, so a failover may
+// lose the claims and completions of its last moments, and a delivery
+// redelivered then may call the function again: de-duplication is best
+// effort, and the function should still be idempotent.
 //
 // Redis must never evict the store's keys: set maxmemory-policy to
 // noeviction on every server the client sends to. Under maxmemory, every
@@ -35,7 +35,7 @@
 // asks the servers for their policy (CONFIG GET maxmemory-policy), and a
 // store on a server with another policy refuses its claims and reports why
 // through [Store.Err]. A server that refuses CONFIG GET (an ACL without
-// it, or a managed service that disables it, as most do) cannot be
+// it, or a managed service that disables it, as many do) cannot be
 // checked, and the store works on it: set the policy in the service's own
 // configuration (a parameter group, a server setting), whose default is
 // often an evicting one (volatile-lru or allkeys-lru), and give Redis the
@@ -203,7 +203,11 @@ func (s *Store) CompleteFenced(ctx context.Context, key, token string) error {
 	return s.end(ctx, "complete", completeLua, key, token, s.cfg.retention.Milliseconds())
 }
 
-// ReleaseFenced implements [callback.FencedStore].
+// ReleaseFenced implements [callback.FencedStore]: it ends the claim with
+// token, so that key can be claimed again, if that claim still holds key
+// (lapsed or not, while its Redis key has not expired); otherwise (another
+// token's claim, a processed delivery, or nothing holds key) it changes
+// nothing and fails with [callback.ErrClaimLost].
 func (s *Store) ReleaseFenced(ctx context.Context, key, token string) error {
 	return s.end(ctx, "release", releaseLua, key, token)
 }

@@ -25,11 +25,41 @@ import (
 // store with a client of its own, as replicas have.
 func TestStore(t *testing.T) {
 	srv := sharedRedis(t)
-	storetest.Run(t, func(t *testing.T, cfg storetest.Config) callback.FencedStore {
-		s := redisstore.New(srv.Client(t, nil), redisstore.WithLease(cfg.Lease), redisstore.WithRetention(cfg.Retention))
+	storetest.Run(t, openAt(srv.Addr))
+}
+
+// TestCompletionFaults runs the store contract's fault suite: a completion
+// whose store fails for a while, through a loss-free failover, a paused
+// primary and a restarting proxy, each outlasting the store's timeout, is
+// retried by the handler until recorded, and the function runs once.
+func TestCompletionFaults(t *testing.T) {
+	rig := newFaultRig(t)
+	var faults []storetest.Fault
+	for _, f := range rig.faults() {
+		faults = append(faults, storetest.Fault{Name: f.Name, Inject: f.Inject, Heal: f.Heal})
+	}
+	open := openAt(rig.Addr())
+	storetest.TestCompletionFaults(t, func(t *testing.T, cfg storetest.Config) callback.FencedStore {
+		require.Positive(t, cfg.Timeout, "the suite sets the stores' timeout")
+		rig.Hold = 2 * cfg.Timeout // each fault outlasts an attempt's timeout
+		return open(t, cfg)
+	}, faults...)
+}
+
+// openAt opens the stores of the contract suite on the Redis at addr, each
+// with a client of its own, as replicas have.
+func openAt(addr string) storetest.Open {
+	return func(t *testing.T, cfg storetest.Config) callback.FencedStore {
+		c := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
+		t.Cleanup(func() { _ = c.Close() })
+		opts := []redisstore.Option{redisstore.WithLease(cfg.Lease), redisstore.WithRetention(cfg.Retention)}
+		if cfg.Timeout > 0 {
+			opts = append(opts, redisstore.WithTimeout(cfg.Timeout))
+		}
+		s := redisstore.New(c, opts...)
 		require.NoError(t, s.Err())
 		return s
-	})
+	}
 }
 
 func TestOptions(t *testing.T) {
@@ -285,6 +315,48 @@ func TestCompleteFenced(t *testing.T) {
 			assert.Equal(t, tt.after, c.Get(ctx, "complete:"+key).Val())
 		})
 	}
+}
+
+// TestReleaseFenced releases a claim on each state its key can be in:
+// only the claim's own is ended; every other state is left as it was and
+// answered ErrClaimLost, as the contract says (callback.FencedStore).
+func TestReleaseFenced(t *testing.T) {
+	ctx := context.Background()
+	c := sharedRedis(t).Client(t, nil)
+	s := redisstore.New(c, redisstore.WithPrefix("release:"))
+	const token = "tok-1"
+	tests := []struct {
+		name   string
+		before string // "" for no key
+		lost   bool
+	}{
+		{"the claim holds the key", "b:" + token, false},
+		{"nothing holds the key (the claim's key expired)", "", true},
+		{"completed by the same token", "d:" + token, true},
+		{"another token's claim", "b:tok-2", true},
+		{"completed by another token", "d:tok-2", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			key := storetest.NewKey(t)
+			if tt.before != "" {
+				require.NoError(t, c.Set(ctx, "release:"+key, tt.before, time.Minute).Err())
+			}
+			err := s.ReleaseFenced(ctx, key, token)
+			if !tt.lost {
+				require.NoError(t, err)
+				assert.Zero(t, c.Exists(ctx, "release:"+key).Val(), "the claim's key is deleted")
+				return
+			}
+			require.ErrorIs(t, err, callback.ErrClaimLost)
+			if tt.before == "" {
+				assert.Zero(t, c.Exists(ctx, "release:"+key).Val())
+			} else {
+				assert.Equal(t, tt.before, c.Get(ctx, "release:"+key).Val(), "left as it was")
+			}
+		})
+	}
+	require.NoError(t, s.Release(ctx, storetest.NewKey(t)), "an unfenced release of nothing has nothing to end")
 }
 
 // TestCompleteAfterLeaseLapsed lets a claim's key expire in Redis, as a

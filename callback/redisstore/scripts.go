@@ -50,13 +50,11 @@ return 1
 `
 
 // releaseLua ends the claim of KEYS[1] with the token ARGV[1], or any
-// claim in progress when ARGV[1] is empty: 1, or 0 when another claim, or
-// a processed delivery, holds the key. A key that holds nothing was
-// released already, or its claim lapsed and nobody took it: 1.
+// claim in progress when ARGV[1] is empty: 1, or 0 (changing nothing) when
+// another claim, a processed delivery, or nothing holds the key.
 const releaseLua = `
 local v = redis.call('GET', KEYS[1])
-if not v then return 1 end
-if v == 'b:' .. ARGV[1] or (ARGV[1] == '' and string.sub(v, 1, 2) == 'b:') then
+if v and (v == 'b:' .. ARGV[1] or (ARGV[1] == '' and string.sub(v, 1, 2) == 'b:')) then
   redis.call('DEL', KEYS[1])
   return 1
 end
