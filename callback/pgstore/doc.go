@@ -30,8 +30,17 @@
 //	CREATE INDEX ON travelrule_callback_deliveries (expires_at);
 //
 // A row is a key (a hash of the delivery's webhook-id, or of its
-// reference and body: never personal data), the token of its claim,
-// whether it was processed, and when it expires.
+// reference and body: never personal data), the token of its claim (kept
+// once the delivery is processed), whether it was processed, and when it
+// expires.
+//
+// A table named without a schema is looked up once, by New, through the
+// search_path of the session New runs on: the schema of the table found
+// there, or, when none is, the first schema of the search_path that
+// exists, where New creates it. Every statement of the store then names
+// that schema, so that the sessions of a pool shared with other code,
+// which may set their own search_path later, never lead it to a table of
+// the same name in another schema.
 //
 // # Leases, fencing and retention
 //
@@ -43,7 +52,11 @@
 // lease lapsed. Each claim has a token of its own, and completing or
 // releasing a claim checks the token in the same statement, so a holder
 // whose lease lapsed and whose delivery was claimed again gets
-// [callback.ErrClaimLost] and changes nothing. A processed delivery is
+// [callback.ErrClaimLost] and changes nothing. A completion whose lease
+// lapsed with no claim since (whether or not the sweep deleted the row)
+// still records the delivery, since the function ran once; a completion
+// run again after its answer was lost succeeds and changes nothing. A
+// processed delivery is
 // remembered for the retention ([WithRetention], default
 // [callback.DefaultRetention], 7 days, longer than any sender's
 // redelivery window), then it is a new delivery again.
@@ -76,8 +89,48 @@
 // REPEATABLE READ or SERIALIZABLE, a statement that meets a concurrent
 // change of its row fails with a serialization failure: a claim is then
 // answered busy (the handler answers 503, and the sender comes back), and
-// a completion or release, which must not be lost, is run again. Behind PgBouncer in transaction mode, give the pool
-// a query execution mode that does not cache prepared statements across
-// transactions (pgx.QueryExecModeExec, say), unless PgBouncer is 1.21 or
-// later with max_prepared_statements set.
+// a completion or release, which must not be lost, is run again.
+//
+// # Outages at completion time
+//
+// A completion fails, changing nothing, with the database's own error
+// when the database cannot take it: unreachable, read-only for a moment
+// (a failover; SQLSTATE 25006), a statement cancelled by statement_timeout
+// while a migration holds a lock on the table (57014), PgBouncer paused, a
+// pooled connection whose session was terminated (57P01). Such an error is
+// never [callback.ErrClaimLost], which means that another holder has the
+// delivery, so the handler tries the completion again, with growing
+// pauses, until it is recorded or one lease after the function returned;
+// a completion run again after its answer was lost succeeds. While the
+// database cannot take writes, no redelivery can claim the delivery
+// either. So an outage that ends before the claim's lease lapses (the
+// lease, [WithLease], 10 minutes by default, counts from the claim, so
+// the function's call uses part of it) is ridden out: the delivery is
+// recorded once and never calls the function again. One that ends later
+// is ridden out too unless a redelivery claims the delivery between the
+// end of the outage and the completion's next attempt, which calls the
+// function again; and the handler stops trying one lease after the
+// function returned. Choose a lease longer than the function's longest
+// call plus the longest database outage (a failover, a migration's lock)
+// to ride out.
+//
+// After a restart or failover of the server, every pooled connection
+// that the pool hands out without a ping (one used within the last
+// second) fails its next statement: the store then runs the statement
+// again on another connection, within its timeout, since each of its
+// statements does the same run twice (a claim keeps its token).
+//
+// Give the store's role a statement_timeout shorter than the store's
+// timeout ([WithTimeout]), as in ALTER ROLE app SET statement_timeout =
+// '2s': the server then ends a statement that waits for a lock, and the
+// pooled connection is kept. A statement that the store's timeout ends
+// instead costs its connection (pgx asks the server to cancel the
+// statement and closes the connection), and the next call opens another.
+//
+// Behind PgBouncer in transaction mode, give the pool a query execution
+// mode that does not cache prepared statements across transactions
+// (default_query_exec_mode=exec in the connection string, say), unless
+// PgBouncer is 1.21 or later with max_prepared_statements set. A PAUSE
+// holds every statement until RESUME: a statement that the store's
+// timeout ends meanwhile is cancelled, and PgBouncer drops it unrun.
 package pgstore

@@ -169,12 +169,12 @@ func TestErrorsHideKeys(t *testing.T) {
 	}
 }
 
-// TestFormat checks that fmt shows a store's table and settings, never the
-// connection string.
+// TestFormat checks that fmt shows a store's table, in the schema New
+// found it in, and settings, never the connection string.
 func TestFormat(t *testing.T) {
 	table := newTableName(t)
 	s := newStore(t, newPool(t, sharedServer(t), 2, "password="+password), pgstore.WithTable(table), pgstore.WithLease(time.Minute))
-	want := `{Table:"` + table + `" Lease:1m0s Retention:168h0m0s Timeout:5s SweepInterval:1m0s}`
+	want := `{Table:"public"."` + table + `" Lease:1m0s Retention:168h0m0s Timeout:5s SweepInterval:1m0s}`
 	for _, verb := range []string{"%v", "%+v", "%s"} {
 		assert.Equal(t, want, fmt.Sprintf(verb, s), verb)
 		assert.Equal(t, want, fmt.Sprintf(verb, *s), verb)

@@ -47,7 +47,10 @@ func defaults() config {
 // "schema.table" for a schema that exists. Each part is quoted, so it is
 // taken as written, case included, and may hold any character but a dot
 // and NUL; [New] refuses an empty part or one over 63 bytes (PostgreSQL's
-// limit on names). Give every replica of a service the same table.
+// limit on names). A name without a schema is looked up once, by [New],
+// through the search_path of the session it runs on, and the store names
+// that schema in every statement. Give every replica of a service the
+// same table.
 func WithTable(name string) Option {
 	return func(c *config) { c.table = name }
 }

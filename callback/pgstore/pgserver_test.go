@@ -105,22 +105,28 @@ func ownServer(tb testing.TB, name string) *pgServer {
 	return srv
 }
 
-// serverOrSkip skips tb when PostgreSQL is not installed (fails it instead
-// when requireExternal is set, and when a benchmark's server failed to
-// start) and fails it when the server failed to start.
+// serverOrSkip skips tb when PostgreSQL, or PgBouncer that a test needs,
+// is not installed (fails it instead when requireExternal is set, and
+// when a benchmark's server failed to start) and fails it when the server
+// failed to start.
 func serverOrSkip(tb testing.TB, err error) {
 	tb.Helper()
 	switch {
 	case err == nil:
-	case errors.Is(err, errMissing) && os.Getenv(requireExternal) != "":
+	case isMissing(err) && os.Getenv(requireExternal) != "":
 		tb.Fatal(err.Error() + " (" + requireExternal + " is set, so this is a failure)")
-	case errors.Is(err, errMissing):
+	case isMissing(err):
 		tb.Skip(err.Error())
 	case isBenchmark(tb):
 		tb.Skip("the PostgreSQL server did not start: " + err.Error())
 	default:
 		tb.Fatal(err)
 	}
+}
+
+// isMissing reports whether err is that of a program not installed.
+func isMissing(err error) bool {
+	return errors.Is(err, errMissing) || errors.Is(err, errNoPgBouncer)
 }
 
 func isBenchmark(tb testing.TB) bool {

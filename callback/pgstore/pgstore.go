@@ -26,6 +26,7 @@ type Store struct {
 	table  table
 	sql    queries
 	prefix string // of this Store's tokens
+	tries  int    // how many times a statement runs at most (see exec)
 	// The counters are behind a pointer so that fmt, which prints a
 	// Store, does not copy them.
 	st *state
@@ -43,10 +44,15 @@ var _ callback.FencedStore = (*Store)(nil)
 
 // New returns a store of deliveries in pool's database, creating its table
 // and the table's index on expires_at if they are absent (any number of
-// replicas may do so at once). It returns an error for a nil pool, an
-// invalid option, or a table it cannot create; ctx and the timeout bound
-// it. The pool's own settings (its size, pool_max_conns, and its connect
-// timeout) apply to every call of the store.
+// replicas may do so at once). A table named without a schema is looked
+// up once, here, through the search_path of the session New runs on (the
+// schema of the table found, else the first schema of the search_path
+// that exists, where it is created); the store's statements then name
+// that schema, whatever search_path a pooled session has later. It
+// returns an error for a nil pool, an invalid option, or a table it cannot
+// create; ctx and the timeout bound it. The pool's own settings (its size,
+// pool_max_conns, and its connect timeout) apply to every call of the
+// store.
 func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Store, error) {
 	if pool == nil {
 		return nil, errors.New("pgstore: New: nil pool")
@@ -73,6 +79,9 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Store, error
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 	defer cancel()
+	if t, err = t.resolve(ctx, pool); err != nil {
+		return nil, fmt.Errorf("pgstore: New: %w", err)
+	}
 	if err := t.prepare(ctx, pool); err != nil {
 		return nil, fmt.Errorf("pgstore: New: %w", err)
 	}
@@ -82,7 +91,10 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Store, error
 		table:  t,
 		sql:    newQueries(t.name),
 		prefix: hex.EncodeToString(b[:]) + "-",
-		st:     &state{born: time.Now()},
+		// Each pooled connection may hold a session that ended; one
+		// more try opens a new one.
+		tries: max(maxTries, int(pool.Config().MaxConns)+1),
+		st:    &state{born: time.Now()},
 	}, nil
 }
 
@@ -106,7 +118,15 @@ func (s *Store) ClaimFenced(ctx context.Context, key string) (callback.ClaimResu
 	ours := s.prefix + strconv.FormatUint(s.st.seq.Add(1), 10)
 	var done bool
 	var token string
-	err := s.pool.QueryRow(ctx, s.sql.claim, key, ours, s.cfg.lease.Microseconds()).Scan(&done, &token)
+	claim := func() error {
+		return s.pool.QueryRow(ctx, s.sql.claim, key, ours, s.cfg.lease.Microseconds()).Scan(&done, &token)
+	}
+	err := claim()
+	// Run again with the same token, a claim that took effect before
+	// its session ended finds its own row and is new.
+	for try := 1; try < s.tries && isEndedSession(err) && ctx.Err() == nil; try++ {
+		err = claim()
+	}
 	if isSerializationFailure(err) {
 		// Under REPEATABLE READ or SERIALIZABLE (a database or role whose
 		// default_transaction_isolation is one of them), a claim that
@@ -129,9 +149,18 @@ func (s *Store) ClaimFenced(ctx context.Context, key string) (callback.ClaimResu
 	return callback.ClaimBusy, "", nil
 }
 
-// CompleteFenced implements [callback.FencedStore]: it marks key processed,
-// to be remembered for the retention, if token's claim of it still holds;
-// else it changes nothing and returns [callback.ErrClaimLost].
+// CompleteFenced implements [callback.FencedStore] in one statement: it
+// marks key processed under token, to be remembered for the retention,
+// when token's claim holds key (whether or not its lease lapsed), when no
+// claim holds key and key is not processed (the lease lapsed and nobody
+// claimed the delivery since, whether or not the row was swept), or when
+// key was processed under token already (a completion run again after its
+// answer was lost: that changes nothing). When another token's claim holds
+// key, or key was processed under another token, it changes nothing and
+// returns [callback.ErrClaimLost]. Any other error (the database
+// unreachable, read-only, a statement timed out or cancelled, a connection
+// that died) means the completion may be run again: it is never
+// ErrClaimLost.
 func (s *Store) CompleteFenced(ctx context.Context, key, token string) error {
 	return s.exec(ctx, "complete", true, s.sql.completeFenced, key, token, s.cfg.retention.Microseconds())
 }
@@ -141,6 +170,12 @@ func (s *Store) CompleteFenced(ctx context.Context, key, token string) error {
 // returns [callback.ErrClaimLost].
 func (s *Store) ReleaseFenced(ctx context.Context, key, token string) error {
 	return s.exec(ctx, "release", true, s.sql.releaseFenced, key, token)
+}
+
+// Lease returns how long a claim of the store holds before it lapses (see
+// [WithLease]).
+func (s *Store) Lease() time.Duration {
+	return s.cfg.lease
 }
 
 // Complete implements [callback.Store]: it marks key processed, to be
@@ -170,8 +205,13 @@ func (s *Store) exec(ctx context.Context, op string, fenced bool, sql string, ar
 	// fails instead of reading the new row; run again, it reads it. The
 	// statements change nothing when they fail, so running them again is
 	// safe, and a few times is enough: each failure means another
-	// statement on this row committed meanwhile.
-	for try := 1; try < maxTries && isSerializationFailure(err) && ctx.Err() == nil; try++ {
+	// statement on this row committed meanwhile. A statement sent on a
+	// pooled connection whose session had ended runs again on another
+	// (see isEndedSession): a completion and an unfenced release run twice
+	// do what they do once, and a fenced release run again after it took
+	// effect finds no claim and reports it lost, which the handler only
+	// logs.
+	for try := 1; try < s.tries && (isSerializationFailure(err) || isEndedSession(err)) && ctx.Err() == nil; try++ {
 		tag, err = s.pool.Exec(ctx, sql, args...)
 	}
 	if err != nil {
@@ -183,9 +223,32 @@ func (s *Store) exec(ctx context.Context, op string, fenced bool, sql string, ar
 	return nil
 }
 
-// maxTries is how many times a completion or release runs when it meets
-// serialization failures.
+// maxTries is how many times, at least, a statement runs when it meets
+// serialization failures or ended sessions.
 const maxTries = 5
+
+// isEndedSession reports whether err says that the pooled connection a
+// statement was sent on had lost its session, so that the pool drops the
+// connection and another may run the statement: the server's FATAL error
+// (the session was terminated, by pg_terminate_backend, a restart or a
+// failover, SQLSTATE 57P01, or by idle_session_timeout, 57P05, before it
+// read the statement, or while it ran it, which rolls the statement back
+// unless it had just committed) or a failure before anything was sent.
+// After a restart, every connection the pool used within the last second
+// (which it hands out without a ping) fails so once. A failure to open a
+// connection is not one of these: the server refused a session, and
+// another attempt would meet the same refusal.
+func isEndedSession(err error) bool {
+	var connectErr *pgconn.ConnectError
+	if err == nil || errors.As(err, &connectErr) {
+		return false
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.SeverityUnlocalized == "FATAL" || pgErr.Severity == "FATAL"
+	}
+	return pgconn.SafeToRetry(err)
+}
 
 // isSerializationFailure reports whether err is PostgreSQL's
 // serialization failure (SQLSTATE 40001).

@@ -25,9 +25,17 @@ func TestContract(t *testing.T) {
 	srv := sharedServer(t)
 	table := newTableName(t)
 	storetest.Run(t, func(t *testing.T, cfg storetest.Config) callback.FencedStore {
-		return newStore(t, newPool(t, srv, 50), pgstore.WithTable(table),
-			pgstore.WithLease(cfg.Lease), pgstore.WithRetention(cfg.Retention))
+		return newStore(t, newPool(t, srv, 50), append(configOptions(cfg), pgstore.WithTable(table))...)
 	})
+}
+
+// configOptions are the options of a store that storetest opens with cfg.
+func configOptions(cfg storetest.Config) []pgstore.Option {
+	opts := []pgstore.Option{pgstore.WithLease(cfg.Lease), pgstore.WithRetention(cfg.Retention)}
+	if cfg.Timeout > 0 {
+		opts = append(opts, pgstore.WithTimeout(cfg.Timeout))
+	}
+	return opts
 }
 
 // TestContractUnderRepeatableRead runs the contract suite on a database
@@ -39,8 +47,8 @@ func TestContractUnderRepeatableRead(t *testing.T) {
 	srv := sharedServer(t)
 	table := newTableName(t)
 	storetest.Run(t, func(t *testing.T, cfg storetest.Config) callback.FencedStore {
-		return newStore(t, newPool(t, srv, 50, "default_transaction_isolation='repeatable read'"), pgstore.WithTable(table),
-			pgstore.WithLease(cfg.Lease), pgstore.WithRetention(cfg.Retention))
+		return newStore(t, newPool(t, srv, 50, "default_transaction_isolation='repeatable read'"),
+			append(configOptions(cfg), pgstore.WithTable(table))...)
 	})
 }
 

@@ -19,10 +19,13 @@ const maxName = 63
 // indexSuffix ends the name of the index on expires_at.
 const indexSuffix = "_expires_at_idx"
 
-// table is the quoted names of a store's table and of its index.
+// table is a store's table: its schema and name as given, and their
+// quoted forms.
 type table struct {
-	name  string // the table, quoted and qualified as given: "schema"."t" or "t"
-	index string // the index, quoted; it lives in the table's schema
+	schema string // as given; "" until resolved when the name has none
+	rel    string // the table's own name
+	name   string // quoted: "schema"."t" once resolved, "t" before when given so
+	index  string // the index, quoted; it lives in the table's schema
 }
 
 // parseTable splits name, "table" or "schema.table", into its parts and
@@ -44,10 +47,47 @@ func parseTable(name string) (table, error) {
 			return table{}, errors.New("pgstore: WithTable: the name is not valid UTF-8")
 		}
 	}
-	return table{
-		name:  pgx.Identifier(parts).Sanitize(),
-		index: pgx.Identifier{indexName(parts[len(parts)-1])}.Sanitize(),
-	}, nil
+	t := table{rel: parts[len(parts)-1], index: pgx.Identifier{indexName(parts[len(parts)-1])}.Sanitize()}
+	if len(parts) == 2 {
+		t.schema = parts[0]
+	}
+	return t.in(t.schema), nil
+}
+
+// in returns t in schema ("": none), its name quoted accordingly.
+func (t table) in(schema string) table {
+	t.schema = schema
+	if schema == "" {
+		t.name = pgx.Identifier{t.rel}.Sanitize()
+	} else {
+		t.name = pgx.Identifier{schema, t.rel}.Sanitize()
+	}
+	return t
+}
+
+// resolve returns t in its schema. A name without one is looked up once,
+// here, through the search_path of the session that runs it: the schema
+// of the table it finds, or, when there is none, the first schema of the
+// search_path that exists (current_schema()), where prepare creates it.
+// Every statement of the store then names the schema, so that a pooled
+// session whose search_path was changed later (by a tenant sharing the
+// pool, or its AfterConnect) still reaches this table, never a
+// same-named one of another schema.
+func (t table) resolve(ctx context.Context, pool *pgxpool.Pool) (table, error) {
+	if t.schema != "" {
+		return t, nil
+	}
+	var schema *string
+	err := pool.QueryRow(ctx, `SELECT coalesce(
+	(SELECT n.nspname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = to_regclass($1)),
+	current_schema()::text)`, t.name).Scan(&schema)
+	switch {
+	case err != nil:
+		return table{}, fmt.Errorf("looking for the table's schema: %w", err)
+	case schema == nil:
+		return table{}, errors.New(`the table is not in the search_path, and no schema of the search_path exists to create it in: give WithTable("schema.table")`)
+	}
+	return t.in(*schema), nil
 }
 
 // indexName is the name of the index on expires_at of the table named t:

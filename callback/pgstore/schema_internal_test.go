@@ -26,16 +26,22 @@ func TestIndexName(t *testing.T) {
 	assert.NotEqual(t, indexName(a), indexName(b))
 }
 
-// TestParseTable checks the quoting of table names.
+// TestParseTable checks the quoting of table names, and that a name
+// without a schema is qualified once its schema is known.
 func TestParseTable(t *testing.T) {
-	tests := []struct{ in, name, index string }{
-		{"deliveries", `"deliveries"`, `"deliveries_expires_at_idx"`},
-		{`we"ird`, `"we""ird"`, `"we""ird_expires_at_idx"`},
-		{"s.Mixed Case", `"s"."Mixed Case"`, `"Mixed Case_expires_at_idx"`},
+	tests := []struct{ in, name, index, schema, resolved string }{
+		{"deliveries", `"deliveries"`, `"deliveries_expires_at_idx"`, "", `"s"."deliveries"`},
+		{`we"ird`, `"we""ird"`, `"we""ird_expires_at_idx"`, "", `"s"."we""ird"`},
+		{"s.Mixed Case", `"s"."Mixed Case"`, `"Mixed Case_expires_at_idx"`, "s", `"s"."Mixed Case"`},
+		{`a"b.t`, `"a""b"."t"`, `"t_expires_at_idx"`, `a"b`, `"s"."t"`},
 	}
 	for _, tt := range tests {
 		got, err := parseTable(tt.in)
 		require.NoError(t, err)
-		assert.Equal(t, table{name: tt.name, index: tt.index}, got)
+		assert.Equal(t, tt.name, got.name, tt.in)
+		assert.Equal(t, tt.index, got.index, tt.in)
+		assert.Equal(t, tt.schema, got.schema, tt.in)
+		assert.Equal(t, tt.resolved, got.in("s").name, tt.in)
+		assert.Equal(t, tt.index, got.in("s").index, tt.in)
 	}
 }
