@@ -60,7 +60,7 @@ func (h *Handler) callOnce(ctx context.Context, key string, cb *travelrule.Callb
 }
 
 // completion is a claim whose function succeeded, to be recorded as
-// processed once the answer is sent; the zero completion is none.
+// processed; the zero completion is none.
 type completion struct {
 	key, token string
 	path, attr slog.Attr // for the log
@@ -72,16 +72,19 @@ const (
 	maxCompletionPause   = 5 * time.Second
 )
 
-// complete records c's delivery as processed: it calls CompleteFenced until
-// the store records it, or answers ErrClaimLost (another holder has the
-// delivery), or one lease has passed since the function returned, pausing
-// between attempts (see completionBackoff). It counts the retries and the
-// completions it gives up in h's Stats. Its attempts run on a context that
-// outlives the request's and ends when it gives up.
-func (h *Handler) complete(ctx context.Context, c completion) {
+// complete records c's delivery as processed and answers 204. It calls
+// CompleteFenced until the store records the delivery, or answers
+// ErrClaimLost (another holder has it), or one lease has passed since the
+// function returned, pausing between attempts (see completionBackoff). It
+// answers after the first attempt if that one ended it, as a handler does
+// that returns; else at once, before the retries (see answerEarly). It
+// counts the retries and the completions it gives up in h's Stats. The
+// attempts run on a context that outlives the request's, and ends, once
+// the first attempt failed, when the handler gives up.
+func (h *Handler) complete(w http.ResponseWriter, r *http.Request, c completion) {
+	ctx := r.Context()
 	deadline := time.Now().Add(h.lease)
-	sctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
-	defer cancel()
+	answered := false
 	lost := func(msg string, attrs ...slog.Attr) {
 		h.stats.lost.Add(1)
 		h.log(ctx, slog.LevelError, msg, append([]slog.Attr{c.path, c.attr}, attrs...)...)
@@ -91,7 +94,11 @@ func (h *Handler) complete(ctx context.Context, c completion) {
 			lost("callback: de-duplication store panicked while completing a delivery; a redelivery may call the function again",
 				slog.String("panic", fmt.Sprintf("%T", v)), slog.String("stack", string(debug.Stack())))
 		}
+		if !answered {
+			w.WriteHeader(http.StatusNoContent)
+		}
 	}()
+	sctx := context.WithoutCancel(ctx)
 	var timer *time.Timer
 	for failed := 0; ; {
 		err := h.dedup.CompleteFenced(sctx, c.key, c.token)
@@ -116,8 +123,11 @@ func (h *Handler) complete(ctx context.Context, c completion) {
 		h.stats.retries.Add(1)
 		if failed == 1 {
 			h.log(ctx, slog.LevelWarn, "callback: de-duplication store failed to record a processed delivery; retrying", c.path, c.attr, slog.String("error", err.Error()))
-		}
-		if timer == nil {
+			answered = true
+			answerEarly(w, r)
+			var cancel context.CancelFunc
+			sctx, cancel = context.WithDeadline(sctx, deadline)
+			defer cancel()
 			timer = time.NewTimer(pause)
 			defer timer.Stop()
 		} else {
@@ -125,6 +135,22 @@ func (h *Handler) complete(ctx context.Context, c completion) {
 		}
 		<-timer.C
 	}
+}
+
+// answerEarly answers 204 to a delivery whose completion the handler goes
+// on retrying, and flushes the answer (through http.ResponseController), so
+// that the sender has it at once. Over HTTP/1 it also closes the
+// connection after the handler returns (Connection: close), so that the
+// sender does not send its next request on a connection that the handler
+// still holds; over HTTP/2 the other streams go on, and this one ends when
+// the handler returns. A ResponseWriter that cannot flush (one that a
+// middleware buffers) sends the answer when the handler returns.
+func answerEarly(w http.ResponseWriter, r *http.Request) {
+	if r.ProtoMajor == 1 {
+		w.Header().Set("Connection", "close")
+	}
+	w.WriteHeader(http.StatusNoContent)
+	_ = http.NewResponseController(w).Flush()
 }
 
 // completionBackoff is the pause after the failed-th failed attempt of a

@@ -108,3 +108,35 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// TestCompletionBackoff checks the pauses between a completion's
+// attempts: from 10-20 ms, doubling, to at most an eighth of the lease
+// and 5 s, never under 10-20 ms, with the jitter in the upper half.
+func TestCompletionBackoff(t *testing.T) {
+	ms := time.Millisecond
+	tests := []struct {
+		failed int
+		lease  time.Duration
+		jitter float64
+		want   time.Duration
+	}{
+		{1, DefaultLease, 0, 10 * ms},
+		{1, DefaultLease, 0.5, 15 * ms},
+		{1, DefaultLease, 0.999999, 20 * ms},
+		{2, DefaultLease, 0, 20 * ms},
+		{3, DefaultLease, 0, 40 * ms},
+		{8, DefaultLease, 0, 1280 * ms},
+		{9, DefaultLease, 0, 2500 * ms},
+		{9, DefaultLease, 0.999999, 5000 * ms},
+		{100, DefaultLease, 0.999999, 5000 * ms},
+		{1 << 40, DefaultLease, 0, 2500 * ms},
+		{5, time.Second, 0, 125 * ms / 2},
+		{100, time.Second, 0.999999, 125 * ms},
+		{1, 10 * ms, 0, 10 * ms},
+		{100, 10 * ms, 0.999999, 20 * ms},
+	}
+	for _, tt := range tests {
+		got := completionBackoff(tt.failed, tt.lease, tt.jitter)
+		assert.InDelta(t, tt.want, got, float64(ms/100), "failed %d, lease %v, jitter %v", tt.failed, tt.lease, tt.jitter)
+	}
+}

@@ -37,7 +37,10 @@ func TestCallbackHandlerDedup(t *testing.T) {
 		{"same body twice", nil, []delivery{{body: statusBody}, {body: statusBody}}, 1},
 		{"same body three times", nil, []delivery{{body: statusBody}, {body: statusBody}, {body: statusBody}}, 1},
 		{"different bodies", nil, []delivery{{body: statusBody}, {body: other}}, 2},
-		{"same webhook-id, body re-rendered", []callback.Option{verifier}, []delivery{{id: "msg_1", body: statusBody}, {id: "msg_1", body: other}}, 1},
+		// The id alone identifies a delivery that has one, whatever its
+		// body (see the package's De-duplication section).
+		{"same webhook-id, body re-rendered", []callback.Option{verifier}, []delivery{{id: "msg_1", body: statusBody}, {id: "msg_1", body: statusBody[:len(statusBody)-1] + ` }`}}, 1},
+		{"same webhook-id, another body", []callback.Option{verifier}, []delivery{{id: "msg_1", body: statusBody}, {id: "msg_1", body: other}}, 1},
 		{"different webhook-ids, same body", []callback.Option{verifier}, []delivery{{id: "msg_1", body: statusBody}, {id: "msg_2", body: statusBody}}, 2},
 		{"same svix-id, body re-rendered", []callback.Option{verifier}, []delivery{{id: "msg_1", body: statusBody, svix: true}, {id: "msg_1", body: other, svix: true}}, 1},
 		{"different svix-ids, same body", []callback.Option{verifier}, []delivery{{id: "msg_1", body: statusBody, svix: true}, {id: "msg_2", body: statusBody, svix: true}}, 2},
@@ -270,6 +273,7 @@ func TestCallbackHandlerStoreFaults(t *testing.T) {
 			if tt.want == http.StatusServiceUnavailable {
 				assert.NotEmpty(t, a.header.Get("Retry-After"))
 			}
+			assert.Equal(t, tt.wantStats.CompletionRetries > 0, a.close, "an answer before the completion's retries, and only it, ends its connection")
 			srv.Close() // waits for the handler, and so for the completion's retries
 			assert.Equal(t, tt.wantCalls, rc.count())
 			assert.Equal(t, tt.wantCompleted, tt.store.completed.Load())
@@ -317,4 +321,79 @@ func TestCallbackHandlerCompletionGivesUp(t *testing.T) {
 	assert.Contains(t, logs, `"level":"ERROR","msg":"callback: gave up recording a processed delivery`)
 	assert.Contains(t, logs, `"level":"WARN","msg":"callback: de-duplication store failed to record a processed delivery; retrying"`)
 	assert.Equal(t, 1, strings.Count(logs, "retrying"), "the retries are logged once")
+}
+
+// flakyStore is a MemoryStore whose completions fail while failing is set.
+type flakyStore struct {
+	*callback.MemoryStore
+	failing  atomic.Bool
+	attempts atomic.Int32
+}
+
+func (s *flakyStore) CompleteFenced(ctx context.Context, key, token string) error {
+	s.attempts.Add(1)
+	if s.failing.Load() {
+		return errors.New("READONLY You can't write against a read only replica.")
+	}
+	return s.MemoryStore.CompleteFenced(ctx, key, token)
+}
+
+// TestCallbackHandlerCompletionRetried makes the store fail completions
+// for a while after the function succeeded: the sender has its 204 at
+// once; a redelivery meanwhile is told to come back (503), since the claim
+// holds; the server's graceful shutdown waits for the completion; and once
+// the store works again the delivery is recorded, with the retries counted
+// and nothing lost.
+func TestCallbackHandlerCompletionRetried(t *testing.T) {
+	var buf bytes.Buffer
+	var mu sync.Mutex
+	logger := slog.New(slog.NewJSONHandler(&lockedWriter{w: &buf, mu: &mu}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	store := &flakyStore{MemoryStore: callback.NewMemoryStore(10)}
+	store.failing.Store(true)
+	rc := &recorder{}
+	srv, h := serve(t, rc.fn, callback.WithStore(store), callback.WithLogger(logger))
+	t.Cleanup(func() { store.failing.Store(false) }) // ends a failing test's retries
+
+	require.Equal(t, http.StatusNoContent, post(t, srv.URL+"/cb", statusBody).code, "the answer, while the completion fails")
+	waitUntil(t, "a completion retried", func() bool { return h.Stats().CompletionRetries > 0 })
+	a := post(t, srv.URL+"/cb", statusBody)
+	assert.Equal(t, http.StatusServiceUnavailable, a.code, "a redelivery while the completion is retried")
+	assert.NotEmpty(t, a.header.Get("Retry-After"))
+	assert.Equal(t, 1, rc.count())
+
+	shutdown := make(chan error, 1)
+	go func() { shutdown <- srv.Config.Shutdown(context.Background()) }()
+	seen := store.attempts.Load()
+	waitUntil(t, "two more attempts", func() bool { return store.attempts.Load() >= seen+2 })
+	select {
+	case err := <-shutdown:
+		t.Fatalf("the shutdown did not wait for the completion: %v", err)
+	default:
+	}
+	store.failing.Store(false)
+	select {
+	case err := <-shutdown:
+		require.NoError(t, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the shutdown never ended")
+	}
+	assert.Equal(t, "{Size:10 Done:1 Busy:0}", fmt.Sprint(store.MemoryStore), "the delivery is recorded as processed")
+	st := h.Stats()
+	assert.GreaterOrEqual(t, st.CompletionRetries, uint64(3))
+	assert.Equal(t, uint64(store.attempts.Load()-1), st.CompletionRetries, "every failed attempt was retried")
+	assert.Zero(t, st.CompletionsLost)
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Contains(t, buf.String(), `"level":"INFO","msg":"callback: delivery recorded as processed after the store failed"`)
+}
+
+// waitUntil polls done every 5 ms until it reports true, and fails the
+// test if it does not within 30 s; what names what it waits for.
+func waitUntil(t *testing.T, what string, done func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !done() {
+		require.True(t, time.Now().Before(deadline), "waited 30 s for %s", what)
+		time.Sleep(5 * time.Millisecond)
+	}
 }

@@ -63,9 +63,7 @@
 // claims each delivery in a [Store] before calling your function: a
 // delivery already processed is answered 204 without calling it, one being
 // processed 503, and a delivery whose function failed or panicked is
-// released so that the next delivery reaches your function again. A
-// delivery is identified by its webhook-id (or svix-id) header when it has
-// one, else by the SHA-256 of the verified reference and the body. The
+// released so that the next delivery reaches your function again. The
 // default store is a [MemoryStore] of 100,000 deliveries in this process;
 // a fleet of servers gives every replica a shared store with [WithStore]:
 // the packages callback/redisstore (Redis) and callback/pgstore
@@ -73,9 +71,31 @@
 // Their claims lapse after a lease, so that a replica that died does not
 // hold a delivery forever, and are fenced ([FencedStore]), so that a
 // replica whose lease lapsed cannot end the claim of the one after it.
-// De-duplication is best effort (a store forgets, and a redelivery whose
-// body differs is a new delivery), so your function should still be
-// idempotent.
+//
+// A delivery is identified by its webhook-id (or svix-id) header when a
+// [WebhookVerifier], whose signature covers the id, checks it; else by the
+// SHA-256 of the verified reference and the body, so that a body that
+// differs by a byte is another delivery. Under a webhook-id, the id alone
+// identifies the delivery: a redelivery under an id already processed is
+// answered 204 without a call even if its body differs. Standard Webhooks
+// has a sender resend a message under its id (and some re-encode the
+// body when they do), and calling your function twice for one message is
+// the failure this handler exists to prevent; the cost is that a sender
+// that reused an id for another message would have that message
+// acknowledged and dropped. The handler does not compare the bodies: the
+// stores keep no digest of them, so it cannot tell, nor log, which case a
+// differing body is.
+//
+// Once your function has returned nil, the sender is answered 204 at once
+// and the handler records the delivery as processed; if the store fails
+// to, the handler tries again, with growing pauses, for up to one lease,
+// while the claim keeps redeliveries out (503). So an outage of the store
+// at that moment calls your function a second time only if it outlasts
+// the lease (10 minutes by default: [DefaultLease]); [Handler] has the
+// details, and [Handler.Stats] counts the retries and the completions
+// lost. De-duplication is best effort all the same (a store forgets
+// after its retention or size, a lease shorter than your function's call
+// lets a redelivery in), so your function should still be idempotent.
 //
 // # Logging
 //

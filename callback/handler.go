@@ -24,19 +24,20 @@ const retryAfterBusy = "5"
 // show its configuration with the capability key redacted and its
 // verifiers and store by type only.
 //
-// When the function succeeded, the handler answers 204 at once (it flushes
-// the answer, through http.ResponseController, so that the sender has it
-// while the handler goes on), then records the delivery as processed in its
-// store. If the store fails to, it tries again, pausing 20 ms after the
-// first failure and twice as long after each next one, up to 5 s (or an
-// eighth of the store's lease, if that is less), until the store records
-// it, or answers [ErrClaimLost], or one lease has passed since the function
-// returned. Meanwhile the claim holds, so a redelivery is answered 503 and
-// does not call the function again. ServeHTTP returns only then, so that
-// http.Server.Shutdown waits for the completion and no goroutine is left
-// behind; a shutdown whose context ends first leaves the completion to the
-// process's remaining life. The lease is [DefaultLease], or what the
-// store's Lease method returns (see [Store]).
+// When the function succeeded, the handler records the delivery as
+// processed in its store, then answers 204. If the store fails to, the
+// handler answers 204 at once (flushed, through http.ResponseController,
+// with Connection: close over HTTP/1 so that the sender's next request
+// does not wait on this connection) and tries again, pausing 20 ms after
+// the first failure and twice as long after each next one, up to 5 s (or
+// an eighth of the store's lease, if that is less), until the store
+// records it, or answers [ErrClaimLost], or one lease has passed since the
+// function returned. Meanwhile the claim holds, so a redelivery is
+// answered 503 and does not call the function again. ServeHTTP returns
+// only then, so that http.Server.Shutdown waits for the completion and no
+// goroutine is left behind; a shutdown whose context ends first leaves the
+// completion to the process's remaining life. The lease is [DefaultLease],
+// or what the store's Lease method returns (see [Store]).
 //
 // So an outage of the store at completion time costs no second call of
 // the function if it ends before the claim lapses: within the lease,
@@ -158,33 +159,23 @@ func (h Handler) LogValue() slog.Value {
 }
 
 // ServeHTTP implements http.Handler. After a successful call of the
-// function it answers, flushes the answer and returns once the delivery is
-// recorded as processed (see [Handler]).
+// function it returns once the delivery is recorded as processed, or the
+// handler gave up (see [Handler]).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	code, c := h.serve(w, r)
-	switch code {
-	case http.StatusNoContent:
+	switch {
+	case c.key != "":
+		h.complete(w, r, c) // answers 204
+		return
+	case code == http.StatusNoContent:
 		w.WriteHeader(code)
-	case http.StatusMethodNotAllowed:
+		return
+	case code == http.StatusMethodNotAllowed:
 		w.Header().Set("Allow", http.MethodPost)
-	case http.StatusServiceUnavailable:
+	case code == http.StatusServiceUnavailable:
 		w.Header().Set("Retry-After", retryAfterBusy)
 	}
-	if code != http.StatusNoContent {
-		http.Error(w, http.StatusText(code), code)
-	}
-	if c.key == "" {
-		return
-	}
-	// The sender has its answer now, not after the completion: a
-	// ResponseWriter that cannot flush (one a middleware buffers) sends it
-	// when ServeHTTP returns.
-	if f, ok := w.(http.Flusher); ok {
-		f.Flush()
-	} else {
-		_ = http.NewResponseController(w).Flush()
-	}
-	h.complete(r.Context(), c)
+	http.Error(w, http.StatusText(code), code)
 }
 
 // serve does the work of ServeHTTP and returns the status to answer, and

@@ -96,6 +96,7 @@ type answer struct {
 	code   int
 	header http.Header
 	body   string
+	close  bool // the server closes the connection after it (Connection: close)
 }
 
 func send(t *testing.T, method, url, body string, header http.Header) answer {
@@ -121,7 +122,7 @@ func trySend(method, url, body string, header http.Header) (answer, error) {
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
-	return answer{resp.StatusCode, resp.Header, string(b)}, err
+	return answer{resp.StatusCode, resp.Header, string(b), resp.Close}, err
 }
 
 func post(t *testing.T, url, body string) answer { return send(t, http.MethodPost, url, body, nil) }

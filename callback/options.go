@@ -59,7 +59,9 @@ func WithCapabilityKey(key []byte) Option {
 // is absent) only when a [WebhookVerifier] is among the handler's
 // verifiers, since its signature covers exactly that id; otherwise on the
 // body (and the capability reference of its URL), so that a replayed body
-// with a made-up id is still a duplicate. A verifier of your own that
+// with a made-up id is still a duplicate. Under a webhook-id, a redelivery
+// with another body is still the same delivery (see the package's
+// De-duplication section). A verifier of your own that
 // covers the id should therefore be added beside, not instead of, a
 // WebhookVerifier, or accept keying by body.
 func WithVerifier(v Verifier) Option {
@@ -118,9 +120,11 @@ func WithoutDedup() Option {
 }
 
 // WithLogger sets the logger (default none: the handler logs nothing). It
-// logs refused requests at Warn; function errors, panics, store failures and
-// misconfiguration at Error; duplicates still in progress at Info; and
-// acknowledged duplicates and deliveries at Debug. It never logs bodies,
+// logs refused requests, and the first failed attempt to record a
+// delivery as processed, at Warn; function errors, panics, store failures,
+// completions lost (see [Handler.Stats]) and misconfiguration at Error;
+// duplicates still in progress, and completions recorded after retries, at
+// Info; and acknowledged duplicates and deliveries at Debug. It never logs bodies,
 // query strings, secrets or personal data; it does log the text of the
 // function's errors, which should therefore carry none either.
 func WithLogger(l *slog.Logger) Option {
