@@ -30,12 +30,14 @@ import (
 var updateReliability = flag.Bool("update-reliability", false, "rewrite docs/reliability.md from the fault matrix")
 
 // matrixRow is one row of the fault matrix: a fault mix, the transport,
-// and whether the client sends idempotency keys.
+// whether the client sends idempotency keys, and whether it trusts a 503
+// with Retry-After (travelrule.WithTrust503RetryAfterNotForwarded).
 type matrixRow struct {
 	name        string
 	faults      []travelruletest.Fault
 	h2          bool // HTTP/2 over TLS (travelruletest.NewTLSServer), else HTTP/1.1
 	idempotency bool
+	trust503    bool
 
 	calls, succeeded, definite, unknown int
 	stored, duplicates, attempts        int
@@ -48,6 +50,20 @@ func (r *matrixRow) transport() string {
 		return "HTTP/2"
 	}
 	return "HTTP/1.1"
+}
+
+// declines reports whether a fault of kind k is an answer by which the
+// service declares it did not act on the request, for the client of row r:
+// a 429, a REFUSED_STREAM, a GOAWAY (to the streams above its
+// last-stream-id), and a 503 with Retry-After for a client that trusts it.
+func (r *matrixRow) declines(k travelruletest.FaultKind) bool {
+	switch k {
+	case travelruletest.FaultRateLimit, travelruletest.FaultResetRefusedStream, travelruletest.FaultGoAway:
+		return true
+	case travelruletest.FaultUnavailable:
+		return r.trust503
+	}
+	return false
 }
 
 const (
@@ -72,13 +88,15 @@ const (
 	// REFUSED_STREAM hits. net/http's HTTP/2 client resends a request after
 	// these by itself when it can rewind the body, waiting 1 s, 2 s, 4 s...
 	// from the second resend on; the client lets it for none of its calls
-	// (send.go, getBody), but a client that did would run out of its
+	// (send.go, getBody) and retries a REFUSED_STREAM through its own
+	// loop, but a client that let net/http resend would run out of its
 	// 30 s at a third, so the rows keep the rate that measures one without
 	// hanging: at 1/16 a call is hit six times in a row with 7e-5 per row.
 	resetRate = 1.0 / 16
-	// goAwayRate is the share of requests a GOAWAY fault hits. A GOAWAY ends
-	// every stream of its connection, which the calls in flight share over
-	// HTTP/2, so it cuts several attempts at once.
+	// goAwayRate is the share of requests a GOAWAY fault hits. A GOAWAY
+	// declares unprocessed the faulted request's stream and every stream
+	// the calls in flight open on its connection (which they share over
+	// HTTP/2) before they see it: one fault sends several attempts again.
 	goAwayRate = faultRate / matrixWorkers
 )
 
@@ -90,16 +108,19 @@ func matrixRows() []*matrixRow {
 	}
 	common := []kind{
 		{"429 + Retry-After", travelruletest.FaultRateLimit, faultRate},
-		{"503 + Retry-After", travelruletest.FaultUnavailable, faultRate},
+		{"503 + Retry-After before storing", travelruletest.FaultUnavailable, faultRate},
 		{"500 after storing", travelruletest.FaultInternal, faultRate},
 		{"connection dropped after storing", travelruletest.FaultDrop, faultRate},
 		{"held until the client gives up", travelruletest.FaultLatency, faultRate},
 	}
-	proxy := kind{"proxy's 503 without Retry-After after storing", travelruletest.FaultProxyUnavailable, faultRate}
+	gateways := []kind{
+		{"proxy's 503 without Retry-After after storing", travelruletest.FaultProxyUnavailable, faultRate},
+		{"gateway's 503 + Retry-After after storing", travelruletest.FaultGatewayUnavailable, faultRate},
+	}
 	h2only := []kind{
 		{"RST_STREAM PROTOCOL_ERROR after storing", travelruletest.FaultResetProtocolError, resetRate},
-		{"RST_STREAM REFUSED_STREAM after storing", travelruletest.FaultResetRefusedStream, resetRate},
-		{"GOAWAY (last-stream-id 0) after storing", travelruletest.FaultGoAway, goAwayRate},
+		{"RST_STREAM REFUSED_STREAM before storing", travelruletest.FaultResetRefusedStream, resetRate},
+		{"GOAWAY (graceful shutdown) as the request arrives", travelruletest.FaultGoAway, goAwayRate},
 	}
 	row := func(k kind, h2, idem bool) *matrixRow {
 		f := travelruletest.Fault{Kind: k.kind, Rate: k.rate, Ops: travelruletest.OpInitiate, Latency: latency}
@@ -115,28 +136,37 @@ func matrixRows() []*matrixRow {
 			mixed = append(mixed, f)
 		}
 		rows = append(rows, &matrixRow{name: "all kinds mixed (6.7% each)", faults: mixed, idempotency: idem})
-		rows = append(rows, row(proxy, false, idem))
+		for _, k := range gateways {
+			rows = append(rows, row(k, false, idem))
+		}
 		// Over HTTP/2 with TLS: the kinds above (a dropped connection is a
 		// RST_STREAM INTERNAL_ERROR of the request's stream there), then
-		// the resets and the GOAWAY that net/http's HTTP/2 client may
-		// replay by itself.
-		for _, k := range append(append(common, proxy), h2only...) {
+		// the resets and the GOAWAY, after which net/http's HTTP/2 client
+		// may resend a request by itself.
+		for _, k := range append(append(common, gateways...), h2only...) {
 			rows = append(rows, row(k, true, idem))
 		}
 	}
-	return rows
+	// A deployment whose gateways answer 503 only before forwarding may
+	// say so: such a 503 is then retried as a 429 is.
+	trusted := row(common[1], false, false)
+	trusted.name += ", trusted (WithTrust503RetryAfterNotForwarded)"
+	trusted.trust503 = true
+	return append(rows, trusted)
 }
 
 // TestFaultMatrix drives the sandbox's fault injection through the public
 // API: 1,200 initiations per row, a third of requests hit by each fault
 // kind in turn (resets 1/16 and GOAWAY 1/96: see resetRate and
-// goAwayRate), then all kinds mixed, over
-// HTTP/1.1 and over HTTP/2 with TLS, with idempotency keys off and on. It
-// asserts zero duplicate transfers, every stored transfer accounted for by
-// a success or an outcome-unknown error, the requests sent and the calls
-// left outcome unknown, and every transient fault recovered within the
-// retry budget. go test ./faultmatrix -run TestFaultMatrix
-// -update-reliability rewrites docs/reliability.md.
+// goAwayRate), then all kinds mixed, over HTTP/1.1 and over HTTP/2 with
+// TLS, with idempotency keys off and on, and one row that trusts a 503
+// with Retry-After. It asserts zero duplicate transfers, every stored
+// transfer accounted for by a success or an outcome-unknown error, the
+// requests sent, the calls sent again and the calls left outcome unknown,
+// and every fault recovered within the retry budget when the sandbox
+// declared it did not act, or when the client has keys. go test
+// ./faultmatrix -run TestFaultMatrix -update-reliability rewrites
+// docs/reliability.md.
 func TestFaultMatrix(t *testing.T) {
 	rows := matrixRows()
 	if testing.Short() {
@@ -186,6 +216,9 @@ func runMatrixRow(t *testing.T, row *matrixRow, seed uint64) {
 	if row.idempotency {
 		opts = append(opts, travelrule.WithIdempotency())
 	}
+	if row.trust503 {
+		opts = append(opts, travelrule.WithTrust503RetryAfterNotForwarded())
+	}
 	client, err := travelrule.NewClient(srv.URL, opts...)
 	require.NoError(t, err)
 
@@ -208,7 +241,7 @@ func runMatrixRow(t *testing.T, row *matrixRow, seed uint64) {
 					Originator:  travelrule.Party{PersonType: "natural", FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1815-12-10"},
 					Beneficiary: travelrule.Party{PersonType: "natural", FirstName: "Alan", LastName: "Turing", DateOfBirth: "1912-06-23"},
 				}
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				ctx, cancel := context.WithTimeout(context.WithValue(context.Background(), callKey{}, i), 30*time.Second)
 				res, err := client.InitiateTransfer(ctx, req)
 				cancel()
 				results[i] = outcome{txID: req.TxID, err: err}
@@ -304,91 +337,168 @@ func runMatrixRow(t *testing.T, row *matrixRow, seed uint64) {
 	assert.Equal(t, matrixCalls, row.calls)
 	assert.Zero(t, row.definite, "every transient fault is recovered or reported as outcome unknown, never as a definite failure")
 	assert.Positive(t, row.injected, "faults were injected")
-	ambiguousOnly := true
-	for _, f := range row.faults {
-		if f.Kind == travelruletest.FaultRateLimit || f.Kind == travelruletest.FaultUnavailable {
-			ambiguousOnly = false
+
+	// Every attempt, by the X-Request-Id the sandbox recorded: what became
+	// of it decides whether the client may send its call again.
+	received := map[string]travelruletest.Request{}
+	for _, r := range srv.Requests() {
+		id := r.Header.Get("X-Request-Id")
+		_, twice := received[id]
+		require.False(t, twice, "%s received twice: a layer under the client resent it", id)
+		received[id] = r
+	}
+	fates := map[fate]int{}
+	goAway := st.ByFault[travelruletest.FaultGoAway] > 0
+	for i, res := range results {
+		attempts := tr.attemptsOf(i)
+		require.Len(t, attempts, res.attempt, "call %d: the client counts every attempt its transport saw", i)
+		for j, a := range attempts {
+			f := row.fateOf(a, received)
+			fates[f]++
+			final := j == len(attempts)-1
+			switch {
+			case f == lost:
+				require.True(t, goAway, "%s written and never received", a.id)
+				require.False(t, final, "%s: a request lost on the way was above the GOAWAY's last-stream-id: sent again", a.id)
+			case !final:
+				if !row.idempotency {
+					require.Contains(t, []fate{declined, unsent, silent}, f,
+						"%s: without keys a call is sent again only after the service declared it did not act, or after an attempt not sent", a.id)
+				}
+			case res.err == nil:
+				require.Equal(t, answered, f, "%s: the success is the answer of the last attempt", a.id)
+			default:
+				// Outcome unknown: the service may have acted, or the
+				// attempt failed before it was written without the
+				// transport saying so (see abandoning).
+				require.Contains(t, []fate{ambiguous, silent}, f, "%s ended its call as outcome unknown", a.id)
+				require.False(t, row.idempotency, "%s: with keys every fault is recovered", a.id)
+			}
 		}
 	}
-	// The answers that prove the service did nothing: 429, and 503 with
-	// Retry-After (the proxy's 503 has none). The answers after which it may
-	// have acted: 500, the proxy's 503, none at all (a dropped connection,
-	// a reset stream, a GOAWAY, an abandoned attempt), and a 2xx whose body
-	// a GOAWAY cut after its headers.
-	proxy503 := st.ByFault[travelruletest.FaultProxyUnavailable]
-	throttled := st.ByStatus[http.StatusTooManyRequests] + st.ByStatus[http.StatusServiceUnavailable] - proxy503
-	cut2xx := 0 // the sandbox's GOAWAY no longer cuts an answer
-	ambiguous := st.ByStatus[http.StatusInternalServerError] + proxy503 + st.ByStatus[0] + cut2xx
-	// No layer resends a request the client does not count: net/http's
-	// HTTP/1 and HTTP/2 resends of a written request are refused or
-	// impossible, keys or not. A request written to a connection that a
-	// GOAWAY is closing can be lost on the way: counted, never received.
-	sent := st.Requests + int(tr.unsent.Load())
-	if st.ByFault[travelruletest.FaultGoAway] == 0 {
-		assert.Equal(t, sent, row.attempts, "attempts = requests the sandbox received + attempts never written")
-	} else {
-		assert.GreaterOrEqual(t, row.attempts, sent, "attempts >= requests the sandbox received + attempts never written")
-	}
-	lost := max(row.attempts-sent, 0) // written as a GOAWAY closed the connection, never received
-	if !row.idempotency {
-		// Without keys an initiation is sent again only after an answer
-		// that proves the service did not act, or after an attempt that
-		// failed before its request was written (over HTTP/2, a GOAWAY or
-		// a PROTOCOL_ERROR reset also ends the connection for requests
-		// about to use it), and every answer after which the service may
-		// have acted ends its call as outcome unknown: one request per
-		// call, plus one per throttling answer or unsent attempt.
-		assert.Equal(t, matrixCalls+throttled+int(tr.unsent.Load()), row.attempts,
-			"without keys a call is sent again only after a 429, a 503 with Retry-After or an attempt never sent")
-		assert.Equal(t, ambiguous+lost, row.unknown,
-			"without keys each answer after which the service may have acted, and each request lost on the way, ends one call as outcome unknown")
+	// Every attempt left the client as a request the sandbox received, or
+	// failed before it was written, or (in the GOAWAY rows) was written to
+	// a connection as it was closing and lost on the way.
+	assert.Equal(t, row.attempts, st.Requests+fates[unsent]+fates[silent]+fates[lost])
+	assert.Equal(t, matrixCalls, row.succeeded+row.unknown)
+	declinesOnly := true
+	for _, f := range row.faults {
+		declinesOnly = declinesOnly && row.declines(f.Kind)
 	}
 	switch {
 	case row.idempotency:
-		// The client does not retry a 2xx whose body was cut, key or not:
-		// those calls alone end outcome unknown.
-		assert.Equal(t, matrixCalls, row.succeeded+row.unknown)
-		assert.LessOrEqual(t, row.unknown, cut2xx,
-			"with idempotency keys every fault is recovered within the retry budget, but for a 2xx answer cut short")
-	case !ambiguousOnly && len(row.faults) == 1:
-		assert.Equal(t, matrixCalls, row.succeeded, "429 and 503 with Retry-After are always recovered within the retry budget")
+		assert.Equal(t, matrixCalls, row.succeeded, "with idempotency keys every fault is recovered within the retry budget")
+		assert.Equal(t, matrixCalls, row.stored, "one transfer per call")
+	case declinesOnly:
+		assert.Equal(t, matrixCalls, row.succeeded, "a fault by which the service declares it did not act is always recovered within the retry budget")
+		assert.Equal(t, matrixCalls, row.stored, "one transfer per call")
 	default:
-		assert.Positive(t, row.unknown, "ambiguous faults without idempotency keys are reported, not retried")
-		assert.Equal(t, matrixCalls, row.succeeded+row.unknown)
+		assert.Positive(t, row.unknown, "faults after which the service may have acted are reported, not retried, without idempotency keys")
 	}
+}
+
+// fate is what became of an attempt.
+type fate string
+
+const (
+	answered  fate = "answered 2xx"
+	declined  fate = "declined: the service said it did not act"
+	ambiguous fate = "the service may have acted"
+	unsent    fate = "failed before it was written"
+	silent    fate = "failed before it was written, unseen by the client"
+	lost      fate = "written and never received"
+)
+
+// fateOf tells what became of attempt a, from the requests the sandbox
+// received by X-Request-Id. Declined are a 429, a 503 with Retry-After for
+// a client that trusts it, and a request recorded without answer and
+// without a transfer, not held: a REFUSED_STREAM, or a stream above a
+// GOAWAY's last-stream-id. The others are ambiguous: 500, 503, and no
+// answer otherwise (a dropped connection, a PROTOCOL_ERROR reset, an
+// abandoned attempt).
+func (r *matrixRow) fateOf(a attemptRecord, received map[string]travelruletest.Request) fate {
+	req, ok := received[a.id]
+	switch {
+	case !ok && a.wrote:
+		return lost
+	case !ok && a.looked:
+		return unsent
+	case !ok:
+		return silent
+	case req.Status/100 == 2:
+		return answered
+	case req.Status == http.StatusTooManyRequests,
+		req.Status == http.StatusServiceUnavailable && r.trust503,
+		req.Status == 0 && req.TransferID == "" && !slices.Contains(req.Faults, travelruletest.FaultLatency):
+		return declined
+	}
+	return ambiguous
+}
+
+// callKey is the context key of a call's index in the row, which the
+// transport reads.
+type callKey struct{}
+
+// attemptRecord is what the transport saw of one attempt.
+type attemptRecord struct {
+	id            string // its X-Request-Id
+	looked, wrote bool   // the transport reported looking for a connection, writing the request's headers
 }
 
 // abandoning is a transport that gives up on an attempt the moment the
 // sandbox reports holding it, as an attempt time-out would: each attempt
 // carries an X-Request-Id, and abandoning is also the slog.Handler of the
 // sandbox's log, where "travelruletest: holding request" names that id.
-// It also counts the answers by protocol, and the attempts that failed
-// before their request was written (which the client may send again).
+// It also counts the answers by protocol, and records each call's
+// attempts with what the transport reported of them through httptrace:
+// whether it looked for a connection (GetConn) and wrote the request's
+// headers (WroteHeaders). The client learns what is written from the same
+// hooks. An attempt that failed before it was written, but after the
+// transport looked for a connection, is one the client knows was not
+// sent; net/http's HTTP/2 client can also fail one without reporting
+// either (a request given to a cached connection that has just become
+// unusable, after a PROTOCOL_ERROR reset say, finds no other cached one,
+// and net/http, which closed its body, cannot send it on a new one:
+// "cannot rewind body after connection loss"), which the client takes as
+// one that may have been sent.
 type abandoning struct {
 	rt           http.RoundTripper // set before the first request
 	next         atomic.Uint64
 	cancels      sync.Map // request id -> context.CancelFunc of the attempt
 	abandoned    atomic.Int64
 	http1, http2 atomic.Int64 // answers
-	unsent       atomic.Int64
+	mu           sync.Mutex
+	calls        map[int][]attemptRecord // call index -> its attempts, in order
 }
 
-func newAbandoning() *abandoning { return &abandoning{} }
+func newAbandoning() *abandoning { return &abandoning{calls: map[int][]attemptRecord{}} }
+
+// attemptsOf returns the attempts of call i.
+func (a *abandoning) attemptsOf(i int) []attemptRecord {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.calls[i]
+}
 
 func (a *abandoning) RoundTrip(r *http.Request) (*http.Response, error) {
 	id := "attempt-" + strconv.FormatUint(a.next.Add(1), 10)
 	ctx, cancel := context.WithCancel(r.Context())
 	a.cancels.Store(id, cancel)
-	var wrote atomic.Bool
+	var looked, wrote atomic.Bool
 	// Composed with the client's own trace, which tells it the same.
-	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteHeaders: func() { wrote.Store(true) }})
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		GetConn:      func(string) { looked.Store(true) },
+		WroteHeaders: func() { wrote.Store(true) },
+	})
 	r = r.Clone(ctx)
 	r.Header.Set("X-Request-Id", id)
 	resp, err := a.rt.RoundTrip(r)
+	if call, ok := r.Context().Value(callKey{}).(int); ok {
+		a.mu.Lock()
+		a.calls[call] = append(a.calls[call], attemptRecord{id: id, looked: looked.Load(), wrote: wrote.Load()})
+		a.mu.Unlock()
+	}
 	if err != nil {
-		if !wrote.Load() {
-			a.unsent.Add(1)
-		}
 		a.cancels.Delete(id)
 		cancel()
 		return nil, err
@@ -466,23 +576,45 @@ fault kind hitting a third of the initiation requests (the mixed row: five
 kinds, 6.7% each; the HTTP/2 resets 1/16 and GOAWAY 1/96, see below). The
 client retries at most 21 times and waits 1-5 ms between attempts.
 
-The kinds: 429 and 503 with Retry-After come before the sandbox acts. All
-the others strike after it stored the transfer, the case a client must never
-retry blindly: a 500; a dropped connection (over HTTP/2, a RST_STREAM
-INTERNAL_ERROR of the request's stream); a proxy's 503 without Retry-After
-(an upstream reset before headers); and over HTTP/2 a RST_STREAM
-PROTOCOL_ERROR or REFUSED_STREAM, or a GOAWAY with last-stream-id 0, each of
-which claims the request was not processed, and after which net/http's
-HTTP/2 client resends the request by itself if it can rewind the body (the
-client never lets it). A GOAWAY ends every stream of its connection: one
-fault cuts the answers of the calls in flight on it, hence its lower rate.
-The resets are at 1/16 so that a client that let net/http resend, which
-waits 1 s, 2 s, 4 s... between its own resends, would fail the row rather
-than hang it. The latency fault
-holds a request without answer until the client gives up on the attempt,
-which the client does the moment the sandbox reports holding it (as an
-attempt time-out would, without racing a short time-out against answers
-slowed by a loaded machine).
+The kinds, as the sandbox plays them:
+
+- **Before it acts, and saying so**: a 429 with Retry-After (a rate
+  limiter), and over HTTP/2 a RST_STREAM REFUSED_STREAM, which RFC 9113
+  (section 8.7) reserves for a stream not processed.
+- **Before it acts, saying nothing**: a 503 with Retry-After in the
+  service's envelope (a gateway with no healthy upstream).
+- **After it stored the transfer**, the case a client must never retry
+  blindly: a 500; a dropped connection (over HTTP/2, a RST_STREAM
+  INTERNAL_ERROR of the request's stream); a proxy's 503 without
+  Retry-After (an upstream reset before headers); a gateway's 503 with
+  Retry-After and a maintenance page (nginx's ` + "`error_page 502 504 =503`" + ` with
+  ` + "`add_header Retry-After 1 always`" + `), which a client cannot tell from the
+  503 before acting; and over HTTP/2 a RST_STREAM PROTOCOL_ERROR.
+- **A GOAWAY**, over HTTP/2, is a graceful shutdown as nginx's at
+  ` + "`keepalive_requests`" + ` or on a reload: as the faulted request arrives the
+  sandbox sends GOAWAY (NO_ERROR) whose last-stream-id is the highest stream
+  it had taken; the streams above it (the faulted request's, unless a
+  higher stream was taken before it, and those the calls in flight open on
+  the connection before they see the GOAWAY) are not acted on and get
+  nothing, the others are answered in full, then the connection closes. RFC 9113 (section 6.8) guarantees a client that the
+  streams above the last-stream-id were not processed. One fault sends
+  several attempts again, hence its lower rate.
+- **Held**: the latency fault holds a request, before acting, without
+  answer until the client gives up on the attempt, which the client does
+  the moment the sandbox reports holding it (as an attempt time-out would,
+  without racing a short time-out against answers slowed by a loaded
+  machine).
+
+After a REFUSED_STREAM, a PROTOCOL_ERROR or a GOAWAY, net/http's HTTP/2
+client resends a request by itself if it can rewind the body; the client
+never lets it, and sends a stream declared unprocessed again through its own
+retry loop, with backoff and budget. The resets are at 1/16 so that a client
+that let net/http resend, which waits 1 s, 2 s, 4 s... between its own
+resends, would fail the row rather than hang it. The last row trusts a 503
+with Retry-After as "not forwarded" (` + "`WithTrust503RetryAfterNotForwarded`" + `):
+right for that fault, which comes before the sandbox acts, and wrong behind a
+gateway with a maintenance page, where it would send a stored transfer
+again.
 
 Columns: calls that **succeeded**; **definite** failures (nothing was
 created); **outcome unknown** failures (` + "`ErrOutcomeUnknown`" + `: the caller must
@@ -493,14 +625,24 @@ however often net/http resent it underneath); **faults** injected.
 | transport | faults | idempotency key | calls | succeeded | definite | outcome unknown | stored | duplicates | attempts | faults |
 |---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|
 `)
-	dupRows, keyedShort := 0, map[string]int{}
+	dupRows := 0
+	var keyedShort, declinedShort []string
 	for _, r := range rows {
 		idem := "off"
 		if r.idempotency {
 			idem = "on"
-			if r.succeeded < r.calls {
-				keyedShort[r.transport()+" "+r.name] += r.calls - r.succeeded
-			}
+		}
+		short := fmt.Sprintf("%s %s, keys %s (%d calls)", r.transport(), r.name, idem, r.calls-r.succeeded)
+		declinesOnly := true
+		for _, f := range r.faults {
+			declinesOnly = declinesOnly && r.declines(f.Kind)
+		}
+		switch {
+		case r.succeeded == r.calls:
+		case r.idempotency:
+			keyedShort = append(keyedShort, short)
+		case declinesOnly:
+			declinedShort = append(declinedShort, short)
 		}
 		if r.duplicates > 0 {
 			dupRows++
@@ -513,20 +655,30 @@ however often net/http resent it underneath); **faults** injected.
 		b.WriteString(`- **Zero duplicates in every row.** Without idempotency keys the client never
   sends an initiation again once the service may have acted on it, and never
   lets net/http resend it underneath; the sandbox stores fewer transfers than
-  succeeded + outcome unknown only where the service had not acted: attempts
-  abandoned while held, and requests that reached a connection after its
-  GOAWAY.
+  succeeded + outcome unknown only where it had not acted: a 503 before
+  acting, attempts abandoned while held, and (rarely) an attempt that
+  net/http failed unseen before writing it (see the attempts below).
 `)
 	} else {
 		fmt.Fprintf(&b, "- **DUPLICATES in %d rows**: the client sent an initiation again after the service may have acted on it.\n", dupRows)
 	}
-	b.WriteString(`- **429 and 503 with Retry-After are always recovered** within the retry
-  budget, keys or not: they are answered before the service acts.
-- **Without keys, every fault after storing ends its call as outcome
-  unknown**, never as a definite failure and never resent: 500, a dropped
-  connection or reset stream, a proxy's 503 without Retry-After (which does
-  not prove the service did nothing), a GOAWAY, an abandoned attempt. Every
-  stored transfer is accounted for by a success or one of these.
+	if len(declinedShort) == 0 {
+		b.WriteString(`- **What the service declares it did not act on is always recovered**
+  within the retry budget, keys or not, one transfer stored per call: a 429,
+  a REFUSED_STREAM, a GOAWAY (every stream above its last-stream-id is sent
+  again, and none was acted on), and a 503 with Retry-After for a client
+  that trusts it.
+`)
+	} else {
+		b.WriteString("- **What the service declares it did not act on is recovered but in " + strings.Join(declinedShort, ", ") + "**.\n")
+	}
+	b.WriteString(`- **Without keys, every answer after which the service may have acted ends
+  its call as outcome unknown**, never as a definite failure and never
+  resent: a 503 with Retry-After, from a gateway with no upstream (nothing
+  stored) or from its maintenance page (stored), since the client cannot
+  tell them apart; a 500; a proxy's 503 without Retry-After; a dropped
+  connection, a PROTOCOL_ERROR reset, an abandoned attempt. Every stored
+  transfer is accounted for by a success or one of these.
 `)
 	if len(keyedShort) == 0 {
 		b.WriteString(`- **With idempotency keys every row succeeds in full**: the client retries
@@ -534,25 +686,24 @@ however often net/http resent it underneath); **faults** injected.
   answer instead of storing a second transfer.
 `)
 	} else {
-		var short []string
-		for name, n := range keyedShort {
-			short = append(short, fmt.Sprintf("%s (%d calls)", name, n))
-		}
-		slices.Sort(short)
-		b.WriteString(`- **With idempotency keys every row succeeds in full but ` + strings.Join(short, ", ") + `**:
-  the client retries ambiguous failures with the same key and the sandbox
-  replays the stored answer instead of storing a second transfer. The calls
-  short are those whose 2xx answer a GOAWAY cut after its headers: the
-  client does not send a call again after a 2xx, key or not, and reports it
-  as outcome unknown.
-`)
+		b.WriteString("- **With idempotency keys every row succeeds in full but " + strings.Join(keyedShort, ", ") + "**.\n")
 	}
 	b.WriteString(`- Attempts count every request that left the client: in every row they
   equal the requests the sandbox received plus the attempts that failed
-  before their request was written (in the GOAWAY rows, add the few written
-  to a connection as it closed, which never arrived). net/http resends nothing underneath:
-  without a key it has no body to rewind, and with one the client refuses
-  its resend and retries through its own policy, with backoff and budget.
+  before their request was written, plus, in the GOAWAY rows, the few
+  written to a connection as it was closing, which never arrived (each
+  above the last-stream-id, and sent again). The matrix follows each call
+  attempt by attempt, by the X-Request-Id the sandbox records: without keys
+  a call is sent again only after the service declared it did not act or
+  after an attempt that failed before it was written, and an outcome-unknown
+  call's last attempt is one after which the service may have acted, or one
+  that net/http's HTTP/2 client failed before writing it without reporting
+  even that it looked for a connection (a request given to a cached
+  connection that a PROTOCOL_ERROR reset has just made unusable: "cannot
+  rewind body after connection loss"), which the client cannot tell from one
+  that was sent. net/http resends nothing underneath: without a key it has
+  no body to rewind, and with one the client refuses its resend and retries
+  through its own policy.
 `)
 	return b.String()
 }
