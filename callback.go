@@ -275,6 +275,30 @@ func cbDecode(body, obj []byte, w *callbackWire) error {
 		return fmt.Errorf("%w: invalid JSON", ErrMalformedCallback)
 	}
 	var exactSeen uint32 // bit i: field i was read under its exact name
+	var err error
+	cbMembers(obj, func(key, value []byte) bool {
+		if f, exact := w.field(key); f >= 0 && (exact || exactSeen&(1<<f) == 0) {
+			if exact {
+				exactSeen |= 1 << f
+			}
+			u := w.decoder(f)
+			if fs, ok := u.(*flexString); ok {
+				*fs = "" // a later member replaces an earlier one whatever its type, as in JavaScript
+			}
+			if u.UnmarshalJSON(value) != nil {
+				err = fmt.Errorf("%w: invalid JSON", ErrMalformedCallback)
+				return false
+			}
+		}
+		return true
+	})
+	return err
+}
+
+// cbMembers calls fn with the name (unescaped) and the value of each member
+// of obj, a JSON object that json.Valid accepted, from its opening brace
+// on, in order, until fn returns false.
+func cbMembers(obj []byte, fn func(key, value []byte) bool) {
 	for i := cbSkipSpace(obj, 1); obj[i] == '"'; {
 		keyEnd := cbValueEnd(obj, i)
 		key := obj[i+1 : keyEnd-1]
@@ -285,23 +309,13 @@ func cbDecode(body, obj []byte, w *callbackWire) error {
 		}
 		vStart := cbSkipSpace(obj, cbSkipSpace(obj, keyEnd)+1) // past the colon
 		vEnd := cbValueEnd(obj, vStart)
-		if f, exact := w.field(key); f >= 0 && (exact || exactSeen&(1<<f) == 0) {
-			if exact {
-				exactSeen |= 1 << f
-			}
-			u := w.decoder(f)
-			if fs, ok := u.(*flexString); ok {
-				*fs = "" // a later member replaces an earlier one whatever its type, as in JavaScript
-			}
-			if err := u.UnmarshalJSON(obj[vStart:vEnd]); err != nil {
-				return fmt.Errorf("%w: invalid JSON", ErrMalformedCallback)
-			}
+		if !fn(key, obj[vStart:vEnd]) {
+			return
 		}
 		if i = cbSkipSpace(obj, vEnd); obj[i] == ',' {
 			i = cbSkipSpace(obj, i+1)
 		}
 	}
-	return nil
 }
 
 // cbFieldNames are the JSON names of callbackWire's fields, in order.
@@ -689,16 +703,7 @@ func cbStringsOnly(raw json.RawMessage, t reflect.Type) json.RawMessage {
 	names, types := cbJSONFields(t)
 	picked := make([]json.RawMessage, len(names))
 	exact := make([]bool, len(names))
-	for i := cbSkipSpace(raw, 1); raw[i] == '"'; {
-		keyEnd := cbValueEnd(raw, i)
-		key := raw[i+1 : keyEnd-1]
-		if bytes.IndexByte(key, '\\') >= 0 {
-			var k string
-			_ = json.Unmarshal(raw[i:keyEnd], &k) // valid: it was checked
-			key = []byte(k)
-		}
-		vStart := cbSkipSpace(raw, cbSkipSpace(raw, keyEnd)+1) // past the colon
-		vEnd := cbValueEnd(raw, vStart)
+	cbMembers(raw, func(key, value []byte) bool {
 		f, isExact := -1, false
 		if f = slices.Index(names, string(key)); f >= 0 {
 			isExact = true
@@ -707,12 +712,10 @@ func cbStringsOnly(raw json.RawMessage, t reflect.Type) json.RawMessage {
 		}
 		if f >= 0 && (isExact || !exact[f]) {
 			exact[f] = exact[f] || isExact
-			picked[f] = raw[vStart:vEnd]
+			picked[f] = value
 		}
-		if i = cbSkipSpace(raw, vEnd); raw[i] == ',' {
-			i = cbSkipSpace(raw, i+1)
-		}
-	}
+		return true
+	})
 	out := make(map[string]json.RawMessage, len(names))
 	for f, v := range picked {
 		switch {
