@@ -354,9 +354,11 @@ func TestCallbackHandlerCompletionRetried(t *testing.T) {
 	srv, h := serve(t, rc.fn, callback.WithStore(store), callback.WithLogger(logger))
 	t.Cleanup(func() { store.failing.Store(false) }) // ends a failing test's retries
 
-	require.Equal(t, http.StatusNoContent, post(t, srv.URL+"/cb", statusBody).code, "the answer, while the completion fails")
+	first := postWithin(t, srv.URL+"/cb", statusBody)
+	require.Equal(t, http.StatusNoContent, first.code, "the answer, while the completion fails")
+	assert.True(t, first.close, "the answer before the retries ends its connection")
 	waitUntil(t, "a completion retried", func() bool { return h.Stats().CompletionRetries > 0 })
-	a := post(t, srv.URL+"/cb", statusBody)
+	a := postWithin(t, srv.URL+"/cb", statusBody)
 	assert.Equal(t, http.StatusServiceUnavailable, a.code, "a redelivery while the completion is retried")
 	assert.NotEmpty(t, a.header.Get("Retry-After"))
 	assert.Equal(t, 1, rc.count())
@@ -395,5 +397,28 @@ func waitUntil(t *testing.T, what string, done func() bool) {
 	for !done() {
 		require.True(t, time.Now().Before(deadline), "waited 30 s for %s", what)
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// postWithin is post that fails the test if the answer does not come
+// within 30 s.
+func postWithin(t *testing.T, url, body string) answer {
+	t.Helper()
+	type result struct {
+		a   answer
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		a, err := trySend(http.MethodPost, url, body, nil)
+		done <- result{a, err}
+	}()
+	select {
+	case r := <-done:
+		require.NoError(t, r.err)
+		return r.a
+	case <-time.After(30 * time.Second):
+		t.Fatal("no answer within 30 s")
+		return answer{}
 	}
 }

@@ -28,10 +28,11 @@ const retryAfterBusy = "5"
 // processed in its store, then answers 204. If the store fails to, the
 // handler answers 204 at once (flushed, through http.ResponseController,
 // with Connection: close over HTTP/1 so that the sender's next request
-// does not wait on this connection) and tries again, pausing 20 ms after
-// the first failure and twice as long after each next one, up to 5 s (or
-// an eighth of the store's lease, if that is less), until the store
-// records it, or answers [ErrClaimLost], or one lease has passed since the
+// does not wait on this connection) and tries again, pausing up to 20 ms
+// after the first failure and up to twice as long after each next one, up
+// to 5 s (or an eighth of the store's lease, if that is less; each pause
+// is a random half to whole of that, so that handlers that failed together
+// do not retry together), until the store records it, or answers [ErrClaimLost], or one lease has passed since the
 // function returned. Meanwhile the claim holds, so a redelivery is
 // answered 503 and does not call the function again. ServeHTTP returns
 // only then, so that http.Server.Shutdown waits for the completion and no
@@ -84,6 +85,9 @@ type handlerStats struct {
 // Stats returns the counts of the handler's completions so far; it is
 // safe to call at any time, from any goroutine, to export them as metrics.
 func (h *Handler) Stats() Stats {
+	if h.stats == nil { // a Handler not made by NewHandler
+		return Stats{}
+	}
 	return Stats{CompletionRetries: h.stats.retries.Load(), CompletionsLost: h.stats.lost.Load()}
 }
 
