@@ -101,8 +101,9 @@ type Store interface {
 //
 // ReleaseFenced forgets the claim with token, so that key can be claimed
 // again, and returns nil when that claim still holds key (its lease lapsed
-// or not, while the store still has it); otherwise (another token's claim holds key, no claim does, or key
-// is processed) it changes nothing and returns ErrClaimLost.
+// or not, while the store still has it); otherwise (another token's claim
+// holds key, no claim does, or key is processed) it changes nothing and
+// returns ErrClaimLost.
 //
 // A wrapper around a FencedStore (to count or time its calls, say) must be
 // a FencedStore too, or the handler ends claims without their tokens.
