@@ -86,16 +86,16 @@
 // stores keep no digest of them, so it cannot tell, nor log, which case a
 // differing body is.
 //
-// Once your function has returned nil, the handler records the delivery
-// as processed and answers 204; if the store fails to record it, the
-// handler answers 204 at once and tries again, with growing pauses, for up
-// to one lease, while the claim keeps redeliveries out (503). So an outage of the store
-// at that moment calls your function a second time only if it outlasts
-// the lease (10 minutes by default: [DefaultLease]); [Handler] has the
-// details, and [Handler.Stats] counts the retries and the completions
-// lost. De-duplication is best effort all the same (a store forgets
-// after its retention or size, a lease shorter than your function's call
-// lets a redelivery in), so your function should still be idempotent.
+// Once your function has returned nil, the handler records the delivery as
+// processed and answers 204; if the store fails to record it, the handler
+// answers 204 at once and tries again, with growing pauses, for up to one
+// lease, while the claim keeps redeliveries out (503). So an outage of the
+// store at that moment calls your function a second time only if it
+// outlasts the lease (10 minutes by default: [DefaultLease]); [Handler] has
+// the details, and [Handler.Stats] counts the retries and the completions
+// lost. De-duplication is best effort all the same (a store forgets after
+// its retention or size, a lease shorter than your function's call lets a
+// redelivery in), so your function should still be idempotent.
 //
 // # Logging
 //

@@ -27,18 +27,19 @@ const retryAfterBusy = "5"
 // When the function succeeded, the handler records the delivery as
 // processed in its store, then answers 204. If the store fails to, the
 // handler answers 204 at once (flushed, through http.ResponseController,
-// with Connection: close over HTTP/1 so that the sender's next request
-// does not wait on this connection) and tries again, pausing up to 20 ms
-// after the first failure and up to twice as long after each next one, up
-// to 5 s (or an eighth of the store's lease, if that is less; each pause
-// is a random half to whole of that, so that handlers that failed together
-// do not retry together), until the store records it, or answers [ErrClaimLost], or one lease has passed since the
-// function returned. Meanwhile the claim holds, so a redelivery is
-// answered 503 and does not call the function again. ServeHTTP returns
-// only then, so that http.Server.Shutdown waits for the completion and no
-// goroutine is left behind; a shutdown whose context ends first leaves the
-// completion to the process's remaining life. The lease is [DefaultLease],
-// or what the store's Lease method returns (see [Store]).
+// with Connection: close over HTTP/1 so that the sender's next request does
+// not wait on this connection) and tries again, pausing up to 20 ms after
+// the first failure and up to twice as long after each next one, up to 5 s
+// (or an eighth of the store's lease, if that is less; each pause is a
+// random half to whole of that, so that handlers that failed together do
+// not retry together), until the store records it, or answers
+// [ErrClaimLost], or one lease has passed since the function returned.
+// Meanwhile the claim holds, so a redelivery is answered 503 and does not
+// call the function again. ServeHTTP returns only then, so that
+// http.Server.Shutdown waits for the completion and no goroutine is left
+// behind; a shutdown whose context ends first leaves the completion to the
+// process's remaining life. The lease is [DefaultLease], or what the
+// store's Lease method returns (see [Store]).
 //
 // So an outage of the store at completion time costs no second call of
 // the function if it ends before the claim lapses: within the lease,

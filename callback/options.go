@@ -120,13 +120,13 @@ func WithoutDedup() Option {
 }
 
 // WithLogger sets the logger (default none: the handler logs nothing). It
-// logs refused requests, and the first failed attempt to record a
-// delivery as processed, at Warn; function errors, panics, store failures,
+// logs refused requests, and the first failed attempt to record a delivery
+// as processed, at Warn; function errors, panics, store failures,
 // completions lost (see [Handler.Stats]) and misconfiguration at Error;
 // duplicates still in progress, and completions recorded after retries, at
-// Info; and acknowledged duplicates and deliveries at Debug. It never logs bodies,
-// query strings, secrets or personal data; it does log the text of the
-// function's errors, which should therefore carry none either.
+// Info; and acknowledged duplicates and deliveries at Debug. It never logs
+// bodies, query strings, secrets or personal data; it does log the text of
+// the function's errors, which should therefore carry none either.
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) { c.logger = l }
 }
