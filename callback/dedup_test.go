@@ -205,6 +205,7 @@ type faultyStore struct {
 	completeFails  int32
 	releaseErr     error
 	lease          time.Duration // what Lease returns
+	gate           chan struct{} // when set, completions after the first wait until it is closed
 	completed      atomic.Int32
 	released       atomic.Int32
 	claimedContext atomic.Bool
@@ -216,7 +217,11 @@ func (s *faultyStore) Claim(ctx context.Context, key string) (callback.ClaimResu
 }
 
 func (s *faultyStore) Complete(ctx context.Context, _ string) error {
-	if n := s.completed.Add(1); s.completeFails < 0 || n <= s.completeFails {
+	n := s.completed.Add(1)
+	if n > 1 && s.gate != nil {
+		<-s.gate
+	}
+	if s.completeFails < 0 || n <= s.completeFails {
 		return s.completeErr
 	}
 	return nil
@@ -293,17 +298,21 @@ func TestCallbackHandlerCompletionGivesUp(t *testing.T) {
 	var buf bytes.Buffer
 	var mu sync.Mutex
 	logger := slog.New(slog.NewJSONHandler(&lockedWriter{w: &buf, mu: &mu}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	store := &faultyStore{claim: callback.ClaimNew, completeErr: errors.New("READONLY You can't write against a read only replica."), completeFails: -1, lease: lease}
+	gate := make(chan struct{})
+	store := &faultyStore{claim: callback.ClaimNew, completeErr: errors.New("READONLY You can't write against a read only replica."), completeFails: -1, lease: lease, gate: gate}
 	rc := &recorder{}
 	srv, h := serve(t, rc.fn, callback.WithStore(store), callback.WithLogger(logger))
 	inquiryBody := `{"transferId":"tr-9","status":"inquiry","originator":{"firstName":"Ada","lastName":"Lovelace","walletAddress":"bc1qSECRETWALLET"}}`
 
 	began := time.Now()
-	assert.Equal(t, http.StatusNoContent, post(t, srv.URL+"/cb", inquiryBody).code)
-	answered := time.Since(began)
+	// The retries wait on the gate: the answer arrives while they do, so
+	// the sender does not wait for them.
+	release := sync.OnceFunc(func() { close(gate) })
+	t.Cleanup(release)
+	assert.Equal(t, http.StatusNoContent, postWithin(t, srv.URL+"/cb", inquiryBody).code)
+	release()
 	srv.Close()
 	gaveUp := time.Since(began)
-	assert.Less(t, answered, lease/2, "the sender waited for the completion's retries")
 	// It gives up when the next pause (at most lease/8) would end past the
 	// lease.
 	assert.GreaterOrEqual(t, gaveUp, lease-lease/8, "the handler gave up before the lease passed")
