@@ -367,6 +367,7 @@ func TestCallbackHandlerMisconfigured(t *testing.T) {
 		{"negative tolerance", ok, []callback.Option{callback.WithVerifier(&callback.WebhookVerifier{Secrets: [][]byte{[]byte("whsec-test-secret-1")}, Tolerance: -time.Second})}},
 		{"zero body limit", ok, []callback.Option{callback.WithMaxBodyBytes(0)}},
 		{"nil store", ok, []callback.Option{callback.WithStore(nil)}},
+		{"store that reports a fault", ok, []callback.Option{callback.WithStore(faultedStore{callback.NewMemoryStore(10)})}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -436,3 +437,9 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// faultedStore is a store that reports, through Err, that it cannot keep
+// the promise (as a redisstore on an evicting Redis does).
+type faultedStore struct{ *callback.MemoryStore }
+
+func (faultedStore) Err() error { return errors.New("store: evicts processed deliveries") }

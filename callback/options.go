@@ -102,12 +102,22 @@ func WithMaxBodyBytes(n int64) Option {
 
 // WithStore sets the store that de-duplicates deliveries (default: a
 // [MemoryStore] of 100,000 deliveries). Give the same shared store to every
-// server of a fleet.
+// server of a fleet. A store that reports its own faults with an Err
+// method, as the stores of callback/redisstore and callback/pgstore do,
+// is asked once, here: a store that cannot keep the promise (invalid
+// options, a Redis whose maxmemory-policy evicts) makes the handler refuse
+// every request, and [Handler.Err] says why.
 func WithStore(s Store) Option {
 	return func(c *config) {
 		if s == nil {
 			c.fail(errors.New("callback: WithStore: nil store (use WithoutDedup to disable de-duplication)"))
 			return
+		}
+		if e, ok := s.(interface{ Err() error }); ok {
+			if err := e.Err(); err != nil {
+				c.fail(fmt.Errorf("callback: WithStore: %w", err))
+				return
+			}
 		}
 		c.store, c.noDedup = s, false
 	}

@@ -52,10 +52,12 @@ func TestEvictionPolicy(t *testing.T) {
 				o.Username, o.Password = tt.user, "app-password"
 			}
 			s := redisstore.New(srv.Client(t, o))
+			h := callback.NewHandler(func(context.Context, *travelrule.Callback) error { return nil }, callback.WithStore(s))
 			key := storetest.NewKey(t)
 			r, token, err := s.ClaimFenced(ctx, key)
 			if !tt.refused {
 				require.NoError(t, s.Err())
+				require.NoError(t, h.Err())
 				require.NoError(t, err)
 				assert.Equal(t, callback.ClaimNew, r)
 				assert.NotEmpty(t, token)
@@ -64,6 +66,7 @@ func TestEvictionPolicy(t *testing.T) {
 			require.Error(t, s.Err())
 			assert.Equal(t, fmt.Sprintf("redisstore: the Redis server's maxmemory-policy is %q, which evicts the store's keys when memory runs short and so forgets processed deliveries: set maxmemory-policy to noeviction", tt.policy), s.Err().Error())
 			assert.ErrorIs(t, err, s.Err(), "every claim is refused with the reason")
+			assert.ErrorIs(t, h.Err(), s.Err(), "the handler refuses to start with the store")
 			assert.Zero(t, r)
 			assert.Empty(t, token)
 			assert.Zero(t, admin.Exists(ctx, redisstore.DefaultPrefix+key).Val(), "a refused claim writes nothing")
