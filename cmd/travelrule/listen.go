@@ -63,7 +63,24 @@ func (c *cli) listen(ctx context.Context, args []string) int {
 	if c.listenTimeouts != nil {
 		limits = *c.listenTimeouts
 	}
+	if c.listenConns != nil {
+		ln = acceptHook{ln, c.listenConns}
+	}
 	return serveUntilDone(ctx, listenServer(mux, limits), ln, c)
+}
+
+// acceptHook is a listener that calls hook with each connection it accepts.
+type acceptHook struct {
+	net.Listener
+	hook func(net.Conn)
+}
+
+func (l acceptHook) Accept() (net.Conn, error) {
+	conn, err := l.Listener.Accept()
+	if err == nil {
+		l.hook(conn)
+	}
+	return conn, err
 }
 
 // serverTimeouts are the time-outs of a server that anyone may reach.

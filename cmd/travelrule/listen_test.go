@@ -142,12 +142,18 @@ func TestListenServerTimeouts(t *testing.T) {
 }
 
 // TestListenSlowSenders: senders that trickle their headers or their
-// bodies, or hold an idle connection, cannot hold listen: the server closes each connection within its time-outs (small
+// bodies, hold an idle connection, or never read their answers cannot hold
+// listen: the server closes each connection within its time-outs (small
 // here), and answers another sender meanwhile.
 func TestListenSlowSenders(t *testing.T) {
 	limits := serverTimeouts{header: time.Second, read: time.Second, write: 2 * time.Second, idle: time.Second}
 	var out, errOut syncBuffer
-	c := &cli{stdin: strings.NewReader(""), stdout: &out, stderr: &errOut, getenv: func(string) string { return "" }, listenTimeouts: &limits}
+	// The server's send buffers are small, so that a sender that reads
+	// nothing blocks the server's writes after a few answers, however the
+	// kernel would size them (up to megabytes, which a loaded machine took
+	// more than the test's bound to fill).
+	smallBuffers := func(conn net.Conn) { _ = conn.(*net.TCPConn).SetWriteBuffer(4096) }
+	c := &cli{stdin: strings.NewReader(""), stdout: &out, stderr: &errOut, getenv: func(string) string { return "" }, listenTimeouts: &limits, listenConns: smallBuffers}
 	base := startListenCLI(t, c, &errOut)
 	u, err := url.Parse(base)
 	require.NoError(t, err)
@@ -187,5 +193,18 @@ func TestListenSlowSenders(t *testing.T) {
 			require.False(t, errors.As(err, &ne) && ne.Timeout(), "a slow sender held its connection for 30 s")
 		}
 		assert.Len(t, lines(t, out.String()), 1, "only the whole callback printed")
+	})
+	t.Run("answers never read", func(t *testing.T) {
+		conn := dial(t, "")
+		require.NoError(t, conn.(*net.TCPConn).SetReadBuffer(4096))
+		batch := strings.Repeat("GET /elsewhere HTTP/1.1\r\nHost: x\r\n\r\n", 100)
+		// Requests go until the server, stuck writing answers nobody
+		// reads, gives the connection up: then a write fails.
+		var err error
+		for err == nil {
+			_, err = io.WriteString(conn, batch)
+		}
+		var ne net.Error
+		require.False(t, errors.As(err, &ne) && ne.Timeout(), "a sender that reads nothing held its connection for 30 s")
 	})
 }

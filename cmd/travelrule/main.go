@@ -66,6 +66,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"slices"
@@ -89,6 +90,7 @@ type cli struct {
 	getenv env
 
 	listenTimeouts *serverTimeouts // listen's, when not the defaults (tests)
+	listenConns    func(net.Conn)  // called with each connection listen accepts (tests)
 }
 
 func main() {
