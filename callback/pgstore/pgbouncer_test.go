@@ -211,13 +211,5 @@ func (b *pgBouncer) admin(ctx context.Context, command string) error {
 // waits for it; if it has not exited after 10 seconds, it kills its
 // process group. Stopping a stopped PgBouncer does nothing.
 func (b *pgBouncer) stop() {
-	b.once.Do(func() {
-		_ = b.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-b.exited:
-		case <-time.After(10 * time.Second):
-			_ = syscall.Kill(-b.cmd.Process.Pid, syscall.SIGKILL)
-			<-b.exited
-		}
-	})
+	b.once.Do(func() { stopProcess(b.cmd, b.exited, syscall.SIGTERM) })
 }

@@ -335,15 +335,19 @@ func (s *pgServer) dsn() string {
 // shutdown) and waits for it; if it has not exited after 10 seconds, it
 // kills its process group. Stopping a stopped server does nothing.
 func (s *pgServer) stop() {
-	s.once.Do(func() {
-		_ = s.cmd.Process.Signal(syscall.SIGQUIT)
-		select {
-		case <-s.exited:
-		case <-time.After(10 * time.Second):
-			_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-			<-s.exited
-		}
-	})
+	s.once.Do(func() { stopProcess(s.cmd, s.exited, syscall.SIGQUIT) })
+}
+
+// stopProcess sends sig to cmd's process and waits for exited to close; if
+// it has not after 10 seconds, it kills the process group and waits.
+func stopProcess(cmd *exec.Cmd, exited <-chan struct{}, sig syscall.Signal) {
+	_ = cmd.Process.Signal(sig)
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-exited
+	}
 }
 
 // newPool returns a pool of at most maxConns connections to srv (with
