@@ -364,7 +364,7 @@ func TestFinalInformationalAnswerIsNotProof(t *testing.T) {
 // A 101 whose connection the server keeps open: its body is the connection
 // itself, which no context ends. A call that may be repeated must not wait
 // on it before retrying: every call returns within its deadline.
-func TestSwitchingProtocolsHeldOpenEndsWithTheDeadline(t *testing.T) {
+func TestSwitchingProtocolsHeldOpenDoesNotHangTheCall(t *testing.T) {
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
 	c, _ := setup(t, rawAnswer(func(w io.Writer, _ *http.Request) {
