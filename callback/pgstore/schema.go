@@ -153,7 +153,13 @@ type shape struct {
 // them, in the order of shape.types.
 var columns = [4][2]string{{"key", "text"}, {"token", "text"}, {"done", "boolean"}, {"expires_at", "timestamp with time zone"}}
 
-// look reads the table's shape from the catalog.
+// look reads the table's shape from the catalog. to_regclass finds a
+// table by the catalog's latest state, the rest of the statement reads it
+// as of the statement's start: a table that another replica's New created
+// in between is found but has no columns yet. So the table is taken to
+// exist only when its pg_class row is visible to the statement too; when
+// it is not, prepare creates it (a no-op by then, under the lock) and
+// looks again.
 func (t table) look(ctx context.Context, pool *pgxpool.Pool) (shape, error) {
 	var sh shape
 	var types [4]*string
@@ -166,7 +172,7 @@ func (t table) look(ctx context.Context, pool *pgxpool.Pool) (shape, error) {
 		WHERE i.indrelid = r.oid AND a.attname = 'key' AND i.indisunique AND i.indisvalid AND i.indpred IS NULL AND i.indnkeyatts = 1),
 	EXISTS (SELECT 1 FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
 		WHERE i.indrelid = r.oid AND a.attname = 'expires_at' AND i.indisvalid AND i.indpred IS NULL)
-FROM (SELECT to_regclass($1)::oid AS oid) r`, t.name).Scan(&sh.exists, &types[0], &types[1], &types[2], &types[3], &sh.keyUnique, &sh.expiresIndexed)
+FROM (SELECT (SELECT c.oid FROM pg_class c WHERE c.oid = to_regclass($1)) AS oid) r`, t.name).Scan(&sh.exists, &types[0], &types[1], &types[2], &types[3], &sh.keyUnique, &sh.expiresIndexed)
 	if err != nil {
 		return shape{}, fmt.Errorf("looking for the table: %w", err)
 	}
