@@ -446,6 +446,10 @@ func TestGoAwayGracefulShutdown(t *testing.T) {
 	require.Equal(t, h2GoAway, f.typ, "%+v", f)
 	assert.Equal(t, http2.ErrCodeNo, f.code)
 	assert.Equal(t, uint32(1), f.last, "stream 1, taken before the fault, is the last processed")
+	// Stream 3's record is stored after its GOAWAY went out; wait for it,
+	// so that it is the second record whatever the scheduler does with
+	// the streams sent next.
+	events.wait(t, served, 2)
 
 	// The client had not seen the GOAWAY when it sent streams 5, 7 and 9.
 	h.post(5, "/transfers/initiate", tok, body, false)
