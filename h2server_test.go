@@ -36,7 +36,10 @@ type h2Server struct {
 	// GOAWAY NO_ERROR naming the last request answered, and the streams
 	// the client opened meanwhile, above it, ignored (never processed).
 	keepalive int
-	bodies    map[[32]byte]int // the bodies of the requests read whole, by digest
+	// maxStreams, when set, is the SETTINGS_MAX_CONCURRENT_STREAMS each
+	// connection announces.
+	maxStreams uint32
+	bodies     map[[32]byte]int // the bodies of the requests read whole, by digest
 
 	ln    net.Listener
 	wg    sync.WaitGroup
@@ -45,15 +48,17 @@ type h2Server struct {
 }
 
 // h2Action is what the server does with a request it has read whole: reset
-// its stream with reset, send GOAWAY, or answer status with body.
+// its stream with reset, send GOAWAY, or answer status with body (after a
+// GOAWAY NO_ERROR naming this stream as the last, with goAwayFirst).
 type h2Action struct {
-	reset  http2.ErrCode
-	goAway bool
-	last   uint32        // the GOAWAY's last-stream-id
-	code   http2.ErrCode // the GOAWAY's code
-	debug  string        // the GOAWAY's debug data
-	status int
-	body   string
+	reset       http2.ErrCode
+	goAway      bool
+	goAwayFirst bool
+	last        uint32        // the GOAWAY's last-stream-id
+	code        http2.ErrCode // the GOAWAY's code
+	debug       string        // the GOAWAY's debug data
+	status      int
+	body        string
 }
 
 func h2Reset(code http2.ErrCode) h2Action { return h2Action{reset: code} }
@@ -133,7 +138,11 @@ func (s *h2Server) serve(c net.Conn) {
 	}
 	fr := http2.NewFramer(c, c)
 	fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
-	if fr.WriteSettings() != nil {
+	var settings []http2.Setting
+	if s.maxStreams > 0 {
+		settings = append(settings, http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: s.maxStreams})
+	}
+	if fr.WriteSettings(settings...) != nil {
 		return
 	}
 	var hbuf bytes.Buffer
@@ -178,7 +187,11 @@ func (s *h2Server) serve(c net.Conn) {
 			s.bodies[sha256.Sum256(body[id].Bytes())]++
 			s.mu.Unlock()
 			delete(body, id)
-			err = s.respond(fr, enc, &hbuf, id)
+			var wentAway bool
+			wentAway, err = s.respond(fr, enc, &hbuf, id)
+			if wentAway {
+				goingAway, last = true, id
+			}
 			answered++
 			if err == nil && s.keepalive > 0 && answered == s.keepalive {
 				goingAway, last = true, id
@@ -204,16 +217,23 @@ func (s *h2Server) counts() (requests, distinct, repeated int) {
 	return requests, distinct, repeated
 }
 
-func (s *h2Server) respond(fr *http2.Framer, enc *hpack.Encoder, hbuf *bytes.Buffer, id uint32) error {
+// respond acts on request id as s.act says; wentAway reports a graceful
+// GOAWAY naming id as the last stream, after which the connection goes on.
+func (s *h2Server) respond(fr *http2.Framer, enc *hpack.Encoder, hbuf *bytes.Buffer, id uint32) (wentAway bool, err error) {
 	a := s.act(int(s.requests.Add(1)))
 	switch {
 	case a.goAway:
 		if err := fr.WriteGoAway(a.last, a.code, []byte(a.debug)); err != nil || a.last == 0 {
-			return err
+			return false, err
 		}
-		return errors.New("GOAWAY for a stream being processed: close the connection")
+		return false, errors.New("GOAWAY for a stream being processed: close the connection")
 	case a.reset != 0:
-		return fr.WriteRSTStream(id, a.reset)
+		return false, fr.WriteRSTStream(id, a.reset)
+	case a.goAwayFirst:
+		if err := fr.WriteGoAway(id, http2.ErrCodeNo, nil); err != nil {
+			return false, err
+		}
+		wentAway = true
 	}
 	hbuf.Reset()
 	for _, f := range []hpack.HeaderField{
@@ -222,11 +242,11 @@ func (s *h2Server) respond(fr *http2.Framer, enc *hpack.Encoder, hbuf *bytes.Buf
 		{Name: "content-length", Value: strconv.Itoa(len(a.body))},
 	} {
 		if err := enc.WriteField(f); err != nil {
-			return err
+			return wentAway, err
 		}
 	}
 	if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: hbuf.Bytes(), EndHeaders: true}); err != nil {
-		return err
+		return wentAway, err
 	}
-	return fr.WriteData(id, true, []byte(a.body))
+	return wentAway, fr.WriteData(id, true, []byte(a.body))
 }

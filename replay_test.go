@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptrace"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -161,6 +163,7 @@ func TestHTTP2GracefulGoAwayStreamsAreRetried(t *testing.T) {
 			case errors.As(err, &ou):
 				unknown++
 				attempts += ou.Attempts
+				t.Logf("call %d: %v", i, err)
 			default:
 				failed++
 				t.Logf("call %d: %v", i, err)
@@ -176,6 +179,66 @@ func TestHTTP2GracefulGoAwayStreamsAreRetried(t *testing.T) {
 	assert.Equal(t, calls, distinct, "every transfer reached the server")
 	assert.Zero(t, repeated, "none twice")
 	assert.Greater(t, attempts, calls, "streams above a GOAWAY's last stream id were sent again")
+}
+
+// A request parked on an HTTP/2 connection net/http already holds, waiting
+// for a stream (the server allows one at a time, and the client waits for
+// it: StrictMaxConcurrentRequests), when a GOAWAY comes: nothing of it was
+// written, and net/http fails with "cannot rewind body after connection
+// loss". The call is retried and the transfer received once; the request
+// the GOAWAY named as processed gets its answer. (When the connection was
+// dialed for another request, net/http reports no GetConn for this one:
+// TestRoundTripStartedByGotConnAlone.)
+func TestHTTP2CachedConnectionGoneBeforeWritingIsRetried(t *testing.T) {
+	held, gotConn := make(chan struct{}), make(chan struct{})
+	s := newH2Server(t, func(n int) h2Action {
+		if n == 2 { // the second call: go away once the third has the connection
+			close(held)
+			<-gotConn
+			return h2Action{goAwayFirst: true, status: http.StatusOK, body: h2Success}
+		}
+		return h2Answer(http.StatusOK, h2Success)
+	})
+	s.maxStreams = 1
+	tr := s.client.Transport.(*http.Transport).Clone()
+	tr.HTTP2 = &http.HTTP2Config{StrictMaxConcurrentRequests: true}
+	var armed atomic.Bool
+	var once sync.Once
+	hc := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if armed.Load() {
+			r = r.WithContext(httptrace.WithClientTrace(r.Context(), &httptrace.ClientTrace{
+				GotConn: func(httptrace.GotConnInfo) { once.Do(func() { close(gotConn) }) },
+			}))
+		}
+		return tr.RoundTrip(r)
+	})}
+	t.Cleanup(tr.CloseIdleConnections)
+	c := h2Client(t, s, travelrule.WithHTTPClient(hc), travelrule.WithRetryMax(1))
+
+	// The first call's answer tells that the client has the server's
+	// SETTINGS (they came before it on the connection).
+	_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+	require.NoError(t, err)
+
+	second := make(chan error, 1)
+	go func() {
+		req := minimalRequest()
+		req.Amount = "2"
+		_, err := c.InitiateTransfer(context.Background(), req)
+		second <- err
+	}()
+	<-held
+	armed.Store(true)
+	req := minimalRequest()
+	req.Amount = "3"
+	res, err := c.InitiateTransfer(context.Background(), req)
+	require.NoError(t, err, "nothing was written on the connection that went away")
+	assert.Equal(t, 2, res.Attempts)
+	require.NoError(t, <-second, "named by the GOAWAY as processed")
+	requests, distinct, repeated := s.counts()
+	assert.Equal(t, 3, requests)
+	assert.Equal(t, 3, distinct)
+	assert.Zero(t, repeated)
 }
 
 // A call that may be repeated is repeated after a reset, but by the

@@ -48,9 +48,9 @@ type call struct {
 	attempts  int          // the retry loop's attempt number
 	resent    atomic.Int32 // requests a transport wrote again within one attempt
 	wrote     atomic.Bool  // the current attempt wrote its request headers
-	traced    atomic.Bool  // the transport reported the current attempt's GetConn
-	rtWrote   atomic.Bool  // headers written since the transport's last GetConn
-	answered  atomic.Bool  // an answer began since the transport's last GetConn
+	traced    atomic.Bool  // the transport reported a round trip's start in the current attempt
+	rtWrote   atomic.Bool  // headers written since the transport's last round trip began
+	answered  atomic.Bool  // an answer began since the transport's last round trip began
 	refreshed bool         // a 401 or 403 was retried with a new token
 	noToken   error        // after a 401 or 403: why no new token could be had
 	acted     bool         // the service may have acted on some attempt
@@ -76,7 +76,7 @@ func (cl *call) send(ctx context.Context) (answer, error) {
 	if err != nil {
 		return answer{}, cl.transportError(err) // nothing was sent
 	}
-	cl.trace = httptrace.ClientTrace{GetConn: cl.gotConn, WroteHeaders: cl.wroteHeaders}
+	cl.trace = httptrace.ClientTrace{GetConn: cl.getConn, GotConn: cl.gotConn, WroteHeaders: cl.wroteHeaders}
 	if cl.repeatable {
 		cl.trace.GotFirstResponseByte = cl.gotFirstByte
 	}
@@ -289,9 +289,22 @@ func (cl *call) prepareRetry(r *http.Request) error {
 	return nil
 }
 
-// gotConn runs when the transport looks for a connection, at the start of
-// each of its round trips.
-func (cl *call) gotConn(string) {
+// getConn runs when net/http's transport looks for a connection, at the
+// start of each of its round trips.
+func (cl *call) getConn(string) { cl.roundTripStarts() }
+
+// gotConn runs when a transport has a connection for a round trip. It is
+// the only start an HTTP/2 round trip on a connection net/http's pool
+// already holds reports: net/http hands such a request to its HTTP/2
+// client before it looks for a connection itself, so no GetConn comes
+// (and when that connection turns out unusable before the request is
+// written, net/http takes over and fails with "cannot rewind body").
+func (cl *call) gotConn(httptrace.GotConnInfo) { cl.roundTripStarts() }
+
+// roundTripStarts records that a transport began a round trip of the
+// current attempt, and so reports what it writes: until then a transport
+// that reports nothing is taken to have written the request.
+func (cl *call) roundTripStarts() {
 	cl.traced.Store(true)
 	cl.rtWrote.Store(false)
 	cl.answered.Store(false)
