@@ -129,6 +129,7 @@ type frameConn struct {
 	draining bool                // a GOAWAY fault struck: no stream above last is taken
 	last     uint32              // the GOAWAY's last-stream-id
 	sentGA   bool                // the GOAWAY went out
+	started  bool                // the server's first frame, its SETTINGS, began: no frame may come before it
 }
 
 func newFrameConn(c, raw net.Conn) *frameConn {
@@ -275,10 +276,11 @@ func frameHeader(length int, typ, flags byte, id uint32) []byte {
 }
 
 // Write sends the server's bytes to the client, with the resets replaced as
-// asked, the GOAWAY of a graceful shutdown put in before the first frame
-// after it struck, and the frames of the streams it declared unprocessed
-// left out; once the shutdown is complete it closes the write side, and
-// discards whatever comes after.
+// asked, the GOAWAY of a graceful shutdown put in at the first frame
+// boundary after it struck (and after the server's SETTINGS), and the
+// frames of the streams it declared unprocessed left out; once the
+// shutdown is complete it closes the write side, and discards whatever
+// comes after.
 func (c *frameConn) Write(p []byte) (int, error) {
 	if !c.h2.Load() {
 		return c.Conn.Write(p)
@@ -298,6 +300,9 @@ func (c *frameConn) Write(p []byte) (int, error) {
 			}
 			rest = rest[n:]
 			c.wleft -= n
+			if c.wleft == 0 {
+				out = c.pendingGoAway(out)
+			}
 			done = c.wleft == 0 && c.drained()
 			continue
 		}
@@ -315,6 +320,9 @@ func (c *frameConn) Write(p []byte) (int, error) {
 		}
 		c.whdrN = 0
 		out = c.serverFrame(out, c.whdr[:need])
+		if c.wleft == 0 {
+			out = c.pendingGoAway(out)
+		}
 		done = c.wleft == 0 && c.drained()
 	}
 	c.wbuf = out[:0]
@@ -343,7 +351,8 @@ func (c *frameConn) peek() int {
 
 // serverFrame appends the frame whose header (and the payload's first bytes
 // that peek asks for) is f to out, as it is to be written, after the
-// GOAWAY of a graceful shutdown not yet written, and sets what is to be
+// GOAWAY of a graceful shutdown not yet written (unless f is the server's
+// first frame), and sets what is to be
 // done with the rest of its payload.
 func (c *frameConn) serverFrame(out, f []byte) []byte {
 	length := uint32(f[0])<<16 | uint32(f[1])<<8 | uint32(f[2])
@@ -353,10 +362,8 @@ func (c *frameConn) serverFrame(out, f []byte) []byte {
 	c.wdiscard = false
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.draining && !c.sentGA {
-		out = append(out, goAwayFrame(c.last)...)
-		c.sentGA = true
-	}
+	out = c.pendingGoAwayLocked(out)
+	c.started = true
 	if typ == frameRSTStream || (typ == frameData || typ == frameHeaders) && flags&flagEndStream != 0 {
 		delete(c.open, id) // ended
 	}
@@ -388,6 +395,24 @@ func (c *frameConn) serverFrame(out, f []byte) []byte {
 		}
 	}
 	return append(out, f...)
+}
+
+// pendingGoAway appends to out the GOAWAY of a graceful shutdown that
+// struck and has not gone out, if the server's SETTINGS went before it (the
+// client takes any other frame first for a protocol error). It is called
+// between frames.
+func (c *frameConn) pendingGoAway(out []byte) []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.pendingGoAwayLocked(out)
+}
+
+func (c *frameConn) pendingGoAwayLocked(out []byte) []byte {
+	if c.draining && !c.sentGA && c.started {
+		out = append(out, goAwayFrame(c.last)...)
+		c.sentGA = true
+	}
+	return out
 }
 
 // goAwayFrame is a GOAWAY with error code NO_ERROR and last-stream-id
@@ -425,11 +450,11 @@ func (c *frameConn) goAway() {
 		return
 	}
 	c.draining, c.last = true, c.taken
-	now := c.wleft == 0 // the wire is between frames
+	now := c.wleft == 0 && c.started // the wire is between frames, after the server's SETTINGS
 	c.sentGA = now
 	c.mu.Unlock()
 	if !now {
-		return // Write puts it in before the next frame
+		return // Write puts it in after the frame being written
 	}
 	if _, err := c.Conn.Write(goAwayFrame(c.last)); err != nil {
 		return // the connection is gone: nothing more reaches the client

@@ -125,26 +125,32 @@ func TestFrameConnWrite(t *testing.T) {
 	}
 }
 
+// serverSettings is the first frame of a server: its SETTINGS.
+var serverSettings = frame(0x4, 0, 0, 0, 3, 0, 0, 0, 100)
+
 // TestFrameConnGoAwayAtOnce: a graceful shutdown that strikes between
-// frames writes its GOAWAY at once; with no stream taken its
-// last-stream-id is 0 and the connection is half-closed at once, after
-// which the reset of the faulted stream is discarded. Otherwise the
-// connection stays open until the streams at or below the id end, here
-// by the client's RST_STREAM.
+// frames, after the server's SETTINGS, writes its GOAWAY at once; with no
+// stream taken its last-stream-id is 0 and the connection is half-closed
+// at once, after which the reset of the faulted stream is discarded.
+// Otherwise the connection stays open until the streams at or below the
+// id end, here by the client's RST_STREAM.
 func TestFrameConnGoAwayAtOnce(t *testing.T) {
 	t.Run("nothing taken", func(t *testing.T) {
 		pc := &pipeConn{}
 		c := newFrameConn(pc, pc)
 		c.h2.Store(true)
 		c.open[1] = struct{}{}
+		_, err := c.Write(serverSettings)
+		require.NoError(t, err)
 		c.goAway()
-		assert.Equal(t, goAwayFrame(0), pc.w.Bytes())
+		want := append(append([]byte(nil), serverSettings...), goAwayFrame(0)...)
+		assert.Equal(t, want, pc.w.Bytes())
 		assert.True(t, pc.closed)
 		assert.False(t, c.take(1))
 		n, err := c.Write(rst(1, codeInternalError))
 		require.NoError(t, err)
 		assert.Equal(t, frameHeaderLen+4, n)
-		assert.Equal(t, goAwayFrame(0), pc.w.Bytes(), "nothing after the close")
+		assert.Equal(t, want, pc.w.Bytes(), "nothing after the close")
 	})
 	t.Run("closed by the client's reset", func(t *testing.T) {
 		var client []byte
@@ -160,8 +166,10 @@ func TestFrameConnGoAwayAtOnce(t *testing.T) {
 			n += m
 		}
 		require.True(t, c.take(3))
+		_, err := c.Write(serverSettings)
+		require.NoError(t, err)
 		c.goAway()
-		assert.Equal(t, goAwayFrame(3), pc.w.Bytes())
+		assert.Equal(t, append(append([]byte(nil), serverSettings...), goAwayFrame(3)...), pc.w.Bytes())
 		assert.False(t, pc.closed, "streams 1 and 3 are still to be answered")
 		readAll := func(b []byte) {
 			pc.r = bytes.NewReader(b)
@@ -178,6 +186,36 @@ func TestFrameConnGoAwayAtOnce(t *testing.T) {
 		readAll(rst(1, 0x8))
 		assert.True(t, pc.closed, "closed when the client reset the last of them")
 	})
+}
+
+// A graceful shutdown that strikes before the server's SETTINGS went out
+// (a fault on a connection's first stream, with net/http's server writing
+// its preface from another goroutine) waits for them: a client takes any
+// other first frame for a connection error ("received GOAWAY before a
+// SETTINGS frame", PROTOCOL_ERROR), in 4 of 600 runs of
+// TestHTTP2FaultsNetHTTPClient. The GOAWAY follows the SETTINGS however
+// they are written, and the shutdown then completes as usual.
+func TestFrameConnGoAwayWaitsForSettings(t *testing.T) {
+	for _, size := range []int{1, 5, 9, 10, len(serverSettings)} {
+		t.Run(strconv.Itoa(size), func(t *testing.T) {
+			pc := &pipeConn{}
+			c := newFrameConn(pc, pc)
+			c.h2.Store(true)
+			c.open[1] = struct{}{}
+			c.goAway()
+			assert.Empty(t, pc.w.Bytes(), "nothing before the server's SETTINGS")
+			assert.False(t, pc.closed)
+			assert.False(t, c.take(1))
+			for b := serverSettings; len(b) > 0; {
+				n := min(size, len(b))
+				_, err := c.Write(b[:n])
+				require.NoError(t, err)
+				b = b[n:]
+			}
+			assert.Equal(t, append(append([]byte(nil), serverSettings...), goAwayFrame(0)...), pc.w.Bytes())
+			assert.True(t, pc.closed, "nothing taken: complete at once")
+		})
+	}
 }
 
 // TestFrameConnRead reads a client's frames through a frameConn with
