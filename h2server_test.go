@@ -47,10 +47,12 @@ type h2Server struct {
 	conns map[net.Conn]bool
 }
 
-// h2Action is what the server does with a request it has read whole: reset
-// its stream with reset, send GOAWAY, or answer status with body (after a
-// GOAWAY NO_ERROR naming this stream as the last, with goAwayFirst).
+// h2Action is what the server does with a request it has read whole, after
+// as many 103 answers as hints: reset its stream with reset, send GOAWAY,
+// or answer status with body (after a GOAWAY NO_ERROR naming this stream
+// as the last, with goAwayFirst).
 type h2Action struct {
+	hints       int // 103 Early Hints answers sent first
 	reset       http2.ErrCode
 	goAway      bool
 	goAwayFirst bool
@@ -221,6 +223,15 @@ func (s *h2Server) counts() (requests, distinct, repeated int) {
 // GOAWAY naming id as the last stream, after which the connection goes on.
 func (s *h2Server) respond(fr *http2.Framer, enc *hpack.Encoder, hbuf *bytes.Buffer, id uint32) (wentAway bool, err error) {
 	a := s.act(int(s.requests.Add(1)))
+	for range a.hints {
+		hbuf.Reset()
+		if err := enc.WriteField(hpack.HeaderField{Name: ":status", Value: "103"}); err != nil {
+			return false, err
+		}
+		if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: hbuf.Bytes(), EndHeaders: true}); err != nil {
+			return false, err
+		}
+	}
 	switch {
 	case a.goAway:
 		if err := fr.WriteGoAway(a.last, a.code, []byte(a.debug)); err != nil || a.last == 0 {

@@ -281,5 +281,21 @@ func TestHTTP2ResetRepeatableCallIsRetriedAndCounted(t *testing.T) {
 			// would tell is lost (send.go, getBody). Such a call is
 			// retried either way.
 		})
+		if i >= len(h2Faults) {
+			continue // a stream answered 103 was processed
+		}
+		// A 103 before the reset is no answer: Go 1.26's client, which
+		// resends after PROTOCOL_ERROR, got the body back and the server
+		// read the request twice with WithRetryMax(0).
+		t.Run(f.name+"/budget after 103", func(t *testing.T) {
+			act := f.act
+			act.hints = 1
+			s := newH2Server(t, func(int) h2Action { return act })
+			_, err := h2Client(t, s, travelrule.WithIdempotency(), travelrule.WithRetryMax(0)).InitiateTransfer(context.Background(), minimalRequest())
+			var ou *travelrule.OutcomeUnknownError
+			require.ErrorAs(t, err, &ou)
+			assert.Equal(t, 1, ou.Attempts)
+			assert.EqualValues(t, 1, s.requests.Load(), "sent once: no retry was allowed")
+		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptrace"
+	"net/textproto"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -50,7 +51,8 @@ type call struct {
 	wrote     atomic.Bool  // the current attempt wrote its request headers
 	traced    atomic.Bool  // the transport reported a round trip's start in the current attempt
 	rtWrote   atomic.Bool  // headers written since the transport's last round trip began
-	answered  atomic.Bool  // an answer began since the transport's last round trip began
+	answered  atomic.Bool  // a final answer began since the transport's last round trip began
+	informed  atomic.Int32 // 1xx answers since the transport's last round trip began
 	refreshed bool         // a 401 or 403 was retried with a new token
 	noToken   error        // after a 401 or 403: why no new token could be had
 	acted     bool         // the service may have acted on some attempt
@@ -79,6 +81,7 @@ func (cl *call) send(ctx context.Context) (answer, error) {
 	cl.trace = httptrace.ClientTrace{GetConn: cl.getConn, GotConn: cl.gotConn, WroteHeaders: cl.wroteHeaders}
 	if cl.repeatable {
 		cl.trace.GotFirstResponseByte = cl.gotFirstByte
+		cl.trace.Got1xxResponse = cl.got1xx
 	}
 	cl.ctx = httptrace.WithClientTrace(ctx, &cl.trace)
 	if cl.method == "" {
@@ -302,18 +305,27 @@ func (cl *call) getConn(string) { cl.roundTripStarts() }
 func (cl *call) gotConn(httptrace.GotConnInfo) { cl.roundTripStarts() }
 
 // roundTripStarts records that a transport began a round trip of the
-// current attempt, and so reports what it writes: until then a transport
-// that reports nothing is taken to have written the request.
+// current attempt. Until then the request is taken to have been written,
+// and so it is whenever the transport has never reported writing one
+// (Client.tracesWrites): a transport that passes on a start signal but not
+// the writes would otherwise have every failure taken for one before
+// sending.
 func (cl *call) roundTripStarts() {
-	cl.traced.Store(true)
+	if cl.client.tracesWrites.Load() {
+		cl.traced.Store(true)
+	}
 	cl.rtWrote.Store(false)
 	cl.answered.Store(false)
+	cl.informed.Store(0)
 }
 
 // wroteHeaders runs each time a transport has written the request's
 // headers. A second time within one attempt is a request the transport
 // sent again by itself: it left the client, so it counts.
 func (cl *call) wroteHeaders() {
+	if tw := cl.client.tracesWrites; !tw.Load() {
+		tw.Store(true)
+	}
 	cl.rtWrote.Store(true)
 	if cl.wrote.Swap(true) {
 		cl.resent.Add(1)
@@ -321,6 +333,27 @@ func (cl *call) wroteHeaders() {
 }
 
 func (cl *call) gotFirstByte() { cl.answered.Store(true) }
+
+// max1xx is how many 1xx answers one round trip may get: net/http's own
+// bound, which it lifts when Got1xxResponse is set.
+const max1xx = 5
+
+// errTooMany1xx ends a round trip that got more than max1xx 1xx answers.
+var errTooMany1xx = errors.New("too many 1xx informational answers")
+
+// got1xx runs for each 1xx answer but the last (a final 101 ends the
+// exchange). The first byte of a 1xx is no answer: the request may still
+// be acted on, so that a transport's own resend after it is refused
+// (getBody); net/http reports a round trip's first byte once, so after a
+// 1xx the final answer does not count as one either, and a 307 or 308
+// that follows is not followed.
+func (cl *call) got1xx(int, textproto.MIMEHeader) error {
+	cl.answered.Store(false)
+	if cl.informed.Add(1) > max1xx {
+		return errTooMany1xx
+	}
+	return nil
+}
 
 // sent is how many requests left the client: the attempts of the retry
 // loop and any request a transport sent again within one of them.

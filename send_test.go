@@ -208,54 +208,117 @@ func TestTransportWithoutTracesCountsAsSent(t *testing.T) {
 // net/http fails with "cannot rewind body". The attempt reported its start
 // and wrote nothing: it is retried. It counted as written, and so ended
 // outcome unknown, in 1 of 40 runs of TestHTTP2GracefulGoAwayStreamsAreRetried.
+// A start is believed only of a transport that has reported a write
+// before (net/http's own always has: TestTransportReportingNoWrites).
 func TestRoundTripStartedByGotConnAlone(t *testing.T) {
 	errRewind := errors.New("net/http: cannot rewind body after connection loss")
 	for _, tt := range []struct {
 		name    string
+		before  bool // a call went through first, its write reported
 		wrote   bool
 		unknown bool
 	}{
-		{"nothing written", false, false},
-		{"headers written", true, true},
+		{"nothing written", true, false, false},
+		{"headers written", true, true, true},
+		{"no write reported yet", false, false, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			c, ts := setup(t, answer(http.StatusOK, `{"status":"succes"}`), travelrule.WithHTTPClient(&http.Client{Transport: &firstFails{
-				fail: func(r *http.Request) (*http.Response, error) {
-					trace := httptrace.ContextClientTrace(r.Context())
-					require.NotNil(t, trace)
-					trace.GotConn(httptrace.GotConnInfo{Reused: true})
-					if tt.wrote {
-						trace.WroteHeaders()
-					}
-					r.Body.Close()
-					return nil, errRewind
-				},
-			}}))
+			tr := &failArmed{fail: func(r *http.Request) (*http.Response, error) {
+				trace := httptrace.ContextClientTrace(r.Context())
+				require.NotNil(t, trace)
+				trace.GotConn(httptrace.GotConnInfo{Reused: true})
+				if tt.wrote {
+					trace.WroteHeaders()
+				}
+				r.Body.Close()
+				return nil, errRewind
+			}}
+			c, ts := setup(t, answer(http.StatusOK, `{"status":"succes"}`), travelrule.WithHTTPClient(&http.Client{Transport: tr}))
+			if tt.before {
+				_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+				require.NoError(t, err)
+			}
+			hits := ts.hits.Load()
+			tr.armed.Store(true)
 			res, err := c.InitiateTransfer(context.Background(), minimalRequest())
 			if tt.unknown {
 				require.ErrorIs(t, err, travelrule.ErrOutcomeUnknown)
-				assert.Zero(t, ts.hits.Load())
+				assert.Equal(t, hits, ts.hits.Load())
 				return
 			}
 			require.NoError(t, err)
 			assert.Equal(t, 2, res.Attempts)
-			assert.EqualValues(t, 1, ts.hits.Load())
+			assert.Equal(t, hits+1, ts.hits.Load())
 		})
 	}
 }
 
-// firstFails is a transport whose first round trip is fail; the others go
-// to http.DefaultTransport.
-type firstFails struct {
-	fail   func(*http.Request) (*http.Response, error)
-	failed atomic.Bool
+// failArmed is a transport whose next round trip once armed is fail; the
+// others go to http.DefaultTransport.
+type failArmed struct {
+	fail  func(*http.Request) (*http.Response, error)
+	armed atomic.Bool
 }
 
-func (f *firstFails) RoundTrip(r *http.Request) (*http.Response, error) {
-	if !f.failed.Swap(true) {
+func (f *failArmed) RoundTrip(r *http.Request) (*http.Response, error) {
+	if f.armed.Swap(false) {
 		return f.fail(r)
 	}
 	return http.DefaultTransport.RoundTrip(r)
+}
+
+// A transport that passes on the start of a round trip (GetConn, GotConn)
+// but not the writes, as a bridge from another HTTP client to httptrace
+// may: the request reached the service and the answer was lost, so the
+// call's outcome is unknown, however many calls went through before. (With
+// GotConn counted as a start whatever the transport, such a call was sent
+// twice.)
+func TestTransportReportingNoWrites(t *testing.T) {
+	var lose atomic.Bool
+	tr := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if trace := httptrace.ContextClientTrace(r.Context()); trace != nil {
+			trace.GetConn(r.URL.Host)
+			trace.GotConn(httptrace.GotConnInfo{})
+		}
+		resp, err := http.DefaultTransport.RoundTrip(r.Clone(context.Background())) // the writes go unreported
+		if err != nil || !lose.Load() {
+			return resp, err
+		}
+		resp.Body.Close()
+		return nil, errors.New("read: connection reset by peer")
+	})
+	c, ts := setup(t, answer(http.StatusOK, `{"status":"succes"}`), travelrule.WithHTTPClient(&http.Client{Transport: tr}))
+	_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+	require.NoError(t, err)
+	lose.Store(true)
+	_, err = c.InitiateTransfer(context.Background(), minimalRequest())
+	require.ErrorIs(t, err, travelrule.ErrOutcomeUnknown)
+	assert.EqualValues(t, 2, ts.hits.Load(), "each call reached the service once")
+}
+
+// The 1xx answers a call that may be repeated accepts are bounded, as
+// net/http bounds them for a client that does not look at them (the
+// client looks: a 1xx is no answer, see got1xx): five then a final answer
+// succeed, a sixth ends the attempt.
+func TestInformationalAnswersAreBounded(t *testing.T) {
+	for _, tt := range []struct {
+		hints int
+		ok    bool
+	}{{5, true}, {6, false}, {1000, false}} {
+		t.Run(strconv.Itoa(tt.hints), func(t *testing.T) {
+			raw := strings.Repeat("HTTP/1.1 103 Early Hints\r\nLink: </a>; rel=preload\r\n\r\n", tt.hints) +
+				"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n{\"status\":true}"
+			c, ts := setup(t, hijacked(raw), travelrule.WithRetryMax(0))
+			res, err := c.ResolveInquiry(context.Background(), "tr-1", &travelrule.InquiryResolution{Approved: "true"})
+			assert.EqualValues(t, 1, ts.hits.Load())
+			if tt.ok {
+				require.NoError(t, err)
+				assert.True(t, res.Status)
+				return
+			}
+			require.ErrorIs(t, err, travelrule.ErrOutcomeUnknown, "the request was read")
+		})
+	}
 }
 
 // An attempt that outlasts the attempt time-out ends, and a call that may

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -40,9 +41,14 @@ type Client struct {
 	userAgent      string        // the User-Agent header
 	attemptTimeout time.Duration // the longest one attempt may take, answer body included
 
-	hc        *http.Client // the transport under the retry loop of send.go
-	tokens    *tokenCache
-	deadlines *sharedDeadlines // the attempt time-out of callers whose context cannot end
+	hc *http.Client // the transport under the retry loop of send.go
+	// tracesWrites is set once the transport is known to report through
+	// httptrace each request it writes: net/http's own transport does,
+	// and any other once it has (send.go). A pointer, so that a Client
+	// value may still be copied (and printed).
+	tracesWrites *atomic.Bool
+	tokens       *tokenCache
+	deadlines    *sharedDeadlines // the attempt time-out of callers whose context cannot end
 }
 
 // NewClient returns a client for the service at baseURL, such as
@@ -113,6 +119,10 @@ func (c *Client) newHTTPClient() *http.Client {
 	}
 	if ccs, ok := c.tokenSource.(*clientCredentialsSource); ok {
 		ccs.hc = &http.Client{Transport: base, Timeout: defaultAttemptTimeout}
+	}
+	c.tracesWrites = new(atomic.Bool)
+	if _, ok := base.(*http.Transport); ok {
+		c.tracesWrites.Store(true)
 	}
 	return &http.Client{
 		Transport: base,
