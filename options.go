@@ -125,9 +125,11 @@ func WithClientCredentials(cfg *clientcredentials.Config) Option {
 // headers. A transport must pass each request's context on to the
 // transport under it: the client learns from its httptrace hooks whether a
 // request was written, which decides what may be retried and what net/http
-// may send again. A transport other than an [*http.Transport] is trusted
-// to report writes once it has reported one; until then every failure
-// after a request was handed to it counts as one after sending.
+// may send again. A transport other than net/http's own (a wrapper, or an
+// [*http.Transport] with a TLSNextProto protocol of yours) is trusted to
+// report writes once it has reported one; until then every failure after
+// a request was handed to it, a refused connection too, counts as one
+// after sending.
 func WithHTTPClient(hc *http.Client) Option {
 	return func(o *options) {
 		if hc == nil {

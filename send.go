@@ -52,7 +52,7 @@ type call struct {
 	traced    atomic.Bool  // the transport reported a round trip's start in the current attempt
 	rtWrote   atomic.Bool  // headers written since the transport's last round trip began
 	answered  atomic.Bool  // a final answer began since the transport's last round trip began
-	informed  atomic.Int32 // 1xx answers since the transport's last round trip began
+	informed  atomic.Int64 // header bytes of the 1xx answers since the transport's last round trip began
 	refreshed bool         // a 401 or 403 was retried with a new token
 	noToken   error        // after a 401 or 403: why no new token could be had
 	acted     bool         // the service may have acted on some attempt
@@ -334,12 +334,16 @@ func (cl *call) wroteHeaders() {
 
 func (cl *call) gotFirstByte() { cl.answered.Store(true) }
 
-// max1xx is how many 1xx answers one round trip may get: net/http's own
-// bound, which it lifts when Got1xxResponse is set.
-const max1xx = 5
+// max1xxBytes bounds the header bytes of the 1xx answers of one round
+// trip, each field counted with 32 bytes more (as HPACK counts it) and
+// each answer with 32 bytes of its own, so that a flood of empty ones
+// ends too. net/http bounds them for a client that does not look at them
+// (HTTP/1 with the final answer's, HTTP/2 alone) and lifts its bound when
+// Got1xxResponse is set; this puts one back.
+const max1xxBytes = maxHeaderCopy
 
-// errTooMany1xx ends a round trip that got more than max1xx 1xx answers.
-var errTooMany1xx = errors.New("too many 1xx informational answers")
+// errTooMany1xx ends a round trip whose 1xx answers went past max1xxBytes.
+var errTooMany1xx = errors.New("1xx informational answers too large")
 
 // got1xx runs for each 1xx answer but the last (a final 101 ends the
 // exchange). The first byte of a 1xx is no answer: the request may still
@@ -347,12 +351,24 @@ var errTooMany1xx = errors.New("too many 1xx informational answers")
 // (getBody); net/http reports a round trip's first byte once, so after a
 // 1xx the final answer does not count as one either, and a 307 or 308
 // that follows is not followed.
-func (cl *call) got1xx(int, textproto.MIMEHeader) error {
+func (cl *call) got1xx(_ int, h textproto.MIMEHeader) error {
 	cl.answered.Store(false)
-	if cl.informed.Add(1) > max1xx {
+	if cl.informed.Add(header1xxSize(h)) > max1xxBytes {
 		return errTooMany1xx
 	}
 	return nil
+}
+
+// header1xxSize is what one 1xx answer with header h counts against
+// max1xxBytes.
+func header1xxSize(h textproto.MIMEHeader) int64 {
+	n := int64(32)
+	for k, vv := range h {
+		for _, v := range vv {
+			n += int64(len(k) + len(v) + 32)
+		}
+	}
+	return n
 }
 
 // sent is how many requests left the client: the attempts of the retry

@@ -298,15 +298,23 @@ func TestTransportReportingNoWrites(t *testing.T) {
 
 // The 1xx answers a call that may be repeated accepts are bounded, as
 // net/http bounds them for a client that does not look at them (the
-// client looks: a 1xx is no answer, see got1xx): five then a final answer
-// succeed, a sixth ends the attempt.
+// client looks: a 1xx is no answer, see got1xx), by their header bytes:
+// many small ones then a final answer succeed; a flood of empty ones, or
+// large ones, end the attempt.
 func TestInformationalAnswersAreBounded(t *testing.T) {
 	for _, tt := range []struct {
-		hints int
-		ok    bool
-	}{{5, true}, {6, false}, {1000, false}} {
-		t.Run(strconv.Itoa(tt.hints), func(t *testing.T) {
-			raw := strings.Repeat("HTTP/1.1 103 Early Hints\r\nLink: </a>; rel=preload\r\n\r\n", tt.hints) +
+		name string
+		hint string
+		n    int
+		ok   bool
+	}{
+		{"5 small", "HTTP/1.1 103 Early Hints\r\nLink: </a>; rel=preload\r\n\r\n", 5, true},
+		{"200 small", "HTTP/1.1 103 Early Hints\r\nLink: </a>; rel=preload\r\n\r\n", 200, true},
+		{"10,000 empty", "HTTP/1.1 103 Early Hints\r\n\r\n", 10000, false},
+		{"20 of 4 KiB", "HTTP/1.1 103 Early Hints\r\nLink: " + strings.Repeat("a", 4<<10) + "\r\n\r\n", 20, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			raw := strings.Repeat(tt.hint, tt.n) +
 				"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n{\"status\":true}"
 			c, ts := setup(t, hijacked(raw), travelrule.WithRetryMax(0))
 			res, err := c.ResolveInquiry(context.Background(), "tr-1", &travelrule.InquiryResolution{Approved: "true"})

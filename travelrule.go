@@ -121,9 +121,7 @@ func (c *Client) newHTTPClient() *http.Client {
 		ccs.hc = &http.Client{Transport: base, Timeout: defaultAttemptTimeout}
 	}
 	c.tracesWrites = new(atomic.Bool)
-	if _, ok := base.(*http.Transport); ok {
-		c.tracesWrites.Store(true)
-	}
+	c.tracesWrites.Store(reportsWrites(base))
 	return &http.Client{
 		Transport: base,
 		Jar:       jar,
@@ -131,6 +129,27 @@ func (c *Client) newHTTPClient() *http.Client {
 			return c.checkRedirect(req, via, userRedirect)
 		},
 	}
+}
+
+// reportsWrites reports whether rt is known, before it sent anything, to
+// report through httptrace each request it writes: net/http's own
+// transport, speaking HTTP/1 or its own HTTP/2, does. A connection it hands
+// to a protocol of the user's (another TLSNextProto) or HTTP/3 is
+// written by code that may report nothing; so may any other transport,
+// which send.go believes once it has reported a write.
+func reportsWrites(rt http.RoundTripper) bool {
+	t, ok := rt.(*http.Transport)
+	if !ok {
+		return false
+	}
+	for proto := range t.TLSNextProto {
+		// net/http's own HTTP/2 puts these two in once the transport is
+		// used (or cloned); x/net's ConfigureTransport puts "h2".
+		if proto != "h2" && proto != "unencrypted_http2" {
+			return false
+		}
+	}
+	return t.Protocols == nil || !strings.Contains(t.Protocols.String(), "HTTP3")
 }
 
 // defaultTransport is the standard library's transport tuned for a service
