@@ -174,7 +174,8 @@ func (d *decoder) top(data []byte, v reflect.Value) (null bool, err error) {
 
 // object reads raw, a JSON object, into v, a settable struct of the
 // model; local reports whether v is a local or phonetic name. It reports
-// false, having read nothing, when raw is not an object.
+// false, having read nothing, when raw is not an object or when
+// maxObjects objects have been read already.
 func (d *decoder) object(raw []byte, v reflect.Value, local bool) bool {
 	if d.read >= maxObjects {
 		return false
@@ -280,24 +281,37 @@ func (d *decoder) value(raw []byte, f reflect.Value, m *member) bool {
 	return false
 }
 
-// objects reads raw, a non-empty array of objects, into f, a slice of
-// structs of the model.
-func (d *decoder) objects(raw []byte, f reflect.Value, local bool) bool {
+// objectArray returns the elements of raw when it is a non-empty array of
+// objects that the bound of maxObjects leaves room for.
+func (d *decoder) objectArray(raw []byte) ([][]byte, bool) {
 	elems, ok := arrayElements(raw)
-	if !ok || len(elems) == 0 {
-		return false
+	if !ok || len(elems) == 0 || d.read+len(elems) > maxObjects {
+		return nil, false
 	}
 	for _, e := range elems {
 		if e[0] != '{' {
-			return false
+			return nil, false
 		}
 	}
-	if d.read+len(elems) > maxObjects {
+	return elems, true
+}
+
+// objects reads raw, a non-empty array of objects, into f, a slice of
+// structs of the model. It reads nothing into f when an element cannot
+// be read (the objects of the elements before it used up maxObjects):
+// the member is then kept whole in Extra, where Validate finds it.
+func (d *decoder) objects(raw []byte, f reflect.Value, local bool) bool {
+	elems, ok := d.objectArray(raw)
+	if !ok {
 		return false
 	}
+	saw := d.saw2023
 	s := reflect.MakeSlice(f.Type(), len(elems), len(elems))
 	for i, e := range elems {
-		d.object(e, s.Index(i), local)
+		if !d.object(e, s.Index(i), local) {
+			d.saw2023 = saw
+			return false
+		}
 	}
 	f.Set(s)
 	return true
@@ -305,27 +319,25 @@ func (d *decoder) objects(raw []byte, f reflect.Value, local bool) bool {
 
 // merged reads raw, a non-empty array of name objects, into v as one
 // name: their lists appended in order, the first of their other members
-// kept.
+// kept. It reports false when a name object cannot be read (the objects
+// before it used up maxObjects), as objects does; v is then to be
+// dropped.
 func (d *decoder) merged(raw []byte, v reflect.Value) bool {
-	elems, ok := arrayElements(raw)
-	if !ok || len(elems) == 0 {
+	elems, ok := d.objectArray(raw)
+	if !ok {
 		return false
 	}
-	for _, e := range elems {
-		if e[0] != '{' {
-			return false
-		}
-	}
-	if d.read+len(elems) > maxObjects {
-		return false
-	}
+	saw := d.saw2023
 	s := specOf(v.Type())
 	for i, e := range elems {
 		one := v
 		if i > 0 {
 			one = reflect.New(v.Type()).Elem()
 		}
-		d.object(e, one, false)
+		if !d.object(e, one, false) {
+			d.saw2023 = saw
+			return false
+		}
 		if i == 0 {
 			continue
 		}

@@ -608,3 +608,105 @@ func TestParseBoundsTheObjectsRead(t *testing.T) {
 		assert.ErrorIs(t, p.Validate(), ErrInvalid)
 	}
 }
+
+// TestParseBoundKeepsWholeMembers: once the objects read reach maxObjects,
+// an array member whose later elements cannot be read is kept whole in
+// Extra, where Validate reports it, not read with those elements left
+// zero (a name object, a person dropped without a trace). Whether an
+// element can be read is decided by object's own count: the array's
+// check counts its elements only, not the objects inside them.
+func TestParseBoundKeepsWholeMembers(t *testing.T) {
+	ids := func(n int) string {
+		s := strings.Repeat(`{"primaryIdentifier":"X","nameIdentifierType":"LEGL"},`, n)
+		return s[:len(s)-1]
+	}
+	ids2023 := func(n int) string {
+		return strings.ReplaceAll(ids(n), "nameIdentifierType", "naturalPersonNameIdentifierType")
+	}
+	// Objects before the big array: the payload, originator, the person,
+	// naturalPerson and the (first) name object.
+	const before = 5
+	const np = "originator.originatorPersons[0].naturalPerson"
+	tests := []struct {
+		name  string
+		body  string
+		check func(t *testing.T, p *Payload)
+		fault FieldError // the fault Validate reports, if any
+	}{
+		{"name objects: the second beyond the bound",
+			`{"originator":{"originatorPersons":[{"naturalPerson":{"name":[{"nameIdentifier":[` + ids(maxObjects-before) +
+				`]},{"x":1}],"customerIdentification":"c"}}]}}`,
+			func(t *testing.T, p *Payload) {
+				n := p.Originator.Persons[0].NaturalPerson
+				assert.Nil(t, n.Name)
+				assert.Contains(t, n.Extra, "name", "kept whole, not lost")
+			},
+			FieldError{np + ".name", "must be an object"}},
+		{"name objects: the last within the bound",
+			`{"originator":{"originatorPersons":[{"naturalPerson":{"name":[{"nameIdentifier":[` + ids(maxObjects-before-1) +
+				`]},{"x":1}],"customerIdentification":"c"}}]}}`,
+			func(t *testing.T, p *Payload) {
+				n := p.Originator.Persons[0].NaturalPerson
+				require.NotNil(t, n.Name)
+				assert.Len(t, n.Name.NameIdentifiers, maxObjects-before-1)
+				assert.Equal(t, map[string]json.RawMessage{"x": raw(`1`)}, n.Name.Extra)
+				assert.Nil(t, n.Extra)
+			},
+			FieldError{}},
+		{"persons: the second beyond the bound",
+			`{"originator":{"originatorPersons":[{"naturalPerson":{"name":{"nameIdentifier":[` + ids(maxObjects-before) +
+				`]},"customerIdentification":"c"}},{"naturalPerson":{}}]}}`,
+			func(t *testing.T, p *Payload) {
+				assert.Empty(t, p.Originator.Persons)
+				assert.Contains(t, p.Originator.Extra, "originatorPersons", "kept whole, not lost")
+			},
+			FieldError{"originator.originatorPersons", "must be an array of objects"}},
+		{"persons beyond the bound: their 2023 names do not set the edition",
+			`{"originator":{"originatorPersons":[{"naturalPerson":{"name":{"nameIdentifier":[` + ids2023(maxObjects-before) +
+				`]},"customerIdentification":"c"}},{"naturalPerson":{}}]}}`,
+			func(t *testing.T, p *Payload) {
+				assert.Empty(t, p.Originator.Persons)
+				assert.Contains(t, p.Originator.Extra, "originatorPersons", "kept whole, not lost")
+				assert.Equal(t, Version2020, p.Version, "as when the array is refused before reading")
+			},
+			FieldError{"originator.originatorPersons", "must be an array of objects"}},
+		{"name objects beyond the bound: their 2023 names do not set the edition",
+			`{"originator":{"originatorPersons":[{"naturalPerson":{"name":[{"nameIdentifier":[` + ids2023(maxObjects-before) +
+				`]},{"x":1}],"customerIdentification":"c"}}]}}`,
+			func(t *testing.T, p *Payload) {
+				assert.Nil(t, p.Originator.Persons[0].NaturalPerson.Name)
+				assert.Equal(t, Version2020, p.Version, "as when the array is refused before reading")
+			},
+			FieldError{np + ".name", "must be an object"}},
+		{"persons: the last within the bound",
+			`{"originator":{"originatorPersons":[{"naturalPerson":{"name":{"nameIdentifier":[` + ids(maxObjects-before-1) +
+				`]},"customerIdentification":"c"}},{"accountNumber":"a"}]}}`,
+			func(t *testing.T, p *Payload) {
+				require.Len(t, p.Originator.Persons, 2)
+				assert.Equal(t, []string{"a"}, p.Originator.Persons[1].AccountNumbers)
+				assert.Nil(t, p.Originator.Extra)
+			},
+			FieldError{"originator.originatorPersons[1]", "must have a naturalPerson or a legalPerson"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := mustParse(t, tt.body)
+			tt.check(t, p)
+			var ve *ValidationError
+			require.ErrorAs(t, p.Validate(), &ve, "beneficiary missing")
+			var faults []FieldError
+			for _, f := range ve.Errors {
+				if strings.HasPrefix(f.Path, "originator") {
+					faults = append(faults, f)
+				}
+			}
+			if tt.fault == (FieldError{}) {
+				assert.Empty(t, faults)
+				return
+			}
+			require.NotEmpty(t, faults)
+			assert.Equal(t, tt.fault.Path, faults[0].Path)
+			assert.Contains(t, faults[0].Reason, tt.fault.Reason)
+		})
+	}
+}
