@@ -83,8 +83,9 @@ const (
 //     primaryIdentifier and name type, a legal person's legalPersonName and
 //     name type, an address's addressType, townName and country, a
 //     national identification's identifier and type, a date and place of
-//     birth's both parts, an intermediary VASP's person, and the 2023
-//     edition's payloadVersion;
+//     birth's both parts, the person of an originating, beneficiary or
+//     intermediary VASP (when the VASP is given), and the 2023 edition's
+//     payloadVersion;
 //   - that a person is a natural person or a legal person, not both;
 //   - the code lists (name types, address types, national identifier
 //     types, transliteration methods, payload versions), in upper case
@@ -227,21 +228,27 @@ func (v *validator) payload(p *Payload) {
 		v.accounts(join(path, "accountNumber"), b.AccountNumbers)
 	}
 	if o := p.OriginatingVASP; o != nil {
-		v.extra("originatingVASP", reflect.ValueOf(o).Elem(), false)
-		if o.Person != nil {
-			v.person("originatingVASP.originatingVASP", o.Person, false)
-		}
+		v.vasp("originatingVASP", reflect.ValueOf(o).Elem(), o.Person)
 	}
 	if b := p.BeneficiaryVASP; b != nil {
-		v.extra("beneficiaryVASP", reflect.ValueOf(b).Elem(), false)
-		if b.Person != nil {
-			v.person("beneficiaryVASP.beneficiaryVASP", b.Person, false)
-		}
+		v.vasp("beneficiaryVASP", reflect.ValueOf(b).Elem(), b.Person)
 	}
 	if t := p.TransferPath; t != nil {
 		v.transferPath(t)
 	}
 	v.metadata(p.PayloadMetadata)
+}
+
+// vasp checks the originating or the beneficiary VASP, val, named name:
+// IVMS101 requires its person, the member of the same name.
+func (v *validator) vasp(name string, val reflect.Value, p *Person) {
+	v.extra(name, val, false)
+	path := join(name, name)
+	if p == nil {
+		v.fault(path, "required")
+		return
+	}
+	v.person(path, p, false)
 }
 
 // persons checks the persons of the originator or the beneficiary.

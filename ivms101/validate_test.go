@@ -235,6 +235,21 @@ func TestValidate(t *testing.T) {
 			[]FieldError{{"payloadMetadata.payloadVersion", "does not match"}}},
 		{"payload version 101 in the 2020 edition", func(p *Payload) { p.PayloadMetadata.PayloadVersion = "101" }, nil},
 		{"VASPs are optional", func(p *Payload) { p.OriginatingVASP, p.BeneficiaryVASP = nil, nil }, nil},
+		{"a VASP given needs its person", func(p *Payload) {
+			p.OriginatingVASP = &OriginatingVASP{}
+			p.BeneficiaryVASP.Person = nil
+		}, []FieldError{
+			{"originatingVASP.originatingVASP", "required"},
+			{"beneficiaryVASP.beneficiaryVASP", "required"},
+		}},
+		{"a VASP with other members only", func(p *Payload) {
+			p.OriginatingVASP = &OriginatingVASP{Extra: map[string]json.RawMessage{"vaspId": raw(`"v"`)}}
+			p.BeneficiaryVASP = &BeneficiaryVASP{Extra: map[string]json.RawMessage{"beneficiaryVASP": raw(`"VASP"`)}}
+		}, []FieldError{
+			{"originatingVASP.originatingVASP", "required"},
+			{"beneficiaryVASP.beneficiaryVASP", "must be an object"},
+			{"beneficiaryVASP.beneficiaryVASP", "required"},
+		}},
 		{"the beneficiary VASP's legal name", func(p *Payload) {
 			p.BeneficiaryVASP.Person.LegalPerson.Name = nil
 		}, []FieldError{{bvas + ".name", "required"}}},
@@ -366,6 +381,16 @@ func TestValidateParsed(t *testing.T) {
 		{orig + ".name.nameIdentifier[0].nameIdentifierType", "required"},
 		{orig + ".name.nameIdentifier", "LEGL"},
 		{orig + ".dateAndPlaceOfBirth.dateOfBirth", "YYYY-MM-DD"},
+	}, p.Validate())
+
+	// A VASP without its person, as JSON.
+	p = mustParse(t, `{"originator":{"originatorPersons":[{"naturalPerson":{"name":{"nameIdentifier":[`+
+		`{"primaryIdentifier":"A","nameIdentifierType":"LEGL"}]},"customerIdentification":"c"}}]},`+
+		`"beneficiary":{"beneficiaryPersons":[{"naturalPerson":{"name":{"nameIdentifier":[`+
+		`{"primaryIdentifier":"B","nameIdentifierType":"LEGL"}]}}}]},"originatingVASP":{},"beneficiaryVASP":{"vaspId":"v"}}`)
+	assertFaults(t, []FieldError{
+		{"originatingVASP.originatingVASP", "required"},
+		{"beneficiaryVASP.beneficiaryVASP", "required"},
 	}, p.Validate())
 
 	assertFaults(t, []FieldError{{"", "no payload"}}, (*Payload)(nil).Validate())
