@@ -79,6 +79,7 @@ func TestValidLEI(t *testing.T) {
 		"5493001KJTIIGC8Y1R13",  // check digits wrong
 		"5493001kjtiigc8y1r12",  // lower case
 		"5493001KJTIIGC8Y1RA2",  // a letter among the check digits
+		"5493001KJTIIGC8Y1R0E",  // one that leaves 1 under MOD 97-10 all the same
 		"3M5E1GQKGL17HI8CPN20",  // IVMS101's example: the right form, wrong check digits
 		"XXXXXXXXXXXXXXXXXXXX",
 		"5493001KJTIIGC8Y1R1\u00e9",

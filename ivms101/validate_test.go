@@ -167,6 +167,9 @@ func TestValidate(t *testing.T) {
 			[]FieldError{{orig + ".dateAndPlaceOfBirth.dateOfBirth", "YYYY-MM-DD"}}},
 		{"not the date form", on(func(n *NaturalPerson) { n.DateAndPlaceOfBirth.DateOfBirth = "14/03/1987" }),
 			[]FieldError{{orig + ".dateAndPlaceOfBirth.dateOfBirth", "YYYY-MM-DD"}}},
+		{"place of birth of 70 characters", on(func(n *NaturalPerson) { n.DateAndPlaceOfBirth.PlaceOfBirth = strings.Repeat("ø", 70) }), nil},
+		{"place of birth too long", on(func(n *NaturalPerson) { n.DateAndPlaceOfBirth.PlaceOfBirth = strings.Repeat("x", 71) }),
+			[]FieldError{{orig + ".dateAndPlaceOfBirth.placeOfBirth", "longer than 70 characters"}}},
 		{"date and place of birth need both", on(func(n *NaturalPerson) { n.DateAndPlaceOfBirth = &DateAndPlaceOfBirth{} }), []FieldError{
 			{orig + ".dateAndPlaceOfBirth.dateOfBirth", "required"},
 			{orig + ".dateAndPlaceOfBirth.placeOfBirth", "required"},
@@ -174,6 +177,16 @@ func TestValidate(t *testing.T) {
 		{"C1: an originator needs more than a name", on(func(n *NaturalPerson) {
 			n.GeographicAddresses, n.NationalIdentification, n.CustomerIdentification, n.DateAndPlaceOfBirth = nil, nil, "", nil
 		}), []FieldError{{orig, "(IVMS101 C1)"}}},
+		{"C1: an address counts only with a valid type", on(func(n *NaturalPerson) {
+			n.NationalIdentification, n.CustomerIdentification, n.DateAndPlaceOfBirth = nil, "", nil
+			n.GeographicAddresses[0].AddressType = "MAIL"
+		}), []FieldError{
+			{orig + ".geographicAddress[0].addressType", "must be one of HOME, BIZZ, GEOG"},
+			{orig, "(IVMS101 C1)"},
+		}},
+		{"C1: an address is enough", on(func(n *NaturalPerson) {
+			n.NationalIdentification, n.CustomerIdentification, n.DateAndPlaceOfBirth = nil, "", nil
+		}), nil},
 		{"C1: a customer identification is enough", on(func(n *NaturalPerson) {
 			n.GeographicAddresses, n.NationalIdentification, n.DateAndPlaceOfBirth = nil, nil, nil
 		}), nil},
@@ -200,6 +213,9 @@ func TestValidate(t *testing.T) {
 			[]FieldError{{ovas + ".customerNumber", "longer than 50"}}},
 		{"C11: LEI check digits", onVASP(func(l *LegalPerson) { l.NationalIdentification.NationalIdentifier = "894500QXVASPNORTH041" }),
 			[]FieldError{{ovas + ".nationalIdentification.nationalIdentifier", "(IVMS101 C11, ISO 17442)"}}},
+		{"C11: a letter among the check digits", onVASP(func(l *LegalPerson) {
+			l.NationalIdentification.NationalIdentifier = "5493001KJTIIGC8Y1R0E" // leaves 1 under MOD 97-10 all the same
+		}), []FieldError{{ovas + ".nationalIdentification.nationalIdentifier", "(IVMS101 C11, ISO 17442)"}}},
 		{"C7: a legal person's identifier type", onVASP(func(l *LegalPerson) {
 			l.NationalIdentification = &NationalIdentification{NationalIdentifier: "N0773", NationalIdentifierType: IDPassport, RegistrationAuthority: "RA000001"}
 		}), []FieldError{{ovas + ".nationalIdentification.nationalIdentifierType", "RAID, MISC, LEIX or TXID (IVMS101 C7)"}}},
