@@ -45,11 +45,15 @@ func (h *Handler) callOnce(ctx context.Context, key string, cb *travelrule.Callb
 		return code, completion{key: key, token: token, path: path, attr: attr}
 	}
 	// Release runs on a context that outlives the request's, so that a
-	// sender hanging up does not leave a delivery claimed; the store bounds
-	// its time (see Store). It is tried once: a claim it fails to release
-	// lapses after its lease, and redeliveries meanwhile are told to come
-	// back (503), never let through twice.
-	switch err := store.ReleaseFenced(context.WithoutCancel(ctx), key, token); {
+	// sender hanging up does not leave a delivery claimed, but ends one
+	// lease after the function returned, when the claim lapses anyway: a
+	// store that waits on its context (as database/sql does when its
+	// server hangs) holds the request no longer. It is tried once: a claim
+	// it fails to release lapses after its lease, and redeliveries
+	// meanwhile are told to come back (503), never let through twice.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.lease)
+	defer cancel()
+	switch err := store.ReleaseFenced(rctx, key, token); {
 	case err == nil:
 	case errors.Is(err, ErrClaimLost):
 		h.log(ctx, slog.LevelError, "callback: the claim's lease lapsed before the function returned, so another delivery may have called it too; the store's lease should be longer than any call", path, attr, slog.String("op", "release"))
@@ -79,8 +83,10 @@ const (
 // answers after the first attempt if that one ended it, as a handler does
 // that returns; else at once, before the retries (see answerEarly). It
 // counts the retries and the completions it gives up in h's Stats. The
-// attempts run on a context that outlives the request's, and ends, once
-// the first attempt failed, when the handler gives up.
+// attempts, the first included, run on a context that outlives the
+// request's and ends when the handler gives up, one lease after the
+// function returned: a store that waits on its context (as database/sql
+// does when its server hangs) holds the request no longer.
 func (h *Handler) complete(w http.ResponseWriter, r *http.Request, c completion) {
 	ctx := r.Context()
 	deadline := time.Now().Add(h.lease)
@@ -98,7 +104,8 @@ func (h *Handler) complete(w http.ResponseWriter, r *http.Request, c completion)
 			w.WriteHeader(http.StatusNoContent)
 		}
 	}()
-	sctx := context.WithoutCancel(ctx)
+	sctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
+	defer cancel()
 	var timer *time.Timer
 	for failed := 0; ; {
 		err := h.dedup.CompleteFenced(sctx, c.key, c.token)
@@ -125,9 +132,6 @@ func (h *Handler) complete(w http.ResponseWriter, r *http.Request, c completion)
 			h.log(ctx, slog.LevelWarn, "callback: de-duplication store failed to record a processed delivery; retrying", c.path, c.attr, slog.String("error", err.Error()))
 			answered = true
 			answerEarly(w, r)
-			var cancel context.CancelFunc
-			sctx, cancel = context.WithDeadline(sctx, deadline)
-			defer cancel()
 			timer = time.NewTimer(pause)
 			defer timer.Stop()
 		} else {

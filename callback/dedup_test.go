@@ -431,3 +431,72 @@ func postWithin(t *testing.T, url, body string) answer {
 		return answer{}
 	}
 }
+
+// hangingStore is a store whose Complete and Release wait until their
+// context ends, as database/sql's calls do when the server hangs; they
+// report each call's deadline, and end when the test does.
+type hangingStore struct {
+	lease     time.Duration
+	deadlines chan time.Time // each call's context's deadline (zero: none)
+	testEnded chan struct{}
+}
+
+func (s *hangingStore) Claim(context.Context, string) (callback.ClaimResult, error) {
+	return callback.ClaimNew, nil
+}
+
+func (s *hangingStore) Complete(ctx context.Context, _ string) error { return s.hang(ctx) }
+func (s *hangingStore) Release(ctx context.Context, _ string) error  { return s.hang(ctx) }
+func (s *hangingStore) Lease() time.Duration                         { return s.lease }
+
+func (s *hangingStore) hang(ctx context.Context) error {
+	d, _ := ctx.Deadline()
+	s.deadlines <- d
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-s.testEnded:
+		return errors.New("the test ended")
+	}
+}
+
+// TestCallbackHandlerStoreHangs gives the handler a store whose completion
+// and release wait until their context ends: each attempt's context ends
+// one lease after the function returned, the first attempt's included, so
+// the handler answers and returns instead of holding the request (and a
+// goroutine) forever; the completion given up is counted lost.
+func TestCallbackHandlerStoreHangs(t *testing.T) {
+	const lease = 200 * time.Millisecond
+	tests := []struct {
+		name      string
+		fnErr     error
+		want      int
+		wantStats callback.Stats
+	}{
+		{"complete hangs", nil, http.StatusNoContent, callback.Stats{CompletionsLost: 1}},
+		{"release hangs", errors.New("downstream refused"), http.StatusInternalServerError, callback.Stats{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			store := &hangingStore{lease: lease, deadlines: make(chan time.Time, 64), testEnded: make(chan struct{})}
+			rc := &recorder{fail: func(int) error { return tt.fnErr }}
+			srv, h := serve(t, rc.fn, callback.WithStore(store))
+			// Registered after serve's, so it runs before the server
+			// closes: a failing test ends instead of waiting forever.
+			t.Cleanup(sync.OnceFunc(func() { close(store.testEnded) }))
+			before := time.Now()
+			a := postWithin(t, srv.URL+"/cb", statusBody)
+			assert.Equal(t, tt.want, a.code)
+			srv.Close() // returns once the handler has
+			require.NotEmpty(t, store.deadlines, "the store was called")
+			for len(store.deadlines) > 0 {
+				d := <-store.deadlines
+				require.False(t, d.IsZero(), "the store's call has a deadline")
+				assert.False(t, d.Before(before.Add(lease)), "the deadline is one lease after the function returned")
+				assert.False(t, d.After(time.Now()), "the deadline is no later than the handler's return")
+			}
+			assert.Equal(t, 1, rc.count())
+			assert.Equal(t, tt.wantStats, h.Stats())
+		})
+	}
+}

@@ -34,7 +34,11 @@ const retryAfterBusy = "5"
 // random half to whole of that, so that handlers that failed together do
 // not retry together), until the store records it, or answers
 // [ErrClaimLost], or one lease has passed since the function returned.
-// Meanwhile the claim holds, so a redelivery is answered 503 and does not
+// Every attempt, the first included, and the release of the claim of a
+// function that failed, run on a context that ends one lease after the
+// function returned, so that a store that waits on its context while its
+// server hangs (as database/sql does) holds the request no longer; the
+// handler then answers (204, or the function's 500). Meanwhile the claim holds, so a redelivery is answered 503 and does not
 // call the function again. ServeHTTP returns only then, so that
 // http.Server.Shutdown waits for the completion and no goroutine is left
 // behind; a shutdown whose context ends first leaves the completion to the
