@@ -45,6 +45,30 @@ func TestPartyFromIVMS101(t *testing.T) {
 	np.CountryOfResidence = "IT"
 	np.Extra = map[string]json.RawMessage{"title": json.RawMessage(`"Countess"`)}
 
+	// A member IVMS101 does not name, at every level of a person: each is
+	// named in the unmapped paths, under its level.
+	extra := func(k string) map[string]json.RawMessage { return map[string]json.RawMessage{k: json.RawMessage(`1`)} }
+	naturalExtra := ada()
+	naturalExtra.Extra = map[string]json.RawMessage{"zPerson": json.RawMessage(`1`), "aPerson": json.RawMessage(`2`)}
+	ne := naturalExtra.NaturalPerson
+	ne.Extra = extra("xNatural")
+	ne.Name.Extra = extra("xName")
+	ne.Name.NameIdentifiers[0].Extra = extra("xNameID")
+	ne.GeographicAddresses[0].Extra = extra("xAddress")
+	ne.NationalIdentification.Extra = extra("xNationalID")
+	ne.NationalIdentification.RegistrationAuthority = "RA000585"
+	ne.DateAndPlaceOfBirth.Extra = extra("xBirth")
+	legalExtra := ivms101.Person{LegalPerson: &ivms101.LegalPerson{
+		Name: &ivms101.LegalPersonName{NameIdentifiers: []ivms101.LegalPersonNameID{
+			{LegalPersonName: "Analytical Engine Works Ltd", LegalPersonNameIdentifierType: ivms101.LegalNameLegal, Extra: extra("xNameID")},
+		}, Extra: extra("xName")},
+		GeographicAddresses: []ivms101.Address{{AddressType: ivms101.AddressGeographic, StreetName: "Dorset Street", BuildingNumber: "1",
+			TownName: "London", Country: "GB", Extra: extra("xAddress")}},
+		NationalIdentification: &ivms101.NationalIdentification{NationalIdentifier: "213800ABCDEF", NationalIdentifierType: ivms101.IDRegistrationAuthority,
+			RegistrationAuthority: "RA000585", Extra: extra("xNationalID")},
+		Extra: extra("xLegal"),
+	}, Extra: extra("xPerson")}
+
 	noName := ada()
 	noName.NaturalPerson.Name.NameIdentifiers = []ivms101.NaturalPersonNameID{{PrimaryIdentifier: "Lovelace", SecondaryIdentifier: "Ada", NameIdentifierType: ivms101.NameAlias}}
 	noAddress := ada()
@@ -71,6 +95,27 @@ func TestPartyFromIVMS101(t *testing.T) {
 			"naturalPerson.countryOfResidence",
 			"naturalPerson.title",
 			"accountNumber[1]",
+		}},
+		{"a natural person's unknown members, at every level", naturalExtra, []string{"bc1qada"}, adaParty, []string{
+			"naturalPerson.name.nameIdentifier[0].xNameID",
+			"naturalPerson.name.xName",
+			"naturalPerson.geographicAddress[0].xAddress",
+			"naturalPerson.nationalIdentification.registrationAuthority",
+			"naturalPerson.nationalIdentification.xNationalID",
+			"naturalPerson.dateAndPlaceOfBirth.xBirth",
+			"naturalPerson.xNatural",
+			"aPerson", "zPerson",
+		}},
+		{"a legal person's unknown members, at every level", legalExtra, nil, travelrule.Party{PersonType: "legal",
+			LegalName: "Analytical Engine Works Ltd", AddressType: "GEOG", StreetName: "Dorset Street", BuildingNumber: "1",
+			TownName: "London", Country: "GB", NationalID: "213800ABCDEF", NationalIDType: "RAID"}, []string{
+			"legalPerson.name.nameIdentifier[0].xNameID",
+			"legalPerson.name.xName",
+			"legalPerson.geographicAddress[0].xAddress",
+			"legalPerson.nationalIdentification.registrationAuthority",
+			"legalPerson.nationalIdentification.xNationalID",
+			"legalPerson.xLegal",
+			"xPerson",
 		}},
 		{"no LEGL name: the first is used", noName, []string{"bc1qada"}, adaParty, nil},
 		{"no address: the country of residence", noAddress, []string{"bc1qada"}, func() travelrule.Party {
@@ -136,6 +181,28 @@ func TestPartyIVMS101RoundTrip(t *testing.T) {
 			want := tt.party
 			want.Email = ""
 			assert.Equal(t, want, back)
+		})
+	}
+}
+
+// TestIVMS101PersonUnmapped: the fields of a Party that its kind of
+// IVMS101 person has no place for are named.
+func TestIVMS101PersonUnmapped(t *testing.T) {
+	tests := []struct {
+		name     string
+		party    travelrule.Party
+		unmapped []string
+	}{
+		{"a natural person's legal name", travelrule.Party{PersonType: "natural", FirstName: "Ada", LegalName: "Lovelace Ltd"},
+			[]string{"legalName"}},
+		{"a legal person's names and date of birth", travelrule.Party{PersonType: "legal", LegalName: "Lovelace Ltd",
+			FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1815-12-10", Email: "ada@example.com"},
+			[]string{"firstName", "lastName", "dateOfBirth", "email"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, unmapped := tt.party.IVMS101Person()
+			assert.Equal(t, tt.unmapped, unmapped)
 		})
 	}
 }
