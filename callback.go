@@ -41,9 +41,11 @@ const (
 	KindStatus CallbackKind = "status"
 	// KindInquiry is an inbound inquiry, sent to the beneficiary's VASP:
 	// the live service's INQUIRY, {"asset","amount","callback","IVMS101"}
-	// with the parties in a nested IVMS101 payload; or the fields of a
-	// transfer initiation request plus "transferId" and
-	// "status":"inquiry". Answer it with [Client.ResolveInquiry].
+	// with the parties in a nested IVMS101 payload, or with the payload's
+	// members ("originator", "originatingVASP", …) at the top level, as
+	// the service's docs also describe it; or the fields of a transfer
+	// initiation request plus "transferId" and "status":"inquiry". Answer
+	// it with [Client.ResolveInquiry].
 	KindInquiry CallbackKind = "inquiry"
 	// KindApproved is an approval (the live service's INQUIRY_RESOLUTION
 	// with approved true): {"approved":{"address":"…","callback":"…"}} as
@@ -126,9 +128,10 @@ type Callback struct {
 	// for other kinds.
 	Inquiry *TransferRequest
 	// IVMS101 is the IVMS101 payload of a live INQUIRY (the body's
-	// "IVMS101" member), read leniently and losslessly: every person,
-	// name, address and identifier, and the VASPs. Nil when the body has
-	// none.
+	// "IVMS101" member, or, without one, the body's members of IVMS101's
+	// top-level names when it carries the payload at its top level), read
+	// leniently and losslessly: every person, name, address and
+	// identifier, and the VASPs. Nil when the body has none.
 	IVMS101 *ivms101.Payload
 	// Unmapped lists the fields of the IVMS101 payload's originator and
 	// beneficiary that Inquiry's flat parties do not hold (a second name,
@@ -165,6 +168,10 @@ type callbackWire struct {
 	StatusComment flexString      `json:"statusComment"`
 	IVMS101       json.RawMessage `json:"IVMS101"`
 	Callback      flexString      `json:"callback"`
+	// The members that say a body without "IVMS101" is itself an IVMS101
+	// payload (see cbTopLevelIVMS101).
+	Originator      json.RawMessage `json:"originator"`
+	OriginatingVASP json.RawMessage `json:"originatingVASP"`
 }
 
 // ParseCallback decodes a callback body. The service sends no type field,
@@ -175,8 +182,10 @@ type callbackWire struct {
 // the body.
 //
 // Kind is chosen in this order: an "IVMS101" object (or a JSON string
-// holding one), or a "status" of "inquiry" (in any case), gives
-// [KindInquiry]; any other non-empty "status" [KindStatus]; without one,
+// holding one); without an "IVMS101" member, an IVMS101 payload at the top
+// level (an "originatingVASP" object, or an "originator" object holding
+// "originatorPersons" or "originatorPerson"); or a "status" of "inquiry"
+// (in any case), gives [KindInquiry]; any other non-empty "status" [KindStatus]; without one,
 // an "approved" object, true or "true" gives [KindApproved], and false or
 // "false" [KindRejected]; then a "rejected" field [KindRejected], a
 // "canceled" (or "cancelled") field [KindCanceled] and a "txid" field
@@ -230,6 +239,9 @@ func ParseCallback(body []byte) (*Callback, error) {
 	}
 	cb.CallbackURL = string(w.Callback)
 	ivms := cbIVMS101(w.IVMS101)
+	if w.IVMS101 == nil {
+		ivms = cbTopLevelIVMS101(trimmed, w)
+	}
 	cb.Kind = cbKind(cb.Status, ivms != nil, decision, w.Rejected != nil, canceled != nil, w.Txid != nil)
 	switch cb.Kind {
 	case KindInquiry:
@@ -254,6 +266,45 @@ func cbIVMS101(raw json.RawMessage) json.RawMessage {
 		return json.RawMessage(s)
 	}
 	return nil
+}
+
+// cbIVMS101TopMembers are the names of an IVMS101 payload's top-level
+// members, in either edition.
+var cbIVMS101TopMembers = [...]string{"originator", "beneficiary", "originatingVASP", "beneficiaryVASP", "transferPath", "payloadMetadata"}
+
+// cbTopLevelIVMS101 returns the IVMS101 payload of a body that carries one
+// at its top level instead of in an "IVMS101" member (live-service.md
+// describes the inbound inquiry so: "an IVMS101 originator envelope with
+// originator and originatingVASP keys"): when the body has an
+// "originatingVASP" object, or an "originator" object holding
+// "originatorPersons" (or the 2023 edition's "originatorPerson"), the
+// body's members of IVMS101's top-level names, in order; else nil. The
+// body's other members (the transfer's id, asset, amount, callback) are
+// not the payload's: they are read as an inquiry's. obj is the body from
+// its opening brace on; w is what cbDecode read of it.
+func cbTopLevelIVMS101(obj []byte, w *callbackWire) json.RawMessage {
+	persons := false
+	if cbIsObject(w.Originator) {
+		cbMembers(bytes.TrimLeft(w.Originator, " \t\r\n"), func(key, _ []byte) bool {
+			persons = bytes.EqualFold(key, []byte("originatorPersons")) || bytes.EqualFold(key, []byte("originatorPerson"))
+			return !persons
+		})
+	}
+	if !persons && !cbIsObject(w.OriginatingVASP) {
+		return nil
+	}
+	payload := []byte{'{'}
+	cbMembers(obj, func(key, value []byte) bool {
+		if oneOfFold(string(key), cbIVMS101TopMembers[:]...) {
+			if len(payload) > 1 {
+				payload = append(payload, ',')
+			}
+			name, _ := json.Marshal(string(key)) // a string always marshals
+			payload = append(append(append(payload, name...), ':'), value...)
+		}
+		return true
+	})
+	return append(payload, '}')
 }
 
 // cbDecode decodes body into w as json.Unmarshal(body, w) does, but for
@@ -319,7 +370,7 @@ func cbMembers(obj []byte, fn func(key, value []byte) bool) {
 }
 
 // cbFieldNames are the JSON names of callbackWire's fields, in order.
-var cbFieldNames = [...]string{"transferId", "status", "txId", "txid", "timestamp", "approved", "rejected", "canceled", "cancelled", "statusComment", "IVMS101", "callback"}
+var cbFieldNames = [...]string{"transferId", "status", "txId", "txid", "timestamp", "approved", "rejected", "canceled", "cancelled", "statusComment", "IVMS101", "callback", "originator", "originatingVASP"}
 
 // field returns the index in cbFieldNames of the field the member named key
 // is read into, and whether the name matched exactly; -1 if none. As with
@@ -342,7 +393,7 @@ func (w *callbackWire) field(key []byte) (int, bool) {
 
 // decoder returns the decoder of field i of cbFieldNames.
 func (w *callbackWire) decoder(i int) json.Unmarshaler {
-	fields := [...]json.Unmarshaler{&w.TransferID, &w.Status, &w.TxID, &w.Txid, &w.Timestamp, &w.Approved, &w.Rejected, &w.Canceled, &w.Cancelled, &w.StatusComment, &w.IVMS101, &w.Callback}
+	fields := [...]json.Unmarshaler{&w.TransferID, &w.Status, &w.TxID, &w.Txid, &w.Timestamp, &w.Approved, &w.Rejected, &w.Canceled, &w.Cancelled, &w.StatusComment, &w.IVMS101, &w.Callback, &w.Originator, &w.OriginatingVASP}
 	return fields[i]
 }
 

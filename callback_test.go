@@ -208,6 +208,90 @@ func TestParseCallbackInquiryShapes(t *testing.T) {
 	assert.Equal(t, travelrule.KindUnknown, cb.Kind)
 }
 
+// cbTopLevelIVMS101Body is the live service's inbound inquiry as
+// live-service.md also describes it: "an IVMS101 originator envelope with
+// originator and originatingVASP keys", the payload's members at the top
+// level instead of in an "IVMS101" member; made-up people.
+const cbTopLevelIVMS101Body = `{"asset":"ETH","amount":"2.5",
+ "callback":"https://trp.travel-rule.com/transfers/inquiryResolution?q=019ac452-top-level",
+ "originator":{"originatorPersons":[{"naturalPerson":{
+   "name":{"nameIdentifier":[{"primaryIdentifier":"Quillfeather","secondaryIdentifier":"Ignatia","nameIdentifierType":"LEGL"}]},
+   "geographicAddress":[{"addressType":"HOME","streetName":"Via Appia","townName":"Roma","country":"IT"}],
+   "dateAndPlaceOfBirth":{"dateOfBirth":"1968-07-14","placeOfBirth":"Napoli"}}}],
+  "accountNumber":["0xIGNATIAWALLET"]},
+ "beneficiary":{"beneficiaryPersons":[{"naturalPerson":{"name":{"nameIdentifier":[{"primaryIdentifier":"Brackenbury","secondaryIdentifier":"Odo","nameIdentifierType":"LEGL"}]}}}],
+  "accountNumber":["0xODOWALLET"]},
+ "originatingVASP":{"originatingVASP":{"legalPerson":{"name":{"nameIdentifier":[{"legalPersonName":"Originator Trust SpA","legalPersonNameIdentifierType":"LEGL"}]},"countryOfRegistration":"IT"}}}}`
+
+// TestParseCallbackIVMS101AtTopLevel: the service's docs describe the
+// inbound inquiry both as a nested {"IVMS101":{…}} and as an IVMS101
+// envelope with originator and originatingVASP at the top level, so both
+// are inquiries with the same parties; a body that only shares a member
+// name with IVMS101 is not.
+func TestParseCallbackIVMS101AtTopLevel(t *testing.T) {
+	persons := `{"originatorPersons":[{"naturalPerson":{"name":{"nameIdentifier":[{"primaryIdentifier":"Hopper","secondaryIdentifier":"Grace","nameIdentifierType":"LEGL"}]}}}]}`
+	vasp := `{"originatingVASP":{"legalPerson":{"name":{"nameIdentifier":[{"legalPersonName":"Orig VASP","legalPersonNameIdentifierType":"LEGL"}]}}}}`
+	tests := []struct {
+		name     string
+		body     string
+		want     travelrule.CallbackKind
+		wantLast string // the originator's last name, for an inquiry
+		wantVASP bool   // the payload has the originating VASP
+	}{
+		{"the live envelope (live-service.md, stage 4)", cbTopLevelIVMS101Body, travelrule.KindInquiry, "Quillfeather", true},
+		{"originator and originatingVASP", `{"asset":"BTC","amount":"1","originator":` + persons + `,"originatingVASP":` + vasp + `}`, travelrule.KindInquiry, "Hopper", true},
+		{"originator with originatorPersons alone", `{"originator":` + persons + `}`, travelrule.KindInquiry, "Hopper", false},
+		{"the 2023 edition's originatorPerson", `{"originator":{"originatorPerson":[{"naturalPerson":{"name":{"nameIdentifier":[{"primaryIdentifier":"Hopper","naturalPersonNameIdentifierType":"LEGL"}]}}}]}}`, travelrule.KindInquiry, "Hopper", false},
+		{"originatingVASP alone", `{"asset":"BTC","originatingVASP":` + vasp + `}`, travelrule.KindInquiry, "", true},
+		{"member names in another case", `{"Originator":` + persons + `,"OriginatingVASP":` + vasp + `}`, travelrule.KindInquiry, "Hopper", true},
+		{"the nested payload wins over the top level", `{"IVMS101":{"originator":` + persons + `},"originator":{"originatorPersons":[{"naturalPerson":{"name":{"nameIdentifier":[{"primaryIdentifier":"Other","nameIdentifierType":"LEGL"}]}}}]}}`, travelrule.KindInquiry, "Hopper", false},
+		{"an IVMS101 member that is no payload: the top level is not read", `{"IVMS101":null,"originator":` + persons + `}`, travelrule.KindUnknown, "", false},
+		{"a flat party is no payload", `{"originator":{"firstName":"Ada","lastName":"Lovelace"}}`, travelrule.KindUnknown, "", false},
+		{"originatingVASP that is no object", `{"originatingVASP":"Orig VASP"}`, travelrule.KindUnknown, "", false},
+		{"persons deeper than the originator", `{"originator":{"data":` + persons + `}}`, travelrule.KindUnknown, "", false},
+		{"an envelope that also carries a decision", `{"approved":true,"originator":` + persons + `,"originatingVASP":` + vasp + `}`, travelrule.KindUnknown, "", false},
+		{"a flat inquiry keeps its flat parties", `{"transferId":"t","status":"inquiry","originator":{"firstName":"Ada","lastName":"Lovelace"}}`, travelrule.KindInquiry, "Lovelace", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cb, err := travelrule.ParseCallback([]byte(tt.body))
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, cb.Kind)
+			assert.Equal(t, tt.body, string(cb.Raw))
+			if tt.want != travelrule.KindInquiry {
+				assert.Nil(t, cb.Inquiry)
+				return
+			}
+			require.NotNil(t, cb.Inquiry)
+			assert.Equal(t, tt.wantLast, cb.Inquiry.Originator.LastName)
+			if tt.wantVASP {
+				require.NotNil(t, cb.IVMS101)
+				require.NotNil(t, cb.IVMS101.OriginatingVASP)
+			}
+		})
+	}
+
+	// The live envelope reads as its nested form does, but for the
+	// members that are the transfer's, not the payload's.
+	top, err := travelrule.ParseCallback([]byte(cbTopLevelIVMS101Body))
+	require.NoError(t, err)
+	var members map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal([]byte(cbTopLevelIVMS101Body), &members))
+	payload, err := json.Marshal(map[string]json.RawMessage{"originator": members["originator"], "beneficiary": members["beneficiary"], "originatingVASP": members["originatingVASP"]})
+	require.NoError(t, err)
+	nestedBody, err := json.Marshal(map[string]json.RawMessage{"asset": members["asset"], "amount": members["amount"], "callback": members["callback"], "IVMS101": payload})
+	require.NoError(t, err)
+	nested, err := travelrule.ParseCallback(nestedBody)
+	require.NoError(t, err)
+	assert.Equal(t, "019ac452-top-level", top.TransferID, "the id is the callback URL's q")
+	assert.Equal(t, nested.Inquiry, top.Inquiry)
+	assert.Equal(t, nested.IVMS101, top.IVMS101)
+	assert.Equal(t, nested.Unmapped, top.Unmapped)
+	assert.Equal(t, "0xIGNATIAWALLET", top.Inquiry.Originator.WalletAddress)
+	assert.Equal(t, "Brackenbury", top.Inquiry.Beneficiary.LastName)
+	assert.Empty(t, top.IVMS101.Extra, "the transfer's members are not the payload's")
+}
+
 // TestCallbackRedactsIDsHoldingPartyNames: in an inquiry the sender chose
 // both the identifiers and the parties, so an identifier that holds a
 // party's personal value is not shown.
@@ -241,6 +325,7 @@ func TestCallbackRedaction(t *testing.T) {
 		"SECRETTAG", "ta1SECRETTRAVELADDR", "10115",
 		"Quaxworth", "Zebulon", "Rue de Rivoli", "FR-ID-7781", "1979-04-02", "Lyon", "bc1qzebulonwallet", "Originator Exchange SAS",
 		"Fairweather", "the beneficiary Odalys is not our customer",
+		"Quillfeather", "Ignatia", "Via Appia", "1968-07-14", "Napoli", "0xIGNATIAWALLET", "Brackenbury", "0xODOWALLET", "Originator Trust SpA",
 	}
 	approved, err := travelrule.ParseCallback([]byte(`{"transferId":"tr-1","approved":{"address":"bc1qWALLETADDRESS","callback":"https://b.example/trp?q=1&tr_tag=TAGTAGTAG"}}`))
 	require.NoError(t, err)
@@ -253,10 +338,14 @@ func TestCallbackRedaction(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, liveInquiry.IVMS101)
 	require.Equal(t, "Quaxworth", liveInquiry.Inquiry.Originator.LastName, "the test plants what it looks for")
+	topLevelInquiry, err := travelrule.ParseCallback([]byte(cbTopLevelIVMS101Body))
+	require.NoError(t, err)
+	require.Equal(t, travelrule.KindInquiry, topLevelInquiry.Kind)
+	require.Equal(t, "Quillfeather", topLevelInquiry.Inquiry.Originator.LastName, "the test plants what it looks for")
 	resolution, err := travelrule.ParseCallback([]byte(`{"transferId":"tr-3","status":"REJECTED","statusComment":"the beneficiary Odalys is not our customer","callback":"https://b.example/trp?q=1&tr_tag=TAGTAGTAG"}`))
 	require.NoError(t, err)
 
-	for _, cb := range []*travelrule.Callback{approved, rejected, inquiry, liveInquiry, resolution} {
+	for _, cb := range []*travelrule.Callback{approved, rejected, inquiry, liveInquiry, topLevelInquiry, resolution} {
 		var outs []string
 		for _, verb := range []string{"%v", "%+v", "%s", "%#v", "%q"} {
 			outs = append(outs, fmt.Sprintf(verb, cb), fmt.Sprintf(verb, *cb))
@@ -280,6 +369,7 @@ func TestCallbackRedaction(t *testing.T) {
 	assert.Contains(t, fmt.Sprintf("%v", inquiry), "Asset:BTC")
 	assert.Contains(t, fmt.Sprintf("%v", resolution), "Status:REJECTED StatusComment:[redacted]")
 	assert.Contains(t, fmt.Sprintf("%v", liveInquiry), "Country:FR")
+	assert.Contains(t, fmt.Sprintf("%v", topLevelInquiry), "Country:IT")
 	var nilCB *travelrule.Callback
 	assert.NotPanics(t, func() { _ = fmt.Sprintf("%v", nilCB) })
 }
@@ -304,7 +394,7 @@ func FuzzParseCallback(f *testing.F) {
 		`{"transferId":12,"status":"received"}`, `{"approved":{"address":"a","callback":"https://x"}}`,
 		`{"rejected":"r"}`, `{"txid":"t"}`, `{"canceled":null}`, cbInquiryBody, `{}`, `[]`, `null`, ``, `{"a":`,
 		`{"transferId":"a","status":"inquiry","originator":{"buildingNumber":1e999}}`,
-		cbLiveInquiryBody, `{"transferId":"abc","status":"APPROVED","statusComment":"ok","callback":"https://x"}`,
+		cbLiveInquiryBody, cbTopLevelIVMS101Body, `{"transferId":"abc","status":"APPROVED","statusComment":"ok","callback":"https://x"}`,
 		`{"approved":true,"callback":"https://x"}`, `{"approved":"false"}`, `{"approved":true,"data":{"walletAddress":"w"}}`,
 		`{"asset":"BTC","IVMS101":{"originator":{"originatorPerson":[{"naturalPerson":{"name":[{"nameIdentifier":[{"primaryIdentifier":1}]}]}}]}},"callback":"https://s/x?q=t1"}`,
 	} {

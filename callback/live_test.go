@@ -20,6 +20,19 @@ import (
 // package's tests read the same file.
 var liveInquiry = strings.TrimSpace(string(must(os.ReadFile("../testdata/callback_inquiry_live.json"))))
 
+// liveInquiryTopLevel is the inbound inquiry as live-service.md's stage 4
+// also describes it: "an IVMS101 originator envelope with originator and
+// originatingVASP keys", the payload's members at the top level, with
+// made-up people.
+const liveInquiryTopLevel = `{"asset":"ETH","amount":"2.5",` +
+	`"callback":"https://trp.travel-rule.com/transfers/inquiryResolution?q=019ac452-0000-7061-9b93-toplevel0001",` +
+	`"originator":{"originatorPersons":[{"naturalPerson":{"name":{"nameIdentifier":[{"primaryIdentifier":"Quillfeather","secondaryIdentifier":"Ignatia","nameIdentifierType":"LEGL"}]},` +
+	`"geographicAddress":[{"addressType":"HOME","streetName":"Via Appia","buildingNumber":"7","postCode":"00179","townName":"Roma","country":"IT"}],` +
+	`"dateAndPlaceOfBirth":{"dateOfBirth":"1968-07-14","placeOfBirth":"Napoli"}}}],"accountNumber":["0xignatiawallet000000000000000000000000000"]},` +
+	`"beneficiary":{"beneficiaryPersons":[{"naturalPerson":{"name":{"nameIdentifier":[{"primaryIdentifier":"Brackenbury","secondaryIdentifier":"Odo","nameIdentifierType":"LEGL"}]}}}],` +
+	`"accountNumber":["0xodowallet00000000000000000000000000000000"]},` +
+	`"originatingVASP":{"originatingVASP":{"legalPerson":{"name":{"nameIdentifier":[{"legalPersonName":"Originator Trust SpA","legalPersonNameIdentifierType":"LEGL"}]},"countryOfRegistration":"IT"}}}}`
+
 const (
 	liveInquiryResolution    = `{"approved":{"address":"bc1qodalyswallet00000000000000000000000","callback":"https://trp.travel-rule.com/transfers/txId?q=t-42"},"callback":"https://vasp.example/travelrule/callback"}`
 	liveTransferResolution   = `{"transferId":"t-42","status":"REJECTED","statusComment":"the beneficiary is not our customer","callback":"https://vasp.example/travelrule/callback"}`
@@ -95,6 +108,23 @@ func TestLiveCallbacksAccepted(t *testing.T) {
 				"originator.originatorPersons[0].naturalPerson.dateAndPlaceOfBirth.placeOfBirth",
 			}, cb.Unmapped)
 		}},
+		{"INQUIRY, the IVMS101 envelope at the top level", "/transfers/inquiry/019ac452-beneficiary", liveInquiryTopLevel, func(t *testing.T, cb *travelrule.Callback) {
+			assert.Equal(t, travelrule.KindInquiry, cb.Kind)
+			assert.Equal(t, "019ac452-0000-7061-9b93-toplevel0001", cb.TransferID, "the id is the callback URL's q")
+			require.NotNil(t, cb.Inquiry)
+			assert.Equal(t, "ETH", cb.Inquiry.Asset)
+			assert.Equal(t, "2.5", cb.Inquiry.Amount)
+			assert.Equal(t, travelrule.Party{PersonType: "natural", FirstName: "Ignatia", LastName: "Quillfeather", DateOfBirth: "1968-07-14",
+				AddressType: "HOME", StreetName: "Via Appia", BuildingNumber: "7", PostCode: "00179", TownName: "Roma", Country: "IT",
+				WalletAddress: "0xignatiawallet000000000000000000000000000"}, cb.Inquiry.Originator)
+			assert.Equal(t, travelrule.Party{PersonType: "natural", FirstName: "Odo", LastName: "Brackenbury",
+				WalletAddress: "0xodowallet00000000000000000000000000000000"}, cb.Inquiry.Beneficiary)
+			require.NotNil(t, cb.IVMS101)
+			require.NotNil(t, cb.IVMS101.OriginatingVASP)
+			assert.Equal(t, "Originator Trust SpA", cb.IVMS101.OriginatingVASP.Person.LegalPerson.Name.NameIdentifiers[0].LegalPersonName)
+			assert.Empty(t, cb.IVMS101.Extra, "the transfer's members are not the payload's")
+			assert.Equal(t, []string{"originator.originatorPersons[0].naturalPerson.dateAndPlaceOfBirth.placeOfBirth"}, cb.Unmapped)
+		}},
 		{"INQUIRY_RESOLUTION", "/travelrule/callback", liveInquiryResolution, func(t *testing.T, cb *travelrule.Callback) {
 			assert.Equal(t, travelrule.KindApproved, cb.Kind)
 			assert.Equal(t, "bc1qodalyswallet00000000000000000000000", cb.Address)
@@ -135,7 +165,7 @@ func TestLiveCallbacksAccepted(t *testing.T) {
 // callbacks of each kind are answered 401 and never reach the function.
 func TestLiveCallbacksRefused(t *testing.T) {
 	const otherSecret = "whsec-someone-elses-signing-secret"
-	for _, body := range []string{liveInquiry, liveInquiryResolution, liveTransferResolution, liveTransferConfirmation} {
+	for _, body := range []string{liveInquiry, liveInquiryTopLevel, liveInquiryResolution, liveTransferResolution, liveTransferConfirmation} {
 		good := callback.SignDataIntegrity([]byte(liveSecret), []byte(body))
 		altered := strings.Replace(body, `"`, `" `, 1) // one byte more: a space in a key
 		other := liveTransferConfirmation
