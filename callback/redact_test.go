@@ -31,14 +31,35 @@ const (
 	plantedNotBase64 = "Planted!Not!Base64!"
 	plantedRedeliver = "msg-Zebulon-Quaxworth-id" // a webhook-id spelling a name
 	plantedTagged    = "https://b.example/trp?tr_ref=x&tr_tag=PlantedTagPlantedTag9"
-	plantedBody      = `{"transferId":"tr-77","status":"inquiry","asset":"BTC","amount":"0.25",
+	// plantedInquiryFields are a flat inbound inquiry's members.
+	plantedInquiryFields = `"transferId":"tr-77","status":"inquiry","asset":"BTC","amount":"0.25",
  "callback":"https://bank.example/cb?tr_ref=p1&tr_tag=PlantedInquiryTagXxxx1","travelAddress":"ta1PlantedTravelAddr",
  "email":"zebulon@planted.example",
  "originator":{"personType":"natural","firstName":"Zebulon","lastName":"Quaxworth","dateOfBirth":"1901-02-03",
    "streetName":"Plantedstrasse","postCode":"PLZ-99417","walletAddress":"bc1qPlantedOriginatorWallet"},
- "beneficiary":{"personType":"natural","firstName":"Philippa","lastName":"Oxenbridge","nationalId":"NI-PLANTED-4411"},
+ "beneficiary":{"personType":"natural","firstName":"Philippa","lastName":"Oxenbridge","nationalId":"NI-PLANTED-4411"}`
+	// plantedBody carries every kind of planted value at once: an inquiry
+	// with a decision, so of KindUnknown.
+	plantedBody = `{` + plantedInquiryFields + `,
  "approved":{"address":"bc1qPlantedApprovedAddress","callback":"` + plantedTagged + `"},
  "rejected":"Zebulon Quaxworth is on a list"}`
+	// plantedInquiry is a flat inquiry alone: KindInquiry, its parties in
+	// Inquiry.
+	plantedInquiry = `{` + plantedInquiryFields + `}`
+	// plantedIVMS101Members are an IVMS101 payload's members, planted.
+	plantedIVMS101Members = `"originator":{"originatorPersons":[{"naturalPerson":{
+   "name":{"nameIdentifier":[{"primaryIdentifier":"Quaxworth","secondaryIdentifier":"Zebulon","nameIdentifierType":"LEGL"}]},
+   "geographicAddress":[{"addressType":"HOME","streetName":"Plantedstrasse","postCode":"PLZ-99417","townName":"Plantedtown","country":"DE"}],
+   "dateAndPlaceOfBirth":{"dateOfBirth":"1901-02-03","placeOfBirth":"Plantedbirthplace"}}}],
+  "accountNumber":["bc1qPlantedOriginatorWallet"]},
+ "beneficiary":{"beneficiaryPersons":[{"naturalPerson":{"name":{"nameIdentifier":[{"primaryIdentifier":"Oxenbridge","secondaryIdentifier":"Philippa","nameIdentifierType":"LEGL"}]}}}],
+  "accountNumber":["bc1qPlantedBeneficiaryWallet"]},
+ "originatingVASP":{"originatingVASP":{"legalPerson":{"name":{"nameIdentifier":[{"legalPersonName":"Planted Exchange GmbH","legalPersonNameIdentifierType":"LEGL"}]}}}}`
+	// plantedLiveInquiry is the live service's INQUIRY, the payload nested;
+	// plantedLiveEnvelope the same with the payload's members at the top
+	// level, as live-service.md's stage 4 also describes it.
+	plantedLiveInquiry  = `{"asset":"ETH","amount":"1","callback":"https://svc.example/transfers/inquiryResolution?q=t-9&tr_tag=PlantedInquiryTagXxxx2","IVMS101":{` + plantedIVMS101Members + `}}`
+	plantedLiveEnvelope = `{"asset":"ETH","amount":"1","callback":"https://svc.example/transfers/inquiryResolution?q=t-9&tr_tag=PlantedInquiryTagXxxx2",` + plantedIVMS101Members + `}`
 )
 
 var planted = []string{
@@ -46,6 +67,7 @@ var planted = []string{
 	"PlantedTagPlantedTag9", "PlantedInquiryTagXxxx1", "ta1PlantedTravelAddr", "zebulon@planted.example",
 	"Zebulon", "Quaxworth", "1901-02-03", "Plantedstrasse", "PLZ-99417", "bc1qPlantedOriginatorWallet",
 	"Philippa", "Oxenbridge", "NI-PLANTED-4411", "bc1qPlantedApprovedAddress", "is on a list",
+	"PlantedInquiryTagXxxx2", "Plantedtown", "Plantedbirthplace", "bc1qPlantedBeneficiaryWallet", "Planted Exchange GmbH",
 }
 
 // leakForms are the spellings of a planted value that fmt and log/slog
@@ -119,13 +141,36 @@ func TestCallbackTypesRedacted(t *testing.T) {
 	require.NoError(t, h.Err())
 	u, err := travelrule.NewCallbackURL("https://vasp.example/cb", "payment-42", []byte(plantedCapKey))
 	require.NoError(t, err)
-	r := httptest.NewRequest(http.MethodPost, u, strings.NewReader(plantedBody))
-	setSignatureHeaders(r.Header, []byte(plantedRotated), plantedRedeliver, fixedNow, []byte(plantedBody))
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, r)
-	require.Equal(t, http.StatusNoContent, w.Code)
-	require.NotNil(t, got)
-	require.Equal(t, "payment-42", got.Ref)
+	// deliver sends body to the handler under its own webhook-id and
+	// returns the callback handed to the function.
+	deliver := func(body, id string) *travelrule.Callback {
+		t.Helper()
+		got = nil
+		r := httptest.NewRequest(http.MethodPost, u, strings.NewReader(body))
+		setSignatureHeaders(r.Header, []byte(plantedRotated), id, fixedNow, []byte(body))
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		require.Equal(t, http.StatusNoContent, w.Code)
+		require.NotNil(t, got)
+		require.Equal(t, "payment-42", got.Ref)
+		return got
+	}
+	everything := deliver(plantedBody, plantedRedeliver)
+	require.Equal(t, travelrule.KindUnknown, everything.Kind, "an inquiry with a decision")
+	// The inquiries, each kind of party the test plants, go through the
+	// Inquiry and IVMS101 paths of the redaction.
+	inquiry := deliver(plantedInquiry, plantedRedeliver+"-inquiry")
+	liveInquiry := deliver(plantedLiveInquiry, plantedRedeliver+"-live")
+	liveEnvelope := deliver(plantedLiveEnvelope, plantedRedeliver+"-envelope")
+	for _, cb := range []*travelrule.Callback{inquiry, liveInquiry, liveEnvelope} {
+		require.Equal(t, travelrule.KindInquiry, cb.Kind)
+		require.NotNil(t, cb.Inquiry)
+		require.Equal(t, "Quaxworth", cb.Inquiry.Originator.LastName, "the test plants what it looks for")
+	}
+	for _, cb := range []*travelrule.Callback{liveInquiry, liveEnvelope} {
+		require.NotNil(t, cb.IVMS101)
+		require.Equal(t, "Plantedbirthplace", cb.IVMS101.Originator.Persons[0].NaturalPerson.DateAndPlaceOfBirth.PlaceOfBirth, "the test plants what it looks for")
+	}
 	tag := u[strings.Index(u, "tr_tag=")+len("tr_tag="):]
 
 	weak := callback.NewHandler(func(context.Context, *travelrule.Callback) error { return nil },
@@ -171,8 +216,14 @@ func TestCallbackTypesRedacted(t *testing.T) {
 		{"Verify error, timestamp", errTimestamp, false, "timestamp", "timestamp"},
 		{"Verify error, signature", errSignature, false, "signature does not verify", "signature does not verify"},
 		{"Verify error, no signature", errNoSignature, false, "no signature", "no signature"},
-		{"*travelrule.Callback handed to the function", got, true, "Address:[redacted]", `"kind":"unknown"`},
-		{"travelrule.Callback handed to the function", *got, true, "Ref:payment-42", `"ref":"payment-42"`},
+		{"*travelrule.Callback handed to the function", everything, true, "Address:[redacted]", `"kind":"unknown"`},
+		{"travelrule.Callback handed to the function", *everything, true, "Ref:payment-42", `"ref":"payment-42"`},
+		{"*travelrule.Callback of an inquiry", inquiry, true, "Kind:inquiry", `"kind":"inquiry"`},
+		{"travelrule.Callback of an inquiry", *inquiry, true, "Asset:BTC", `"kind":"inquiry"`},
+		{"*travelrule.Callback of a live INQUIRY", liveInquiry, true, "Country:DE", `"kind":"inquiry"`},
+		{"travelrule.Callback of a live INQUIRY", *liveInquiry, true, "Asset:ETH", `"kind":"inquiry"`},
+		{"*travelrule.Callback of a live INQUIRY, the payload at the top level", liveEnvelope, true, "Country:DE", `"kind":"inquiry"`},
+		{"travelrule.Callback of a live INQUIRY, the payload at the top level", *liveEnvelope, true, "Asset:ETH", `"kind":"inquiry"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
