@@ -28,7 +28,8 @@ func TestCompleteFenced(t *testing.T) {
 	type row struct {
 		token string
 		done  bool
-		// expires is when the row expires, from now, in whole minutes.
+		// expires is when the row expires, in whole minutes from the
+		// minute the subtest began in, by the server's clock.
 		expires int
 	}
 	tests := []struct {
@@ -58,9 +59,14 @@ func TestCompleteFenced(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			key := storetest.NewKey(t)
+			// The minute is read once, for the rows written and read back
+			// alike: the statements' own now() may fall on either side of
+			// a minute's turn.
+			var minute time.Time
+			require.NoError(t, pool.QueryRow(ctx, `SELECT date_trunc('minute', now())`).Scan(&minute))
 			if b := tt.before; b != nil {
-				_, err := pool.Exec(ctx, `INSERT INTO `+quoted+` VALUES ($1, $2, $3, date_trunc('minute', now()) + $4 * interval '1 minute')`,
-					key, b.token, b.done, b.expires)
+				_, err := pool.Exec(ctx, `INSERT INTO `+quoted+` VALUES ($1, $2, $3, $4::timestamptz + $5 * interval '1 minute')`,
+					key, b.token, b.done, minute, b.expires)
 				require.NoError(t, err)
 			}
 			err := s.CompleteFenced(ctx, key, "ours")
@@ -72,9 +78,9 @@ func TestCompleteFenced(t *testing.T) {
 			var got row
 			var fromRetention time.Duration
 			require.NoError(t, pool.QueryRow(ctx, `SELECT token, done,
-	CASE WHEN expires_at = date_trunc('minute', expires_at) THEN extract(epoch FROM expires_at - date_trunc('minute', now()))::int / 60 ELSE -1 END,
+	CASE WHEN expires_at = date_trunc('minute', expires_at) THEN extract(epoch FROM expires_at - $3::timestamptz)::int / 60 ELSE -1 END,
 	expires_at - (now() + $2 * interval '1 microsecond')
-FROM `+quoted+` WHERE key = $1`, key, retention.Microseconds()).Scan(&got.token, &got.done, &got.expires, &fromRetention))
+FROM `+quoted+` WHERE key = $1`, key, retention.Microseconds(), minute).Scan(&got.token, &got.done, &got.expires, &fromRetention))
 			if tt.after.expires == -1 {
 				// A completion just now, by the server's clock.
 				assert.InDelta(t, 0, fromRetention.Seconds(), 60, "the row expires after the retention")
