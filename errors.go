@@ -443,6 +443,8 @@ type OutcomeUnknownError struct {
 	IdempotencyKey string
 	// Err is the cause: an [*APIError], a context error or a transport error.
 	Err error
+
+	hideTransferID bool // TransferID holds a personal or secret value of the request
 }
 
 // Error implements error.
@@ -456,7 +458,7 @@ func (e *OutcomeUnknownError) Error() string {
 func (e *OutcomeUnknownError) Format(f fmt.State, verb rune) {
 	if verb == 'v' && (f.Flag('#') || f.Flag('+')) {
 		fmt.Fprintf(f, "&travelrule.OutcomeUnknownError{Op:%s Attempts:%d TxID:%s TransferID:%s Callback:%s CallbackRef:%s IdempotencyKey:%s Err:%v}",
-			e.Op, e.Attempts, shownID(e.TxID), shownID(e.TransferID), mask(e.Callback), shownID(e.CallbackRef), e.IdempotencyKey, e.Err)
+			e.Op, e.Attempts, shownID(e.TxID), shownTransferID(e.TransferID, e.hideTransferID), mask(e.Callback), shownID(e.CallbackRef), e.IdempotencyKey, e.Err)
 		return
 	}
 	writeError(f, verb, e.Error())

@@ -466,11 +466,20 @@ func (cl *call) end(err error) error {
 		Attempts:       cl.sent(),
 		TxID:           cl.txID,
 		TransferID:     cl.transferID,
+		hideTransferID: cl.hidesTransferID(),
 		Callback:       cl.callback,
 		CallbackRef:    CallbackRef(cl.callback),
 		IdempotencyKey: cl.key,
 		Err:            err,
 	}
+}
+
+// hidesTransferID reports whether the call's transfer id, which may be
+// the server's (an initiation's answer), holds a personal or secret value
+// of the call: the fmt and slog forms of a [TransferResult] and of an
+// [*OutcomeUnknownError] then show "[redacted]" in its place.
+func (cl *call) hidesTransferID() bool {
+	return containsAny(cl.transferID, cl.piiValues())
 }
 
 var errTooLarge = errors.New("answer body exceeds the size limit")

@@ -192,10 +192,17 @@ func (r TransferResult) Format(f fmt.State, verb rune) {
 // shownTransferID is the transfer id as the fmt and slog forms show it:
 // never one that repeats a personal value of the request.
 func (r TransferResult) shownTransferID() string {
-	if r.hideTransferID {
+	return shownTransferID(r.TransferID, r.hideTransferID)
+}
+
+// shownTransferID is a transfer id as fmt and slog forms show it:
+// "[redacted]" when hide (see call.hidesTransferID) or when it is not a
+// short identifier.
+func shownTransferID(id string, hide bool) string {
+	if hide {
 		return redacted
 	}
-	return shownID(r.TransferID)
+	return shownID(id)
 }
 
 // LogValue implements slog.LogValuer, with the same fields as Format.
@@ -296,7 +303,7 @@ func (c *Client) InitiateTransfer(ctx context.Context, req *TransferRequest) (*T
 		IdempotencyKey: cl.key,
 		Attempts:       cl.sent(),
 		Raw:            ans.body,
-		hideTransferID: containsAny(transferID, pii),
+		hideTransferID: cl.hidesTransferID(),
 	}, nil
 }
 
