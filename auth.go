@@ -76,8 +76,14 @@ func (e *tokenError) Error() string {
 			msg += ": " + re.ErrorCode
 		}
 		return msg
-	case errors.Is(e.err, context.Canceled), errors.Is(e.err, context.DeadlineExceeded), errors.As(e.err, new(*sourceFault)):
+	case errors.As(e.err, new(*sourceFault)):
 		return prefix + e.err.Error() // the client's own words
+	case errors.Is(e.err, context.Canceled):
+		// Not the error's text: a source may wrap a context error in its
+		// own words (and a secret), and oauth2's names the token URL.
+		return prefix + "context canceled"
+	case errors.Is(e.err, context.DeadlineExceeded):
+		return prefix + "context deadline exceeded"
 	case errors.As(e.err, &ue):
 		return prefix + "token endpoint unreachable: " + transportText(ue)
 	}

@@ -6,10 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/clientcredentials"
 
 	"github.com/vaspkit/travelrule"
 )
@@ -62,4 +66,87 @@ func TestOutcomeUnknownShowsPlainTransferID(t *testing.T) {
 	var unknown *travelrule.OutcomeUnknownError
 	require.ErrorAs(t, err, &unknown)
 	assert.Contains(t, fmt.Sprintf("%+v", err), "TransferID:tr-12345")
+}
+
+// wrappingSource returns its tokens in order, then err: the text of an
+// integrator's source that wraps a context error in its own words.
+type wrappingSource struct {
+	n    atomic.Int32
+	toks []string
+	err  error
+}
+
+func (s *wrappingSource) Token() (*oauth2.Token, error) {
+	if i := int(s.n.Add(1)) - 1; i < len(s.toks) {
+		return &oauth2.Token{AccessToken: s.toks[i]}, nil
+	}
+	return nil, s.err
+}
+
+// A token source's error that wraps a context error is described in the
+// client's words: its own text (and the secret it carries) reaches neither
+// the call's error, nor Login's, nor an APIError's "no new token" part;
+// errors.Is still finds the context error.
+func TestTokenSourceTextWrappingContextErrorStaysOut(t *testing.T) {
+	const secret = "sk_live_SECRET123"
+	for _, cause := range []error{context.DeadlineExceeded, context.Canceled} {
+		t.Run(cause.Error(), func(t *testing.T) {
+			srcErr := fmt.Errorf("vault read with secret %s: %w", secret, cause)
+			check := func(t *testing.T, err error) {
+				t.Helper()
+				require.Error(t, err)
+				require.ErrorIs(t, err, cause)
+				for form, s := range errorForms(t, err) {
+					assert.NotContains(t, s, secret, form)
+				}
+			}
+
+			t.Run("first token", func(t *testing.T) {
+				c, err := travelrule.NewClient("https://127.0.0.1:1", travelrule.WithTokenSource(&wrappingSource{err: srcErr}))
+				require.NoError(t, err)
+				_, err = c.InitiateTransfer(context.Background(), fullRequest())
+				check(t, err)
+				check(t, c.Login(context.Background()))
+			})
+
+			t.Run("refresh after a 401", func(t *testing.T) {
+				c, _ := setup(t, answer(401, `{"message":"expired"}`),
+					travelrule.WithTokenSource(&wrappingSource{toks: []string{"first-token-value"}, err: srcErr}))
+				_, err := c.SubmitTxID(context.Background(), "t-1", "0xabc")
+				var apiErr *travelrule.APIError
+				require.ErrorAs(t, err, &apiErr)
+				assert.Contains(t, err.Error(), "no new token")
+				check(t, err)
+			})
+		})
+	}
+}
+
+// deadlineTransport fails every request as a transport whose deadline
+// passed does.
+type deadlineTransport struct{}
+
+func (deadlineTransport) RoundTrip(*http.Request) (*http.Response, error) {
+	return nil, context.DeadlineExceeded
+}
+
+// A token request whose deadline passed: oauth2's error names the token
+// URL, whose query here carries a secret; the error says only that the
+// deadline passed.
+func TestClientCredentialsTimeoutNamesNoTokenURL(t *testing.T) {
+	const secret = "tokenurlsecret9876"
+	tokenURL := "https://auth.example/token?k=" + secret
+	c, err := travelrule.NewClient("https://travelrule.example",
+		travelrule.WithHTTPClient(&http.Client{Transport: deadlineTransport{}}),
+		travelrule.WithClientCredentials(&clientcredentials.Config{
+			ClientID: "id", ClientSecret: "client-secret-value", TokenURL: tokenURL,
+		}))
+	require.NoError(t, err)
+	_, err = c.InitiateTransfer(context.Background(), fullRequest())
+	require.Error(t, err)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	for form, s := range errorForms(t, err) {
+		assert.NotContains(t, s, secret, form)
+		assert.NotContains(t, s, "auth.example", form)
+	}
 }
