@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -148,5 +150,51 @@ func TestClientCredentialsTimeoutNamesNoTokenURL(t *testing.T) {
 	for form, s := range errorForms(t, err) {
 		assert.NotContains(t, s, secret, form)
 		assert.NotContains(t, s, "auth.example", form)
+	}
+}
+
+// A server that rejects the first token with a 401, and then, to the
+// request with the new token, echoes the rejected token's signature as its
+// request id or error code: the rejected token is as secret as the new one.
+func TestRejectedTokenEchoAfterRefresh(t *testing.T) {
+	toks := []string{
+		"eyJhbGciOiJFZERTQSJ9.eyJzdWIiOiJjdXN0LTEiLCJuIjoxfQ.c2lnbmF0dXJlLW9mLXRva2VuLW9uZS0wMTIzNDU2Nzg5",
+		"eyJhbGciOiJFZERTQSJ9.eyJzdWIiOiJjdXN0LTEiLCJuIjoyfQ.c2lnbmF0dXJlLW9mLXRva2VuLXR3by0wMTIzNDU2Nzg5",
+	}
+	sig1 := strings.Split(toks[0], ".")[2]
+	for name, echo := range map[string]func(w http.ResponseWriter){
+		"request id": func(w http.ResponseWriter) {
+			w.Header().Set("X-Request-Id", sig1)
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprint(w, `{"status":false,"errors":[{"code":"VALIDATION_ERROR","message":"x"}]}`)
+		},
+		"error code": func(w http.ResponseWriter) {
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprintf(w, `{"status":false,"errors":[{"code":%q,"message":"x"}]}`, sig1)
+		},
+		"refused 2xx": func(w http.ResponseWriter) {
+			w.Header().Set("X-Request-Id", sig1)
+			fmt.Fprint(w, `{"status":false,"errors":[{"code":"VALIDATION_ERROR","message":"x"}]}`)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			src := &wrappingSource{toks: toks, err: errors.New("no more tokens")}
+			c, _ := setup(t, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				if r.Header.Get("Authorization") == "Bearer "+toks[0] {
+					w.WriteHeader(http.StatusUnauthorized)
+					fmt.Fprint(w, `{"status":false,"errors":[{"code":"UNAUTHORIZED","message":"x"}]}`)
+					return
+				}
+				echo(w)
+			}, travelrule.WithTokenSource(src))
+			_, err := c.SubmitTxID(context.Background(), "t-1", "0xabc")
+			var apiErr *travelrule.APIError
+			require.ErrorAs(t, err, &apiErr)
+			require.EqualValues(t, 2, src.n.Load(), "the call refreshed its token")
+			for form, s := range errorForms(t, err) {
+				assert.NotContains(t, s, sig1, form)
+			}
+		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/textproto"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -54,6 +55,7 @@ type call struct {
 	answered  atomic.Bool  // a final answer began since the transport's last round trip began
 	informed  atomic.Int64 // header bytes of the 1xx answers since the transport's last round trip began
 	refreshed bool         // a 401 or 403 was retried with a new token
+	auths     []string     // every Authorization header the call sent, the rejected ones too
 	noToken   error        // after a 401 or 403: why no new token could be had
 	acted     bool         // the service may have acted on some attempt
 	actedOn   bool         // the service may have acted on an attempt that a retry followed
@@ -99,6 +101,7 @@ func (cl *call) send(ctx context.Context) (answer, error) {
 	}
 	h := hr.Header
 	h["Authorization"] = []string{auth}
+	cl.auths = append(cl.auths, auth)
 	h["Content-Type"] = []string{"application/json"}
 	h["Accept"] = []string{"application/json"}
 	h["User-Agent"] = []string{c.userAgent}
@@ -286,6 +289,9 @@ func (cl *call) prepareRetry(r *http.Request) error {
 	r.Body = cl.newBody()
 	r.Header = r.Header.Clone() // the previous attempt's request may still be read
 	r.Header["Authorization"] = []string{auth}
+	if !slices.Contains(cl.auths, auth) {
+		cl.auths = append(cl.auths, auth)
+	}
 	cl.attempts++
 	cl.wrote.Store(false)
 	cl.traced.Store(false)
@@ -419,12 +425,19 @@ func isAuthStatus(status int) bool {
 }
 
 // piiValues lists what no error string of the call may show: the
-// request's personal values and the bearer token the request carried,
-// which a hostile server may echo in a header or a code.
+// request's personal values and every bearer token the call sent (the one
+// a 401 or 403 rejected too, which a retry replaced), which a hostile
+// server may echo in a header or a code.
 func (cl *call) piiValues() []string {
-	v := cl.pii.piiValues()
-	if cl.req.Request != nil {
-		if tok, ok := strings.CutPrefix(cl.req.Request.Header.Get("Authorization"), "Bearer "); ok {
+	return slices.Concat(cl.pii.piiValues(), cl.tokenParts())
+}
+
+// tokenParts returns the parts (see tokenParts) of every bearer token the
+// call sent.
+func (cl *call) tokenParts() []string {
+	var v []string
+	for _, auth := range cl.auths {
+		if tok, ok := strings.CutPrefix(auth, "Bearer "); ok {
 			v = append(v, tokenParts(tok)...)
 		}
 	}
