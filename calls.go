@@ -21,17 +21,30 @@ func (c *Client) run(ctx context.Context, cl *call, parse func(body []byte) outc
 	case outcomeSuccess:
 		return ans, nil
 	case outcomeRefused:
-		return answer{}, cl.refused(refusedAnswer(cl.op, ans.status, ans.header, ans.body, cl.piiValues()))
+		return answer{}, cl.refused(cl.refusedAnswer(ans))
 	}
-	return answer{}, cl.end(unexpectedAnswer(cl.op, ans.status, ans.header, ans.body, cl.piiValues()))
+	return answer{}, cl.end(cl.unexpectedAnswer(ans))
+}
+
+// refusedAnswer is the error of the call's 2xx answer whose status said
+// false (see refusedAnswer).
+func (cl *call) refusedAnswer(ans answer) *APIError {
+	return refusedAnswer(cl.op, ans.status, ans.header, ans.body, cl.piiValues()).hideTokenParts(ans.tokens)
+}
+
+// unexpectedAnswer is the error of the call's 2xx answer that does not
+// mean success (see unexpectedAnswer).
+func (cl *call) unexpectedAnswer(ans answer) *APIError {
+	return unexpectedAnswer(cl.op, ans.status, ans.header, ans.body, cl.piiValues()).hideTokenParts(ans.tokens)
 }
 
 // requestID is the answer's X-Request-Id for a result, or "" when it holds
-// one of pii (a server that echoes what it was sent, or said): a result's
-// fmt and slog forms check only its shape.
+// one of pii (a server that echoes what it was sent, or said) or a part of
+// a bearer token the call sent (holdsTokenPart): a result's fmt and slog
+// forms check only its shape.
 func requestID(ans answer, pii []string) string {
 	id := ans.header.Get("X-Request-Id")
-	if containsAny(id, pii) {
+	if containsAny(id, pii) || holdsTokenPart(id, ans.tokens) {
 		return ""
 	}
 	return id

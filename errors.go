@@ -594,6 +594,19 @@ func (e *APIError) readErrorBody(eb *errorBody, pii []string) {
 	}
 }
 
+// hideTokenParts hides the request id and the codes of e when one of them
+// holds a part of one of tokens (see holdsTokenPart): a server that echoes
+// a piece of the bearer token, not all of it. It returns e.
+func (e *APIError) hideTokenParts(tokens []string) *APIError {
+	e.hideRequestID = e.hideRequestID || holdsTokenPart(e.RequestID, tokens)
+	for _, c := range e.allCodes() {
+		if holdsTokenPart(c, tokens) {
+			e.hideCode = true
+		}
+	}
+	return e
+}
+
 // refusedAnswer is the error of a 2xx answer whose status said false: the
 // service refused, with the codes of its "errors" array.
 func refusedAnswer(op string, status int, h http.Header, body []byte, pii []string) *APIError {

@@ -123,10 +123,10 @@ func (c *Client) ResolveInquiry(ctx context.Context, transferID string, r *Inqui
 	status, o := parseInquiryAnswer(ans.body)
 	switch o {
 	case outcomeRefused:
-		return nil, cl.refused(refusedAnswer(op, ans.status, ans.header, ans.body, cl.piiValues()))
+		return nil, cl.refused(cl.refusedAnswer(ans))
 	case outcomeOther, outcomeNone:
 		// The service said 2xx: the resolution may have been recorded.
-		return nil, cl.end(unexpectedAnswer(op, ans.status, ans.header, ans.body, cl.piiValues()))
+		return nil, cl.end(cl.unexpectedAnswer(ans))
 	}
 	return &InquiryResult{
 		Status:    status,

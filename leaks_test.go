@@ -198,3 +198,80 @@ func TestRejectedTokenEchoAfterRefresh(t *testing.T) {
 		})
 	}
 }
+
+// A server that echoes a piece of the bearer token (40 characters of its
+// signature, or of its claims) in a request id, a code or a transfer id:
+// the piece is hidden as a piece of an API key is (8 characters or more),
+// in errors and in results.
+func TestPartialTokenEchoIsHidden(t *testing.T) {
+	segs := strings.Split(echoJWT, ".")
+	sigPart, claimsPart := segs[2][:40], segs[1][3:30]
+	refusal := `{"status":false,"errors":[{"code":"VALIDATION_ERROR","message":"x"}]}`
+	type reply struct {
+		status    int
+		requestID string
+		body      string
+	}
+	for _, tc := range []struct {
+		name  string
+		reply reply
+		part  string
+	}{
+		{"signature in a 400's request id", reply{400, "req-" + sigPart, refusal}, sigPart},
+		{"claims in a 400's request id", reply{400, "req-" + claimsPart, refusal}, claimsPart},
+		{"signature in a refusal's request id", reply{200, "req-" + sigPart, refusal}, sigPart},
+		{"signature in a code", reply{400, "", `{"status":false,"errors":[{"code":"E_` + sigPart[:20] + `","message":"x"}]}`}, sigPart[:20]},
+		{"signature in an answer not understood", reply{200, "req-" + sigPart, `{"status":"weird"}`}, sigPart},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, _ := setup(t, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				if tc.reply.requestID != "" {
+					w.Header().Set("X-Request-Id", tc.reply.requestID)
+				}
+				w.WriteHeader(tc.reply.status)
+				fmt.Fprint(w, tc.reply.body)
+			}, travelrule.WithTokenSource(travelrule.StaticToken(echoJWT)))
+			_, err := c.SubmitTxID(context.Background(), "t-1", "0xabc")
+			require.Error(t, err)
+			for form, s := range errorForms(t, err) {
+				assert.NotContains(t, s, tc.part, form)
+			}
+		})
+	}
+
+	t.Run("a result's request id", func(t *testing.T) {
+		c, _ := setup(t, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("X-Request-Id", "req-"+sigPart)
+			fmt.Fprint(w, `{"status":true}`)
+		}, travelrule.WithTokenSource(travelrule.StaticToken(echoJWT)))
+		res, err := c.SubmitTxID(context.Background(), "t-1", "0xabc")
+		require.NoError(t, err)
+		assert.Empty(t, res.RequestID)
+	})
+
+	t.Run("an echoed transfer id", func(t *testing.T) {
+		c, _ := setup(t, answer(200, `{"status":"weird","transferId":"tr-`+sigPart[:20]+`"}`),
+			travelrule.WithTokenSource(travelrule.StaticToken(echoJWT)))
+		_, err := c.InitiateTransfer(context.Background(), fullRequest())
+		var unknown *travelrule.OutcomeUnknownError
+		require.ErrorAs(t, err, &unknown)
+		for form, s := range errorForms(t, err) {
+			assert.NotContains(t, s, sigPart[:20], form)
+		}
+	})
+
+	t.Run("a request id of no token is shown", func(t *testing.T) {
+		c, _ := setup(t, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("X-Request-Id", "req-7f3a9c21-55e0-4d1b-9a8e-2c6f0b1d4e77")
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprint(w, refusal)
+		}, travelrule.WithTokenSource(travelrule.StaticToken(echoJWT)))
+		_, err := c.SubmitTxID(context.Background(), "t-1", "0xabc")
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "req-7f3a9c21-55e0-4d1b-9a8e-2c6f0b1d4e77")
+		assert.Contains(t, err.Error(), "VALIDATION_ERROR")
+	})
+}

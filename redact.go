@@ -271,6 +271,20 @@ func codeShaped(s string) bool {
 	return words >= 2 && upper != lower && digits <= maxCodeDigits
 }
 
+// holdsTokenPart reports whether s holds keyPart or more consecutive
+// characters of one of tokens (the parts of the bearer tokens a call sent,
+// see tokenParts): the window check holdsKeyPart makes for an API key, so
+// that a server echoing a piece of a token's signature in a request id or
+// a code does not get it shown either.
+func holdsTokenPart(s string, tokens []string) bool {
+	for _, tok := range tokens {
+		if holdsKeyPart(s, tok) {
+			return true
+		}
+	}
+	return false
+}
+
 // showRequestID reports whether a request id may appear in an error string:
 // at most maxRequestID bytes of the characters request and trace ids use,
 // and none of the request's personal values.

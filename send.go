@@ -67,6 +67,7 @@ type answer struct {
 	status int
 	header http.Header
 	body   []byte
+	tokens []string // the parts of the bearer tokens the call sent (call.tokenParts)
 }
 
 // send sends the call's body with POST and returns the 2xx answer, or the
@@ -133,7 +134,7 @@ func (cl *call) send(ctx context.Context) (answer, error) {
 func (cl *call) read(resp *http.Response) (answer, error) {
 	data, err := readBody(resp, cl.client.maxResponse)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		e := newAPIError(cl.op, resp.StatusCode, resp.Header, data, cl.piiValues())
+		e := newAPIError(cl.op, resp.StatusCode, resp.Header, data, cl.piiValues()).hideTokenParts(cl.tokenParts())
 		if isAuthStatus(resp.StatusCode) {
 			e.cause = cl.noToken
 		}
@@ -142,11 +143,11 @@ func (cl *call) read(resp *http.Response) (answer, error) {
 	if err != nil {
 		// The service answered 2xx, so it may have acted; its answer could
 		// not be read.
-		e := unexpectedAnswer(cl.op, resp.StatusCode, resp.Header, data, cl.piiValues())
+		e := unexpectedAnswer(cl.op, resp.StatusCode, resp.Header, data, cl.piiValues()).hideTokenParts(cl.tokenParts())
 		e.Message = transportText(err)
 		return answer{}, e
 	}
-	return answer{status: resp.StatusCode, header: resp.Header, body: data}, nil
+	return answer{status: resp.StatusCode, header: resp.Header, body: data, tokens: cl.tokenParts()}, nil
 }
 
 // checkRetry runs after every attempt: it gathers the attempt's facts,
@@ -492,7 +493,7 @@ func (cl *call) end(err error) error {
 // of the call: the fmt and slog forms of a [TransferResult] and of an
 // [*OutcomeUnknownError] then show "[redacted]" in its place.
 func (cl *call) hidesTransferID() bool {
-	return containsAny(cl.transferID, cl.piiValues())
+	return containsAny(cl.transferID, cl.piiValues()) || holdsTokenPart(cl.transferID, cl.tokenParts())
 }
 
 var errTooLarge = errors.New("answer body exceeds the size limit")

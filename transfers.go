@@ -289,11 +289,11 @@ func (c *Client) InitiateTransfer(ctx context.Context, req *TransferRequest) (*T
 	switch o {
 	case outcomeRefused:
 		// The service said no: nothing was made, whatever the status.
-		return nil, cl.refused(refusedAnswer(op, ans.status, ans.header, ans.body, cl.piiValues()))
+		return nil, cl.refused(cl.refusedAnswer(ans))
 	case outcomeOther, outcomeNone:
 		// The service said 2xx, so a transfer may well exist: the caller
 		// must reconcile, exactly as after a dropped connection.
-		return nil, cl.end(unexpectedAnswer(op, ans.status, ans.header, ans.body, cl.piiValues()))
+		return nil, cl.end(cl.unexpectedAnswer(ans))
 	}
 	pii := cl.piiValues()
 	return &TransferResult{
