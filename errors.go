@@ -256,7 +256,7 @@ func (e *APIError) Unwrap() error { return e.cause }
 // Format implements fmt.Formatter: every verb prints the text of Error,
 // and %+v and %#v the fields too, without the body, the headers, the
 // server's message or any value Error leaves out.
-func (e *APIError) Format(f fmt.State, verb rune) {
+func (e APIError) Format(f fmt.State, verb rune) {
 	if verb == 'v' && (f.Flag('#') || f.Flag('+')) {
 		code, requestID := e.Code, e.RequestID
 		if e.hideCode || !showCode(code, nil) {
@@ -280,7 +280,7 @@ func (e *APIError) Format(f fmt.State, verb rune) {
 // MarshalJSON encodes the error as the JSON string of its Error text, so
 // that a log line or a struct that carries it as JSON shows no more than
 // Error does.
-func (e *APIError) MarshalJSON() ([]byte, error) { return json.Marshal(e.Error()) }
+func (e APIError) MarshalJSON() ([]byte, error) { return json.Marshal(e.Error()) }
 
 // writeError writes an error's text as %q asks, or as it is.
 func writeError(f fmt.State, verb rune, text string) {
@@ -455,7 +455,7 @@ func (e *OutcomeUnknownError) Error() string {
 // Format implements fmt.Formatter: every verb prints the text of Error,
 // and %+v and %#v the fields too, with the callback URL (which may carry a
 // capability tag) redacted.
-func (e *OutcomeUnknownError) Format(f fmt.State, verb rune) {
+func (e OutcomeUnknownError) Format(f fmt.State, verb rune) {
 	if verb == 'v' && (f.Flag('#') || f.Flag('+')) {
 		fmt.Fprintf(f, "&travelrule.OutcomeUnknownError{Op:%s Attempts:%d TxID:%s TransferID:%s Callback:%s CallbackRef:%s IdempotencyKey:%s Err:%v}",
 			e.Op, e.Attempts, shownID(e.TxID), shownTransferID(e.TransferID, e.hideTransferID), mask(e.Callback), shownID(e.CallbackRef), e.IdempotencyKey, e.Err)
@@ -465,7 +465,7 @@ func (e *OutcomeUnknownError) Format(f fmt.State, verb rune) {
 }
 
 // MarshalJSON encodes the error as the JSON string of its Error text.
-func (e *OutcomeUnknownError) MarshalJSON() ([]byte, error) { return json.Marshal(e.Error()) }
+func (e OutcomeUnknownError) MarshalJSON() ([]byte, error) { return json.Marshal(e.Error()) }
 
 // Is makes errors.Is(err, ErrOutcomeUnknown) hold.
 func (e *OutcomeUnknownError) Is(target error) bool { return target == ErrOutcomeUnknown }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -274,4 +275,53 @@ func TestPartialTokenEchoIsHidden(t *testing.T) {
 		assert.Contains(t, err.Error(), "req-7f3a9c21-55e0-4d1b-9a8e-2c6f0b1d4e77")
 		assert.Contains(t, err.Error(), "VALIDATION_ERROR")
 	})
+}
+
+// valueForms prints v, a struct value rather than a pointer, in every form
+// a log line could take.
+func valueForms(t *testing.T, v any) map[string]string {
+	t.Helper()
+	js, err := json.Marshal(v)
+	require.NoError(t, err)
+	var text, jsonLog bytes.Buffer
+	slog.New(slog.NewTextHandler(&text, nil)).Info("m", "v", v)
+	slog.New(slog.NewJSONHandler(&jsonLog, nil)).Info("m", "v", v)
+	return map[string]string{
+		"%v": fmt.Sprintf("%v", v), "%+v": fmt.Sprintf("%+v", v), "%#v": fmt.Sprintf("%#v", v),
+		"%s": fmt.Sprintf("%s", v), "Sprint": fmt.Sprint(v), "json": string(js),
+		"slog text": text.String(), "slog json": jsonLog.String(),
+	}
+}
+
+// The error types' values (*ou, *apiErr), not only their pointers, print
+// no capability tag, body, header or server message.
+func TestErrorValuesAreRedacted(t *testing.T) {
+	const capKey = "PlantedCapabilityKey0123"
+	cbURL, err := travelrule.NewCallbackURL("https://vasp.example/cb", "pay-1", []byte(capKey))
+	require.NoError(t, err)
+	u, err := url.Parse(cbURL)
+	require.NoError(t, err)
+	tag := u.Query().Get("tr_tag")
+	require.NotEmpty(t, tag)
+	req := fullRequest()
+	req.Callback = cbURL
+	const message = "server-message-with-PlantedBodySecret"
+	c, _ := setup(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-Planted-Header", "PlantedHeaderSecret")
+		w.WriteHeader(http.StatusInternalServerError)
+		fmt.Fprintf(w, `{"message":%q}`, message)
+	}, travelrule.WithRetryMax(0))
+	_, err = c.InitiateTransfer(context.Background(), req)
+	var ou *travelrule.OutcomeUnknownError
+	require.ErrorAs(t, err, &ou)
+	var apiErr *travelrule.APIError
+	require.ErrorAs(t, err, &apiErr, "errors.As still finds the pointer types")
+	for name, v := range map[string]any{"OutcomeUnknownError": *ou, "APIError": *apiErr} {
+		for form, s := range valueForms(t, v) {
+			for _, secret := range []string{cbURL, tag, capKey, "PlantedBodySecret", "PlantedHeaderSecret", req.Beneficiary.WalletAddress} {
+				assert.NotContains(t, s, secret, "%s %s", name, form)
+			}
+		}
+	}
 }
