@@ -150,10 +150,10 @@ func (e *LoginError) text() string {
 }
 
 // Format implements fmt.Formatter with the text of Error under every verb.
-func (e *LoginError) Format(f fmt.State, verb rune) { writeError(f, verb, e.Error()) }
+func (e LoginError) Format(f fmt.State, verb rune) { writeError(f, verb, e.Error()) }
 
 // MarshalJSON encodes the error as the JSON string of its Error text.
-func (e *LoginError) MarshalJSON() ([]byte, error) { return json.Marshal(e.Error()) }
+func (e LoginError) MarshalJSON() ([]byte, error) { return json.Marshal(e.Error()) }
 
 // Is reports whether the error matches target: [ErrLoginFailed] always,
 // [ErrAPIKeyRefused] when the key was refused, a status sentinel by the

@@ -375,6 +375,23 @@ func TestLoginErrorJSONShowsNoMoreThanError(t *testing.T) {
 	assert.JSONEq(t, mustJSON(t, le.Error()), string(b))
 }
 
+// A LoginError value, not only the pointer, prints and logs in the
+// client's words: its Body may hold the token.
+func TestLoginErrorValueIsRedacted(t *testing.T) {
+	const planted = "PlantedLoginTokenSecret0123"
+	live := newLiveService(t)
+	live.handle("/auth/token", answer(200, `{"status":"pending","accessToken":"`+planted+`","message":"`+planted+`"}`))
+	c := live.client(t, liveKey)
+	_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+	var le *travelrule.LoginError
+	require.ErrorAs(t, err, &le)
+	require.Contains(t, string(le.Body), planted)
+	for form, s := range valueForms(t, *le) {
+		assert.NotContains(t, s, planted, form)
+		assert.NotContains(t, s, liveKey, form)
+	}
+}
+
 func mustJSON(t *testing.T, v any) string {
 	t.Helper()
 	b, err := json.Marshal(v)

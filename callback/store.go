@@ -59,7 +59,8 @@ const (
 // repeated (a completion that was done but whose answer was lost is done).
 // An error from Release is logged. Complete and Release get a context that
 // is not cancelled when the sender hangs up, so that no claim is left
-// behind; Complete's ends when the handler gives up. A store that does I/O
+// behind, but that ends one lease after the function returned (Complete's
+// when the handler gives up, its first attempt's too). A store that does I/O
 // must still bound the time of each call itself (as the stores of this
 // module do), so that a hung server costs an attempt, not the handler's
 // whole retry.

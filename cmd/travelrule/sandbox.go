@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"net/url"
 	"strings"
 	"time"
 
@@ -92,7 +91,12 @@ func (c *cli) sandbox(ctx context.Context, args []string) int {
 		return c.usageError(fs, "--callback-url must be an absolute http or https URL of at most 255 characters, without spaces")
 	}
 	srv, err := startSandbox(append(setup.opts, travelruletest.WithAddr(*addr), travelruletest.WithTokenLifetime(*lifetime)))
-	if err != nil {
+	var opErr *net.OpError
+	switch {
+	case err != nil && !errors.As(err, &opErr):
+		// An option refused what a flag gave it: the option decides.
+		return c.usageError(fs, "%s", sandboxFlags.Replace(err.Error()))
+	case err != nil:
 		fmt.Fprintln(c.stderr, listenFailure("sandbox", *addr, err))
 		return exitFailed
 	}
@@ -140,10 +144,7 @@ func (c *cli) sandboxOptions(fs *flag.FlagSet) func() (sandboxSetup, error) {
 			o = append(o, travelruletest.WithPathPrefix(*prefix))
 		}
 		if *inquiryURL != "" {
-			if u, err := url.Parse(*inquiryURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-				return sandboxSetup{}, errors.New("--inquiry-url must be an absolute http or https URL without query or fragment")
-			}
-			o = append(o, travelruletest.WithInquiryURL(*inquiryURL))
+			o = append(o, travelruletest.WithInquiryURL(*inquiryURL)) // checked by the option: see sandboxFlags
 		}
 		if *scale < 0 {
 			return sandboxSetup{}, errors.New("--callback-time-scale must not be negative")
@@ -262,8 +263,9 @@ func (c *cli) signingSecretSource(sigFile string) string {
 
 // sandboxBanner prints the environment and the curl transcript on stdout
 // and how to get each answer on stderr. The sandbox's published
-// credentials are printed, not secrets; the user's never are: the
-// transcript then reads the API key from $TRAVELRULE_API_KEY.
+// credentials are printed, not secrets; the user's never are, nor a token
+// they would give: the transcript then reads the API key from
+// $TRAVELRULE_API_KEY.
 func (c *cli) sandboxBanner(srv *travelruletest.Server, lifetime time.Duration, cbURL string, setup sandboxSetup) error {
 	tok, err := srv.TokenSource().Token()
 	if err != nil {
@@ -276,8 +278,14 @@ func (c *cli) sandboxBanner(srv *travelruletest.Server, lifetime time.Duration, 
 		key = travelruletest.DefaultAPIKey
 		fmt.Fprintf(c.stdout, "TRAVELRULE_API_KEY=%s\n", shellWord(key))
 	}
-	fmt.Fprintf(c.stdout, "TRAVELRULE_TOKEN=%s\nTRAVELRULE_TOKEN_URL=%s\nTRAVELRULE_CLIENT_ID=%s\n",
-		shellWord(tok.AccessToken), shellWord(srv.TokenURL()), shellWord(setup.clientID))
+	if setup.published.apiKey && setup.published.clientSecret {
+		// A token is printed only when anyone could fetch one with the
+		// published credentials: with credentials of the user's it
+		// would let whoever reads this output in for its lifetime.
+		fmt.Fprintf(c.stdout, "TRAVELRULE_TOKEN=%s\n", shellWord(tok.AccessToken))
+	}
+	fmt.Fprintf(c.stdout, "TRAVELRULE_TOKEN_URL=%s\nTRAVELRULE_CLIENT_ID=%s\n",
+		shellWord(srv.TokenURL()), shellWord(setup.clientID))
 	if setup.published.clientSecret {
 		fmt.Fprintf(c.stdout, "TRAVELRULE_CLIENT_SECRET=%s\n", shellWord(travelruletest.DefaultClientSecret))
 	}
@@ -363,6 +371,15 @@ func (l *stringList) Set(v string) error {
 	*l = append(*l, v)
 	return nil
 }
+
+// sandboxFlags names, in an option's error, the flag that set it.
+var sandboxFlags = strings.NewReplacer(
+	"travelruletest: WithInquiryURL:", "--inquiry-url:",
+	"travelruletest: WithPathPrefix:", "--prefix:",
+	"travelruletest: WithAddr:", "--addr:",
+	"travelruletest: WithTokenLifetime:", "--token-lifetime:",
+	"travelruletest: WithCallbackTimeScale:", "--callback-time-scale:",
+)
 
 // startSandbox starts the server, turning NewServer's panic on a bad option
 // or a busy address into an error; a panic value that is an error stays

@@ -331,6 +331,7 @@ func TestSandboxOffLoopback(t *testing.T) {
 		require.NotEmpty(t, base)
 		assert.NotContains(t, sc.env, "TRAVELRULE_API_KEY", "the user's key is not printed")
 		assert.NotContains(t, sc.env, "TRAVELRULE_CLIENT_SECRET")
+		assert.NotContains(t, sc.env, "TRAVELRULE_TOKEN", "a token would let whoever reads the output in, without a credential")
 		assert.Equal(t, "team-client", sc.env["TRAVELRULE_CLIENT_ID"])
 		assert.Contains(t, sc.out.String(), `"x-api-key: $TRAVELRULE_API_KEY"`, "the transcript reads the key from the environment")
 		assertNoSecrets(t, sc.out.String()+sc.errOut.String(), key, secret, signing)

@@ -175,8 +175,10 @@ func TestSandboxFlagErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"--inquiry-url relative", nil, []string{"--inquiry-url", "/vasp"}, "--inquiry-url must be an absolute http or https URL"},
-		{"--inquiry-url with a query", nil, []string{"--inquiry-url", "https://vasp.example/?a=1"}, "--inquiry-url must be"},
+		{"--inquiry-url relative", nil, []string{"--inquiry-url", "/vasp"}, "--inquiry-url: need an absolute http or https URL"},
+		{"--inquiry-url with a query", nil, []string{"--inquiry-url", "https://vasp.example/?a=1"}, "--inquiry-url: need"},
+		{"--inquiry-url with an empty query", nil, []string{"--inquiry-url", "https://vasp.example/?"}, "--inquiry-url: need"},
+		{"--prefix with a query", nil, []string{"--prefix", "/api?x"}, "--prefix: prefix must be a plain path"},
 		{"--callback-time-scale negative", nil, []string{"--callback-time-scale", "-1s"}, "--callback-time-scale must not be negative"},
 		{"two secrets", map[string]string{"TRAVELRULE_SIGNING_SECRET": "PLANTED-signing-secret-0123", "TRAVELRULE_WEBHOOK_SECRET": "PLANTED-webhook-secret-0123"}, nil, "set one"},
 		{"a short signing secret", map[string]string{"TRAVELRULE_SIGNING_SECRET": "PLANTED"}, nil, "shorter than 16 bytes"},
