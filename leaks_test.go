@@ -1,12 +1,10 @@
 package travelrule_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -21,20 +19,13 @@ import (
 	"github.com/vaspkit/travelrule"
 )
 
-// Every form of err: Error, %v, %+v, %#v, %q, JSON and log/slog (text and
-// JSON handlers).
+// Every form of err: Error, JSON, and formsOf's (every fmt verb, log/slog's
+// text and JSON handlers, nested).
 func errorForms(t *testing.T, err error) map[string]string {
 	t.Helper()
-	js, jerr := json.Marshal(err)
-	require.NoError(t, jerr)
-	var text, jsonLog bytes.Buffer
-	slog.New(slog.NewTextHandler(&text, nil)).Info("m", "err", err)
-	slog.New(slog.NewJSONHandler(&jsonLog, nil)).Info("m", "err", err)
-	return map[string]string{
-		"Error": err.Error(), "%v": fmt.Sprintf("%v", err), "%+v": fmt.Sprintf("%+v", err),
-		"%#v": fmt.Sprintf("%#v", err), "%q": fmt.Sprintf("%q", err), "json": string(js),
-		"slog text": text.String(), "slog json": jsonLog.String(),
-	}
+	out := valueForms(t, err)
+	out["Error"] = err.Error()
+	return out
 }
 
 // A 2xx answer the client does not understand, or a refusal after an
@@ -278,19 +269,14 @@ func TestPartialTokenEchoIsHidden(t *testing.T) {
 }
 
 // valueForms prints v, a struct value rather than a pointer, in every form
-// a log line could take.
+// a log line could take: formsOf's and JSON.
 func valueForms(t *testing.T, v any) map[string]string {
 	t.Helper()
 	js, err := json.Marshal(v)
 	require.NoError(t, err)
-	var text, jsonLog bytes.Buffer
-	slog.New(slog.NewTextHandler(&text, nil)).Info("m", "v", v)
-	slog.New(slog.NewJSONHandler(&jsonLog, nil)).Info("m", "v", v)
-	return map[string]string{
-		"%v": fmt.Sprintf("%v", v), "%+v": fmt.Sprintf("%+v", v), "%#v": fmt.Sprintf("%#v", v),
-		"%s": fmt.Sprintf("%s", v), "Sprint": fmt.Sprint(v), "json": string(js),
-		"slog text": text.String(), "slog json": jsonLog.String(),
-	}
+	out := formsOf(v, false)
+	out["json"] = string(js)
+	return out
 }
 
 // The error types' values (*ou, *apiErr), not only their pointers, print
