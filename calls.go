@@ -15,15 +15,15 @@ func (c *Client) run(ctx context.Context, cl *call, parse func(body []byte) outc
 	cl.client, cl.repeatable = c, true
 	ans, err := cl.send(ctx)
 	if err != nil {
-		return answer{}, cl.end(err)
+		return answer{}, cl.finish(cl.end(err))
 	}
 	switch parse(ans.body) {
 	case outcomeSuccess:
-		return ans, nil
+		return ans, cl.finish(nil)
 	case outcomeRefused:
-		return answer{}, cl.refused(cl.refusedAnswer(ans))
+		return answer{}, cl.finish(cl.refused(cl.refusedAnswer(ans)))
 	}
-	return answer{}, cl.end(cl.unexpectedAnswer(ans))
+	return answer{}, cl.finish(cl.end(cl.unexpectedAnswer(ans)))
 }
 
 // refusedAnswer is the error of the call's 2xx answer whose status said

@@ -114,19 +114,24 @@ func (c *Client) ResolveInquiry(ctx context.Context, transferID string, r *Inqui
 	}
 	cl := &call{
 		client: c, op: op, url: c.inquiryURL + "?q=" + url.QueryEscape(transferID), body: body,
-		repeatable: true, pii: r, transferID: transferID, callback: r.Callback,
+		repeatable: true, pii: r, transferID: transferID, callback: r.Callback, decision: decisionOf(r.Approved),
 	}
 	ans, err := cl.send(ctx)
 	if err != nil {
-		return nil, cl.end(err)
+		return nil, cl.finish(cl.end(err))
 	}
 	status, o := parseInquiryAnswer(ans.body)
 	switch o {
 	case outcomeRefused:
-		return nil, cl.refused(cl.refusedAnswer(ans))
+		return nil, cl.finish(cl.refused(cl.refusedAnswer(ans)))
 	case outcomeOther, outcomeNone:
 		// The service said 2xx: the resolution may have been recorded.
-		return nil, cl.end(cl.unexpectedAnswer(ans))
+		return nil, cl.finish(cl.end(cl.unexpectedAnswer(ans)))
+	}
+	if status {
+		cl.finish(nil)
+	} else {
+		cl.finishAs(CallNotDone, errNotApplied)
 	}
 	return &InquiryResult{
 		Status:    status,

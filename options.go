@@ -26,7 +26,8 @@ type options struct {
 	logger      *slog.Logger
 	idempotency bool
 	strict      bool
-	err         error // the first option that failed
+	observers   []Observer // see WithObserver
+	err         error      // the first option that failed
 }
 
 // settle applies opts over the defaults.

@@ -39,6 +39,10 @@ type call struct {
 	// What an *OutcomeUnknownError reports.
 	txID, transferID, callback string
 
+	decision string            // ResolveInquiry's, for CallInfo
+	info     *CallInfo         // while observers watch the call (observer.go)
+	obsCtx   []context.Context // the context each observer's StartCall returned
+
 	ctx      context.Context       // the caller's
 	rc       retryablehttp.Client  // the retry loop, with this call's hooks
 	req      retryablehttp.Request // the request of the current attempt
@@ -76,6 +80,10 @@ func (cl *call) send(ctx context.Context) (answer, error) {
 	c := cl.client
 	if err := ctx.Err(); err != nil {
 		return answer{}, fmt.Errorf("travelrule: %s: %w", cl.op, err) // nothing was sent
+	}
+	ctx, err := cl.observe(ctx)
+	if err != nil {
+		return answer{}, err // nothing was sent
 	}
 	auth, err := c.tokens.header(ctx)
 	if err != nil {

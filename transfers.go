@@ -282,20 +282,21 @@ func (c *Client) InitiateTransfer(ctx context.Context, req *TransferRequest) (*T
 	}
 	ans, err := cl.send(ctx)
 	if err != nil {
-		return nil, cl.end(err)
+		return nil, cl.finish(cl.end(err))
 	}
 	status, transferID, o := parseInitiateAnswer(ans.body)
 	cl.transferID = transferID // what an *OutcomeUnknownError reports
 	switch o {
 	case outcomeRefused:
 		// The service said no: nothing was made, whatever the status.
-		return nil, cl.refused(cl.refusedAnswer(ans))
+		return nil, cl.finish(cl.refused(cl.refusedAnswer(ans)))
 	case outcomeOther, outcomeNone:
 		// The service said 2xx, so a transfer may well exist: the caller
 		// must reconcile, exactly as after a dropped connection.
-		return nil, cl.end(cl.unexpectedAnswer(ans))
+		return nil, cl.finish(cl.end(cl.unexpectedAnswer(ans)))
 	}
 	pii := cl.piiValues()
+	cl.finish(nil)
 	return &TransferResult{
 		Status:         status,
 		TransferID:     transferID,

@@ -221,10 +221,18 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) (code int, c com
 		return http.StatusUnauthorized, c
 	}
 	attr := slog.Any("callback", cb)
+	var key string
+	if h.dedup != nil || len(h.cfg.observers) > 0 {
+		key = dedupKey(deliveryID(r.Header, h.cfg.verifiers), ref, body)
+	}
+	if err := h.observe(ctx, key, cb); err != nil {
+		h.log(ctx, slog.LevelError, "callback: an observer failed, asking for redelivery", path, attr, slog.String("error", err.Error()))
+		return http.StatusInternalServerError, c
+	}
 	if h.dedup == nil {
 		return h.call(ctx, cb, path, attr), c
 	}
-	return h.callOnce(ctx, dedupKey(deliveryID(r.Header, h.cfg.verifiers), ref, body), cb, path, attr)
+	return h.callOnce(ctx, key, cb, path, attr)
 }
 
 // namesAnotherTransfer reports whether the body's callback URL is a

@@ -22,6 +22,7 @@ type config struct {
 	store     Store
 	noDedup   bool
 	logger    *slog.Logger
+	observers []Observer
 	err       error // the first invalid option, or nil
 }
 

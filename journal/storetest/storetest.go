@@ -65,6 +65,7 @@ func Run(t *testing.T, open Open) {
 	t.Run("Replicas", func(t *testing.T) { TestReplicas(t, open) })
 	t.Run("Scan", func(t *testing.T) { TestScan(t, open) })
 	t.Run("Retention", func(t *testing.T) { TestRetention(t, open) })
+	t.Run("Fleet", func(t *testing.T) { TestFleet(t, open) })
 }
 
 // unique returns a fresh name with prefix, so that tests on a shared

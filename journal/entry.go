@@ -1,0 +1,299 @@
+package journal
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Direction says which side of a transfer this VASP is on.
+type Direction string
+
+// The directions of an entry.
+const (
+	// Outbound is a transfer this VASP initiated (the originator).
+	Outbound Direction = "outbound"
+	// Inbound is a transfer whose inquiry this VASP received (the
+	// beneficiary).
+	Inbound Direction = "inbound"
+)
+
+// Stage is how far a transfer got, as the service's five stages after
+// the token go: an entry's stage is the furthest its evidence shows.
+type Stage int
+
+// The stages of a transfer.
+const (
+	// StageNone: an outbound initiation that the service is not known to
+	// have stored (sent, refused, or its outcome unknown).
+	StageNone Stage = iota
+	// StageInitiated: the service stored the initiation (outbound), or
+	// this VASP received its inquiry (inbound).
+	StageInitiated
+	// StageInquiryAnswered: the beneficiary's VASP answered the inquiry:
+	// an INQUIRY_RESOLUTION reached this VASP (outbound), or this VASP's
+	// ResolveInquiry was applied (inbound).
+	StageInquiryAnswered
+	// StageResolved: the service sent its TRANSFER_RESOLUTION.
+	StageResolved
+	// StageTxIDSubmitted: the originator submitted the transaction's
+	// hash (this VASP's SubmitTxID was applied).
+	StageTxIDSubmitted
+	// StageConfirmed: a TRANSFER_CONFIRMATION reached this VASP.
+	StageConfirmed
+)
+
+var stageNames = [...]string{"none", "initiated", "inquiry answered", "resolved", "txId submitted", "confirmed"}
+
+// String returns the stage's name, such as "txId submitted".
+func (s Stage) String() string {
+	if s >= 0 && int(s) < len(stageNames) {
+		return stageNames[s]
+	}
+	return "Stage(" + strconv.Itoa(int(s)) + ")"
+}
+
+// Initiation is what is known of an outbound entry's initiation.
+type Initiation string
+
+// The states of an initiation.
+const (
+	// InitiationSent: the initiation was recorded before it was sent,
+	// and no outcome was recorded after: the process may have died
+	// between the two. It counts as outcome unknown.
+	InitiationSent Initiation = "sent, outcome unknown"
+	// InitiationUnknown: the call ended with ErrOutcomeUnknown, and no
+	// evidence has arrived yet.
+	InitiationUnknown Initiation = "outcome unknown"
+	// InitiationStored: the service answered that it stored it, or
+	// evidence arrived (a callback naming the transfer).
+	InitiationStored Initiation = "stored by the service"
+	// InitiationNotStored: the service refused it, or it never reached
+	// the service (the SDK's promise: nothing after which the service
+	// may have acted ends so).
+	InitiationNotStored Initiation = "not stored"
+)
+
+// Entry is one transfer, as the journal's records show it. It holds no
+// personal data.
+type Entry struct {
+	// Key is the entry's key in the store.
+	Key string
+	// Direction says whether this VASP initiated the transfer or
+	// received its inquiry.
+	Direction Direction
+	// Ref is the reference of the initiation's capability callback URL,
+	// if it had one.
+	Ref string
+	// TransferID is the service's transfer id, once known.
+	TransferID string
+	// Initiation is what is known of an outbound initiation; "" for an
+	// inbound entry.
+	Initiation Initiation
+	// Reconciled reports that the initiation's outcome was unknown when
+	// the call ended (or was never recorded) and evidence arrived later
+	// that the service stored it.
+	Reconciled bool
+	// Initiations is how many initiations were recorded under the entry
+	// (more than one when a reference was used again).
+	Initiations int
+	// Stage is the furthest stage the evidence shows.
+	Stage Stage
+	// Decision is the beneficiary VASP's decision, "approved" or
+	// "rejected", once known.
+	Decision string
+	// Started is the time of the entry's first record; Updated of its
+	// last.
+	Started, Updated time.Time
+	// Since holds when the entry first reached each stage (the zero time
+	// for stages it did not reach); Decided when its decision arrived.
+	Since   [StageConfirmed + 1]time.Time
+	Decided time.Time
+	// SentAt is when the first initiation whose outcome is still unknown
+	// was recorded (zero when none is).
+	SentAt time.Time
+	// Timeline lists the entry's records, oldest first.
+	Timeline []Event
+}
+
+// Event is one record of an entry, for people: when, and what, in words
+// that hold no personal data.
+type Event struct {
+	At   time.Time
+	What string
+}
+
+// fold makes the entry key from its records: a pure function of them,
+// whatever their order.
+func fold(key string, raw [][]byte) *Entry {
+	recs := make([]record, 0, len(raw))
+	for _, b := range raw {
+		if r, ok := decode(b); ok {
+			recs = append(recs, r)
+		}
+	}
+	slices.SortStableFunc(recs, func(a, b record) int {
+		if c := a.At.Compare(b.At); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Kind+a.Call+a.Delivery, b.Kind+b.Call+b.Delivery)
+	})
+	e := &Entry{Key: key, Direction: Outbound}
+	if strings.HasPrefix(key, inboundPrefix) {
+		e.Direction = Inbound
+	}
+	calls := map[string]string{} // call id -> its latest outcome kind
+	sentAt := map[string]time.Time{}
+	evidence := time.Time{}
+	for _, r := range recs {
+		if e.Started.IsZero() {
+			e.Started = r.At
+		}
+		e.Updated = r.At
+		if r.Ref != "" && e.Ref == "" && r.Kind == kindSent {
+			e.Ref = r.Ref
+		}
+		if r.TransferID != "" {
+			e.TransferID = r.TransferID
+		}
+		e.Timeline = append(e.Timeline, Event{At: r.At, What: describe(r)})
+		switch r.Kind {
+		case kindSent:
+			if _, ok := calls[r.Call]; !ok {
+				calls[r.Call] = kindSent
+				sentAt[r.Call] = r.At
+			}
+		case kindStored, kindNotStored, kindUnknown:
+			if _, ok := sentAt[r.Call]; !ok {
+				sentAt[r.Call] = r.At
+			}
+			calls[r.Call] = r.Kind
+			if r.Kind == kindStored {
+				e.reach(StageInitiated, r.At)
+			}
+		case kindResolution:
+			e.reach(StageInitiated, r.At)
+			e.reach(StageInquiryAnswered, r.At)
+			e.decide(r.Decision, r.At)
+		case kindTxID:
+			e.reach(StageInitiated, r.At)
+			e.reach(StageTxIDSubmitted, r.At)
+		case kindCallback:
+			if evidence.IsZero() {
+				evidence = r.At
+			}
+			e.callback(r)
+		}
+	}
+	if e.Direction == Inbound {
+		return e
+	}
+	e.Initiations = len(calls)
+	e.Initiation = InitiationNotStored
+	unknown, stored := false, false
+	for id, k := range calls {
+		switch k {
+		case kindStored:
+			stored = true
+		case kindSent, kindUnknown:
+			unknown = true
+			if e.SentAt.IsZero() || sentAt[id].Before(e.SentAt) {
+				e.SentAt = sentAt[id]
+			}
+			if k == kindSent && e.Initiation != InitiationUnknown {
+				e.Initiation = InitiationSent
+			} else {
+				e.Initiation = InitiationUnknown
+			}
+		}
+	}
+	switch {
+	case stored:
+		e.Initiation, e.SentAt = InitiationStored, time.Time{}
+	case !evidence.IsZero():
+		// A callback named the transfer: the service stored it.
+		e.Initiation, e.Reconciled, e.SentAt = InitiationStored, unknown, time.Time{}
+		e.reach(StageInitiated, evidence)
+	case len(calls) == 0:
+		e.Initiation = "" // only callbacks, of a transfer not initiated through this journal
+	case !unknown:
+		e.Initiation = InitiationNotStored
+	}
+	return e
+}
+
+// callback applies a callback record to the entry.
+func (e *Entry) callback(r record) {
+	e.reach(StageInitiated, r.At)
+	switch r.Callback {
+	case "approved", "rejected":
+		// INQUIRY_RESOLUTION: the beneficiary's VASP answered.
+		e.reach(StageInquiryAnswered, r.At)
+		e.decide(r.Callback, r.At)
+	case "status":
+		// TRANSFER_RESOLUTION, or a status of the excerpt's form.
+		if r.Decision != "" {
+			e.reach(StageResolved, r.At)
+			e.decide(r.Decision, r.At)
+		}
+	case "canceled":
+		e.decide("rejected", r.At)
+	case "txid":
+		e.reach(StageConfirmed, r.At)
+	}
+}
+
+// reach records that the entry reached stage at t.
+func (e *Entry) reach(s Stage, t time.Time) {
+	if e.Stage < s {
+		e.Stage = s
+	}
+	if e.Since[s].IsZero() {
+		e.Since[s] = t
+	}
+}
+
+// decide records a decision; a rejection stands once made.
+func (e *Entry) decide(d string, t time.Time) {
+	if d == "" || e.Decision == "rejected" {
+		return
+	}
+	if e.Decision != d {
+		e.Decision, e.Decided = d, t
+	}
+}
+
+// describe is a record in words.
+func describe(r record) string {
+	var b strings.Builder
+	switch r.Kind {
+	case kindSent:
+		fmt.Fprintf(&b, "%s recorded before sending (request digest %.16s)", r.Op, r.Digest)
+	case kindStored:
+		b.WriteString("stored by the service")
+	case kindNotStored:
+		b.WriteString("not stored: the service refused it, or it never reached the service")
+	case kindUnknown:
+		b.WriteString("outcome unknown (ErrOutcomeUnknown): the service may have stored it")
+	case kindResolution:
+		fmt.Fprintf(&b, "ResolveInquiry applied: %s", r.Decision)
+	case kindTxID:
+		b.WriteString("SubmitTxID applied")
+	case kindCallback:
+		fmt.Fprintf(&b, "callback received: %s", r.Callback)
+		if r.Status != "" {
+			fmt.Fprintf(&b, " (status %s)", r.Status)
+		}
+	default:
+		b.WriteString(r.Kind)
+	}
+	if r.Attempts > 0 {
+		fmt.Fprintf(&b, " after %d attempt(s)", r.Attempts)
+	}
+	if r.TransferID != "" {
+		fmt.Fprintf(&b, "; transfer %s", r.TransferID)
+	}
+	return b.String()
+}

@@ -1,0 +1,94 @@
+package journal
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+)
+
+// The kinds of record a journal writes.
+const (
+	kindSent       = "sent"       // an initiation is about to be sent (written ahead)
+	kindStored     = "stored"     // the service answered that it stored the initiation
+	kindNotStored  = "not-stored" // the service refused it, or it never reached the service
+	kindUnknown    = "unknown"    // the service may have stored it: ErrOutcomeUnknown
+	kindResolution = "resolution" // this VASP's ResolveInquiry was applied
+	kindTxID       = "txid"       // this VASP's SubmitTxID was applied
+	kindCallback   = "callback"   // a verified callback delivery about the transfer
+)
+
+// record is one fact of an entry, as stored: JSON of fixed vocabulary,
+// identifiers and counts, never personal data.
+type record struct {
+	Kind           string    `json:"kind"`
+	At             time.Time `json:"at"`
+	Call           string    `json:"call,omitempty"`           // the call's id, across its sent and outcome records
+	Op             string    `json:"op,omitempty"`             // the client's operation
+	Ref            string    `json:"ref,omitempty"`            // the capability callback URL's reference
+	TransferID     string    `json:"transferId,omitempty"`     // the service's transfer id
+	Digest         string    `json:"digest,omitempty"`         // the request body's SHA-256, hex
+	IdempotencyKey string    `json:"idempotencyKey,omitempty"` // the request's Idempotency-Key
+	Attempts       int       `json:"attempts,omitempty"`       // how many times the request was sent
+	Decision       string    `json:"decision,omitempty"`       // approved or rejected
+	Callback       string    `json:"callback,omitempty"`       // a callback's kind (travelrule.CallbackKind)
+	Status         string    `json:"status,omitempty"`         // a status callback's status, when it is one of statusWords
+	Delivery       string    `json:"delivery,omitempty"`       // a callback delivery's id
+}
+
+func (r *record) encode() ([]byte, error) { return json.Marshal(r) }
+
+// decode reads a stored record; one that does not read is skipped by the
+// caller (a newer journal's, or damaged).
+func decode(b []byte) (record, bool) {
+	var r record
+	if json.Unmarshal(b, &r) != nil || r.Kind == "" || r.At.IsZero() {
+		return record{}, false
+	}
+	return r, true
+}
+
+// statusWords are the status callbacks' statuses a record keeps, folded
+// to lower case, with the decision each means ("" for none); any other
+// status is kept as "other", since a status is the sender's text.
+var statusWords = map[string]string{
+	"approved": "approved", "completed": "approved", "confirmed": "approved", "accepted": "approved",
+	"rejected": "rejected", "declined": "rejected", "canceled": "rejected", "cancelled": "rejected", "failed": "rejected",
+	"received": "", "inquiry": "", "pending": "", "new": "", "created": "", "processing": "",
+}
+
+// statusWord is the status as a record keeps it, and its decision.
+func statusWord(status string) (word, decision string) {
+	if status == "" {
+		return "", ""
+	}
+	w := strings.ToLower(status)
+	d, ok := statusWords[w]
+	if !ok {
+		return "other", ""
+	}
+	return w, d
+}
+
+// isID reports whether s may be kept as an identifier (a transfer id, a
+// reference, an idempotency key): 1 to 128 characters from A-Z, a-z, 0-9
+// and -_.:~. Anything else the service or a sender wrote is not kept.
+func isID(s string) bool {
+	if s == "" || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' || c == ':' || c == '~') {
+			return false
+		}
+	}
+	return true
+}
+
+// idOrEmpty is s when isID(s), else "".
+func idOrEmpty(s string) string {
+	if isID(s) {
+		return s
+	}
+	return ""
+}

@@ -1,0 +1,214 @@
+package travelrule
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// Observer watches the calls a [Client] makes: package journal's write-ahead
+// journal is one, and telemetry can be another. Set one with
+// [WithObserver]. With none set, a call costs nothing more.
+//
+// StartCall is called once for each call that passed validation, before
+// anything of it leaves the process (before the bearer token is fetched).
+// It returns the context the call goes on with (the one it was given, or
+// one derived from it) and nil, or an error: the call then ends at once
+// with an error that wraps it, nothing is sent, and EndCall is not called.
+// An observer that must have recorded a call before it is sent (a
+// write-ahead journal) fails StartCall when it cannot record it.
+//
+// EndCall is called once for each call whose StartCall returned nil, when
+// the call has ended, on the context StartCall returned (which may be done
+// by then: an observer that writes should not depend on it), with what
+// came of it.
+//
+// Both are called on the caller's goroutine and block the call: an
+// observer should be quick. Neither is given personal data: info and end
+// hold identifiers, counts and a digest only.
+type Observer interface {
+	StartCall(ctx context.Context, info *CallInfo) (context.Context, error)
+	EndCall(ctx context.Context, info *CallInfo, end *CallEnd)
+}
+
+// CallInfo describes a call about to be sent. It holds no personal data.
+type CallInfo struct {
+	// Op is the operation: "InitiateTransfer", "ResolveInquiry",
+	// "SubmitTxID", "GenerateTravelAddress", "DecodeTravelAddress" or
+	// "SearchVASPs".
+	Op string
+	// TransferID is the transfer the call is about: ResolveInquiry's and
+	// SubmitTxID's transfer id (the q parameter); "" for other calls.
+	TransferID string
+	// CallbackRef is the reference of the request's capability callback
+	// URL (see [NewCallbackURL]): InitiateTransfer's callback, or
+	// ResolveInquiry's when it has one; "" when the URL carries none.
+	CallbackRef string
+	// Decision is ResolveInquiry's decision: "approved" when Approved is
+	// true, "rejected" when it is false (as strconv.ParseBool reads it),
+	// "" for anything else and for other calls.
+	Decision string
+	// IdempotencyKey is the Idempotency-Key the request carries, if any
+	// (see [WithIdempotency]).
+	IdempotencyKey string
+	// Digest is the SHA-256 of the request body as it is sent: it tells
+	// two requests apart, and a request sent again from one sent once,
+	// without holding the request.
+	Digest [sha256.Size]byte
+}
+
+// CallOutcome says what came of a call, from the SDK's point of view.
+type CallOutcome int
+
+// The outcomes of a call.
+const (
+	// CallSucceeded means the service answered that it did what was asked.
+	CallSucceeded CallOutcome = iota + 1
+	// CallNotDone means the service did not act: it refused (an
+	// [*APIError], a [*ValidationError] of the server's), or the request
+	// never reached it, or failed before the service could have acted.
+	CallNotDone
+	// CallOutcomeUnknown means the service may have acted: the call's
+	// error is an [*OutcomeUnknownError].
+	CallOutcomeUnknown
+)
+
+// String returns "succeeded", "not done" or "outcome unknown".
+func (o CallOutcome) String() string {
+	switch o {
+	case CallSucceeded:
+		return "succeeded"
+	case CallNotDone:
+		return "not done"
+	case CallOutcomeUnknown:
+		return "outcome unknown"
+	}
+	return "CallOutcome(" + strconv.Itoa(int(o)) + ")"
+}
+
+// CallEnd is what came of a call. It holds no personal data.
+type CallEnd struct {
+	// Outcome is what came of the call.
+	Outcome CallOutcome
+	// TransferID is, for InitiateTransfer, the transfer id of the
+	// service's answer, when it had one (also in an answer that was not
+	// understood); "" when it holds a personal value of the request. For
+	// other calls, CallInfo's.
+	TransferID string
+	// Attempts is how many times the request was sent.
+	Attempts int
+	// Err is the call's error: nil when it succeeded.
+	Err error
+}
+
+// outcomeOf is what came of a call that ended with err: the SDK's promise
+// is that every error after which the service may have acted is an
+// *OutcomeUnknownError.
+func outcomeOf(err error) CallOutcome {
+	var unknown *OutcomeUnknownError
+	switch {
+	case err == nil:
+		return CallSucceeded
+	case errors.As(err, &unknown):
+		return CallOutcomeUnknown
+	}
+	return CallNotDone
+}
+
+// decisionOf is CallInfo.Decision for a resolution's Approved.
+func decisionOf(approved string) string {
+	switch b, err := strconv.ParseBool(approved); {
+	case err != nil:
+		return ""
+	case b:
+		return "approved"
+	}
+	return "rejected"
+}
+
+// WithObserver adds an observer of the client's calls (see [Observer]).
+// Observers given in several options are called in the order given, and
+// their EndCalls in the reverse order; a StartCall that fails ends, in
+// reverse order, the calls of the observers started before it, with
+// [CallNotDone] and its error. A nil observer makes NewClient fail.
+func WithObserver(obs Observer) Option {
+	return func(o *options) {
+		if obs == nil {
+			o.fail(errors.New("travelrule: WithObserver: nil observer"))
+			return
+		}
+		o.observers = append(o.observers, obs)
+	}
+}
+
+// observe starts the call's observation: with no observer it does
+// nothing. It returns the context the call goes on with, or the error
+// that ends the call before anything is sent.
+func (cl *call) observe(ctx context.Context) (context.Context, error) {
+	obs := cl.client.observers
+	if len(obs) == 0 {
+		return ctx, nil
+	}
+	cl.info = &CallInfo{
+		Op:             cl.op,
+		CallbackRef:    CallbackRef(cl.callback),
+		IdempotencyKey: cl.key,
+		Digest:         sha256.Sum256(cl.body),
+		Decision:       cl.decision,
+	}
+	if cl.op != "InitiateTransfer" {
+		cl.info.TransferID = cl.transferID
+	}
+	if !validRef(cl.info.CallbackRef) {
+		cl.info.CallbackRef = ""
+	}
+	cl.obsCtx = make([]context.Context, 0, len(obs))
+	for i, o := range obs {
+		next, err := o.StartCall(ctx, cl.info)
+		if err != nil {
+			err = fmt.Errorf("travelrule: %s: an observer refused the call, nothing was sent: %w", cl.op, err)
+			end := &CallEnd{Outcome: CallNotDone, TransferID: cl.info.TransferID, Err: err}
+			for j := i - 1; j >= 0; j-- {
+				obs[j].EndCall(cl.obsCtx[j], cl.info, end)
+			}
+			cl.info = nil
+			return ctx, err
+		}
+		if next == nil {
+			next = ctx
+		}
+		cl.obsCtx = append(cl.obsCtx, next)
+		ctx = next
+	}
+	return ctx, nil
+}
+
+// finish ends the call's observation, if it was observed, and returns err.
+func (cl *call) finish(err error) error {
+	if cl.info != nil {
+		cl.finishAs(outcomeOf(err), err)
+	}
+	return err
+}
+
+// errNotApplied is the CallEnd.Err of a resolution the service answered
+// with the excerpt's bare {"status":false}: it was not applied.
+var errNotApplied = errors.New("travelrule: ResolveInquiry: the service answered status false: the resolution was not applied")
+
+// finishAs ends the call's observation, if it was observed, with outcome o.
+func (cl *call) finishAs(o CallOutcome, err error) {
+	if cl.info == nil {
+		return
+	}
+	end := &CallEnd{Outcome: o, TransferID: cl.info.TransferID, Attempts: cl.sent(), Err: err}
+	if cl.op == "InitiateTransfer" && !cl.hidesTransferID() {
+		end.TransferID = cl.transferID
+	}
+	obs := cl.client.observers
+	for j := len(obs) - 1; j >= 0; j-- {
+		obs[j].EndCall(cl.obsCtx[j], cl.info, end)
+	}
+	cl.info = nil
+}
