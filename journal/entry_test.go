@@ -1,0 +1,291 @@
+package journal
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// t0 is the time of a test's first record.
+var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// at is m minutes after t0.
+func at(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
+
+// since is an Entry's Since with the stages given.
+func since(m map[Stage]time.Time) (s [StageConfirmed + 1]time.Time) {
+	for st, t := range m {
+		s[st] = t
+	}
+	return s
+}
+
+// enc encodes records as a store keeps them.
+func enc(t *testing.T, recs ...record) [][]byte {
+	t.Helper()
+	out := make([][]byte, 0, len(recs))
+	for _, r := range recs {
+		b, err := r.encode()
+		require.NoError(t, err)
+		out = append(out, b)
+	}
+	return out
+}
+
+// The records a journal writes, as fold reads them.
+func sentRec(call string, m int) record {
+	return record{Kind: kindSent, At: at(m), Call: call, Op: "InitiateTransfer", Ref: "r1", Digest: "ab12cd34", IdempotencyKey: "idem-" + call}
+}
+
+func outcomeRec(kind, call string, m int, tid string) record {
+	return record{Kind: kind, At: at(m), Call: call, Op: "InitiateTransfer", TransferID: tid, Attempts: 1}
+}
+
+func cbRec(kind string, m int, delivery, tid, status string) record {
+	word, decision := statusWord(status)
+	return record{Kind: kindCallback, At: at(m), Callback: kind, TransferID: tid, Status: word, Decision: decision, Delivery: delivery}
+}
+
+func resolutionRec(m int, tid, decision string) record {
+	return record{Kind: kindResolution, At: at(m), Call: "res", Op: "ResolveInquiry", TransferID: tid, Decision: decision, Attempts: 1}
+}
+
+func txidRec(m int, tid string) record {
+	return record{Kind: kindTxID, At: at(m), Call: "tx", Op: "SubmitTxID", TransferID: tid, Attempts: 1}
+}
+
+// foldCases are lists of records and the entry they fold to (Key and
+// Timeline aside, which TestFold checks on their own).
+var foldCases = []struct {
+	name string
+	key  string
+	recs []record
+	want Entry
+}{
+	{
+		name: "sent without outcome",
+		key:  "o:r1",
+		recs: []record{sentRec("c1", 0)},
+		want: Entry{Direction: Outbound, Ref: "r1", Initiation: InitiationSent, Initiations: 1, Stage: StageNone,
+			Started: at(0), Updated: at(0), SentAt: at(0)},
+	},
+	{
+		name: "outcome unknown",
+		key:  "o:r1",
+		recs: []record{sentRec("c1", 0), outcomeRec(kindUnknown, "c1", 2, "")},
+		want: Entry{Direction: Outbound, Ref: "r1", Initiation: InitiationUnknown, Initiations: 1, Stage: StageNone,
+			Started: at(0), Updated: at(2), SentAt: at(0)},
+	},
+	{
+		name: "stored",
+		key:  "o:r1",
+		recs: []record{sentRec("c1", 0), outcomeRec(kindStored, "c1", 1, "t-1")},
+		want: Entry{Direction: Outbound, Ref: "r1", TransferID: "t-1", Initiation: InitiationStored, Initiations: 1,
+			Stage: StageInitiated, Since: since(map[Stage]time.Time{StageInitiated: at(1)}), Started: at(0), Updated: at(1)},
+	},
+	{
+		name: "not stored",
+		key:  "o:r1",
+		recs: []record{sentRec("c1", 0), outcomeRec(kindNotStored, "c1", 1, "")},
+		want: Entry{Direction: Outbound, Ref: "r1", Initiation: InitiationNotStored, Initiations: 1, Stage: StageNone,
+			Started: at(0), Updated: at(1)},
+	},
+	{
+		name: "outcome unknown, then a callback reconciles it",
+		key:  "o:r1",
+		recs: []record{sentRec("c1", 0), outcomeRec(kindUnknown, "c1", 1, ""), cbRec("status", 30, "d1", "t-7", "received")},
+		want: Entry{Direction: Outbound, Ref: "r1", TransferID: "t-7", Initiation: InitiationStored, Reconciled: true, Initiations: 1,
+			Stage: StageInitiated, Since: since(map[Stage]time.Time{StageInitiated: at(30)}), Started: at(0), Updated: at(30)},
+	},
+	{
+		name: "sent without outcome, then a callback reconciles it",
+		key:  "o:r1",
+		recs: []record{sentRec("c1", 0), cbRec("approved", 40, "d1", "", "")},
+		want: Entry{Direction: Outbound, Ref: "r1", Initiation: InitiationStored, Reconciled: true, Initiations: 1,
+			Stage: StageInquiryAnswered, Since: since(map[Stage]time.Time{StageInitiated: at(40), StageInquiryAnswered: at(40)}),
+			Decision: "approved", Decided: at(40), Started: at(0), Updated: at(40)},
+	},
+	{
+		name: "not stored, then a callback: stored after all",
+		key:  "o:r1",
+		recs: []record{sentRec("c1", 0), outcomeRec(kindNotStored, "c1", 1, ""), cbRec("status", 5, "d1", "t-2", "received")},
+		want: Entry{Direction: Outbound, Ref: "r1", TransferID: "t-2", Initiation: InitiationStored, Initiations: 1,
+			Stage: StageInitiated, Since: since(map[Stage]time.Time{StageInitiated: at(5)}), Started: at(0), Updated: at(5)},
+	},
+	{
+		name: "reference used again: one stored, one unknown",
+		key:  "o:r1",
+		recs: []record{sentRec("c1", 0), outcomeRec(kindStored, "c1", 1, "t-1"), sentRec("c2", 10), outcomeRec(kindUnknown, "c2", 11, "")},
+		want: Entry{Direction: Outbound, Ref: "r1", TransferID: "t-1", Initiation: InitiationStored, Initiations: 2,
+			Stage: StageInitiated, Since: since(map[Stage]time.Time{StageInitiated: at(1)}), Started: at(0), Updated: at(11)},
+	},
+	{
+		name: "reference used again: one sent, one unknown",
+		key:  "o:r1",
+		recs: []record{sentRec("c1", 0), sentRec("c2", 10), outcomeRec(kindUnknown, "c2", 11, "")},
+		want: Entry{Direction: Outbound, Ref: "r1", Initiation: InitiationUnknown, Initiations: 2, Stage: StageNone,
+			Started: at(0), Updated: at(11), SentAt: at(0)},
+	},
+	{
+		name: "reference used again: one refused, one sent",
+		key:  "o:r1",
+		recs: []record{sentRec("c1", 0), outcomeRec(kindNotStored, "c1", 1, ""), sentRec("c2", 10)},
+		want: Entry{Direction: Outbound, Ref: "r1", Initiation: InitiationSent, Initiations: 2, Stage: StageNone,
+			Started: at(0), Updated: at(10), SentAt: at(10)},
+	},
+	{
+		name: "only callbacks",
+		key:  "o:tid.t-5",
+		recs: []record{cbRec("approved", 3, "d1", "t-5", "")},
+		want: Entry{Direction: Outbound, TransferID: "t-5", Initiation: "", Stage: StageInquiryAnswered,
+			Since:    since(map[Stage]time.Time{StageInitiated: at(3), StageInquiryAnswered: at(3)}),
+			Decision: "approved", Decided: at(3), Started: at(3), Updated: at(3)},
+	},
+	{
+		name: "outbound to txId submitted",
+		key:  "o:r1",
+		recs: []record{sentRec("c1", 0), outcomeRec(kindStored, "c1", 1, "t-1"), cbRec("approved", 60, "d1", "", ""),
+			cbRec("status", 120, "d2", "t-1", "APPROVED"), txidRec(180, "t-1")},
+		want: Entry{Direction: Outbound, Ref: "r1", TransferID: "t-1", Initiation: InitiationStored, Initiations: 1,
+			Stage: StageTxIDSubmitted, Since: since(map[Stage]time.Time{StageInitiated: at(1), StageInquiryAnswered: at(60),
+				StageResolved: at(120), StageTxIDSubmitted: at(180)}),
+			Decision: "approved", Decided: at(60), Started: at(0), Updated: at(180)},
+	},
+	{
+		name: "outbound to confirmed",
+		key:  "o:r1",
+		recs: []record{sentRec("c1", 0), outcomeRec(kindStored, "c1", 1, "t-1"), cbRec("status", 120, "d2", "t-1", "completed"),
+			txidRec(180, "t-1"), cbRec("txid", 200, "d3", "", "")},
+		want: Entry{Direction: Outbound, Ref: "r1", TransferID: "t-1", Initiation: InitiationStored, Initiations: 1,
+			Stage: StageConfirmed, Since: since(map[Stage]time.Time{StageInitiated: at(1), StageResolved: at(120),
+				StageTxIDSubmitted: at(180), StageConfirmed: at(200)}),
+			Decision: "approved", Decided: at(120), Started: at(0), Updated: at(200)},
+	},
+	{
+		name: "inbound inquiry",
+		key:  "i:in-1",
+		recs: []record{cbRec("inquiry", 0, "d1", "in-1", "")},
+		want: Entry{Direction: Inbound, TransferID: "in-1", Stage: StageInitiated,
+			Since: since(map[Stage]time.Time{StageInitiated: at(0)}), Started: at(0), Updated: at(0)},
+	},
+	{
+		name: "inbound inquiry answered",
+		key:  "i:in-1",
+		recs: []record{cbRec("inquiry", 0, "d1", "in-1", ""), resolutionRec(5, "in-1", "approved")},
+		want: Entry{Direction: Inbound, TransferID: "in-1", Stage: StageInquiryAnswered,
+			Since:    since(map[Stage]time.Time{StageInitiated: at(0), StageInquiryAnswered: at(5)}),
+			Decision: "approved", Decided: at(5), Started: at(0), Updated: at(5)},
+	},
+	{
+		name: "inbound confirmed",
+		key:  "i:in-1",
+		recs: []record{cbRec("inquiry", 0, "d1", "in-1", ""), resolutionRec(5, "in-1", "approved"), cbRec("txid", 50, "d2", "", "")},
+		want: Entry{Direction: Inbound, TransferID: "in-1", Stage: StageConfirmed,
+			Since:    since(map[Stage]time.Time{StageInitiated: at(0), StageInquiryAnswered: at(5), StageConfirmed: at(50)}),
+			Decision: "approved", Decided: at(5), Started: at(0), Updated: at(50)},
+	},
+	{
+		name: "inbound inquiry rejected",
+		key:  "i:in-1",
+		recs: []record{cbRec("inquiry", 0, "d1", "in-1", ""), resolutionRec(5, "in-1", "rejected")},
+		want: Entry{Direction: Inbound, TransferID: "in-1", Stage: StageInquiryAnswered,
+			Since:    since(map[Stage]time.Time{StageInitiated: at(0), StageInquiryAnswered: at(5)}),
+			Decision: "rejected", Decided: at(5), Started: at(0), Updated: at(5)},
+	},
+	{
+		name: "approved, then rejected: the rejection stands",
+		key:  "o:r1",
+		recs: []record{sentRec("c1", 0), outcomeRec(kindStored, "c1", 1, "t-1"), cbRec("approved", 10, "d1", "", ""),
+			cbRec("status", 20, "d2", "t-1", "REJECTED")},
+		want: Entry{Direction: Outbound, Ref: "r1", TransferID: "t-1", Initiation: InitiationStored, Initiations: 1,
+			Stage: StageResolved, Since: since(map[Stage]time.Time{StageInitiated: at(1), StageInquiryAnswered: at(10), StageResolved: at(20)}),
+			Decision: "rejected", Decided: at(20), Started: at(0), Updated: at(20)},
+	},
+	{
+		name: "rejected, then approved: the rejection stands",
+		key:  "o:r1",
+		recs: []record{sentRec("c1", 0), outcomeRec(kindStored, "c1", 1, "t-1"), cbRec("rejected", 10, "d1", "", ""),
+			cbRec("status", 20, "d2", "t-1", "APPROVED")},
+		want: Entry{Direction: Outbound, Ref: "r1", TransferID: "t-1", Initiation: InitiationStored, Initiations: 1,
+			Stage: StageResolved, Since: since(map[Stage]time.Time{StageInitiated: at(1), StageInquiryAnswered: at(10), StageResolved: at(20)}),
+			Decision: "rejected", Decided: at(10), Started: at(0), Updated: at(20)},
+	},
+	{
+		name: "canceled: rejected",
+		key:  "o:r1",
+		recs: []record{sentRec("c1", 0), outcomeRec(kindStored, "c1", 1, "t-1"), cbRec("canceled", 10, "d1", "", ""),
+			cbRec("approved", 20, "d2", "", "")},
+		want: Entry{Direction: Outbound, Ref: "r1", TransferID: "t-1", Initiation: InitiationStored, Initiations: 1,
+			Stage: StageInquiryAnswered, Since: since(map[Stage]time.Time{StageInitiated: at(1), StageInquiryAnswered: at(20)}),
+			Decision: "rejected", Decided: at(10), Started: at(0), Updated: at(20)},
+	},
+	{
+		name: "a status of no known word decides nothing",
+		key:  "o:r1",
+		recs: []record{sentRec("c1", 0), outcomeRec(kindStored, "c1", 1, "t-1"), cbRec("status", 10, "d1", "t-1", "ON HOLD")},
+		want: Entry{Direction: Outbound, Ref: "r1", TransferID: "t-1", Initiation: InitiationStored, Initiations: 1,
+			Stage: StageInitiated, Since: since(map[Stage]time.Time{StageInitiated: at(1)}), Started: at(0), Updated: at(10)},
+	},
+}
+
+func TestFold(t *testing.T) {
+	for _, tc := range foldCases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := fold(tc.key, enc(t, tc.recs...))
+			assert.Equal(t, tc.key, got.Key)
+			require.Len(t, got.Timeline, len(tc.recs))
+			assert.True(t, slices.IsSortedFunc(got.Timeline, func(a, b Event) int { return a.At.Compare(b.At) }), "timeline oldest first")
+			for _, ev := range got.Timeline {
+				assert.NotEmpty(t, ev.What)
+			}
+			view := *got
+			view.Key, view.Timeline = "", nil
+			assert.Equal(t, tc.want, view)
+		})
+	}
+}
+
+// TestFoldOrder folds each case's records in many orders: the entry, its
+// timeline included, is the same whatever order the store returns them in.
+func TestFoldOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, tc := range foldCases {
+		t.Run(tc.name, func(t *testing.T) {
+			raw := enc(t, tc.recs...)
+			want := fold(tc.key, raw)
+			for range 50 {
+				shuffled := slices.Clone(raw)
+				rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+				require.Equal(t, want, fold(tc.key, shuffled))
+			}
+		})
+	}
+}
+
+// TestFoldSkipsUndecodable: records that do not read (damaged, or without
+// a kind or a time) change nothing.
+func TestFoldSkipsUndecodable(t *testing.T) {
+	clean := enc(t, sentRec("c1", 0), outcomeRec(kindStored, "c1", 1, "t-1"), cbRec("approved", 60, "d1", "", ""))
+	junk := [][]byte{
+		nil,
+		[]byte("not json"),
+		[]byte("null"),
+		[]byte("[]"),
+		[]byte(`{"kind":"callback","callback":"rejected","decision":"rejected"}`),       // no time
+		[]byte(`{"kind":"","at":"2025-03-01T13:30:00Z","callback":"rejected"}`),         // no kind
+		[]byte(`{"kind":"callback","at":"yesterday","callback":"rejected"}`),            // a time that does not read
+		[]byte(`{"kind":"callback","at":"2025-03-01T13:30:00Z","callback":"rejected",`), // cut short
+	}
+	want := fold("o:r1", clean)
+	require.Equal(t, "approved", want.Decision)
+	got := fold("o:r1", append(slices.Clone(junk[:4]), append(clean, junk[4:]...)...))
+	assert.Equal(t, want, got)
+
+	none := fold("o:r1", junk)
+	assert.Empty(t, none.Timeline)
+	assert.True(t, none.Started.IsZero(), "an entry of undecodable records only has no start")
+}

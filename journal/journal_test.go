@@ -1,0 +1,316 @@
+package journal_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vaspkit/travelrule"
+	"github.com/vaspkit/travelrule/callback"
+	"github.com/vaspkit/travelrule/journal"
+)
+
+// capKey is the capability key of the tests' callback URLs.
+var capKey = []byte("journal-test-capability-key-0123")
+
+// bearer is the tests' bearer token: a secret, never to be logged.
+const bearer = "journal-test-bearer-token-5f3a9c"
+
+// personal are the personal values of request: none may reach a log.
+var personal = []string{"Wilhelmina", "Oyelaran-Baptiste", "1984-03-17", "NID-77K-4412-Q", "Rue des Glycines 58",
+	"Cornelius", "Vandermeulen", "1979-11-02", "bc1qjournaltestwallet8x7c6v5b4n3m"}
+
+// request is an initiation of personal values, with the capability
+// callback URL of ref.
+func request(t *testing.T, ref string) *travelrule.TransferRequest {
+	t.Helper()
+	cbURL, err := travelrule.NewCallbackURL("https://vasp.example/cb", ref, capKey)
+	require.NoError(t, err)
+	return &travelrule.TransferRequest{
+		Asset: "BTC", Amount: "0.25", Callback: cbURL,
+		Originator: travelrule.Party{PersonType: "natural", FirstName: "Wilhelmina", LastName: "Oyelaran-Baptiste",
+			DateOfBirth: "1984-03-17", NationalID: "NID-77K-4412-Q", NationalIDType: "NATIONAL_ID", StreetName: "Rue des Glycines 58",
+			Country: "BE", WalletAddress: "bc1qjournaltestwallet8x7c6v5b4n3m"},
+		Beneficiary: travelrule.Party{PersonType: "natural", FirstName: "Cornelius", LastName: "Vandermeulen", DateOfBirth: "1979-11-02"},
+	}
+}
+
+// service is a server that answers every request with body, and counts
+// the requests it received.
+type service struct {
+	*httptest.Server
+	requests atomic.Int64
+}
+
+func newService(t *testing.T, body string) *service {
+	s := &service{}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.requests.Add(1)
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, body)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// stored is the live service's answer to an initiation it stored.
+const stored = `{"status":true,"data":{"transferId":"t-1"}}`
+
+func newClient(t *testing.T, url string, j *journal.Journal) *travelrule.Client {
+	t.Helper()
+	c, err := travelrule.NewClient(url, travelrule.WithTokenSource(travelrule.StaticToken(bearer)),
+		travelrule.WithObserver(j), travelrule.WithRetryMax(0))
+	require.NoError(t, err)
+	return c
+}
+
+// errStore is the error of a failing store.
+var errStore = errors.New("store unavailable")
+
+// failingStore is a MemoryStore whose Append fails with errStore when
+// fail says so; fail is given how many appends were made before.
+type failingStore struct {
+	*journal.MemoryStore
+	appends atomic.Int64
+	fail    func(n int64) bool
+}
+
+func (s *failingStore) Append(ctx context.Context, key, id string, rec []byte, names ...string) error {
+	if s.fail(s.appends.Add(1) - 1) {
+		return errStore
+	}
+	return s.MemoryStore.Append(ctx, key, id, rec, names...)
+}
+
+// TestStartCallFails: when the journal cannot record an initiation
+// before it is sent, nothing is sent and the call fails with the store's
+// error.
+func TestStartCallFails(t *testing.T) {
+	store := &failingStore{MemoryStore: journal.NewMemoryStore(0, 0), fail: func(int64) bool { return true }}
+	j, err := journal.New(store)
+	require.NoError(t, err)
+	svc := newService(t, stored)
+	client := newClient(t, svc.URL, j)
+
+	res, err := client.InitiateTransfer(context.Background(), request(t, "pay-a"))
+	require.Error(t, err)
+	assert.Nil(t, res)
+	assert.ErrorIs(t, err, errStore)
+	assert.NotErrorIs(t, err, travelrule.ErrOutcomeUnknown, "nothing was sent: the outcome is known")
+	assert.Zero(t, svc.requests.Load(), "the service received the initiation")
+	assert.Zero(t, j.Lost())
+
+	// Other calls are not recorded before they are sent: a failing store
+	// does not stop them.
+	_, err = client.SubmitTxID(context.Background(), "t-1", "0xfeedbeef")
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, svc.requests.Load())
+}
+
+// TestEndCallLost: an outcome the journal cannot record leaves the
+// initiation "sent, outcome unknown", is counted, and is logged once,
+// without a personal value.
+func TestEndCallLost(t *testing.T) {
+	store := &failingStore{MemoryStore: journal.NewMemoryStore(0, 0), fail: func(n int64) bool { return n > 0 }}
+	var logs bytes.Buffer
+	j, err := journal.New(store, journal.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
+	require.NoError(t, err)
+	svc := newService(t, stored)
+	client := newClient(t, svc.URL, j)
+
+	req := request(t, "pay-b")
+	res, err := client.InitiateTransfer(context.Background(), req)
+	require.NoError(t, err, "a journal that cannot record an outcome does not fail the call")
+	assert.Equal(t, "t-1", res.TransferID)
+	assert.EqualValues(t, 1, svc.requests.Load())
+
+	e, err := j.Entry(context.Background(), "pay-b")
+	require.NoError(t, err)
+	require.NotNil(t, e)
+	assert.Equal(t, journal.InitiationSent, e.Initiation)
+	assert.Empty(t, e.TransferID)
+	assert.EqualValues(t, 1, j.Lost())
+
+	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	require.Len(t, lines, 1, "one log line")
+	var line map[string]any
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &line))
+	assert.Equal(t, "ERROR", line["level"])
+	assert.Equal(t, "InitiateTransfer", line["op"])
+	for _, p := range append(personal, bearer, req.Callback, string(capKey)) {
+		assert.NotContains(t, logs.String(), p, "a personal value or secret was logged")
+	}
+	tag := req.Callback[strings.LastIndex(req.Callback, "=")+1:]
+	assert.NotContains(t, logs.String(), tag, "the capability tag was logged")
+}
+
+// TestDeliveredFails: a callback the journal cannot record is answered
+// 500 and not handed to the handler's function, so that the service
+// delivers it again; the redelivery, once the store is back, is recorded
+// and answered 204.
+func TestDeliveredFails(t *testing.T) {
+	var broken atomic.Bool
+	broken.Store(true)
+	store := &failingStore{MemoryStore: journal.NewMemoryStore(0, 0), fail: func(int64) bool { return broken.Load() }}
+	j, err := journal.New(store)
+	require.NoError(t, err)
+	var calls atomic.Int64
+	h := callback.NewHandler(func(context.Context, *travelrule.Callback) error { calls.Add(1); return nil },
+		callback.WithCapabilityKey(capKey), callback.WithObserver(j))
+	require.NoError(t, h.Err())
+
+	cbURL, err := travelrule.NewCallbackURL("https://vasp.example/cb", "pay-c", capKey)
+	require.NoError(t, err)
+	deliver := func() int {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, cbURL, strings.NewReader(`{"transferId":"t-3","status":"APPROVED","statusComment":"ok"}`)))
+		return rec.Code
+	}
+
+	assert.Equal(t, http.StatusInternalServerError, deliver())
+	assert.Zero(t, calls.Load(), "the function was called for a delivery the journal did not record")
+	e, err := j.Entry(context.Background(), "pay-c")
+	require.NoError(t, err)
+	assert.Nil(t, e)
+
+	broken.Store(false)
+	assert.Equal(t, http.StatusNoContent, deliver())
+	assert.EqualValues(t, 1, calls.Load())
+	e, err = j.Entry(context.Background(), "pay-c")
+	require.NoError(t, err)
+	require.NotNil(t, e, "the redelivery was recorded")
+	assert.Equal(t, "t-3", e.TransferID)
+	assert.Equal(t, "approved", e.Decision)
+	assert.Equal(t, journal.StageResolved, e.Stage)
+}
+
+// TestAdoptEarlyCallback: a callback that names only a transfer id and
+// arrives before the initiation's outcome is recorded joins the
+// initiation's entry once the outcome names that transfer id; the
+// unattached entry it was first recorded in is listed no more.
+func TestAdoptEarlyCallback(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	j, err := journal.New(journal.NewMemoryStore(0, 0), journal.WithClock(func() time.Time { return now }))
+	require.NoError(t, err)
+
+	info := &travelrule.CallInfo{Op: "InitiateTransfer", CallbackRef: "pay-d", IdempotencyKey: "idem-d"}
+	callCtx, err := j.StartCall(ctx, info)
+	require.NoError(t, err)
+
+	now = now.Add(time.Minute)
+	require.NoError(t, j.Delivered(ctx, &callback.Delivery{ID: "delivery-1",
+		Callback: &travelrule.Callback{Kind: travelrule.KindStatus, TransferID: "t-9", Status: "APPROVED"}}))
+	early, err := j.Entry(ctx, "t-9")
+	require.NoError(t, err)
+	require.NotNil(t, early, "the early callback was recorded")
+	unattached := early.Key
+
+	now = now.Add(time.Minute)
+	j.EndCall(callCtx, info, &travelrule.CallEnd{Outcome: travelrule.CallSucceeded, TransferID: "t-9", Attempts: 1})
+	require.Zero(t, j.Lost())
+
+	e, err := j.Entry(ctx, "pay-d")
+	require.NoError(t, err)
+	require.NotNil(t, e)
+	assert.NotEqual(t, unattached, e.Key)
+	assert.Equal(t, journal.InitiationStored, e.Initiation)
+	assert.Equal(t, "t-9", e.TransferID)
+	assert.Equal(t, "approved", e.Decision, "the early callback joined the entry")
+	assert.Equal(t, journal.StageResolved, e.Stage)
+	byID, err := j.Entry(ctx, "t-9")
+	require.NoError(t, err)
+	require.NotNil(t, byID)
+	assert.Equal(t, e.Key, byID.Key, "the transfer id names the initiation's entry")
+
+	all, err := j.Entries(ctx)
+	require.NoError(t, err)
+	var keys []string
+	for _, x := range all {
+		keys = append(keys, x.Key)
+	}
+	assert.Equal(t, []string{e.Key}, keys, "Entries lists the adopted unattached entry")
+
+	now = now.Add(journal.DefaultTxID) // approved, no txId: both entries would be stuck
+	found, err := j.Stuck(ctx, journal.Thresholds{})
+	require.NoError(t, err)
+	require.Len(t, found, 1, "Stuck lists the adopted unattached entry")
+	assert.Equal(t, journal.RuleNoTxID, found[0].Rule)
+	assert.Equal(t, e.Key, found[0].Entry.Key)
+}
+
+// TestResolveInquiryNotApplied: the excerpt's bare {"status":false} (the
+// sandbox's answer, without the live service's errors) means the
+// resolution was not applied: the inbound entry is not answered.
+func TestResolveInquiryNotApplied(t *testing.T) {
+	for _, tc := range []struct {
+		answer string
+		stage  journal.Stage
+		dec    string
+	}{
+		{`{"status":false}`, journal.StageInitiated, ""},
+		{`{"status":true}`, journal.StageInquiryAnswered, "approved"},
+	} {
+		t.Run(tc.answer, func(t *testing.T) {
+			ctx := context.Background()
+			j, err := journal.New(journal.NewMemoryStore(0, 0))
+			require.NoError(t, err)
+			require.NoError(t, j.Delivered(ctx, &callback.Delivery{ID: "delivery-inq", Callback: &travelrule.Callback{
+				Kind: travelrule.KindInquiry, TransferID: "in-1", CallbackURL: "https://trp.example/transfers/inquiryResolution?q=in-1"}}))
+			svc := newService(t, tc.answer)
+			client := newClient(t, svc.URL, j)
+
+			res, err := client.ResolveInquiry(ctx, "in-1", &travelrule.InquiryResolution{Approved: "true"})
+			require.NoError(t, err)
+			assert.Equal(t, tc.dec != "", res.Status)
+
+			e, err := j.Entry(ctx, "in-1")
+			require.NoError(t, err)
+			require.NotNil(t, e)
+			assert.Equal(t, journal.Inbound, e.Direction)
+			assert.Equal(t, tc.stage, e.Stage)
+			assert.Equal(t, tc.dec, e.Decision)
+			assert.Zero(t, j.Lost())
+		})
+	}
+}
+
+// TestNewRefuses: New fails without a store, and on an option that is
+// nil or refuses its value.
+func TestNewRefuses(t *testing.T) {
+	store := journal.NewMemoryStore(0, 0)
+	for _, tc := range []struct {
+		name  string
+		store journal.Store
+		opts  []journal.Option
+	}{
+		{"nil store", nil, nil},
+		{"nil option", store, []journal.Option{nil}},
+		{"nil option after a good one", store, []journal.Option{journal.WithTimeout(time.Second), nil}},
+		{"nil clock", store, []journal.Option{journal.WithClock(nil)}},
+		{"zero timeout", store, []journal.Option{journal.WithTimeout(0)}},
+		{"negative timeout", store, []journal.Option{journal.WithTimeout(-time.Second)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			j, err := journal.New(tc.store, tc.opts...)
+			assert.Error(t, err)
+			assert.Nil(t, j)
+		})
+	}
+	j, err := journal.New(store, journal.WithTimeout(time.Second), journal.WithClock(time.Now), journal.WithLogger(nil))
+	require.NoError(t, err)
+	assert.NotNil(t, j)
+}
