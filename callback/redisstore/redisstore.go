@@ -46,6 +46,17 @@
 // timed out may still take effect on the server (its answer is what was
 // lost): a claim made so holds its delivery, answered 503, until its lease
 // lapses.
+//
+// The package also holds a [journal.Store] on Redis, [JournalStore], made
+// with [NewJournal], so that the replicas of a service share one journal
+// of the transfers they start and receive. It keeps, under a prefix of its
+// own ([DefaultJournalPrefix]), a hash per entry, a string per name and a
+// sorted set that indexes the entries for Scan, each key expiring a
+// retention after the entry's last record; each Append is one script. It
+// needs what Store needs (noeviction, which it checks the same way, and a
+// client with ContextTimeoutEnabled), and one thing more: its scripts read
+// and write several keys at once, so in a Redis Cluster or a ring its
+// prefix must hold a hash tag, which puts the whole journal on one node.
 package redisstore
 
 import (
