@@ -212,12 +212,12 @@ func fold(key string, raw [][]byte) *Entry {
 	switch {
 	case stored:
 		e.Initiation, e.SentAt = InitiationStored, time.Time{}
+	case len(calls) == 0:
+		e.Initiation = "" // only callbacks, of a transfer not initiated through this journal
 	case !evidence.IsZero():
 		// A callback named the transfer: the service stored it.
 		e.Initiation, e.Reconciled, e.SentAt = InitiationStored, unknown, time.Time{}
 		e.reach(StageInitiated, evidence)
-	case len(calls) == 0:
-		e.Initiation = "" // only callbacks, of a transfer not initiated through this journal
 	case !unknown:
 		e.Initiation = InitiationNotStored
 	}

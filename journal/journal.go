@@ -189,7 +189,14 @@ func (j *Journal) EndCall(ctx context.Context, info *travelrule.CallInfo, end *t
 		}
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), j.timeout)
 		defer cancel()
-		if key, _ = j.find(wctx, "", r.TransferID); key == "" {
+		var err error
+		if key, err = j.find(wctx, "", r.TransferID); err != nil {
+			// Written elsewhere, the record would take the transfer id's
+			// name from its entry.
+			j.lose(wctx, info, key, end, err)
+			return
+		}
+		if key == "" {
 			key = inboundPrefix + r.TransferID // the inbound inquiry this VASP answered
 			if info.Op == "SubmitTxID" {
 				key = unattachedPrefix + r.TransferID // an initiation not recorded here
@@ -202,20 +209,30 @@ func (j *Journal) EndCall(ctx context.Context, info *travelrule.CallInfo, end *t
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), j.timeout)
 	defer cancel()
 	var prev string
-	if r.Kind == kindStored || r.Kind == kindUnknown {
-		prev, _ = j.find(wctx, "", r.TransferID)
+	var err error
+	if r.TransferID != "" {
+		// Callbacks that came first, under the transfer id alone, are
+		// adopted once the outcome took the id's name.
+		prev, err = j.find(wctx, "", r.TransferID)
 	}
-	err := j.append(wctx, key, "end:"+st.id, &r, names...)
+	if err == nil {
+		err = j.append(wctx, key, "end:"+st.id, &r, names...)
+	}
 	if err == nil && prev != key && strings.HasPrefix(prev, unattachedPrefix) {
 		err = j.adopt(wctx, key, prev)
 	}
 	if err != nil {
-		j.stats.lost.Add(1)
-		if j.logger != nil {
-			j.logger.LogAttrs(wctx, slog.LevelError, "journal: could not record a call's outcome",
-				slog.String("op", info.Op), slog.String("entry", key), slog.String("outcome", end.Outcome.String()),
-				slog.String("error", err.Error()))
-		}
+		j.lose(wctx, info, key, end, err)
+	}
+}
+
+// lose counts and logs a record EndCall could not write.
+func (j *Journal) lose(ctx context.Context, info *travelrule.CallInfo, key string, end *travelrule.CallEnd, err error) {
+	j.stats.lost.Add(1)
+	if j.logger != nil {
+		j.logger.LogAttrs(ctx, slog.LevelError, "journal: could not record a call's outcome",
+			slog.String("op", info.Op), slog.String("entry", key), slog.String("outcome", end.Outcome.String()),
+			slog.String("error", err.Error()))
 	}
 }
 

@@ -26,9 +26,9 @@ const (
 	// [RedeliveryWindow]: no callback about the transfer arrived, which
 	// is no proof that the service did not store it. A person decides.
 	RuleNoEvidence Rule = "no evidence it was stored"
-	// RuleNoResolution: the service stored the initiation and no
-	// decision of the beneficiary's VASP arrived for
-	// Thresholds.Resolution.
+	// RuleNoResolution: the service stored the initiation, no decision
+	// of the beneficiary's VASP arrived and no txId was submitted (which
+	// only an approval leads to) for Thresholds.Resolution.
 	RuleNoResolution Rule = "initiated, no resolution"
 	// RuleNoTxID: the transfer was approved and no txId was submitted
 	// for Thresholds.TxID.
@@ -113,7 +113,7 @@ func stuck(e *Entry, now time.Time, th Thresholds) (Rule, time.Time, bool) {
 		return "", time.Time{}, false
 	}
 	switch {
-	case e.Decision == "" && past(e.Since[StageInitiated], th.Resolution):
+	case e.Decision == "" && e.Stage < StageTxIDSubmitted && past(e.Since[StageInitiated], th.Resolution):
 		return RuleNoResolution, e.Since[StageInitiated], true
 	case e.Decision == "approved" && e.Stage < StageTxIDSubmitted && past(e.Decided, th.TxID):
 		return RuleNoTxID, e.Decided, true

@@ -46,7 +46,6 @@ type liveService struct {
 	*httptest.Server
 	n    atomic.Int64
 	drop atomic.Value // the callback ref whose initiation's answer is lost
-	ids  map[string]string
 }
 
 func newLiveService(t *testing.T) *liveService {

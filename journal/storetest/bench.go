@@ -1,0 +1,80 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vaspkit/travelrule"
+	"github.com/vaspkit/travelrule/journal"
+)
+
+// BenchmarkInitiate measures one initiation through a client whose
+// journal is on store (nil: no journal, the floor), against a loopback
+// server that answers as the live service does. Each initiation carries
+// its own capability callback URL, so each makes its own entry: two
+// appends (before and after) and one lookup. It reports the process's CPU
+// time per initiation (getrusage, the cpu-ns/op metric that scripts/bench
+// compares), which counts the store's client and, for a store on this
+// machine, its server too.
+func BenchmarkInitiate(b *testing.B, store journal.Store) {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"status":true,"data":{"transferId":"bench-%d"}}`, n.Add(1))
+	}))
+	b.Cleanup(srv.Close)
+	opts := []travelrule.Option{travelrule.WithTokenSource(travelrule.StaticToken("bench-token"))}
+	if store != nil {
+		j, err := journal.New(store)
+		if err != nil {
+			b.Fatal(err)
+		}
+		opts = append(opts, travelrule.WithObserver(j))
+	}
+	c, err := travelrule.NewClient(srv.URL, opts...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	key := []byte("bench-capability-key-0123456789")
+	prefix := unique("b")
+	reqs := make([]travelrule.TransferRequest, 0, 1)
+	base := travelrule.TransferRequest{
+		TravelAddress: "ta4n7WArAHPkQgg3fABMpJiys8AsypD8AqdoXfKBwjH9t5QQbG2uqW9CmQCS3M4GuwxcS6QNdWFUX6nD3tc5bajpNb3svbn87xxy9rCcYNYHN",
+		Asset:         "BTC", Amount: "0.25",
+		Originator:  travelrule.Party{PersonType: "natural", FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1815-12-10"},
+		Beneficiary: travelrule.Party{PersonType: "natural", FirstName: "Alan", LastName: "Turing", DateOfBirth: "1912-06-23"},
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := cpuTime()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		req := base
+		req.Callback, err = travelrule.NewCallbackURL("https://vasp.example/cb", fmt.Sprintf("%s-%d", prefix, i), key)
+		if err != nil {
+			b.Fatal(err)
+		}
+		reqs = append(reqs[:0], req)
+		b.StartTimer()
+		if _, err := c.InitiateTransfer(ctx, &reqs[0]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+}
+
+// cpuTime is the CPU time the process has used so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
