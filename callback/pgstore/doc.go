@@ -133,4 +133,44 @@
 // PgBouncer is 1.21 or later with max_prepared_statements set. A PAUSE
 // holds every statement until RESUME: a statement that the store's
 // timeout ends meanwhile is cancelled, and PgBouncer drops it unrun.
+//
+// # The journal store
+//
+// [NewJournal] returns a [journal.Store] on the same pool, for the
+// journals of a fleet: an entry appended to by one replica is read by
+// all. It takes this package's options but [WithLease], which it refuses
+// (a journal holds no claims); its retention defaults to
+// [journal.DefaultRetention], 30 days after an entry's last Append. It
+// keeps records in the base table ("travelrule_journal" unless set with
+// [WithTable]) and entries and names in two more, named after it, in the
+// same schema, found and created as [New] finds and creates its table (a
+// name over 63 bytes is shortened with a hash):
+//
+//	CREATE TABLE travelrule_journal (
+//		key text NOT NULL,
+//		id text NOT NULL,
+//		rec bytea NOT NULL,
+//		at timestamptz NOT NULL,
+//		PRIMARY KEY (key, id)
+//	);
+//	CREATE TABLE travelrule_journal_entries (
+//		key text PRIMARY KEY,
+//		since timestamptz NOT NULL,
+//		expires_at timestamptz NOT NULL
+//	);
+//	CREATE INDEX ON travelrule_journal_entries (expires_at);
+//	CREATE TABLE travelrule_journal_names (
+//		name text PRIMARY KEY,
+//		key text NOT NULL,
+//		at timestamptz NOT NULL
+//	);
+//	CREATE INDEX ON travelrule_journal_names (key);
+//
+// An Append is one statement: it upserts the entry's row (which orders
+// concurrent appends of an entry), inserts the record unless the entry
+// holds its id, and points the names at the entry. Reads skip an entry
+// that expired, and the records and names of its life before it expired,
+// whether or not the sweep deleted them yet; the sweep, automatic or
+// [JournalStore.Sweep], deletes expired entries with their records and
+// names, 1000 entries a statement. Scan reads 500 entries a statement.
 package pgstore
