@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -22,13 +23,20 @@ import (
 // is why the store must refuse its claims, or nil.
 type policyAnswer struct{ refusal error }
 
+// What an evicting server makes each store forget, for its refusal.
+const (
+	storeForgets   = "the store's keys when memory runs short and so forgets processed deliveries"
+	journalForgets = "the journal's keys when memory runs short and so forgets entries"
+)
+
 // evictionRefusal returns why a store on a server whose maxmemory-policy
-// is policy must refuse its claims, or nil for noeviction.
-func evictionRefusal(policy string) error {
+// is policy must refuse its writes, naming what it would forget, or nil
+// for noeviction.
+func evictionRefusal(policy, forgets string) error {
 	if strings.EqualFold(policy, "noeviction") {
 		return nil
 	}
-	return fmt.Errorf("redisstore: the Redis server's maxmemory-policy is %q, which evicts the store's keys when memory runs short and so forgets processed deliveries: set maxmemory-policy to noeviction", policy)
+	return fmt.Errorf("redisstore: the Redis server's maxmemory-policy is %q, which evicts %s: set maxmemory-policy to noeviction", policy, forgets)
 }
 
 // cannotAsk reports whether err is a server's refusal to answer CONFIG GET
@@ -52,18 +60,19 @@ type shards interface {
 }
 
 // askPolicy asks every server that c sends to for its maxmemory-policy.
-// It returns the answer, or the error of a server that gave none.
-func askPolicy(ctx context.Context, c redis.UniversalClient) (*policyAnswer, error) {
+// It returns the answer (its refusal naming what the store forgets), or
+// the error of a server that gave none.
+func askPolicy(ctx context.Context, c redis.UniversalClient, forgets string) (*policyAnswer, error) {
 	sh, ok := c.(shards)
 	if !ok {
-		return askServer(ctx, c)
+		return askServer(ctx, c, forgets)
 	}
 	var (
 		mu     sync.Mutex
 		answer = &policyAnswer{}
 	)
 	err := sh.ForEachShard(ctx, func(ctx context.Context, c *redis.Client) error {
-		a, err := askServer(ctx, c)
+		a, err := askServer(ctx, c, forgets)
 		if err != nil {
 			return err
 		}
@@ -84,7 +93,7 @@ func askPolicy(ctx context.Context, c redis.UniversalClient) (*policyAnswer, err
 }
 
 // askServer asks one server for its maxmemory-policy.
-func askServer(ctx context.Context, c redis.Cmdable) (*policyAnswer, error) {
+func askServer(ctx context.Context, c redis.Cmdable, forgets string) (*policyAnswer, error) {
 	m, err := c.ConfigGet(ctx, "maxmemory-policy").Result()
 	if err != nil {
 		if cannotAsk(err) {
@@ -96,20 +105,27 @@ func askServer(ctx context.Context, c redis.Cmdable) (*policyAnswer, error) {
 	if policy == "" { // a server, or a proxy, without the parameter
 		return &policyAnswer{}, nil
 	}
-	return &policyAnswer{refusal: evictionRefusal(policy)}, nil
+	return &policyAnswer{refusal: evictionRefusal(policy, forgets)}, nil
 }
 
 // checkPolicy returns why the store must refuse claims (nil if it need
 // not), asking the servers first if no earlier call had their answer. An
 // error from asking is the second result.
 func (s *Store) checkPolicy(ctx context.Context) (refusal, err error) {
-	if a := s.policy.Load(); a != nil {
+	return checkPolicy(ctx, s.c, &s.policy, storeForgets)
+}
+
+// checkPolicy returns why a store on c must refuse its writes (nil if it
+// need not), from the answer kept in known, asking the servers first if no
+// earlier call had their answer. An error from asking is the second result.
+func checkPolicy(ctx context.Context, c redis.UniversalClient, known *atomic.Pointer[policyAnswer], forgets string) (refusal, err error) {
+	if a := known.Load(); a != nil {
 		return a.refusal, nil
 	}
-	a, err := askPolicy(ctx, s.c)
+	a, err := askPolicy(ctx, c, forgets)
 	if err != nil {
 		return nil, fmt.Errorf("asking the server's maxmemory-policy: %w", err)
 	}
-	s.policy.CompareAndSwap(nil, a) // of concurrent askers, the first answer counts
-	return s.policy.Load().refusal, nil
+	known.CompareAndSwap(nil, a) // of concurrent askers, the first answer counts
+	return known.Load().refusal, nil
 }

@@ -44,9 +44,9 @@ func TestCannotAsk(t *testing.T) {
 // TestEvictionRefusal: only noeviction keeps the store's keys.
 func TestEvictionRefusal(t *testing.T) {
 	for _, policy := range []string{"noeviction", "NoEviction"} {
-		assert.NoError(t, evictionRefusal(policy), policy)
+		assert.NoError(t, evictionRefusal(policy, storeForgets), policy)
 	}
 	for _, policy := range []string{"allkeys-lru", "allkeys-lfu", "allkeys-random", "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl"} {
-		assert.ErrorContains(t, evictionRefusal(policy), "set maxmemory-policy to noeviction", policy)
+		assert.ErrorContains(t, evictionRefusal(policy, storeForgets), "set maxmemory-policy to noeviction", policy)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
@@ -344,59 +343,7 @@ func (s *JournalStore) call(ctx context.Context, do func(ctx context.Context) er
 // not), asking the servers first if no earlier call had their answer. An
 // error from asking is the second result.
 func (s *JournalStore) checkPolicy(ctx context.Context) (refusal, err error) {
-	if a := s.policy.Load(); a != nil {
-		return a.refusal, nil
-	}
-	policy, err := evictingPolicy(ctx, s.c)
-	if err != nil {
-		return nil, fmt.Errorf("asking the server's maxmemory-policy: %w", err)
-	}
-	a := &policyAnswer{}
-	if policy != "" {
-		a.refusal = fmt.Errorf("redisstore: the Redis server's maxmemory-policy is %q, which evicts the journal's keys when memory runs short and so forgets entries: set maxmemory-policy to noeviction", policy)
-	}
-	s.policy.CompareAndSwap(nil, a) // of concurrent askers, the first answer counts
-	return s.policy.Load().refusal, nil
-}
-
-// evictingPolicy asks every server that c sends to for its
-// maxmemory-policy, as askPolicy does, and returns the first policy that
-// evicts, or "" when none does (or a server cannot tell).
-func evictingPolicy(ctx context.Context, c redis.UniversalClient) (string, error) {
-	ask := func(ctx context.Context, c redis.Cmdable) (string, error) {
-		m, err := c.ConfigGet(ctx, "maxmemory-policy").Result()
-		if err != nil {
-			if cannotAsk(err) {
-				return "", nil
-			}
-			return "", err
-		}
-		if p := m["maxmemory-policy"]; p != "" && evictionRefusal(p) != nil {
-			return p, nil
-		}
-		return "", nil
-	}
-	sh, ok := c.(shards)
-	if !ok {
-		return ask(ctx, c)
-	}
-	var (
-		mu       sync.Mutex
-		evicting string
-	)
-	err := sh.ForEachShard(ctx, func(ctx context.Context, c *redis.Client) error {
-		p, err := ask(ctx, c)
-		mu.Lock()
-		defer mu.Unlock()
-		if evicting == "" {
-			evicting = p
-		}
-		return err
-	})
-	if evicting != "" { // one server's refusal is enough
-		return evicting, nil
-	}
-	return "", err
+	return checkPolicy(ctx, s.c, &s.policy, journalForgets)
 }
 
 // Format implements fmt.Formatter: every verb prints the store's prefix,

@@ -13,7 +13,7 @@ const DefaultPrefix = "travelrule:callback:"
 // another bound.
 const DefaultTimeout = 5 * time.Second
 
-// An Option configures a [Store].
+// An Option configures a [Store] or a [JournalStore].
 type Option func(*config)
 
 type config struct {
@@ -33,8 +33,9 @@ func (c *config) fail(err error) {
 // WithPrefix sets the prefix of the store's Redis keys (default
 // [DefaultPrefix]), so that several services, or a test and production,
 // share one Redis without sharing deliveries. The stores of one service's
-// replicas must have the same prefix. In a cluster every key is a
-// delivery's own: no hash tag is needed.
+// replicas must have the same prefix. In a cluster every key of a [Store]
+// is a delivery's own: no hash tag is needed; a [JournalStore]'s keys must
+// share one slot, so its prefix needs a hash tag (see [NewJournal]).
 func WithPrefix(prefix string) Option {
 	return func(c *config) { c.prefix = prefix }
 }
