@@ -18,6 +18,8 @@
 //	travelrule validate transfer.json...     every fault by JSON path; exit 1 if any file fails
 //	travelrule listen --addr 127.0.0.1:8081  print each callback as a JSON line
 //	travelrule sandbox --addr 127.0.0.1:8080 run the sandbox service
+//	travelrule transfers stuck [--exit-code]  the journaled transfers that need a person
+//	travelrule transfers show REF            one journaled transfer's stages and timeline
 //	travelrule version
 //
 // The addresses shown are the defaults: a sandbox and a listener run side
@@ -45,6 +47,9 @@
 // TRAVELRULE_CLIENT_SECRET when they are set, else its published ones;
 // off loopback (an --addr outside 127.0.0.0/8 and ::1, other than
 // localhost) it refuses to start with any published credential.
+// transfers reads the transfer journal (package journal) from the Redis or
+// PostgreSQL store that TRAVELRULE_JOURNAL_URL names (redis://… or
+// postgres://…; never a flag, since it may hold a password).
 // Results print as JSON without personal data: names, wallets and the
 // service's answers stay out unless a flag such as --show-personal-data
 // asks for them.
@@ -121,6 +126,7 @@ func commands() []command {
 		{"validate", "check transfer files as the sandbox does: every fault by JSON path", (*cli).validate},
 		{"listen", "receive callbacks (or a beneficiary's inquiries) and print each as a JSON line", (*cli).listen},
 		{"sandbox", "run the sandbox service on an address", (*cli).sandbox},
+		{"transfers", "read the transfer journal: the transfers that need a person (stuck), one transfer's stages (show)", (*cli).transfers},
 		{"version", "print the SDK version", (*cli).version},
 	}
 }
@@ -166,6 +172,7 @@ Environment:
   TRAVELRULE_SIGNING_SECRET_FILE a file that holds it (also --signing-secret-file)
   TRAVELRULE_WEBHOOK_SECRET the Standard Webhooks secret (listen verifies, sandbox signs)
   TRAVELRULE_CALLBACK_KEY   listen: accept only capability callback URLs made with this key
+  TRAVELRULE_JOURNAL_URL    transfers: the journal's store, redis://… or postgres://…
 The sandbox accepts the API key and client credentials above, when set, instead
 of its published ones, and off loopback starts only with credentials of your own
 (see 'travelrule sandbox --help').

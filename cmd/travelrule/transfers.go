@@ -1,0 +1,238 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/vaspkit/travelrule/callback/pgstore"
+	"github.com/vaspkit/travelrule/callback/redisstore"
+	"github.com/vaspkit/travelrule/journal"
+)
+
+// The journal commands: stuck (the transfers that need a person) and
+// show (one transfer's stages and timeline), read from the store the
+// services' journals write. They print identifiers, stages and times,
+// never personal data: the journal holds none.
+
+// journalEnv names the variable that holds the journal store's URL: it may
+// carry a password, so it is never a flag.
+const journalEnv = "TRAVELRULE_JOURNAL_URL"
+
+var transfersCommands = []struct{ name, summary string }{
+	{"stuck", "list the transfers that need a person (outcome unknown, no resolution, no txId, an inquiry not answered)"},
+	{"show", "print one transfer's stage and timeline, by reference or transfer id"},
+}
+
+// transfers runs a subcommand of "travelrule transfers".
+func (c *cli) transfers(ctx context.Context, args []string) int {
+	fs := c.newFlagSet("transfers", "<stuck|show> [flags]")
+	usage := fs.Usage
+	fs.Usage = func() {
+		usage()
+		fmt.Fprint(fs.Output(), "\nSubcommands:\n")
+		for _, sub := range transfersCommands {
+			fmt.Fprintf(fs.Output(), "  %-6s %s\n", sub.name, sub.summary)
+		}
+		fmt.Fprintf(fs.Output(), "\nThe journal's store is read from %s: redis://[user:password@]host:port/db\n"+
+			"(rediss:// for TLS) or postgres://user:password@host/db (never a flag: it may hold a password).\n", journalEnv)
+	}
+	if code, ok := c.parse(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() == 0 {
+		return c.usageError(fs, "name a subcommand: stuck or show")
+	}
+	switch sub, rest := fs.Arg(0), fs.Args()[1:]; sub {
+	case "stuck":
+		return c.transfersStuck(ctx, rest)
+	case "show":
+		return c.transfersShow(ctx, rest)
+	default:
+		return c.usageError(fs, "unknown subcommand %q", sub)
+	}
+}
+
+// journalFlags are the flags that name the store's keys or tables.
+type journalFlags struct {
+	prefix, table *string
+	asJSON        *bool
+}
+
+func addJournalFlags(fs *flag.FlagSet) journalFlags {
+	return journalFlags{
+		prefix: fs.String("redis-prefix", redisstore.DefaultJournalPrefix, "the prefix of the journal's Redis keys"),
+		table:  fs.String("table", pgstore.DefaultJournalTable, "the journal's PostgreSQL table"),
+		asJSON: fs.Bool("json", false, "print JSON lines instead of text"),
+	}
+}
+
+// openJournal opens the journal on the store TRAVELRULE_JOURNAL_URL names;
+// close releases its connections.
+func (c *cli) openJournal(ctx context.Context, jf journalFlags) (j *journal.Journal, close func(), err error) {
+	raw := c.getenv(journalEnv)
+	if raw == "" {
+		return nil, nil, fmt.Errorf("set %s to the journal's store (redis://… or postgres://…)", journalEnv)
+	}
+	var store journal.Store
+	switch scheme, _, _ := strings.Cut(raw, "://"); scheme {
+	case "redis", "rediss":
+		opt, err := redis.ParseURL(raw)
+		if err != nil {
+			return nil, nil, errors.New(journalEnv + " is not a Redis URL") // the parser's error may quote the password
+		}
+		opt.ContextTimeoutEnabled = true
+		rdb := redis.NewClient(opt)
+		s := redisstore.NewJournal(rdb, redisstore.WithPrefix(*jf.prefix))
+		store, close = s, func() { rdb.Close() }
+	case "postgres", "postgresql":
+		pool, err := pgxpool.New(ctx, raw)
+		if err != nil {
+			return nil, nil, errors.New(journalEnv + " is not a PostgreSQL URL") // the parser's error may quote the password
+		}
+		s, err := pgstore.NewJournal(ctx, pool, pgstore.WithTable(*jf.table))
+		if err != nil {
+			pool.Close()
+			return nil, nil, err
+		}
+		store, close = s, pool.Close
+	default:
+		return nil, nil, fmt.Errorf("%s must start with redis://, rediss://, postgres:// or postgresql://", journalEnv)
+	}
+	j, err = journal.New(store)
+	if err != nil {
+		close()
+		return nil, nil, err
+	}
+	return j, close, nil
+}
+
+// transfersStuck lists the transfers that need a person. Its status is 0,
+// or with --exit-code 1 when one does (for a scheduled check).
+func (c *cli) transfersStuck(ctx context.Context, args []string) int {
+	fs := c.newFlagSet("transfers stuck", "[flags]")
+	jf := addJournalFlags(fs)
+	unknown := fs.Duration("outcome-unknown", journal.DefaultOutcomeUnknown, "report an initiation whose outcome is unknown after")
+	resolution := fs.Duration("resolution", journal.DefaultResolution, "report a stored initiation with no decision after")
+	txid := fs.Duration("txid", journal.DefaultTxID, "report an approved transfer with no txId after")
+	inquiry := fs.Duration("inquiry", journal.DefaultInquiryAnswer, "report an inbound inquiry not answered after")
+	exitCode := fs.Bool("exit-code", false, "exit 1 when a transfer needs a person")
+	if code, ok := c.parseFlags(fs, args); !ok {
+		return code
+	}
+	for _, d := range []*time.Duration{unknown, resolution, txid, inquiry} {
+		if *d <= 0 {
+			return c.usageError(fs, "thresholds must be positive")
+		}
+	}
+	j, closeStore, err := c.openJournal(ctx, jf)
+	if err != nil {
+		return c.usageError(fs, "%v", err)
+	}
+	defer closeStore()
+	found, err := j.Stuck(ctx, journal.Thresholds{OutcomeUnknown: *unknown, Resolution: *resolution, TxID: *txid, InquiryAnswer: *inquiry})
+	if err != nil {
+		fmt.Fprintf(c.stderr, "transfers stuck: reading the journal: %v\n", err)
+		return exitFailed
+	}
+	now := time.Now()
+	if *jf.asJSON {
+		for _, f := range found {
+			if err := c.writeJSON(map[string]any{
+				"rule": f.Rule, "since": f.Since.UTC(), "waiting": now.Sub(f.Since).Round(time.Second).String(),
+				"entry": entryJSON(f.Entry, false),
+			}); err != nil {
+				return exitFailed
+			}
+		}
+	} else {
+		tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "RULE\tWAITING\tDIRECTION\tREFERENCE\tTRANSFER\tSTAGE\tINITIATION")
+		for _, f := range found {
+			e := f.Entry
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", f.Rule, now.Sub(f.Since).Round(time.Second), e.Direction,
+				dash(e.Ref), dash(e.TransferID), e.Stage, dash(string(e.Initiation)))
+		}
+		tw.Flush()
+		fmt.Fprintf(c.stdout, "%d transfer(s) need a person.\n", len(found))
+	}
+	if *exitCode && len(found) > 0 {
+		return exitFailed
+	}
+	return exitOK
+}
+
+// transfersShow prints one transfer.
+func (c *cli) transfersShow(ctx context.Context, args []string) int {
+	fs := c.newFlagSet("transfers show", "[flags] REFERENCE|TRANSFER_ID")
+	jf := addJournalFlags(fs)
+	if code, ok := c.parse(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() != 1 {
+		return c.usageError(fs, "name one transfer: its callback reference or its transfer id")
+	}
+	j, closeStore, err := c.openJournal(ctx, jf)
+	if err != nil {
+		return c.usageError(fs, "%v", err)
+	}
+	defer closeStore()
+	e, err := j.Entry(ctx, fs.Arg(0))
+	if err != nil {
+		fmt.Fprintf(c.stderr, "transfers show: reading the journal: %v\n", err)
+		return exitFailed
+	}
+	if e == nil {
+		fmt.Fprintf(c.stderr, "transfers show: the journal holds no transfer %q\n", fs.Arg(0))
+		return exitFailed
+	}
+	if *jf.asJSON {
+		return c.printJSON(entryJSON(e, true))
+	}
+	fmt.Fprintf(c.stdout, "Direction:   %s\nReference:   %s\nTransfer:    %s\nStage:       %s\n",
+		e.Direction, dash(e.Ref), dash(e.TransferID), e.Stage)
+	if e.Direction == journal.Outbound {
+		init := string(e.Initiation)
+		if e.Reconciled {
+			init += " (reconciled: the outcome was unknown, a callback named it later)"
+		}
+		fmt.Fprintf(c.stdout, "Initiation:  %s\n", dash(init))
+	}
+	fmt.Fprintf(c.stdout, "Decision:    %s\nTimeline:\n", dash(e.Decision))
+	for _, ev := range e.Timeline {
+		fmt.Fprintf(c.stdout, "  %s  %s\n", ev.At.UTC().Format(time.RFC3339), ev.What)
+	}
+	return exitOK
+}
+
+// entryJSON is an entry as the commands print it in JSON.
+func entryJSON(e *journal.Entry, timeline bool) map[string]any {
+	m := map[string]any{
+		"key": e.Key, "direction": e.Direction, "ref": e.Ref, "transferId": e.TransferID,
+		"stage": e.Stage.String(), "initiation": e.Initiation, "reconciled": e.Reconciled,
+		"decision": e.Decision, "started": e.Started.UTC(), "updated": e.Updated.UTC(),
+	}
+	if timeline {
+		events := make([]map[string]any, len(e.Timeline))
+		for i, ev := range e.Timeline {
+			events[i] = map[string]any{"at": ev.At.UTC(), "what": ev.What}
+		}
+		m["timeline"] = events
+	}
+	return m
+}
+
+// dash is s, or "-" when it is empty.
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vaspkit/travelrule"
+	"github.com/vaspkit/travelrule/callback"
+	"github.com/vaspkit/travelrule/callback/redisstore"
+	"github.com/vaspkit/travelrule/journal"
+)
+
+// startRedisForCLI starts a throw-away redis-server on a free loopback
+// port and returns its URL; it skips (or fails, in CI) without one.
+func startRedisForCLI(t *testing.T) string {
+	bin := lookTool(t, "redis-server", "redis-server")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	rdb := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", port)})
+	defer rdb.Close()
+	deadline := time.Now().Add(20 * time.Second)
+	for rdb.Ping(context.Background()).Err() != nil {
+		require.True(t, time.Now().Before(deadline), "redis-server did not answer")
+		time.Sleep(20 * time.Millisecond) // polling the server until it answers
+	}
+	return fmt.Sprintf("redis://127.0.0.1:%d/0", port)
+}
+
+// TestTransfersCommands writes a journal on Redis as a service's
+// replicas would (an initiation whose outcome is unknown, one stored and
+// never resolved, an inbound inquiry never answered) and reads it with
+// "transfers stuck" and "transfers show": every rule is named, and no
+// personal value is printed.
+func TestTransfersCommands(t *testing.T) {
+	url := startRedisForCLI(t)
+	opt, err := redis.ParseURL(url)
+	require.NoError(t, err)
+	rdb := redis.NewClient(opt)
+	t.Cleanup(func() { rdb.Close() })
+	past := time.Now().Add(-30 * time.Hour)
+	j, err := journal.New(redisstore.NewJournal(rdb), journal.WithClock(func() time.Time { return past }))
+	require.NoError(t, err)
+	ctx := context.Background()
+
+	// An initiation recorded before sending, whose process died: no outcome.
+	_, err = j.StartCall(ctx, &travelrule.CallInfo{Op: "InitiateTransfer", CallbackRef: "pay-died", Digest: sha256.Sum256([]byte("x"))})
+	require.NoError(t, err)
+	// A stored initiation that no decision followed.
+	sctx, err := j.StartCall(ctx, &travelrule.CallInfo{Op: "InitiateTransfer", CallbackRef: "pay-stored"})
+	require.NoError(t, err)
+	j.EndCall(sctx, &travelrule.CallInfo{Op: "InitiateTransfer"}, &travelrule.CallEnd{Outcome: travelrule.CallSucceeded, TransferID: "tr-stored-1", Attempts: 1})
+	// An inbound inquiry never answered; its body names persons.
+	inquiry, err := travelrule.ParseCallback([]byte(`{"asset":"BTC","amount":"1","callback":"https://trp.example/transfers/inquiryResolution?q=tr-in-9","IVMS101":{"originator":{"originatorPersons":[{"naturalPerson":{"name":{"nameIdentifier":[{"primaryIdentifier":"Quenneville","secondaryIdentifier":"Perpetua"}]}}}]}}}`))
+	require.NoError(t, err)
+	require.NoError(t, j.Delivered(ctx, &callback.Delivery{ID: "body:1", Callback: inquiry}))
+
+	env := map[string]string{journalEnv: url}
+	code, out, errOut := runCLI(t, ctx, "", env, "transfers", "stuck", "--exit-code")
+	assert.Equal(t, exitFailed, code, errOut)
+	for _, want := range []string{string(journal.RuleOutcomeUnknown), string(journal.RuleNoResolution), string(journal.RuleInquiryUnanswered), "pay-died", "tr-stored-1", "tr-in-9", "3 transfer(s) need a person"} {
+		assert.Contains(t, out, want)
+	}
+	assert.NotContains(t, out, "Perpetua")
+	assert.NotContains(t, out, "Quenneville")
+
+	code, out, _ = runCLI(t, ctx, "", env, "transfers", "stuck", "--json", "--resolution", "48h", "--inquiry", "48h")
+	assert.Equal(t, exitOK, code, "without --exit-code, finding transfers is no failure")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 1, "the longer thresholds leave only the unknown outcome")
+	var found map[string]any
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &found))
+	assert.Equal(t, string(journal.RuleOutcomeUnknown), found["rule"])
+
+	code, out, errOut = runCLI(t, ctx, "", env, "transfers", "show", "tr-stored-1")
+	assert.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "Reference:   pay-stored")
+	assert.Contains(t, out, "Initiation:  stored by the service")
+	assert.Contains(t, out, "InitiateTransfer recorded before sending")
+
+	code, _, errOut = runCLI(t, ctx, "", env, "transfers", "show", "no-such-ref")
+	assert.Equal(t, exitFailed, code)
+	assert.Contains(t, errOut, "holds no transfer")
+}
+
+// TestTransfersCommandsStore checks the store's URL: required, from the
+// environment only, and never echoed with its password.
+func TestTransfersCommandsStore(t *testing.T) {
+	ctx := context.Background()
+	code, _, errOut := runCLI(t, ctx, "", nil, "transfers", "stuck")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, journalEnv)
+
+	code, _, errOut = runCLI(t, ctx, "", map[string]string{journalEnv: "mysql://u:hunter2-secret@h/db"}, "transfers", "stuck")
+	assert.Equal(t, exitUsage, code)
+	assert.NotContains(t, errOut, "hunter2-secret")
+
+	code, _, errOut = runCLI(t, ctx, "", map[string]string{journalEnv: "redis://u:hunter2-secret@h:notaport/x"}, "transfers", "stuck")
+	assert.Equal(t, exitUsage, code)
+	assert.NotContains(t, errOut, "hunter2-secret")
+
+	code, _, _ = runCLI(t, ctx, "", nil, "transfers", "stuck", "--txid", "-1s")
+	assert.Equal(t, exitUsage, code)
+	code, _, _ = runCLI(t, ctx, "", nil, "transfers", "frobnicate")
+	assert.Equal(t, exitUsage, code)
+}
