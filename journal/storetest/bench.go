@@ -21,8 +21,8 @@ import (
 // its own capability callback URL, so each makes its own entry: two
 // appends (before and after) and one lookup. It reports the process's CPU
 // time per initiation (getrusage, the cpu-ns/op metric that scripts/bench
-// compares), which counts the store's client and, for a store on this
-// machine, its server too.
+// compares): the store's client counts, its server (another process) does
+// not; ns/op, the wall time, shows the round trips to it.
 func BenchmarkInitiate(b *testing.B, store journal.Store) {
 	var n atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
