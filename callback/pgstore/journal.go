@@ -270,29 +270,7 @@ func (s *JournalStore) run(ctx context.Context, write bool, do func(context.Cont
 // on, none runs, and the interval has passed since the last one began (or
 // none has run yet), as [Store] does. Its errors are dropped: the next
 // sweep tries again.
-func (s *JournalStore) maybeSweep() {
-	if s.cfg.sweepInterval <= 0 {
-		return
-	}
-	st := s.st
-	now := int64(time.Since(st.born))
-	last := st.lastSweep.Load()
-	if last != 0 && now-last < int64(s.cfg.sweepInterval) {
-		return
-	}
-	if !st.sweeping.CompareAndSwap(false, true) {
-		return
-	}
-	if l := st.lastSweep.Load(); l != last {
-		st.sweeping.Store(false)
-		return
-	}
-	st.lastSweep.Store(max(now, 1))
-	go func() {
-		defer st.sweeping.Store(false)
-		_, _ = s.Sweep(context.Background())
-	}()
-}
+func (s *JournalStore) maybeSweep() { s.st.maybeSweep(s.cfg.sweepInterval, s.Sweep) }
 
 // Format implements fmt.Formatter: every verb prints the store's tables
 // and settings, never a key, a record or the pool's connection string. It

@@ -46,14 +46,19 @@ func (s *Store) sweepOnce(ctx context.Context) (int64, error) {
 // on, none runs, and the interval has passed since the last one began (or
 // none has run yet). Its errors are dropped: the next sweep tries again,
 // and expired rows are claimable meanwhile.
-func (s *Store) maybeSweep() {
-	if s.cfg.sweepInterval <= 0 {
+func (s *Store) maybeSweep() { s.st.maybeSweep(s.cfg.sweepInterval, s.Sweep) }
+
+// maybeSweep runs sweep in the background when interval is positive, no
+// sweep of this state runs, and interval has passed since the last one
+// began (or none has run yet). Its errors are dropped: the next sweep
+// tries again.
+func (st *state) maybeSweep(interval time.Duration, sweep func(context.Context) (int64, error)) {
+	if interval <= 0 {
 		return
 	}
-	st := s.st
 	now := int64(time.Since(st.born))
 	last := st.lastSweep.Load()
-	if last != 0 && now-last < int64(s.cfg.sweepInterval) {
+	if last != 0 && now-last < int64(interval) {
 		return
 	}
 	if !st.sweeping.CompareAndSwap(false, true) {
@@ -67,6 +72,6 @@ func (s *Store) maybeSweep() {
 	st.lastSweep.Store(max(now, 1))
 	go func() {
 		defer st.sweeping.Store(false)
-		_, _ = s.Sweep(context.Background())
+		_, _ = sweep(context.Background())
 	}()
 }
