@@ -599,6 +599,18 @@ func (c Callback) Format(f fmt.State, verb rune) {
 	fmt.Fprintf(f, " Unmapped:[%d paths] Raw:[%d bytes]}", len(c.Unmapped), len(c.Raw))
 }
 
+// SafeTransferID returns TransferID when the callback's fmt and log/slog
+// forms show it, and "" when they hide it: when it is not a short
+// identifier, or when it repeats one of the callback's personal or secret
+// values (the sender chose both, so a transfer id may be a wallet address
+// or a name). Keep or show this one, as package journal does.
+func (c Callback) SafeTransferID() string {
+	if c.TransferID == "" || !isIdentifier(c.TransferID, maxRequestID) || containsAny(c.TransferID, c.piiValues()) {
+		return ""
+	}
+	return c.TransferID
+}
+
 // shownIDNotIn is shownID, but also "[redacted]" when the value holds one
 // of pii, the callback's own personal or secret values (see piiValues):
 // the sender chose both, so an identifier may repeat a wallet address, a

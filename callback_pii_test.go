@@ -45,3 +45,29 @@ func TestCallbackIDsNeverRepeatItsSecrets(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, fmt.Sprint(cb), "TransferID:t-42 Status:APPROVED")
 }
+
+// TestSafeTransferID: the transfer id a sender wrote is kept when the fmt
+// form shows it, and "" when it repeats a personal value of the callback
+// or is not an identifier.
+func TestSafeTransferID(t *testing.T) {
+	tests := []struct {
+		name, body, want string
+	}{
+		{"an identifier", `{"transferId":"019ac452-8660-7061","status":"APPROVED"}`, "019ac452-8660-7061"},
+		{"the inquiry's q", `{"asset":"BTC","amount":"1","callback":"https://trp.example/transfers/inquiryResolution?q=tr-9","IVMS101":{}}`, "tr-9"},
+		{"a wallet of the body", `{"transferId":"bc1qsafetransferidwallet0","approved":{"address":"bc1qsafetransferidwallet0"}}`, ""},
+		{"a name of the inquiry", `{"transferId":"Wilhelmina","status":"inquiry","asset":"BTC","amount":"1","originator":{"personType":"natural","firstName":"Wilhelmina"}}`, ""},
+		{"not an identifier", `{"transferId":"two words","status":"APPROVED"}`, ""},
+		{"none", `{"status":"APPROVED"}`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cb, err := travelrule.ParseCallback([]byte(tt.body))
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, cb.SafeTransferID())
+			if tt.want == "" && cb.TransferID != "" {
+				assert.NotContains(t, fmt.Sprint(cb), cb.TransferID, "the fmt form hides it too")
+			}
+		})
+	}
+}

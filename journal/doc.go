@@ -17,9 +17,8 @@
 // records the outcome: stored, with its transfer id; not stored; or
 // unknown. A process that dies in between leaves "sent, outcome unknown"
 // ([InitiationSent]). Every callback the handler accepts (verified,
-// parsed) is recorded on the entry it names, found by the capability
-// URL's reference, by the reference of the body's callback URL, or by the
-// transfer id. That moves the transfer through its stages ([Stage]), and
+// parsed) is recorded on the entry it names, found by the verified
+// reference of the capability URL it came to, or by the transfer id. That moves the transfer through its stages ([Stage]), and
 // turns an unknown outcome into [InitiationStored] with Reconciled set.
 // Inbound inquiries start entries of their own. [Journal.Stuck] lists the
 // transfers that need a person ([Rule]); it never sends anything. The SDK

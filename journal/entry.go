@@ -108,8 +108,9 @@ type Entry struct {
 	// last.
 	Started, Updated time.Time
 	// Since holds when the entry first reached each stage (the zero time
-	// for stages it did not reach); Decided when its decision arrived.
-	Since   [StageConfirmed + 1]time.Time
+	// for stages it did not reach).
+	Since [StageConfirmed + 1]time.Time
+	// Decided is when the decision arrived (the zero time without one).
 	Decided time.Time
 	// SentAt is when the first initiation whose outcome is still unknown
 	// was recorded (zero when none is).
@@ -121,7 +122,9 @@ type Entry struct {
 // Event is one record of an entry, for people: when, and what, in words
 // that hold no personal data.
 type Event struct {
-	At   time.Time
+	// At is the record's time.
+	At time.Time
+	// What says what happened, in words.
 	What string
 }
 
@@ -281,6 +284,8 @@ func describe(r record) string {
 		fmt.Fprintf(&b, "ResolveInquiry applied: %s", r.Decision)
 	case kindTxID:
 		b.WriteString("SubmitTxID applied")
+	case kindJoined:
+		b.WriteString("callbacks that came before the transfer id was known joined this entry")
 	case kindCallback:
 		fmt.Fprintf(&b, "callback received: %s", r.Callback)
 		if r.Status != "" {

@@ -3,7 +3,6 @@ package journal
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -117,26 +116,42 @@ type callState struct {
 	at      time.Time
 }
 
+// ErrRefInUse is the error StartCall fails an initiation with (wrapped,
+// and wrapped again by the client: errors.Is finds it) when its callback
+// reference already names a transfer that the service stored or may have
+// stored: sending it would be a second transfer under one reference, and
+// perhaps the same transfer twice. Nothing is sent. Send again under a new
+// reference once a person decided to (see [RuleNoEvidence]).
+var ErrRefInUse = errors.New("journal: the callback reference already names a transfer the service stored or may have stored")
+
 // StartCall implements [travelrule.Observer]. Before an initiation is
 // sent it records the intent (the reference, the request's digest, never
 // its content), and fails the call, so that nothing is sent, when it
-// cannot. Other calls are recorded when they end.
+// cannot, or when the reference is in use ([ErrRefInUse]). Other calls
+// are recorded when they end.
 func (j *Journal) StartCall(ctx context.Context, info *travelrule.CallInfo) (context.Context, error) {
 	id := newID()
 	at := j.now()
 	if info.Op != "InitiateTransfer" {
 		return context.WithValue(ctx, callKey{}, callState{id: id, at: at}), nil
 	}
+	wctx, cancel := context.WithTimeout(ctx, j.timeout)
+	defer cancel()
 	key := outboundPrefix + id
 	var names []string
 	if isID(info.CallbackRef) {
 		key = outboundPrefix + info.CallbackRef
 		names = []string{refName + info.CallbackRef}
+		recs, err := j.store.Records(wctx, key)
+		if err != nil {
+			return ctx, fmt.Errorf("journal: reading the reference's entry before sending: %w", err)
+		}
+		if len(recs) > 0 && fold(key, recs).Initiation != InitiationNotStored {
+			return ctx, fmt.Errorf("%w: %s", ErrRefInUse, info.CallbackRef)
+		}
 	}
 	r := record{Kind: kindSent, At: at, Call: id, Op: info.Op, Ref: idOrEmpty(info.CallbackRef),
 		Digest: hex.EncodeToString(info.Digest[:]), IdempotencyKey: idOrEmpty(info.IdempotencyKey)}
-	wctx, cancel := context.WithTimeout(ctx, j.timeout)
-	defer cancel()
 	if err := j.append(wctx, key, "sent:"+id, &r, names...); err != nil {
 		return ctx, fmt.Errorf("journal: recording the initiation before sending it: %w", err)
 	}
@@ -153,13 +168,26 @@ func (j *Journal) EndCall(ctx context.Context, info *travelrule.CallInfo, end *t
 	if !ok {
 		return
 	}
-	at := j.now()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), j.timeout)
+	defer cancel()
 	var key string
+	if err := j.endCall(ctx, st, info, end, &key); err != nil {
+		j.stats.lost.Add(1)
+		if j.logger != nil {
+			j.logger.LogAttrs(ctx, slog.LevelError, "journal: could not record a call's outcome",
+				slog.String("op", info.Op), slog.String("entry", key), slog.String("outcome", end.Outcome.String()),
+				slog.String("error", err.Error()))
+		}
+	}
+}
+
+// endCall writes EndCall's record, on the entry it names in *key.
+func (j *Journal) endCall(ctx context.Context, st callState, info *travelrule.CallInfo, end *travelrule.CallEnd, key *string) error {
+	r := record{At: j.now(), Call: st.id, Op: info.Op, Attempts: end.Attempts}
 	var names []string
-	r := record{At: at, Call: st.id, Op: info.Op, Attempts: end.Attempts}
 	switch info.Op {
 	case "InitiateTransfer":
-		key = st.key
+		*key = st.key
 		r.TransferID = idOrEmpty(end.TransferID)
 		switch end.Outcome {
 		case travelrule.CallSucceeded:
@@ -170,143 +198,173 @@ func (j *Journal) EndCall(ctx context.Context, info *travelrule.CallInfo, end *t
 			r.Kind = kindNotStored
 			r.TransferID = "" // a refusal's id names no transfer of ours
 		}
-		if r.TransferID != "" {
-			names = append(names, transferName+r.TransferID)
+		if r.TransferID == "" {
+			return j.append(ctx, *key, "end:"+st.id, &r)
 		}
-	case "ResolveInquiry", "SubmitTxID":
+		if err := j.append(ctx, *key, "end:"+st.id, &r, transferName+r.TransferID); err != nil {
+			return err
+		}
+		// Callbacks that came first, under the transfer id alone, wait in
+		// an unattached entry: join it (see join).
+		return j.joinIfAny(ctx, *key, r.TransferID)
+	case "ResolveInquiry":
+		if end.Outcome != travelrule.CallSucceeded || !isID(info.TransferID) || info.Decision == "" {
+			return nil
+		}
+		*key = inboundPrefix + info.TransferID
+		r.Kind, r.TransferID, r.Decision = kindResolution, info.TransferID, info.Decision
+		if isID(info.CallbackRef) {
+			// The confirmation comes to the resolution's callback URL.
+			names = append(names, refName+info.CallbackRef)
+		}
+		return j.append(ctx, *key, "end:"+st.id, &r, names...)
+	case "SubmitTxID":
 		if end.Outcome != travelrule.CallSucceeded || !isID(info.TransferID) {
-			return
+			return nil
 		}
 		r.Kind, r.TransferID = kindTxID, info.TransferID
-		if info.Op == "ResolveInquiry" {
-			if info.Decision == "" {
-				return
-			}
-			r.Kind, r.Decision = kindResolution, info.Decision
-			if isID(info.CallbackRef) {
-				names = append(names, refName+info.CallbackRef)
-			}
+		k, err := j.store.Lookup(ctx, transferName+info.TransferID)
+		if err != nil {
+			return err
 		}
-		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), j.timeout)
-		defer cancel()
-		var err error
-		if key, err = j.find(wctx, "", r.TransferID); err != nil {
-			// Written elsewhere, the record would take the transfer id's
-			// name from its entry.
-			j.lose(wctx, info, key, end, err)
-			return
+		if k != "" {
+			*key = k
+			return j.append(ctx, *key, "end:"+st.id, &r)
 		}
-		if key == "" {
-			key = inboundPrefix + r.TransferID // the inbound inquiry this VASP answered
-			if info.Op == "SubmitTxID" {
-				key = unattachedPrefix + r.TransferID // an initiation not recorded here
-			}
-			names = append(names, transferName+r.TransferID)
-		}
-	default:
-		return
+		*key = unattachedPrefix + info.TransferID // an initiation whose transfer id the journal does not know (yet)
+		return j.appendUnattached(ctx, *key, "end:"+st.id, &r, info.TransferID)
 	}
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), j.timeout)
-	defer cancel()
-	var prev string
-	var err error
-	if r.TransferID != "" {
-		// Callbacks that came first, under the transfer id alone, are
-		// adopted once the outcome took the id's name.
-		prev, err = j.find(wctx, "", r.TransferID)
-	}
-	if err == nil {
-		err = j.append(wctx, key, "end:"+st.id, &r, names...)
-	}
-	if err == nil && prev != key && strings.HasPrefix(prev, unattachedPrefix) {
-		err = j.adopt(wctx, key, prev)
-	}
-	if err != nil {
-		j.lose(wctx, info, key, end, err)
-	}
-}
-
-// lose counts and logs a record EndCall could not write.
-func (j *Journal) lose(ctx context.Context, info *travelrule.CallInfo, key string, end *travelrule.CallEnd, err error) {
-	j.stats.lost.Add(1)
-	if j.logger != nil {
-		j.logger.LogAttrs(ctx, slog.LevelError, "journal: could not record a call's outcome",
-			slog.String("op", info.Op), slog.String("entry", key), slog.String("outcome", end.Outcome.String()),
-			slog.String("error", err.Error()))
-	}
+	return nil
 }
 
 // Delivered implements [callback.Observer]: it records a verified
-// callback delivery on the entry of the transfer it names (by the
-// capability URL's reference, the reference of the body's callback URL,
-// or the transfer id), which moves the transfer on and turns an
-// initiation whose outcome was unknown into one stored by the service. An
-// inbound inquiry starts an inbound entry. A callback that names no
-// transfer is not recorded. An error (the store failed) answers 500, so
-// that the service delivers the callback again.
+// callback delivery on the entry of the transfer it names, which moves the
+// transfer on and turns an initiation whose outcome was unknown into one
+// stored by the service. An inbound inquiry (KindInquiry) is recorded on
+// the inbound entry of its transfer id, and a confirmation (KindTxID) on
+// the entry its capability URL's reference names, or the inbound entry of
+// its transfer id. Any other callback names its transfer by the verified
+// reference of the capability URL it arrived at (Callback.Ref), or by
+// its transfer id; one that names none is not recorded. Only identifiers
+// the handler verified or the callback's fmt form shows
+// (Callback.SafeTransferID) are used. An error (the store failed)
+// answers 500, so that the service delivers the callback again.
 func (j *Journal) Delivered(ctx context.Context, d *callback.Delivery) error {
 	cb := d.Callback
 	if cb == nil {
 		return nil
 	}
-	ref := idOrEmpty(cb.Ref)
-	if ref == "" {
-		ref = idOrEmpty(travelrule.CallbackRef(cb.CallbackURL))
-	}
-	tid := idOrEmpty(cb.TransferID)
+	ref, tid := idOrEmpty(cb.Ref), idOrEmpty(cb.SafeTransferID())
 	ctx, cancel := context.WithTimeout(ctx, j.timeout)
 	defer cancel()
-	key, err := j.find(ctx, ref, tid)
-	if err != nil {
-		return fmt.Errorf("journal: finding the transfer of a callback: %w", err)
-	}
-	switch {
-	case key != "":
-	case cb.Kind == travelrule.KindInquiry && tid != "":
-		key = inboundPrefix + tid
-	case ref != "":
-		key = outboundPrefix + ref
-	case tid != "":
-		key = unattachedPrefix + tid
-	default:
-		return nil // names no transfer
-	}
 	status, decision := statusWord(cb.Status)
 	r := record{Kind: kindCallback, At: j.now(), Callback: string(cb.Kind), Status: status, Decision: decision,
 		TransferID: tid, Delivery: d.ID}
-	var names []string
-	if tid != "" {
-		names = append(names, transferName+tid)
-	}
-	if ref != "" {
-		names = append(names, refName+ref)
-	}
-	if err := j.append(ctx, key, "cb:"+d.ID, &r, names...); err != nil {
+	id := "cb:" + d.ID
+	err := j.deliver(ctx, cb.Kind, ref, tid, id, &r)
+	if err != nil {
 		return fmt.Errorf("journal: recording a callback: %w", err)
 	}
 	return nil
 }
 
-// adopt copies the records of the unattached entry from into key, after
-// key's record took the transfer id's name: callbacks that came before
-// the initiation's outcome was recorded join their transfer.
-func (j *Journal) adopt(ctx context.Context, key, from string) error {
-	recs, err := j.store.Records(ctx, from)
+// deliver files a callback's record (see Delivered).
+func (j *Journal) deliver(ctx context.Context, kind travelrule.CallbackKind, ref, tid, id string, r *record) error {
+	switch kind {
+	case travelrule.KindInquiry:
+		if tid == "" {
+			return nil
+		}
+		return j.append(ctx, inboundPrefix+tid, id, r)
+	case travelrule.KindTxID:
+		if key, err := j.lookup(ctx, refName, ref); err != nil || key != "" {
+			if err != nil {
+				return err
+			}
+			return j.append(ctx, key, id, r)
+		}
+		if tid == "" {
+			return nil
+		}
+		return j.append(ctx, inboundPrefix+tid, id, r)
+	}
+	// A callback to the originator.
+	if ref != "" {
+		key, err := j.lookup(ctx, refName, ref)
+		if err != nil {
+			return err
+		}
+		if key == "" {
+			key = outboundPrefix + ref // a transfer not initiated through this journal
+		}
+		var names []string
+		if tid != "" && strings.HasPrefix(key, outboundPrefix) {
+			names = append(names, transferName+tid) // verified: the capability URL named this entry
+		}
+		names = append(names, refName+ref)
+		if err := j.append(ctx, key, id, r, names...); err != nil || tid == "" {
+			return err
+		}
+		return j.joinIfAny(ctx, key, tid)
+	}
+	if tid == "" {
+		return nil
+	}
+	key, err := j.lookup(ctx, transferName, tid)
 	if err != nil {
 		return err
 	}
-	for _, b := range recs {
-		sum := sha256.Sum256(b)
-		if err := j.store.Append(ctx, key, "copy:"+hex.EncodeToString(sum[:16]), b); err != nil {
-			return err
-		}
+	if key != "" {
+		return j.append(ctx, key, id, r)
 	}
-	return nil
+	return j.appendUnattached(ctx, unattachedPrefix+tid, id, r, tid)
 }
 
-// adopted reports whether key is an unattached entry that an initiation's
-// entry adopted: its transfer id names another entry now.
-func (j *Journal) adopted(ctx context.Context, key string) (bool, error) {
+// Unattached entries. A callback that names its transfer only by a
+// transfer id the journal does not know yet (it came before the
+// initiation's outcome was recorded, or the initiation was made without
+// the journal) is kept in the entry unattachedPrefix+tid, which takes no
+// name. Once the transfer id names an entry, that entry gets a record
+// joining the unattached one: its records are read with the entry's own,
+// and Entries and Stuck no longer list it. Each side writes, then looks
+// for the other (an outcome its name, a callback the name's entry), so
+// that of two that race one at least sees the other.
+
+// appendUnattached appends r to the unattached entry key of the transfer
+// id tid, then joins it to the entry tid names, if one does by then.
+func (j *Journal) appendUnattached(ctx context.Context, key, id string, r *record, tid string) error {
+	if err := j.append(ctx, key, id, r); err != nil {
+		return err
+	}
+	owner, err := j.store.Lookup(ctx, transferName+tid)
+	if err != nil || owner == "" || owner == key {
+		return err
+	}
+	return j.join(ctx, owner, key)
+}
+
+// joinIfAny joins the unattached entry of tid to key, if there is one.
+func (j *Journal) joinIfAny(ctx context.Context, key, tid string) error {
+	from := unattachedPrefix + tid
+	if key == from {
+		return nil
+	}
+	recs, err := j.store.Records(ctx, from)
+	if err != nil || len(recs) == 0 {
+		return err
+	}
+	return j.join(ctx, key, from)
+}
+
+// join records on entry key that the unattached entry from belongs to it.
+func (j *Journal) join(ctx context.Context, key, from string) error {
+	r := record{Kind: kindJoined, At: j.now(), Joined: from}
+	return j.append(ctx, key, "join:"+from, &r)
+}
+
+// joined reports whether key is an unattached entry that another entry
+// joined (see join): its transfer id names that entry now.
+func (j *Journal) joined(ctx context.Context, key string) (bool, error) {
 	tid, ok := strings.CutPrefix(key, unattachedPrefix)
 	if !ok {
 		return false, nil
@@ -315,18 +373,12 @@ func (j *Journal) adopted(ctx context.Context, key string) (bool, error) {
 	return k != "" && k != key, err
 }
 
-// find returns the key of the entry that ref or the transfer id tid
-// names, or "".
-func (j *Journal) find(ctx context.Context, ref, tid string) (string, error) {
-	if ref != "" {
-		if k, err := j.store.Lookup(ctx, refName+ref); err != nil || k != "" {
-			return k, err
-		}
+// lookup returns the key name+id points at, or "" (also for an empty id).
+func (j *Journal) lookup(ctx context.Context, name, id string) (string, error) {
+	if id == "" {
+		return "", nil
 	}
-	if tid != "" {
-		return j.store.Lookup(ctx, transferName+tid)
-	}
-	return "", nil
+	return j.store.Lookup(ctx, name+id)
 }
 
 func (j *Journal) append(ctx context.Context, key, id string, r *record, names ...string) error {
@@ -337,44 +389,60 @@ func (j *Journal) append(ctx context.Context, key, id string, r *record, names .
 	return j.store.Append(ctx, key, id, b, names...)
 }
 
+// entry folds the entry key from its records and those of the unattached
+// entries it joined.
+func (j *Journal) entry(ctx context.Context, key string, recs [][]byte) (*Entry, error) {
+	for _, b := range recs {
+		if r, ok := decode(b); ok && r.Kind == kindJoined && strings.HasPrefix(r.Joined, unattachedPrefix) {
+			more, err := j.store.Records(ctx, r.Joined)
+			if err != nil {
+				return nil, err
+			}
+			recs = append(recs[:len(recs):len(recs)], more...)
+		}
+	}
+	return fold(key, recs), nil
+}
+
 // Lost is how many records the journal could not write after a call
 // ended (see [Journal.EndCall]). It should stay zero.
 func (j *Journal) Lost() uint64 { return j.stats.lost.Load() }
 
 // Entry returns the transfer that id names: a reference of a capability
-// callback URL, a transfer id, or an entry's key; nil when none.
+// callback URL, a transfer id (of an outbound transfer first, else of an
+// inbound one), or an entry's key; nil when none.
 func (j *Journal) Entry(ctx context.Context, id string) (*Entry, error) {
-	key := id
-	if !strings.HasPrefix(id, outboundPrefix) && !strings.HasPrefix(id, inboundPrefix) {
-		k, err := j.find(ctx, idOrEmpty(id), idOrEmpty(id))
+	keys := []string{id}
+	if !strings.HasPrefix(id, outboundPrefix) && !strings.HasPrefix(id, inboundPrefix) && isID(id) {
+		keys = keys[:0]
+		for _, name := range []string{refName, transferName} {
+			k, err := j.store.Lookup(ctx, name+id)
+			if err != nil {
+				return nil, err
+			}
+			if k != "" {
+				keys = append(keys, k)
+			}
+		}
+		keys = append(keys, unattachedPrefix+id, inboundPrefix+id)
+	}
+	for _, key := range keys {
+		recs, err := j.store.Records(ctx, key)
 		if err != nil {
 			return nil, err
 		}
-		if k == "" {
-			k = inboundPrefix + id
+		if len(recs) > 0 {
+			return j.entry(ctx, key, recs)
 		}
-		key = k
 	}
-	recs, err := j.store.Records(ctx, key)
-	if err != nil || len(recs) == 0 {
-		return nil, err
-	}
-	return fold(key, recs), nil
+	return nil, nil
 }
 
 // Entries returns every transfer the store keeps, most recently updated
 // first.
 func (j *Journal) Entries(ctx context.Context) ([]*Entry, error) {
 	var out []*Entry
-	err := j.store.Scan(ctx, func(key string, recs [][]byte) error {
-		if gone, err := j.adopted(ctx, key); gone || err != nil {
-			return err
-		}
-		if e := fold(key, recs); !e.Started.IsZero() {
-			out = append(out, e)
-		}
-		return nil
-	})
+	err := j.scan(ctx, func(e *Entry) { out = append(out, e) })
 	slices.SortFunc(out, func(a, b *Entry) int { return b.Updated.Compare(a.Updated) })
 	return out, err
 }
@@ -385,18 +453,31 @@ func (j *Journal) Entries(ctx context.Context) ([]*Entry, error) {
 func (j *Journal) Stuck(ctx context.Context, th Thresholds) ([]Finding, error) {
 	now := j.now()
 	var out []Finding
-	err := j.store.Scan(ctx, func(key string, recs [][]byte) error {
-		if gone, err := j.adopted(ctx, key); gone || err != nil {
-			return err
-		}
-		e := fold(key, recs)
+	err := j.scan(ctx, func(e *Entry) {
 		if rule, since, ok := stuck(e, now, th); ok {
 			out = append(out, Finding{Rule: rule, Since: since, Entry: e})
 		}
-		return nil
 	})
 	slices.SortFunc(out, func(a, b Finding) int { return a.Since.Compare(b.Since) })
 	return out, err
+}
+
+// scan calls fn with each entry the store keeps, but the unattached ones
+// another entry joined.
+func (j *Journal) scan(ctx context.Context, fn func(*Entry)) error {
+	return j.store.Scan(ctx, func(key string, recs [][]byte) error {
+		if gone, err := j.joined(ctx, key); gone || err != nil {
+			return err
+		}
+		e, err := j.entry(ctx, key, recs)
+		if err != nil {
+			return err
+		}
+		if !e.Started.IsZero() {
+			fn(e)
+		}
+		return nil
+	})
 }
 
 // newID returns a random call id: 16 hex digits.

@@ -15,6 +15,7 @@ const (
 	kindResolution = "resolution" // this VASP's ResolveInquiry was applied
 	kindTxID       = "txid"       // this VASP's SubmitTxID was applied
 	kindCallback   = "callback"   // a verified callback delivery about the transfer
+	kindJoined     = "joined"     // an unattached entry's records belong to this entry
 )
 
 // record is one fact of an entry, as stored: JSON of fixed vocabulary,
@@ -33,6 +34,7 @@ type record struct {
 	Callback       string    `json:"callback,omitempty"`       // a callback's kind (travelrule.CallbackKind)
 	Status         string    `json:"status,omitempty"`         // a status callback's status, when it is one of statusWords
 	Delivery       string    `json:"delivery,omitempty"`       // a callback delivery's id
+	Joined         string    `json:"joined,omitempty"`         // the unattached entry a joined record joins
 }
 
 func (r *record) encode() ([]byte, error) { return json.Marshal(r) }

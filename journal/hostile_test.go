@@ -1,0 +1,208 @@
+package journal_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vaspkit/travelrule"
+	"github.com/vaspkit/travelrule/callback"
+	"github.com/vaspkit/travelrule/journal"
+)
+
+func hostileJournal(t *testing.T, store journal.Store) (*journal.Journal, *time.Time) {
+	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	j, err := journal.New(store, journal.WithClock(func() time.Time { return now }))
+	require.NoError(t, err)
+	return j, &now
+}
+
+// TestRefInUse: an initiation under a reference whose earlier transfer was
+// stored, or whose outcome is unknown, is refused before it is sent (its
+// outcome would hide behind the earlier transfer's evidence, or it would
+// be the same transfer twice); one whose earlier initiations were not
+// stored is sent.
+func TestRefInUse(t *testing.T) {
+	ctx := context.Background()
+	j, now := hostileJournal(t, journal.NewMemoryStore(0, 0))
+	info := func() *travelrule.CallInfo {
+		return &travelrule.CallInfo{Op: "InitiateTransfer", CallbackRef: "pay-r"}
+	}
+	// First transfer: stored, then rejected by the beneficiary.
+	i1 := info()
+	c1, err := j.StartCall(ctx, i1)
+	require.NoError(t, err)
+	j.EndCall(c1, i1, &travelrule.CallEnd{Outcome: travelrule.CallSucceeded, TransferID: "t-1", Attempts: 1})
+	require.NoError(t, j.Delivered(ctx, &callback.Delivery{ID: "d1", Callback: &travelrule.Callback{
+		Kind: travelrule.KindStatus, Ref: "pay-r", TransferID: "t-1", Status: "REJECTED"}}))
+	// The payment is sent again, corrected, under the same reference:
+	// refused before anything is sent.
+	*now = now.Add(time.Hour)
+	_, err = j.StartCall(ctx, info())
+	require.ErrorIs(t, err, journal.ErrRefInUse)
+
+	// A reference whose initiations were all not stored may be used again.
+	i3 := &travelrule.CallInfo{Op: "InitiateTransfer", CallbackRef: "pay-q"}
+	c3, err := j.StartCall(ctx, i3)
+	require.NoError(t, err)
+	j.EndCall(c3, i3, &travelrule.CallEnd{Outcome: travelrule.CallNotDone, Attempts: 1})
+	c4, err := j.StartCall(ctx, i3)
+	require.NoError(t, err)
+	j.EndCall(c4, i3, &travelrule.CallEnd{Outcome: travelrule.CallOutcomeUnknown, Attempts: 1})
+	*now = now.Add(journal.RedeliveryWindow)
+	e, err := j.Entry(ctx, "pay-q")
+	require.NoError(t, err)
+	assert.Equal(t, 2, e.Initiations)
+	assert.Equal(t, journal.InitiationUnknown, e.Initiation)
+	_, err = j.StartCall(ctx, i3)
+	require.ErrorIs(t, err, journal.ErrRefInUse, "nor while an outcome is unknown")
+}
+
+// TestBodyRefIsNotEvidence: without a capability key, the reference in
+// the body's "callback" URL, which the sender wrote, names nothing: an
+// inbound inquiry carrying tr_ref=<our ref> does not reconcile our
+// outcome-unknown initiation, and gets its own inbound entry.
+func TestBodyRefIsNotEvidence(t *testing.T) {
+	ctx := context.Background()
+	j, now := hostileJournal(t, journal.NewMemoryStore(0, 0))
+	i := &travelrule.CallInfo{Op: "InitiateTransfer", CallbackRef: "pay-x"}
+	c, err := j.StartCall(ctx, i)
+	require.NoError(t, err)
+	j.EndCall(c, i, &travelrule.CallEnd{Outcome: travelrule.CallOutcomeUnknown, Attempts: 1})
+
+	secret := "whsec-review-signing-secret-0123456789"
+	v, err := callback.NewDataIntegrityVerifier(secret)
+	require.NoError(t, err)
+	h := callback.NewHandler(func(context.Context, *travelrule.Callback) error { return nil },
+		callback.WithVerifier(v), callback.WithObserver(j))
+	require.NoError(t, h.Err())
+	body := `{"transferId":"in-77","status":"inquiry","asset":"BTC","amount":"1","callback":"https://peer.example/cb?tr_ref=pay-x"}`
+	req := httptest.NewRequest(http.MethodPost, "/transfers/inquiry/abc", strings.NewReader(body))
+	req.Header.Set(callback.HeaderDataIntegrity, callback.SignDataIntegrity([]byte(secret), []byte(body)))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	require.Equal(t, http.StatusNoContent, rec.Code)
+
+	*now = now.Add(time.Hour)
+	e, err := j.Entry(ctx, "pay-x")
+	require.NoError(t, err)
+	assert.Equal(t, journal.InitiationUnknown, e.Initiation, "an inbound inquiry about another transfer reconciled our initiation")
+	in, err := j.Entry(ctx, "in-77")
+	require.NoError(t, err)
+	require.NotNil(t, in)
+	assert.Equal(t, journal.Inbound, in.Direction, "the inbound inquiry has no inbound entry")
+}
+
+// TestInboundTransferIDOfAnOutbound: an inbound inquiry whose transfer id
+// is also an outbound entry's (a transfer between two customers of this
+// VASP) gets its own inbound entry, flagged while unanswered.
+func TestInboundTransferIDOfAnOutbound(t *testing.T) {
+	ctx := context.Background()
+	j, now := hostileJournal(t, journal.NewMemoryStore(0, 0))
+	i := &travelrule.CallInfo{Op: "InitiateTransfer", CallbackRef: "pay-s"}
+	c, err := j.StartCall(ctx, i)
+	require.NoError(t, err)
+	j.EndCall(c, i, &travelrule.CallEnd{Outcome: travelrule.CallSucceeded, TransferID: "t-s", Attempts: 1})
+	require.NoError(t, j.Delivered(ctx, &callback.Delivery{ID: "d-inq", Callback: &travelrule.Callback{
+		Kind: travelrule.KindInquiry, TransferID: "t-s", CallbackURL: "https://trp.example/transfers/inquiryResolution?q=t-s"}}))
+	*now = now.Add(journal.DefaultInquiryAnswer)
+	found, err := j.Stuck(ctx, journal.Thresholds{})
+	require.NoError(t, err)
+	var rules []journal.Rule
+	for _, f := range found {
+		rules = append(rules, f.Rule)
+	}
+	assert.Contains(t, rules, journal.RuleInquiryUnanswered, "the unanswered inbound inquiry is not reported")
+}
+
+// racyStore runs hook once, after it answered the first Lookup of name
+// and before the answer reaches the caller: the caller acts on a stale
+// answer, as it would if hook had run between its two store calls.
+type racyStore struct {
+	*journal.MemoryStore
+	name  string
+	armed atomic.Bool
+	hook  func()
+}
+
+func (s *racyStore) Lookup(ctx context.Context, name string) (string, error) {
+	k, err := s.MemoryStore.Lookup(ctx, name)
+	if name == s.name && s.armed.CompareAndSwap(true, false) {
+		s.hook()
+	}
+	return k, err
+}
+
+// TestJoinRace: a callback that names only a transfer id looks it up, the
+// initiation's outcome then gives the id its entry (and finds no early
+// callback to join), and the callback is filed as unattached: it joins
+// the entry all the same, and nothing is lost from Entries or Stuck.
+func TestJoinRace(t *testing.T) {
+	ctx := context.Background()
+	store := &racyStore{MemoryStore: journal.NewMemoryStore(0, 0), name: "tid:t-9"}
+	j, now := hostileJournal(t, store)
+	i := &travelrule.CallInfo{Op: "InitiateTransfer"} // no capability URL
+	c, err := j.StartCall(ctx, i)
+	require.NoError(t, err)
+	store.hook = func() {
+		j.EndCall(c, i, &travelrule.CallEnd{Outcome: travelrule.CallSucceeded, TransferID: "t-9", Attempts: 1})
+	}
+	store.armed.Store(true)
+	require.NoError(t, j.Delivered(ctx, &callback.Delivery{ID: "d-early", Callback: &travelrule.Callback{
+		Kind: travelrule.KindStatus, TransferID: "t-9", Status: "APPROVED"}}))
+	require.False(t, store.armed.Load(), "the race ran")
+	require.Zero(t, j.Lost())
+
+	*now = now.Add(journal.DefaultResolution)
+	all, err := j.Entries(ctx)
+	require.NoError(t, err)
+	require.Len(t, all, 1, "one transfer")
+	assert.Equal(t, "approved", all[0].Decision, "the approval is the initiation's")
+	assert.Equal(t, journal.StageResolved, all[0].Stage)
+	found, err := j.Stuck(ctx, journal.Thresholds{})
+	require.NoError(t, err)
+	require.Len(t, found, 1)
+	assert.Equal(t, journal.RuleNoTxID, found[0].Rule, "approved (not 'no resolution'), and waiting for its txId")
+	e, err := j.Entry(ctx, "t-9")
+	require.NoError(t, err)
+	assert.Equal(t, all[0].Key, e.Key)
+	assert.Equal(t, "approved", e.Decision)
+}
+
+// TestPersonalTransferIDIsNotStored: a transfer id a sender wrote that
+// repeats a personal value of the callback (the originator's wallet) is
+// not kept.
+func TestPersonalTransferIDIsNotStored(t *testing.T) {
+	ctx := context.Background()
+	store := journal.NewMemoryStore(0, 0)
+	j, _ := hostileJournal(t, store)
+	secret := "whsec-review-signing-secret-0123456789"
+	v, err := callback.NewDataIntegrityVerifier(secret)
+	require.NoError(t, err)
+	h := callback.NewHandler(func(context.Context, *travelrule.Callback) error { return nil },
+		callback.WithVerifier(v), callback.WithObserver(j))
+	wallet := "bc1qjournaltestwallet8x7c6v5b4n3m"
+	body := `{"transferId":"` + wallet + `","status":"inquiry","asset":"BTC","amount":"1",` +
+		`"originator":{"firstName":"Wilhelmina","lastName":"Oyelaran-Baptiste","walletAddress":"` + wallet + `"}}`
+	req := httptest.NewRequest(http.MethodPost, "/transfers/inquiry/abc", strings.NewReader(body))
+	req.Header.Set(callback.HeaderDataIntegrity, callback.SignDataIntegrity([]byte(secret), []byte(body)))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	require.Equal(t, http.StatusNoContent, rec.Code)
+	var all strings.Builder
+	require.NoError(t, store.Scan(ctx, func(key string, recs [][]byte) error {
+		all.WriteString(key)
+		for _, r := range recs {
+			all.Write(r)
+		}
+		return nil
+	}))
+	assert.NotContains(t, all.String(), wallet, "a personal value is stored")
+}
