@@ -39,6 +39,8 @@ type call struct {
 	// What an *OutcomeUnknownError reports.
 	txID, transferID, callback string
 
+	hidden   int8              // hidesTransferID's answer for hiddenID: 0 not asked, 1 shown, 2 hidden
+	hiddenID string            // the transfer id hidden is about
 	decision string            // ResolveInquiry's, for CallInfo
 	info     *CallInfo         // while observers watch the call (observer.go)
 	obsCtx   []context.Context // the context each observer's StartCall returned
@@ -501,7 +503,13 @@ func (cl *call) end(err error) error {
 // of the call: the fmt and slog forms of a [TransferResult] and of an
 // [*OutcomeUnknownError] then show "[redacted]" in its place.
 func (cl *call) hidesTransferID() bool {
-	return containsAny(cl.transferID, cl.piiValues()) || holdsTokenPart(cl.transferID, cl.tokenParts())
+	if cl.hidden == 0 || cl.hiddenID != cl.transferID {
+		cl.hidden, cl.hiddenID = 1, cl.transferID
+		if containsAny(cl.transferID, cl.piiValues()) || holdsTokenPart(cl.transferID, cl.tokenParts()) {
+			cl.hidden = 2
+		}
+	}
+	return cl.hidden == 2
 }
 
 var errTooLarge = errors.New("answer body exceeds the size limit")
