@@ -2,9 +2,11 @@ package journal_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -205,4 +207,159 @@ func TestPersonalTransferIDIsNotStored(t *testing.T) {
 		return nil
 	}))
 	assert.NotContains(t, all.String(), wallet, "a personal value is stored")
+}
+
+// barrierStore holds each Records call of key until n have arrived, so
+// that the initiations that read it have all written first.
+type barrierStore struct {
+	*journal.MemoryStore
+	key     string
+	mu      sync.Mutex
+	waiting int
+	n       int
+	release chan struct{}
+}
+
+func (s *barrierStore) Records(ctx context.Context, key string) ([][]byte, error) {
+	if key == s.key {
+		s.mu.Lock()
+		s.waiting++
+		if s.waiting == s.n {
+			close(s.release)
+		}
+		s.mu.Unlock()
+		<-s.release
+	}
+	return s.MemoryStore.Records(ctx, key)
+}
+
+// TestRefInUseConcurrently: two initiations under one reference at once,
+// both written before either checks: at most one is let through.
+func TestRefInUseConcurrently(t *testing.T) {
+	ctx := context.Background()
+	store := &barrierStore{MemoryStore: journal.NewMemoryStore(0, 0), key: "o:pay-c", n: 2, release: make(chan struct{})}
+	j, _ := hostileJournal(t, store)
+	var wg sync.WaitGroup
+	var sent atomic.Int32
+	for range 2 {
+		wg.Go(func() {
+			if _, err := j.StartCall(ctx, &travelrule.CallInfo{Op: "InitiateTransfer", CallbackRef: "pay-c"}); err == nil {
+				sent.Add(1)
+			} else {
+				assert.ErrorIs(t, err, journal.ErrRefInUse)
+			}
+		})
+	}
+	wg.Wait()
+	assert.LessOrEqual(t, sent.Load(), int32(1), "both initiations under one reference were let through")
+	e, err := j.Entry(ctx, "pay-c")
+	require.NoError(t, err)
+	assert.Equal(t, 2, e.Initiations)
+	if sent.Load() == 0 {
+		assert.Equal(t, journal.InitiationNotStored, e.Initiation, "the refused calls are recorded as not sent")
+	} else {
+		assert.Equal(t, journal.InitiationSent, e.Initiation, "the one let through")
+	}
+}
+
+// TestRefOfAResolution: a reference that a resolution's callback URL took
+// names an inbound transfer: an initiation under it is refused.
+func TestRefOfAResolution(t *testing.T) {
+	ctx := context.Background()
+	j, _ := hostileJournal(t, journal.NewMemoryStore(0, 0))
+	info := &travelrule.CallInfo{Op: "ResolveInquiry", TransferID: "in-4", CallbackRef: "conf-4", Decision: "approved"}
+	c, err := j.StartCall(ctx, info)
+	require.NoError(t, err)
+	j.EndCall(c, info, &travelrule.CallEnd{Outcome: travelrule.CallSucceeded, TransferID: "in-4", Attempts: 1})
+	_, err = j.StartCall(ctx, &travelrule.CallInfo{Op: "InitiateTransfer", CallbackRef: "conf-4"})
+	require.ErrorIs(t, err, journal.ErrRefInUse)
+	require.NoError(t, j.Delivered(ctx, &callback.Delivery{ID: "d-conf", Callback: &travelrule.Callback{Kind: travelrule.KindTxID, Ref: "conf-4"}}))
+	e, err := j.Entry(ctx, "in-4")
+	require.NoError(t, err)
+	assert.Equal(t, journal.StageConfirmed, e.Stage, "the confirmation is the inbound transfer's")
+}
+
+// lossyStore applies an Append and then reports it failed, once.
+type lossyStore struct {
+	*journal.MemoryStore
+	lose atomic.Bool
+}
+
+func (s *lossyStore) Append(ctx context.Context, key, id string, rec []byte, names ...string) error {
+	err := s.MemoryStore.Append(ctx, key, id, rec, names...)
+	if err == nil && s.lose.CompareAndSwap(true, false) {
+		return errors.New("i/o timeout (the write landed)")
+	}
+	return err
+}
+
+// TestStartCallWriteLanded: a record written whose answer was lost fails
+// the call, nothing is sent, and the reference is not left "sent".
+func TestStartCallWriteLanded(t *testing.T) {
+	ctx := context.Background()
+	store := &lossyStore{MemoryStore: journal.NewMemoryStore(0, 0)}
+	j, _ := hostileJournal(t, store)
+	store.lose.Store(true)
+	_, err := j.StartCall(ctx, &travelrule.CallInfo{Op: "InitiateTransfer", CallbackRef: "pay-l"})
+	require.Error(t, err)
+	e, err := j.Entry(ctx, "pay-l")
+	require.NoError(t, err)
+	assert.Equal(t, journal.InitiationNotStored, e.Initiation)
+	_, err = j.StartCall(ctx, &travelrule.CallInfo{Op: "InitiateTransfer", CallbackRef: "pay-l"})
+	assert.NoError(t, err, "the reference may be used")
+}
+
+// TestRefLikeAnUnattachedKey: a reference shaped like an unattached
+// entry's key is not reconciled by another transfer's callbacks.
+func TestRefLikeAnUnattachedKey(t *testing.T) {
+	ctx := context.Background()
+	j, _ := hostileJournal(t, journal.NewMemoryStore(0, 0))
+	info := &travelrule.CallInfo{Op: "InitiateTransfer", CallbackRef: "tid.t-5"}
+	c, err := j.StartCall(ctx, info)
+	require.NoError(t, err)
+	j.EndCall(c, info, &travelrule.CallEnd{Outcome: travelrule.CallOutcomeUnknown, Attempts: 1})
+	require.NoError(t, j.Delivered(ctx, &callback.Delivery{ID: "d-5", Callback: &travelrule.Callback{
+		Kind: travelrule.KindStatus, TransferID: "t-5", Status: "APPROVED"}}))
+	e, err := j.Entry(ctx, "tid.t-5")
+	require.NoError(t, err)
+	assert.Equal(t, journal.InitiationUnknown, e.Initiation)
+}
+
+// failReadsOf fails Records of one key while armed.
+type failReadsOf struct {
+	*journal.MemoryStore
+	key   string
+	armed atomic.Bool
+}
+
+func (s *failReadsOf) Records(ctx context.Context, key string) ([][]byte, error) {
+	if key == s.key && s.armed.Load() {
+		return nil, errors.New("connection reset")
+	}
+	return s.MemoryStore.Records(ctx, key)
+}
+
+// TestJoinNotWritten: an outcome whose look for early callbacks failed
+// (so no join was written) leaves the early callback listed on its own,
+// never hidden.
+func TestJoinNotWritten(t *testing.T) {
+	ctx := context.Background()
+	store := &failReadsOf{MemoryStore: journal.NewMemoryStore(0, 0), key: "u:t-6"}
+	j, _ := hostileJournal(t, store)
+	require.NoError(t, j.Delivered(ctx, &callback.Delivery{ID: "d-6", Callback: &travelrule.Callback{
+		Kind: travelrule.KindStatus, TransferID: "t-6", Status: "APPROVED"}}))
+	info := &travelrule.CallInfo{Op: "InitiateTransfer"}
+	c, err := j.StartCall(ctx, info)
+	require.NoError(t, err)
+	store.armed.Store(true)
+	j.EndCall(c, info, &travelrule.CallEnd{Outcome: travelrule.CallSucceeded, TransferID: "t-6", Attempts: 1})
+	store.armed.Store(false)
+	assert.EqualValues(t, 1, j.Lost())
+	all, err := j.Entries(ctx)
+	require.NoError(t, err)
+	approved := false
+	for _, e := range all {
+		approved = approved || e.Decision == "approved"
+	}
+	assert.True(t, approved, "the early approval is listed")
 }

@@ -23,7 +23,7 @@ const (
 	// callback that came before its initiation's answer was recorded, or
 	// a transfer not initiated through the journal. The initiation's
 	// entry adopts its records once it learns the transfer id.
-	unattachedPrefix = outboundPrefix + "tid."
+	unattachedPrefix = "u:"
 	inboundPrefix    = "i:"   // + the transfer id
 	refName          = "ref:" // + a callback reference
 	transferName     = "tid:" // + a transfer id
@@ -138,24 +138,68 @@ func (j *Journal) StartCall(ctx context.Context, info *travelrule.CallInfo) (con
 	wctx, cancel := context.WithTimeout(ctx, j.timeout)
 	defer cancel()
 	key := outboundPrefix + id
+	ref := idOrEmpty(info.CallbackRef)
 	var names []string
 	if isID(info.CallbackRef) {
-		key = outboundPrefix + info.CallbackRef
-		names = []string{refName + info.CallbackRef}
-		recs, err := j.store.Records(wctx, key)
-		if err != nil {
-			return ctx, fmt.Errorf("journal: reading the reference's entry before sending: %w", err)
-		}
-		if len(recs) > 0 && fold(key, recs).Initiation != InitiationNotStored {
-			return ctx, fmt.Errorf("%w: %s", ErrRefInUse, info.CallbackRef)
+		key = outboundPrefix + ref
+		names = []string{refName + ref}
+		// A reference that a resolution's callback URL took names another
+		// transfer, and taking its name would file that transfer's
+		// confirmation here.
+		if owner, err := j.store.Lookup(wctx, refName+ref); err != nil {
+			return ctx, fmt.Errorf("journal: looking the reference up before sending: %w", err)
+		} else if owner != "" && owner != key {
+			return ctx, fmt.Errorf("%w: %s", ErrRefInUse, ref)
 		}
 	}
-	r := record{Kind: kindSent, At: at, Call: id, Op: info.Op, Ref: idOrEmpty(info.CallbackRef),
+	r := record{Kind: kindSent, At: at, Call: id, Op: info.Op, Ref: ref,
 		Digest: hex.EncodeToString(info.Digest[:]), IdempotencyKey: idOrEmpty(info.IdempotencyKey)}
 	if err := j.append(wctx, key, "sent:"+id, &r, names...); err != nil {
+		// The record may have been written and its answer lost: say that
+		// this call was not sent, so that it does not stay "sent".
+		j.notSent(ctx, key, id)
 		return ctx, fmt.Errorf("journal: recording the initiation before sending it: %w", err)
 	}
+	if ref != "" {
+		// Written first, checked after: of two initiations under one
+		// reference at once, each sees the other's record, and neither
+		// is sent.
+		recs, err := j.store.Records(wctx, key)
+		if err == nil && inUse(key, id, recs) {
+			err = fmt.Errorf("%w: %s", ErrRefInUse, ref)
+		}
+		if err != nil {
+			j.notSent(ctx, key, id)
+			return ctx, fmt.Errorf("journal: checking the reference before sending: %w", err)
+		}
+	}
 	return context.WithValue(ctx, callKey{}, callState{key: key, id: id, at: at}), nil
+}
+
+// inUse reports whether the records of the entry key, but those of the
+// call id, show a transfer the service stored or may have stored.
+func inUse(key, id string, recs [][]byte) bool {
+	others := recs[:0:0]
+	for _, b := range recs {
+		if r, ok := decode(b); ok && r.Call != id {
+			others = append(others, b)
+		}
+	}
+	return len(others) > 0 && fold(key, others).Initiation != InitiationNotStored
+}
+
+// notSent records, best effort, that the call id was not sent.
+func (j *Journal) notSent(ctx context.Context, key, id string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), j.timeout)
+	defer cancel()
+	r := record{Kind: kindNotStored, At: j.now(), Call: id, Op: "InitiateTransfer"}
+	if err := j.append(ctx, key, "end:"+id, &r); err != nil {
+		j.stats.lost.Add(1)
+		if j.logger != nil {
+			j.logger.LogAttrs(ctx, slog.LevelError, "journal: could not record that an initiation was not sent",
+				slog.String("entry", key), slog.String("error", err.Error()))
+		}
+	}
 }
 
 // EndCall implements [travelrule.Observer]: it records what came of an
@@ -363,14 +407,29 @@ func (j *Journal) join(ctx context.Context, key, from string) error {
 }
 
 // joined reports whether key is an unattached entry that another entry
-// joined (see join): its transfer id names that entry now.
+// joined (see join): its transfer id names that entry, and that entry
+// holds the record that joins it, so that it reads key's records. An
+// unattached entry whose join was not written (a store that failed in
+// between) stays listed on its own: never hidden, never lost.
 func (j *Journal) joined(ctx context.Context, key string) (bool, error) {
 	tid, ok := strings.CutPrefix(key, unattachedPrefix)
 	if !ok {
 		return false, nil
 	}
-	k, err := j.store.Lookup(ctx, transferName+tid)
-	return k != "" && k != key, err
+	owner, err := j.store.Lookup(ctx, transferName+tid)
+	if err != nil || owner == "" || owner == key {
+		return false, err
+	}
+	recs, err := j.store.Records(ctx, owner)
+	if err != nil {
+		return false, err
+	}
+	for _, b := range recs {
+		if r, ok := decode(b); ok && r.Kind == kindJoined && r.Joined == key {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // lookup returns the key name+id points at, or "" (also for an empty id).
@@ -413,7 +472,7 @@ func (j *Journal) Lost() uint64 { return j.stats.lost.Load() }
 // inbound one), or an entry's key; nil when none.
 func (j *Journal) Entry(ctx context.Context, id string) (*Entry, error) {
 	keys := []string{id}
-	if !strings.HasPrefix(id, outboundPrefix) && !strings.HasPrefix(id, inboundPrefix) && isID(id) {
+	if !strings.HasPrefix(id, outboundPrefix) && !strings.HasPrefix(id, inboundPrefix) && !strings.HasPrefix(id, unattachedPrefix) && isID(id) {
 		keys = keys[:0]
 		for _, name := range []string{refName, transferName} {
 			k, err := j.store.Lookup(ctx, name+id)

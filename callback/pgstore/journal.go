@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"math/rand/v2"
 	"time"
 	"unicode/utf8"
 
@@ -83,7 +84,7 @@ func NewJournal(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Journ
 		return nil, fmt.Errorf("pgstore: NewJournal: %w", err)
 	}
 	jt := newJournalTables(t)
-	if err := jt.prepare(ctx, pool); err != nil {
+	if err := jt.prepare(ctx, pool, cfg.noCreate); err != nil {
 		return nil, fmt.Errorf("pgstore: NewJournal: %w", err)
 	}
 	return &JournalStore{
@@ -248,11 +249,16 @@ func (s *JournalStore) Sweep(ctx context.Context) (int64, error) {
 	}
 }
 
-// run calls do with ctx bounded by the timeout, and again, on a new
-// context, after an ended session (see isEndedSession), or, when write,
-// a serialization failure (an append that met a concurrent one under
-// REPEATABLE READ or SERIALIZABLE): every statement of the store does
-// the same run twice.
+// serializationTries is how many times a write runs at most while it
+// meets serialization failures.
+const serializationTries = 10
+
+// run calls do with ctx bounded by the timeout, and again after an ended
+// session (see isEndedSession; up to s.tries runs in all), or, when write,
+// after a serialization failure (an append that met a concurrent one
+// under REPEATABLE READ or SERIALIZABLE; up to serializationTries runs,
+// each after a random pause of up to a millisecond per run so far, so that
+// the appends that collided do not collide again).
 func (s *JournalStore) run(ctx context.Context, write bool, do func(context.Context) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -260,7 +266,20 @@ func (s *JournalStore) run(ctx context.Context, write bool, do func(context.Cont
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.timeout)
 	defer cancel()
 	err := do(ctx)
-	for try := 1; try < s.tries && (isEndedSession(err) || write && isSerializationFailure(err)) && ctx.Err() == nil; try++ {
+	for try := 1; ctx.Err() == nil; try++ {
+		switch {
+		case isEndedSession(err) && try < s.tries:
+		case write && isSerializationFailure(err) && try < serializationTries:
+			t := time.NewTimer(rand.N(time.Duration(try) * time.Millisecond))
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return err
+			}
+		default:
+			return err
+		}
 		err = do(ctx)
 	}
 	return err
@@ -344,7 +363,7 @@ var journalShapes = [3]journalShape{
 // prepare makes sure the three tables exist, creating the absent ones
 // with their indexes, and that each has the shape the store relies on. A
 // table that exists is never altered.
-func (jt journalTables) prepare(ctx context.Context, pool *pgxpool.Pool) error {
+func (jt journalTables) prepare(ctx context.Context, pool *pgxpool.Pool, noCreate bool) error {
 	quoted := [3]string{jt.records, jt.entries, jt.names}
 	absent := false
 	for _, q := range quoted {
@@ -353,6 +372,9 @@ func (jt journalTables) prepare(ctx context.Context, pool *pgxpool.Pool) error {
 			return fmt.Errorf("looking for the tables: %w", err)
 		}
 		absent = absent || !exists
+	}
+	if absent && noCreate {
+		return fmt.Errorf("the tables of %s: %w", jt.records, ErrTableAbsent)
 	}
 	if absent {
 		if err := jt.create(ctx, pool); err != nil {

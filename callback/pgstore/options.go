@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -29,6 +30,7 @@ type config struct {
 	retention     time.Duration
 	timeout       time.Duration
 	sweepInterval time.Duration
+	noCreate      bool // WithoutCreatingTables
 }
 
 // defaults is the configuration before any option.
@@ -96,6 +98,19 @@ func WithSweepInterval(d time.Duration) Option {
 }
 
 // check reports the first invalid setting of c.
+// WithoutCreatingTables makes [New] and [NewJournal] fail when their
+// tables are absent, instead of creating them: for a reader of a store
+// that services write (the command travelrule transfers, say), where an
+// absent table means a mistyped name, and for a deployment whose schema
+// is made by its own migrations.
+func WithoutCreatingTables() Option {
+	return func(c *config) { c.noCreate = true }
+}
+
+// ErrTableAbsent is what [New] and [NewJournal] fail with (wrapped) when
+// a table is absent and [WithoutCreatingTables] is set.
+var ErrTableAbsent = errors.New("absent, and WithoutCreatingTables is set")
+
 func (c config) check() error {
 	switch {
 	case c.lease < time.Millisecond:

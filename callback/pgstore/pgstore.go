@@ -82,7 +82,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Store, error
 	if t, err = t.resolve(ctx, pool); err != nil {
 		return nil, fmt.Errorf("pgstore: New: %w", err)
 	}
-	if err := t.prepare(ctx, pool); err != nil {
+	if err := t.prepare(ctx, pool, cfg.noCreate); err != nil {
 		return nil, fmt.Errorf("pgstore: New: %w", err)
 	}
 	return &Store{

@@ -115,10 +115,13 @@ func indexName(t string) string {
 // replica takes no lock on a table in use (CREATE INDEX IF NOT EXISTS
 // locks the table before it checks the name, and building an index on a
 // large table stops its writes).
-func (t table) prepare(ctx context.Context, pool *pgxpool.Pool) error {
+func (t table) prepare(ctx context.Context, pool *pgxpool.Pool, noCreate bool) error {
 	sh, err := t.look(ctx, pool)
 	if err != nil {
 		return err
+	}
+	if !sh.exists && noCreate {
+		return fmt.Errorf("the table %s: %w", t.name, ErrTableAbsent)
 	}
 	if !sh.exists {
 		if err := t.create(ctx, pool); err != nil {

@@ -74,37 +74,51 @@ func addJournalFlags(fs *flag.FlagSet) journalFlags {
 	}
 }
 
-// openJournal opens the journal on the store TRAVELRULE_JOURNAL_URL names;
-// close releases its connections.
+// errUsage marks an error of openJournal that is the user's setting, not
+// the store's.
+var errUsage = errors.New("usage")
+
+// openJournal opens the journal on the store TRAVELRULE_JOURNAL_URL names,
+// without creating anything there: a journal that is not there (a
+// mistyped table) is an error, never an empty journal. close releases its
+// connections. An error that wraps errUsage is a bad setting.
 func (c *cli) openJournal(ctx context.Context, jf journalFlags) (j *journal.Journal, close func(), err error) {
 	raw := c.getenv(journalEnv)
 	if raw == "" {
-		return nil, nil, fmt.Errorf("set %s to the journal's store (redis://… or postgres://…)", journalEnv)
+		return nil, nil, fmt.Errorf("%w: set %s to the journal's store (redis://… or postgres://…)", errUsage, journalEnv)
 	}
 	var store journal.Store
 	switch scheme, _, _ := strings.Cut(raw, "://"); scheme {
 	case "redis", "rediss":
 		opt, err := redis.ParseURL(raw)
 		if err != nil {
-			return nil, nil, errors.New(journalEnv + " is not a Redis URL") // the parser's error may quote the password
+			return nil, nil, fmt.Errorf("%w: %s is not a Redis URL", errUsage, journalEnv) // the parser's error may quote the password
 		}
 		opt.ContextTimeoutEnabled = true
 		rdb := redis.NewClient(opt)
-		s := redisstore.NewJournal(rdb, redisstore.WithPrefix(*jf.prefix))
-		store, close = s, func() { rdb.Close() }
+		n, err := rdb.Exists(ctx, *jf.prefix+"index").Result()
+		if err != nil {
+			rdb.Close()
+			return nil, nil, fmt.Errorf("reaching Redis: %w", err)
+		}
+		if n == 0 {
+			fmt.Fprintf(c.stderr, "transfers: warning: Redis holds no journal under the prefix %q (a new journal, or a mistyped --redis-prefix)\n", *jf.prefix)
+		}
+		store, close = redisstore.NewJournal(rdb, redisstore.WithPrefix(*jf.prefix)), func() { rdb.Close() }
 	case "postgres", "postgresql":
 		pool, err := pgxpool.New(ctx, raw)
 		if err != nil {
-			return nil, nil, errors.New(journalEnv + " is not a PostgreSQL URL") // the parser's error may quote the password
+			return nil, nil, fmt.Errorf("%w: %s is not a PostgreSQL URL", errUsage, journalEnv) // the parser's error may quote the password
 		}
-		s, err := pgstore.NewJournal(ctx, pool, pgstore.WithTable(*jf.table))
+		// A reader creates nothing: an absent table is a mistyped --table.
+		s, err := pgstore.NewJournal(ctx, pool, pgstore.WithTable(*jf.table), pgstore.WithoutCreatingTables())
 		if err != nil {
 			pool.Close()
 			return nil, nil, err
 		}
 		store, close = s, pool.Close
 	default:
-		return nil, nil, fmt.Errorf("%s must start with redis://, rediss://, postgres:// or postgresql://", journalEnv)
+		return nil, nil, fmt.Errorf("%w: %s must start with redis://, rediss://, postgres:// or postgresql://", errUsage, journalEnv)
 	}
 	j, err = journal.New(store)
 	if err != nil {
@@ -112,6 +126,16 @@ func (c *cli) openJournal(ctx context.Context, jf journalFlags) (j *journal.Jour
 		return nil, nil, err
 	}
 	return j, close, nil
+}
+
+// journalError reports openJournal's error: a bad setting is a usage
+// error (2), a store that cannot be read a failure (1).
+func (c *cli) journalError(fs *flag.FlagSet, err error) int {
+	if errors.Is(err, errUsage) {
+		return c.usageError(fs, "%s", strings.TrimPrefix(err.Error(), errUsage.Error()+": "))
+	}
+	fmt.Fprintf(c.stderr, "%s: %v\n", fs.Name(), err)
+	return exitFailed
 }
 
 // transfersStuck lists the transfers that need a person. Its status is 0,
@@ -134,7 +158,7 @@ func (c *cli) transfersStuck(ctx context.Context, args []string) int {
 	}
 	j, closeStore, err := c.openJournal(ctx, jf)
 	if err != nil {
-		return c.usageError(fs, "%v", err)
+		return c.journalError(fs, err)
 	}
 	defer closeStore()
 	found, err := j.Stuck(ctx, journal.Thresholds{OutcomeUnknown: *unknown, Resolution: *resolution, TxID: *txid, InquiryAnswer: *inquiry})
@@ -181,7 +205,7 @@ func (c *cli) transfersShow(ctx context.Context, args []string) int {
 	}
 	j, closeStore, err := c.openJournal(ctx, jf)
 	if err != nil {
-		return c.usageError(fs, "%v", err)
+		return c.journalError(fs, err)
 	}
 	defer closeStore()
 	e, err := j.Entry(ctx, fs.Arg(0))

@@ -120,3 +120,21 @@ func TestTransfersCommandsStore(t *testing.T) {
 	code, _, _ = runCLI(t, ctx, "", nil, "transfers", "frobnicate")
 	assert.Equal(t, exitUsage, code)
 }
+
+// TestTransfersCommandsStoreState: an unreachable store is a failure (1),
+// not a usage error, and a prefix that holds no journal is said.
+func TestTransfersCommandsStoreState(t *testing.T) {
+	ctx := context.Background()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	closed := l.Addr().String()
+	l.Close()
+	code, _, errOut := runCLI(t, ctx, "", map[string]string{journalEnv: "redis://u:hunter2-secret@" + closed + "/0"}, "transfers", "stuck")
+	assert.Equal(t, exitFailed, code, errOut)
+	assert.NotContains(t, errOut, "hunter2-secret")
+
+	url := startRedisForCLI(t)
+	code, _, errOut = runCLI(t, ctx, "", map[string]string{journalEnv: url}, "transfers", "stuck", "--redis-prefix", "mistyped:", "--exit-code")
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, errOut, "no journal under the prefix")
+}
