@@ -162,8 +162,8 @@ func (j *Journal) StartCall(ctx context.Context, info *travelrule.CallInfo) (con
 	}
 	if ref != "" {
 		// Written first, checked after: of two initiations under one
-		// reference at once, each sees the other's record, and neither
-		// is sent.
+		// reference at once, the later reader sees the other's record
+		// (unless the other was refused already), so at most one is sent.
 		recs, err := j.store.Records(wctx, key)
 		if err == nil && inUse(key, id, recs) {
 			err = fmt.Errorf("%w: %s", ErrRefInUse, ref)
