@@ -446,8 +446,9 @@ func cbValueEnd(b []byte, i int) int {
 // person, never read as one of its halves.
 func cbKind(status string, ivms bool, decision CallbackKind, rejected, canceled, txid bool) CallbackKind {
 	inquiry := ivms || strings.EqualFold(status, "inquiry")
-	yes := decision == KindApproved || oneOfFold(status, "approved", "completed", "confirmed", "accepted")
-	no := decision == KindRejected || rejected || canceled || oneOfFold(status, "rejected", "declined", "canceled", "cancelled", "failed")
+	says := statusDecision(status)
+	yes := decision == KindApproved || says == KindApproved
+	no := decision == KindRejected || rejected || canceled || says == KindRejected
 	switch {
 	case yes && no, inquiry && (decision != "" || rejected || canceled):
 		return KindUnknown
@@ -465,6 +466,37 @@ func cbKind(status string, ivms bool, decision CallbackKind, rejected, canceled,
 		return KindTxID
 	}
 	return KindUnknown
+}
+
+// statusDecision is the decision a status says: KindApproved for
+// "approved", "completed", "confirmed" or "accepted", KindRejected for
+// "rejected", "declined", "canceled", "cancelled" or "failed" (in any
+// case), and "" for any other.
+func statusDecision(status string) CallbackKind {
+	switch {
+	case oneOfFold(status, "approved", "completed", "confirmed", "accepted"):
+		return KindApproved
+	case oneOfFold(status, "rejected", "declined", "canceled", "cancelled", "failed"):
+		return KindRejected
+	}
+	return ""
+}
+
+// Decision returns the decision the callback carries: KindApproved or
+// KindRejected for an approval or a rejection (an INQUIRY_RESOLUTION, or
+// TRP's forms), and for a status callback (a TRANSFER_RESOLUTION) whose
+// status decides: "approved", "completed", "confirmed" or "accepted"
+// approve, "rejected", "declined", "canceled", "cancelled" or "failed"
+// reject, in any case (the live service sends "APPROVED" and
+// "REJECTED"); "" for any other callback, a cancellation included.
+func (c Callback) Decision() CallbackKind {
+	switch c.Kind {
+	case KindApproved, KindRejected:
+		return c.Kind
+	case KindStatus:
+		return statusDecision(c.Status)
+	}
+	return ""
 }
 
 // oneOfFold reports whether s equals one of set under case folding.

@@ -465,3 +465,30 @@ func cbStripTime(s string) string {
 	_, rest, _ := strings.Cut(s, `"level"`)
 	return rest
 }
+
+// TestCallbackDecision: the decision of each kind of callback, read from
+// the live service's bodies and TRP's.
+func TestCallbackDecision(t *testing.T) {
+	tests := []struct {
+		body string
+		want travelrule.CallbackKind
+	}{
+		{`{"transferId":"t","status":"APPROVED","statusComment":"ok","callback":"https://x"}`, travelrule.KindApproved},
+		{`{"transferId":"t","status":"REJECTED","statusComment":"no","callback":"https://x"}`, travelrule.KindRejected},
+		{`{"transferId":"t","status":"completed"}`, travelrule.KindApproved},
+		{`{"transferId":"t","status":"Declined"}`, travelrule.KindRejected},
+		{`{"transferId":"t","status":"received"}`, ""},
+		{`{"approved":true,"callback":"https://x"}`, travelrule.KindApproved},
+		{`{"approved":{"address":"bc1q","callback":"https://x"}}`, travelrule.KindApproved},
+		{`{"approved":"false"}`, travelrule.KindRejected},
+		{`{"rejected":"policy"}`, travelrule.KindRejected},
+		{`{"canceled":"by the originator"}`, ""},
+		{`{"txid":"0xabc"}`, ""},
+		{`{"asset":"BTC","amount":"1","callback":"https://x/transfers/inquiryResolution?q=t","IVMS101":{}}`, ""},
+	}
+	for _, tt := range tests {
+		cb, err := travelrule.ParseCallback([]byte(tt.body))
+		require.NoError(t, err)
+		assert.Equal(t, tt.want, cb.Decision(), tt.body)
+	}
+}

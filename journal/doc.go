@@ -30,8 +30,7 @@
 // operation, the capability URL's reference (the integrator's identifier,
 // never personal data; see travelrule.NewCallbackURL), transfer ids,
 // SHA-256 digests of request bodies, Idempotency-Keys, attempt counts,
-// decisions, callback kinds, statuses from a fixed list, and delivery
-// digests. Identifiers are kept only when they are 1 to 128 characters
+// decisions, callback kinds and delivery digests. Identifiers are kept only when they are 1 to 128 characters
 // from A-Z a-z 0-9 -_.:~. No name, date of birth, national id, address,
 // wallet address, amount, free text, URL, token or secret is stored,
 // whatever the service or a peer sends.

@@ -129,14 +129,8 @@ type Event struct {
 }
 
 // fold makes the entry key from its records: a pure function of them,
-// whatever their order.
-func fold(key string, raw [][]byte) *Entry {
-	recs := make([]record, 0, len(raw))
-	for _, b := range raw {
-		if r, ok := decode(b); ok {
-			recs = append(recs, r)
-		}
-	}
+// whatever their order. It sorts recs.
+func fold(key string, recs []record) *Entry {
 	slices.SortStableFunc(recs, func(a, b record) int {
 		if c := a.At.Compare(b.At); c != 0 {
 			return c
@@ -234,7 +228,7 @@ func (e *Entry) callback(r record) {
 	case "approved", "rejected":
 		// INQUIRY_RESOLUTION: the beneficiary's VASP answered.
 		e.reach(StageInquiryAnswered, r.At)
-		e.decide(r.Callback, r.At)
+		e.decide(r.Decision, r.At)
 	case "status":
 		// TRANSFER_RESOLUTION, or a status of the excerpt's form.
 		if r.Decision != "" {
@@ -288,8 +282,8 @@ func describe(r record) string {
 		b.WriteString("callbacks that came before the transfer id was known joined this entry")
 	case kindCallback:
 		fmt.Fprintf(&b, "callback received: %s", r.Callback)
-		if r.Status != "" {
-			fmt.Fprintf(&b, " (status %s)", r.Status)
+		if r.Decision != "" {
+			fmt.Fprintf(&b, " (%s)", r.Decision)
 		}
 	default:
 		b.WriteString(r.Kind)

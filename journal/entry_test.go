@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/vaspkit/travelrule"
 )
 
 // t0 is the time of a test's first record.
@@ -46,8 +48,8 @@ func outcomeRec(kind, call string, m int, tid string) record {
 }
 
 func cbRec(kind string, m int, delivery, tid, status string) record {
-	word, decision := statusWord(status)
-	return record{Kind: kindCallback, At: at(m), Callback: kind, TransferID: tid, Status: word, Decision: decision, Delivery: delivery}
+	decision := travelrule.Callback{Kind: travelrule.CallbackKind(kind), Status: status}.Decision()
+	return record{Kind: kindCallback, At: at(m), Callback: kind, TransferID: tid, Decision: string(decision), Delivery: delivery}
 }
 
 func resolutionRec(m int, tid, decision string) record {
@@ -235,7 +237,7 @@ var foldCases = []struct {
 func TestFold(t *testing.T) {
 	for _, tc := range foldCases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := fold(tc.key, enc(t, tc.recs...))
+			got := foldRaw(tc.key, enc(t, tc.recs...))
 			assert.Equal(t, tc.key, got.Key)
 			require.Len(t, got.Timeline, len(tc.recs))
 			assert.True(t, slices.IsSortedFunc(got.Timeline, func(a, b Event) int { return a.At.Compare(b.At) }), "timeline oldest first")
@@ -256,11 +258,11 @@ func TestFoldOrder(t *testing.T) {
 	for _, tc := range foldCases {
 		t.Run(tc.name, func(t *testing.T) {
 			raw := enc(t, tc.recs...)
-			want := fold(tc.key, raw)
+			want := foldRaw(tc.key, raw)
 			for range 50 {
 				shuffled := slices.Clone(raw)
 				rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
-				require.Equal(t, want, fold(tc.key, shuffled))
+				require.Equal(t, want, foldRaw(tc.key, shuffled))
 			}
 		})
 	}
@@ -280,12 +282,15 @@ func TestFoldSkipsUndecodable(t *testing.T) {
 		[]byte(`{"kind":"callback","at":"yesterday","callback":"rejected"}`),            // a time that does not read
 		[]byte(`{"kind":"callback","at":"2025-03-01T13:30:00Z","callback":"rejected",`), // cut short
 	}
-	want := fold("o:r1", clean)
+	want := foldRaw("o:r1", clean)
 	require.Equal(t, "approved", want.Decision)
-	got := fold("o:r1", append(slices.Clone(junk[:4]), append(clean, junk[4:]...)...))
+	got := foldRaw("o:r1", append(slices.Clone(junk[:4]), append(clean, junk[4:]...)...))
 	assert.Equal(t, want, got)
 
-	none := fold("o:r1", junk)
+	none := foldRaw("o:r1", junk)
 	assert.Empty(t, none.Timeline)
 	assert.True(t, none.Started.IsZero(), "an entry of undecodable records only has no start")
 }
+
+// foldRaw folds stored records, as the journal reads them.
+func foldRaw(key string, raw [][]byte) *Entry { return fold(key, decodeAll(raw)) }

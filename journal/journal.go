@@ -111,10 +111,7 @@ var (
 // callKey is the context key of the entry and call id StartCall chose.
 type callKey struct{}
 
-type callState struct {
-	key, id string
-	at      time.Time
-}
+type callState struct{ key, id string }
 
 // ErrRefInUse is the error StartCall fails an initiation with (wrapped,
 // and wrapped again by the client: errors.Is finds it) when its callback
@@ -133,7 +130,7 @@ func (j *Journal) StartCall(ctx context.Context, info *travelrule.CallInfo) (con
 	id := newID()
 	at := j.now()
 	if info.Op != "InitiateTransfer" {
-		return context.WithValue(ctx, callKey{}, callState{id: id, at: at}), nil
+		return context.WithValue(ctx, callKey{}, callState{id: id}), nil
 	}
 	wctx, cancel := context.WithTimeout(ctx, j.timeout)
 	defer cancel()
@@ -173,18 +170,13 @@ func (j *Journal) StartCall(ctx context.Context, info *travelrule.CallInfo) (con
 			return ctx, fmt.Errorf("journal: checking the reference before sending: %w", err)
 		}
 	}
-	return context.WithValue(ctx, callKey{}, callState{key: key, id: id, at: at}), nil
+	return context.WithValue(ctx, callKey{}, callState{key: key, id: id}), nil
 }
 
 // inUse reports whether the records of the entry key, but those of the
 // call id, show a transfer the service stored or may have stored.
-func inUse(key, id string, recs [][]byte) bool {
-	others := recs[:0:0]
-	for _, b := range recs {
-		if r, ok := decode(b); ok && r.Call != id {
-			others = append(others, b)
-		}
-	}
+func inUse(key, id string, raw [][]byte) bool {
+	others := slices.DeleteFunc(decodeAll(raw), func(r record) bool { return r.Call == id })
 	return len(others) > 0 && fold(key, others).Initiation != InitiationNotStored
 }
 
@@ -301,8 +293,7 @@ func (j *Journal) Delivered(ctx context.Context, d *callback.Delivery) error {
 	ref, tid := idOrEmpty(cb.Ref), idOrEmpty(cb.SafeTransferID())
 	ctx, cancel := context.WithTimeout(ctx, j.timeout)
 	defer cancel()
-	status, decision := statusWord(cb.Status)
-	r := record{Kind: kindCallback, At: j.now(), Callback: string(cb.Kind), Status: status, Decision: decision,
+	r := record{Kind: kindCallback, At: j.now(), Callback: string(cb.Kind), Decision: string(cb.Decision()),
 		TransferID: tid, Delivery: d.ID}
 	id := "cb:" + d.ID
 	err := j.deliver(ctx, cb.Kind, ref, tid, id, &r)
@@ -424,12 +415,7 @@ func (j *Journal) joined(ctx context.Context, key string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	for _, b := range recs {
-		if r, ok := decode(b); ok && r.Kind == kindJoined && r.Joined == key {
-			return true, nil
-		}
-	}
-	return false, nil
+	return slices.ContainsFunc(decodeAll(recs), func(r record) bool { return r.Kind == kindJoined && r.Joined == key }), nil
 }
 
 // lookup returns the key name+id points at, or "" (also for an empty id).
@@ -450,14 +436,15 @@ func (j *Journal) append(ctx context.Context, key, id string, r *record, names .
 
 // entry folds the entry key from its records and those of the unattached
 // entries it joined.
-func (j *Journal) entry(ctx context.Context, key string, recs [][]byte) (*Entry, error) {
-	for _, b := range recs {
-		if r, ok := decode(b); ok && r.Kind == kindJoined && strings.HasPrefix(r.Joined, unattachedPrefix) {
+func (j *Journal) entry(ctx context.Context, key string, raw [][]byte) (*Entry, error) {
+	recs := decodeAll(raw)
+	for _, r := range recs {
+		if r.Kind == kindJoined && strings.HasPrefix(r.Joined, unattachedPrefix) {
 			more, err := j.store.Records(ctx, r.Joined)
 			if err != nil {
 				return nil, err
 			}
-			recs = append(recs[:len(recs):len(recs)], more...)
+			recs = append(recs, decodeAll(more)...)
 		}
 	}
 	return fold(key, recs), nil

@@ -2,7 +2,6 @@ package journal
 
 import (
 	"encoding/json"
-	"strings"
 	"time"
 )
 
@@ -30,9 +29,8 @@ type record struct {
 	Digest         string    `json:"digest,omitempty"`         // the request body's SHA-256, hex
 	IdempotencyKey string    `json:"idempotencyKey,omitempty"` // the request's Idempotency-Key
 	Attempts       int       `json:"attempts,omitempty"`       // how many times the request was sent
-	Decision       string    `json:"decision,omitempty"`       // approved or rejected
+	Decision       string    `json:"decision,omitempty"`       // approved or rejected (a resolution's, or a callback's: Callback.Decision)
 	Callback       string    `json:"callback,omitempty"`       // a callback's kind (travelrule.CallbackKind)
-	Status         string    `json:"status,omitempty"`         // a status callback's status, when it is one of statusWords
 	Delivery       string    `json:"delivery,omitempty"`       // a callback delivery's id
 	Joined         string    `json:"joined,omitempty"`         // the unattached entry a joined record joins
 }
@@ -49,26 +47,15 @@ func decode(b []byte) (record, bool) {
 	return r, true
 }
 
-// statusWords are the status callbacks' statuses a record keeps, folded
-// to lower case, with the decision each means ("" for none); any other
-// status is kept as "other", since a status is the sender's text.
-var statusWords = map[string]string{
-	"approved": "approved", "completed": "approved", "confirmed": "approved", "accepted": "approved",
-	"rejected": "rejected", "declined": "rejected", "canceled": "rejected", "cancelled": "rejected", "failed": "rejected",
-	"received": "", "inquiry": "", "pending": "", "new": "", "created": "", "processing": "",
-}
-
-// statusWord is the status as a record keeps it, and its decision.
-func statusWord(status string) (word, decision string) {
-	if status == "" {
-		return "", ""
+// decodeAll reads the stored records that read, skipping the others.
+func decodeAll(raw [][]byte) []record {
+	recs := make([]record, 0, len(raw))
+	for _, b := range raw {
+		if r, ok := decode(b); ok {
+			recs = append(recs, r)
+		}
 	}
-	w := strings.ToLower(status)
-	d, ok := statusWords[w]
-	if !ok {
-		return "other", ""
-	}
-	return w, d
+	return recs
 }
 
 // isID reports whether s may be kept as an identifier (a transfer id, a
