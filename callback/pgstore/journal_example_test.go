@@ -2,16 +2,21 @@ package pgstore_test
 
 import (
 	"context"
+	"fmt"
 	"log"
 	"os"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/vaspkit/travelrule"
 	"github.com/vaspkit/travelrule/callback/pgstore"
+	"github.com/vaspkit/travelrule/journal"
 )
 
 // Every replica of a service keeps its journal in the same PostgreSQL
-// tables: an entry appended to by one is read by all.
+// tables and hands the journal to its client (and to its callback
+// handler, with callback.WithObserver); an operator's job lists the
+// transfers that need a person.
 func ExampleNewJournal() {
 	ctx := context.Background()
 	pool, err := pgxpool.New(ctx, os.Getenv("DATABASE_URL")) // e.g. postgres://app@db/app?pool_max_conns=20
@@ -23,19 +28,19 @@ func ExampleNewJournal() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	// A record is written once per id, however often it is appended; the
-	// names point at the entry.
-	err = store.Append(ctx, "o:tr_123", "sent", []byte(`{"k":"sent"}`), "ref:abc")
+	j, err := journal.New(store)
 	if err != nil {
 		log.Fatal(err)
 	}
-	key, err := store.Lookup(ctx, "ref:abc") // "o:tr_123"
+	if _, err := travelrule.NewClient("https://trp.example.com",
+		travelrule.WithAPIKey(os.Getenv("TRAVELRULE_API_KEY")), travelrule.WithObserver(j)); err != nil {
+		log.Fatal(err)
+	}
+	stuck, err := j.Stuck(ctx, journal.Thresholds{})
 	if err != nil {
 		log.Fatal(err)
 	}
-	recs, err := store.Records(ctx, key)
-	if err != nil {
-		log.Fatal(err)
+	for _, f := range stuck {
+		fmt.Println(f.Rule, f.Entry.Ref, f.Entry.TransferID) // identifiers only: the journal holds no personal data
 	}
-	log.Printf("%d records", len(recs))
 }

@@ -4,17 +4,19 @@ import (
 	"context"
 	"log"
 	"os"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/vaspkit/travelrule"
+	"github.com/vaspkit/travelrule/callback"
 	"github.com/vaspkit/travelrule/callback/redisstore"
 	"github.com/vaspkit/travelrule/journal"
 )
 
 // Every replica of a service gives its journal a store on the same Redis,
-// with the same prefix and retention, so that a transfer one replica
-// started is followed by all of them.
+// with the same prefix and retention, and hands the journal to its client
+// and its callback handler: a transfer one replica started is reconciled
+// by a callback that reaches another.
 func ExampleNewJournal() {
 	opts, err := redis.ParseURL(os.Getenv("TRAVELRULE_REDIS_URL")) // redis://user:password@host:6379/0
 	if err != nil {
@@ -24,22 +26,26 @@ func ExampleNewJournal() {
 	rdb := redis.NewClient(opts)
 	defer rdb.Close()
 
-	store := redisstore.NewJournal(rdb, redisstore.WithRetention(90*24*time.Hour))
+	store := redisstore.NewJournal(rdb)
 	if err := store.Err(); err != nil { // a misconfiguration, or a Redis that evicts
 		log.Fatal(err)
 	}
-	var _ journal.Store = store // what the journal keeps its entries in
-
-	// An operator's tool counts the entries the journal keeps.
-	entries := 0
-	err = store.Scan(context.Background(), func(string, [][]byte) error {
-		entries++
-		return nil
-	})
+	j, err := journal.New(store)
 	if err != nil {
 		log.Fatal(err)
 	}
-	log.Printf("the journal keeps %d entries", entries)
+	client, err := travelrule.NewClient("https://trp.example.com",
+		travelrule.WithAPIKey(os.Getenv("TRAVELRULE_API_KEY")), travelrule.WithObserver(j))
+	if err != nil {
+		log.Fatal(err)
+	}
+	verifier, err := callback.NewDataIntegrityVerifier(os.Getenv("TRAVELRULE_SIGNING_SECRET"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	handler := callback.NewHandler(func(context.Context, *travelrule.Callback) error { return nil },
+		callback.WithVerifier(verifier), callback.WithObserver(j))
+	_, _ = client, handler // initiate with client; mount handler in the service's mux
 }
 
 // In a Redis Cluster, the journal's prefix holds a hash tag, which puts
