@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"math/rand/v2"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -324,23 +322,6 @@ func newJournalTables(t table) journalTables {
 		schema:     t.schema,
 		rels:       [3]string{t.rel, entries, names},
 	}
-}
-
-// suffixed is the name t+suffix, or, when that is over 63 bytes, the
-// start of t, a hash of all of t and the suffix, 63 bytes at most, as
-// indexName makes.
-func suffixed(t, suffix string) string {
-	if len(t)+len(suffix) <= maxName {
-		return t + suffix
-	}
-	h := fnv.New32a()
-	h.Write([]byte(t))
-	tail := fmt.Sprintf("_%08x%s", h.Sum32(), suffix)
-	head := t[:maxName-len(tail)]
-	for !utf8.ValidString(head) {
-		head = head[:len(head)-1]
-	}
-	return head + tail
 }
 
 // journalShape is what a journal table must be: its columns and types (as

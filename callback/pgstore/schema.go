@@ -90,17 +90,20 @@ func (t table) resolve(ctx context.Context, pool *pgxpool.Pool) (table, error) {
 	return t.in(*schema), nil
 }
 
-// indexName is the name of the index on expires_at of the table named t:
-// t + "_expires_at_idx", or, when that is over 63 bytes, the start of t,
-// a hash of all of t (so that two long names that start alike get two
-// indexes) and the suffix, 63 bytes at most.
-func indexName(t string) string {
-	if len(t)+len(indexSuffix) <= maxName {
-		return t + indexSuffix
+// indexName is the name of the index on expires_at of the table named t
+// (see suffixed).
+func indexName(t string) string { return suffixed(t, indexSuffix) }
+
+// suffixed is the name t+suffix, or, when that is over 63 bytes, the
+// start of t, a hash of all of t (so that two long names that start alike
+// get two names) and the suffix, 63 bytes at most.
+func suffixed(t, suffix string) string {
+	if len(t)+len(suffix) <= maxName {
+		return t + suffix
 	}
 	h := fnv.New32a()
 	h.Write([]byte(t))
-	tail := fmt.Sprintf("_%08x%s", h.Sum32(), indexSuffix)
+	tail := fmt.Sprintf("_%08x%s", h.Sum32(), suffix)
 	head := t[:maxName-len(tail)]
 	for !utf8.ValidString(head) { // do not cut a character in two
 		head = head[:len(head)-1]
