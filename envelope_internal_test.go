@@ -52,7 +52,7 @@ func TestParseInquiryAnswer(t *testing.T) {
 		o          outcome
 	}{
 		{"the excerpt's true", `{"status":true}`, true, outcomeSuccess},
-		{"the excerpt's false: a result (already resolved the other way)", `{"status":false}`, false, outcomeSuccess},
+		{"the excerpt's false: not applied (already resolved the other way)", `{"status":false}`, false, outcomeRefused},
 		{"the live envelope", `{"status":true,"data":{"transferId":"t"}}`, true, outcomeSuccess},
 		{"string true", `{"status":"true"}`, true, outcomeSuccess},
 		{"succes", `{"status":"succes"}`, true, outcomeSuccess},
@@ -63,9 +63,7 @@ func TestParseInquiryAnswer(t *testing.T) {
 		{"a status that means neither", `{"status":"maybe"}`, false, outcomeOther},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			status, o := parseInquiryAnswer([]byte(tt.body))
-			assert.Equal(t, tt.o, o)
-			assert.Equal(t, tt.status, status)
+			assert.Equal(t, tt.o, parseInquiryAnswer([]byte(tt.body)))
 		})
 	}
 }

@@ -38,7 +38,7 @@ func TestRefusalsCarryTheirCodes(t *testing.T) {
 			"400 Bad Request: VALIDATION_ERROR, INVALID_TRAVEL_ADDRESS"},
 		{"200 with status false", 200, twoErrors, []string{"VALIDATION_ERROR", "INVALID_TRAVEL_ADDRESS"},
 			[]error{travelrule.ErrBadRequest, travelrule.CodeValidationError, travelrule.ErrInvalidTravelAddress},
-			"200 OK, status false: VALIDATION_ERROR, INVALID_TRAVEL_ADDRESS"},
+			"200 OK, status false, not applied: VALIDATION_ERROR, INVALID_TRAVEL_ADDRESS"},
 		{"404 unknown travel address", 404, `{"status":false,"errors":[{"code":"INVALID_TRAVEL_ADDRESS","message":"unknown"}]}`,
 			[]string{"INVALID_TRAVEL_ADDRESS"}, []error{travelrule.ErrNotFound, travelrule.ErrInvalidTravelAddress}, "404 Not Found: INVALID_TRAVEL_ADDRESS"},
 		{"an undocumented code, open list", 422, `{"status":false,"errors":[{"code":"AMOUNT_TOO_LARGE","message":"x"}]}`,

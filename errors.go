@@ -42,6 +42,13 @@ var (
 	// whose body could not be understood (not JSON, too large, or a status
 	// value that does not mean success).
 	ErrUnexpectedResponse = errors.New("travelrule: unexpected response")
+	// ErrNotApplied matches an [*APIError] of a 2xx answer whose status
+	// said false: the service answered, and did not apply the request
+	// (a refused initiation made no transfer; a refused resolution left
+	// the inquiry undecided). Nothing was done: fix the cause and send
+	// again. It is the error of [Client.ResolveInquiry] when the service
+	// answers {"status":false}.
+	ErrNotApplied = errors.New("travelrule: not applied")
 	// ErrInvalidRequest matches a [*ValidationError]: the request was
 	// refused by the client before anything was sent.
 	ErrInvalidRequest = errors.New("travelrule: invalid request")
@@ -173,7 +180,7 @@ func (e *APIError) Error() string {
 	}
 	fmt.Fprintf(&b, "%d %s", e.StatusCode, http.StatusText(e.StatusCode))
 	if e.refused {
-		b.WriteString(", status false")
+		b.WriteString(", status false, not applied")
 	}
 	switch codes := e.visibleCodes(); {
 	case len(codes) > 0:
@@ -312,6 +319,8 @@ func (e *APIError) Is(target error) bool {
 		return e.StatusCode >= 500 && e.StatusCode <= 599
 	case ErrUnexpectedResponse:
 		return e.unexpected
+	case ErrNotApplied:
+		return e.refused
 	}
 	return false
 }

@@ -1,7 +1,6 @@
 package travelrule
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -20,9 +19,11 @@ type InquiryResolution struct {
 	Callback string `json:"callback,omitempty"`
 }
 
-// InquiryResult is the answer to a successful ResolveInquiry.
+// InquiryResult is the answer to a successful ResolveInquiry: the service
+// applied the resolution.
 type InquiryResult struct {
-	// Status is the service's boolean status.
+	// Status is the service's boolean status: always true, since an
+	// answer whose status is false is an error matching [ErrNotApplied].
 	Status bool
 	// RequestID is the answer's X-Request-Id header, if any (empty when
 	// it repeats a personal value of the request).
@@ -94,6 +95,11 @@ type inquiryAnswer struct {
 // 501) and connections dropped after the request was written, within the
 // retry budget. If the budget runs out after such a failure, the error is an
 // [*OutcomeUnknownError]: sending the same resolution again is safe.
+//
+// An answer whose status is false ({"status":false}, with or without the
+// live service's "errors") means the service did not apply the decision:
+// the error is an [*APIError] that matches [ErrNotApplied]. A nil error
+// means the decision was applied.
 func (c *Client) ResolveInquiry(ctx context.Context, transferID string, r *InquiryResolution) (*InquiryResult, error) {
 	const op = "ResolveInquiry"
 	var errs []FieldError
@@ -120,21 +126,16 @@ func (c *Client) ResolveInquiry(ctx context.Context, transferID string, r *Inqui
 	if err != nil {
 		return nil, cl.finish(cl.end(err))
 	}
-	status, o := parseInquiryAnswer(ans.body)
-	switch o {
+	switch parseInquiryAnswer(ans.body) {
 	case outcomeRefused:
 		return nil, cl.finish(cl.refused(cl.refusedAnswer(ans)))
 	case outcomeOther, outcomeNone:
 		// The service said 2xx: the resolution may have been recorded.
 		return nil, cl.finish(cl.end(cl.unexpectedAnswer(ans)))
 	}
-	if status {
-		cl.finish(nil)
-	} else {
-		cl.finishAs(CallNotDone, errNotApplied)
-	}
+	cl.finish(nil)
 	return &InquiryResult{
-		Status:    status,
+		Status:    true,
 		RequestID: requestID(ans, cl.piiValues()),
 		Attempts:  cl.sent(),
 		Raw:       ans.body,
@@ -145,24 +146,18 @@ func (c *Client) ResolveInquiry(ctx context.Context, transferID string, r *Inqui
 // the capability tag it may carry.
 func (r *InquiryResolution) piiValues() []string { return urlSecrets(r.Callback) }
 
-// parseInquiryAnswer decodes an inquiry-resolution answer. A status that
-// means success is Status true; the excerpt's bare {"status":false}
-// (docs/assumptions.md, A3) is Status false, a result; a false status
-// with an "errors" array is the live service refusing (outcomeRefused);
-// anything else, no status included, is outcomeOther.
-func parseInquiryAnswer(body []byte) (status bool, o outcome) {
+// parseInquiryAnswer judges an inquiry-resolution answer: outcomeSuccess
+// for a status that means success; outcomeRefused for a false status, the
+// excerpt's bare {"status":false} (docs/assumptions.md, A3) and the live
+// service's envelope with "errors" alike, since neither applied the
+// decision; outcomeOther for anything else, no status included.
+func parseInquiryAnswer(body []byte) outcome {
 	var ans inquiryAnswer
 	if err := json.Unmarshal(body, &ans); err != nil {
-		return false, outcomeOther
+		return outcomeOther
 	}
-	switch ans.Status.o {
-	case outcomeSuccess:
-		return true, outcomeSuccess
-	case outcomeRefused:
-		if len(ans.Errors) > 0 || bytes.Contains(body, []byte(`"errors"`)) {
-			return false, outcomeRefused
-		}
-		return false, outcomeSuccess
+	if o := ans.Status.o; o == outcomeSuccess || o == outcomeRefused {
+		return o
 	}
-	return false, outcomeOther
+	return outcomeOther
 }

@@ -36,26 +36,37 @@ func TestBasePathAndInquiryQuery(t *testing.T) {
 func TestResolveInquiryAnswers(t *testing.T) {
 	tests := []struct {
 		body    string
-		want    bool
-		wantErr bool
+		wantErr error // nil: applied
 	}{
-		{`{"status":true}`, true, false},
-		{`{"status":false}`, false, false},
-		{`{"status":"true","more":1}`, true, false},
-		{`{"status":"maybe"}`, false, true},
-		{`{}`, false, true},
-		{`nope`, false, true},
+		{`{"status":true}`, nil},
+		{`{"status":"true","more":1}`, nil},
+		{`{"status":true,"data":{}}`, nil},
+		// A false status, bare (the excerpt) or with the live errors, is
+		// a decision the service did not apply: an error, never a result.
+		{`{"status":false}`, travelrule.ErrNotApplied},
+		{`{"status":"false"}`, travelrule.ErrNotApplied},
+		{`{"status":false,"errors":[{"code":"TRANSFER_NOT_FOUND","message":"no"}]}`, travelrule.ErrNotApplied},
+		{`{"status":"maybe"}`, travelrule.ErrUnexpectedResponse},
+		{`{}`, travelrule.ErrUnexpectedResponse},
+		{`nope`, travelrule.ErrUnexpectedResponse},
 	}
 	for _, tt := range tests {
 		t.Run(tt.body, func(t *testing.T) {
 			c, _ := setup(t, answer(200, tt.body))
 			res, err := c.ResolveInquiry(context.Background(), "t-1", &travelrule.InquiryResolution{Approved: "false"})
-			if tt.wantErr {
-				assert.ErrorIs(t, err, travelrule.ErrUnexpectedResponse)
+			if tt.wantErr != nil {
+				require.ErrorIs(t, err, tt.wantErr)
+				assert.Nil(t, res)
+				if tt.wantErr == travelrule.ErrNotApplied {
+					var apiErr *travelrule.APIError
+					require.ErrorAs(t, err, &apiErr)
+					assert.Contains(t, err.Error(), "status false, not applied")
+					assert.NotErrorIs(t, err, travelrule.ErrOutcomeUnknown, "nothing was done: safe to send again")
+				}
 				return
 			}
 			require.NoError(t, err)
-			assert.Equal(t, tt.want, res.Status)
+			assert.True(t, res.Status)
 			assert.JSONEq(t, tt.body, string(res.Raw))
 		})
 	}

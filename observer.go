@@ -193,10 +193,6 @@ func (cl *call) finish(err error) error {
 	return err
 }
 
-// errNotApplied is the CallEnd.Err of a resolution the service answered
-// with the excerpt's bare {"status":false}: it was not applied.
-var errNotApplied = errors.New("travelrule: ResolveInquiry: the service answered status false: the resolution was not applied")
-
 // finishAs ends the call's observation, if it was observed, with outcome o.
 func (cl *call) finishAs(o CallOutcome, err error) {
 	if cl.info == nil {

@@ -209,8 +209,13 @@ func TestObserverSeesResolutionsAndTxIDs(t *testing.T) {
 			} else {
 				_, err = c.ResolveInquiry(context.Background(), "tr-77", &travelrule.InquiryResolution{Approved: tt.approved})
 			}
-			require.NoError(t, err)
+			if tt.outcome == travelrule.CallNotDone {
+				require.ErrorIs(t, err, travelrule.ErrNotApplied)
+			} else {
+				require.NoError(t, err)
+			}
 			require.Len(t, obs.ends, 1)
+			assert.Equal(t, err, obs.ends[0].Err)
 			assert.Equal(t, tt.op, obs.starts[0].Op)
 			assert.Equal(t, "tr-77", obs.starts[0].TransferID)
 			assert.Equal(t, tt.decision, obs.starts[0].Decision)

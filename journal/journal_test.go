@@ -273,9 +273,12 @@ func TestResolveInquiryNotApplied(t *testing.T) {
 			svc := newService(t, tc.answer)
 			client := newClient(t, svc.URL, j)
 
-			res, err := client.ResolveInquiry(ctx, "in-1", &travelrule.InquiryResolution{Approved: "true"})
-			require.NoError(t, err)
-			assert.Equal(t, tc.dec != "", res.Status)
+			_, err = client.ResolveInquiry(ctx, "in-1", &travelrule.InquiryResolution{Approved: "true"})
+			if tc.dec == "" {
+				require.ErrorIs(t, err, travelrule.ErrNotApplied)
+			} else {
+				require.NoError(t, err)
+			}
 
 			e, err := j.Entry(ctx, "in-1")
 			require.NoError(t, err)

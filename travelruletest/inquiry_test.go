@@ -124,9 +124,17 @@ func TestResolveInquiry(t *testing.T) {
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
 			res, err := c.ResolveInquiry(ctx, st.id, &travelrule.InquiryResolution{Approved: st.approved, Callback: st.callback})
-			require.NoError(t, err)
-			assert.Equal(t, st.status, res.Status)
-			assert.JSONEq(t, `{"status":`+map[bool]string{true: "true", false: "false"}[st.status]+`}`, string(res.Raw))
+			if st.status {
+				require.NoError(t, err)
+				assert.JSONEq(t, `{"status":true}`, string(res.Raw))
+			} else {
+				// The other decision is not applied: an error the caller
+				// cannot miss (A3).
+				require.ErrorIs(t, err, travelrule.ErrNotApplied)
+				var apiErr *travelrule.APIError
+				require.ErrorAs(t, err, &apiErr)
+				assert.JSONEq(t, `{"status":false}`, string(apiErr.Body))
+			}
 			tr, _ := srv.Transfer(st.id)
 			assert.Equal(t, st.state, tr.State)
 		})
