@@ -52,7 +52,25 @@ func (o Operation) String() string {
 	return strings.Join(names, "|")
 }
 
-// FaultKind is a kind of injected fault.
+// FaultKind is a kind of injected fault. The kinds, by the names their
+// String method gives (the names [ParseFault], the control plane and
+// "travelrule sandbox --fault" take), and when they strike:
+//
+//   - [FaultLatency] "latency": delays the request by Fault.Latency.
+//   - [FaultRateLimit] "rate-limit": 429 with Retry-After, before acting.
+//   - [FaultUnavailable] "unavailable": 503 with Retry-After, before acting.
+//   - [FaultResetRefusedStream] "reset-refused-stream": RST_STREAM
+//     REFUSED_STREAM (HTTP/1.1: a closed connection), before acting.
+//   - [FaultGoAway] "goaway": a graceful GOAWAY; acts on the request only
+//     if the GOAWAY says so (HTTP/1.1: a closed connection, before acting).
+//   - [FaultInternal] "internal": 500 after the transfer was stored.
+//   - [FaultDrop] "drop": the connection dropped after acting.
+//   - [FaultResetProtocolError] "reset-protocol-error": RST_STREAM
+//     PROTOCOL_ERROR after acting (HTTP/1.1: a dropped connection).
+//   - [FaultProxyUnavailable] "proxy-unavailable": a proxy's 503 without
+//     Retry-After, after acting.
+//   - [FaultGatewayUnavailable] "gateway-unavailable": a gateway's 503
+//     with Retry-After and a maintenance page, after acting.
 type FaultKind uint8
 
 // The kinds of fault. Some strike before the request is acted on

@@ -139,16 +139,8 @@ func (s *Server) initiate(body []byte, key string) *answer {
 		ev.force = true
 		evs = []*event{ev}
 	} else {
-		approved := true
-		if s.cfg.approve != nil {
-			approved = s.cfg.approve(req)
-		}
 		// The sandbox decides now; the state follows as the callbacks go.
-		t.decision = StateApproved
-		if !approved {
-			t.decision = StateRejected
-		}
-		evs = s.resolutionEvents(t, approved)
+		evs = s.decide(t)
 	}
 	s.records.add(t, evs...)
 	a := s.initiationAnswer(id)

@@ -69,6 +69,9 @@ type Server struct {
 
 	beneficiaries *beneficiaries // the beneficiaries of generated travel addresses
 
+	// decision is the decision SetDecision set; nil: WithApproval's.
+	decision atomic.Pointer[Decision]
+
 	// inquirySlots bounds the control plane's inquiries being delivered:
 	// one value per delivery in flight.
 	inquirySlots chan struct{}
