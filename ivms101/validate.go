@@ -64,17 +64,6 @@ func (e *ValidationError) Is(target error) bool { return target == ErrInvalid }
 // now is the clock of the check that a date of birth is in the past.
 var now = time.Now
 
-// The lengths of IVMS101's text datatypes, in characters.
-const (
-	max16   = 16
-	max35   = 35
-	max50   = 50
-	max70   = 70
-	max100  = 100
-	max512  = 512
-	maxLine = 7 // addressLine: at most 7 lines
-)
-
 // Validate checks p against IVMS101 in the edition of p.Version and
 // returns nil or a *ValidationError listing every fault. It checks:
 //
@@ -93,7 +82,8 @@ const (
 //   - countries (country, countryOfResidence, countryOfRegistration,
 //     countryOfIssue): ISO 3166-1 alpha-2, or XX for an unknown country
 //     (C3);
-//   - the lengths of IVMS101's text datatypes, in characters: names 100,
+//   - the lengths of IVMS101's text datatypes, in characters (the table
+//     Version.MaxLength reads): names 100,
 //     customer identification 50, national identifier 35, place of birth
 //     70, account numbers 100 (512 in the 2023 edition), and an address's
 //     parts (department 50; subDepartment, streetName, floor, room and
@@ -174,20 +164,40 @@ func join(path, name string) string {
 
 func index(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }
 
-// text checks an optional text of at most max characters.
-func (v *validator) text(path, s string, max int) {
-	if s != "" && len(s) > max && utf8.RuneCountInString(s) > max {
-		v.fault(path, "longer than "+strconv.Itoa(max)+" characters")
+// text checks the optional text member name of the object at path against
+// its length in the table of limits (limits.go).
+func (v *validator) text(path, name, s string) {
+	v.bound(join(path, name), s, v.ed.MaxLength(name))
+}
+
+// required checks the required text member name of the object at path
+// against its length in the table of limits.
+func (v *validator) required(path, name, s string) {
+	v.requiredAt(join(path, name), s, v.ed.MaxLength(name))
+}
+
+// each checks every element of the list member name of the object at path:
+// each is required and bounded by the table of limits.
+func (v *validator) each(path, name string, list []string) {
+	max := v.ed.MaxLength(name)
+	for i, s := range list {
+		v.requiredAt(index(join(path, name), i), s, max)
 	}
 }
 
-// required checks a required text of at most max characters.
-func (v *validator) required(path, s string, max int) {
+func (v *validator) requiredAt(path, s string, max int) {
 	if strings.TrimSpace(s) == "" {
 		v.fault(path, "required")
 		return
 	}
-	v.text(path, s, max)
+	v.bound(path, s, max)
+}
+
+// bound checks that s has at most max characters.
+func (v *validator) bound(path, s string, max int) {
+	if s != "" && len(s) > max && utf8.RuneCountInString(s) > max {
+		v.fault(path, "longer than "+strconv.Itoa(max)+" characters")
+	}
 }
 
 // country checks an optional IVMS101 CountryCode.
@@ -216,7 +226,7 @@ func (v *validator) payload(p *Payload) {
 		path := "originator"
 		v.extra(path, reflect.ValueOf(o).Elem(), false)
 		v.persons(join(path, v.name("originatorPersons", "originatorPerson")), o.Persons, true)
-		v.accounts(join(path, "accountNumber"), o.AccountNumbers)
+		v.each(path, "accountNumber", o.AccountNumbers)
 	}
 	if p.Beneficiary == nil {
 		v.fault("beneficiary", "required")
@@ -225,7 +235,7 @@ func (v *validator) payload(p *Payload) {
 		path := "beneficiary"
 		v.extra(path, reflect.ValueOf(b).Elem(), false)
 		v.persons(join(path, v.name("beneficiaryPersons", "beneficiaryPerson")), b.Persons, false)
-		v.accounts(join(path, "accountNumber"), b.AccountNumbers)
+		v.each(path, "accountNumber", b.AccountNumbers)
 	}
 	if o := p.OriginatingVASP; o != nil {
 		v.vasp("originatingVASP", reflect.ValueOf(o).Elem(), o.Person)
@@ -261,16 +271,6 @@ func (v *validator) persons(path string, persons []Person, originator bool) {
 	}
 }
 
-func (v *validator) accounts(path string, accounts []string) {
-	max := max100
-	if v.ed == Version2023 {
-		max = max512
-	}
-	for i, a := range accounts {
-		v.required(index(path, i), a, max)
-	}
-}
-
 func (v *validator) person(path string, p *Person, originator bool) {
 	v.extra(path, reflect.ValueOf(p).Elem(), false)
 	switch {
@@ -285,7 +285,7 @@ func (v *validator) person(path string, p *Person, originator bool) {
 	if p.LegalPerson != nil {
 		v.legalPerson(join(path, "legalPerson"), p.LegalPerson, originator)
 	}
-	v.accounts(join(path, "accountNumber"), p.AccountNumbers)
+	v.each(path, "accountNumber", p.AccountNumbers)
 }
 
 func (v *validator) naturalPerson(path string, n *NaturalPerson, originator bool) {
@@ -304,7 +304,7 @@ func (v *validator) naturalPerson(path string, n *NaturalPerson, originator bool
 	if n.NationalIdentification != nil {
 		v.nationalID(join(path, "nationalIdentification"), n.NationalIdentification, false)
 	}
-	v.text(join(path, "customerIdentification"), n.CustomerIdentification, max50)
+	v.text(path, "customerIdentification", n.CustomerIdentification)
 	if n.DateAndPlaceOfBirth != nil {
 		v.birth(join(path, "dateAndPlaceOfBirth"), n.DateAndPlaceOfBirth)
 	}
@@ -340,8 +340,8 @@ func (v *validator) naturalName(path string, n *NaturalPersonName) {
 
 func (v *validator) naturalNameID(path string, id *NaturalPersonNameID, local bool) {
 	v.extra(path, reflect.ValueOf(id).Elem(), local)
-	v.required(join(path, "primaryIdentifier"), id.PrimaryIdentifier, max100)
-	v.text(join(path, "secondaryIdentifier"), id.SecondaryIdentifier, max100)
+	v.required(path, "primaryIdentifier", id.PrimaryIdentifier)
+	v.text(path, "secondaryIdentifier", id.SecondaryIdentifier)
 	typeName := "nameIdentifierType"
 	if !local {
 		typeName = v.name(typeName, "naturalPersonNameIdentifierType")
@@ -362,7 +362,7 @@ func (v *validator) legalPerson(path string, l *LegalPerson, originator bool) {
 		v.address(index(join(path, "geographicAddress"), i), a)
 		geog = geog || a.AddressType == AddressGeographic
 	}
-	v.text(join(path, v.name("customerNumber", "customerIdentification")), l.CustomerIdentification, max50)
+	v.text(path, v.name("customerNumber", "customerIdentification"), l.CustomerIdentification)
 	if l.NationalIdentification != nil {
 		v.nationalID(join(path, "nationalIdentification"), l.NationalIdentification, true)
 	}
@@ -398,7 +398,7 @@ func (v *validator) legalName(path string, n *LegalPersonName) {
 
 func (v *validator) legalNameID(path string, id *LegalPersonNameID) {
 	v.extra(path, reflect.ValueOf(id).Elem(), false)
-	v.required(join(path, "legalPersonName"), id.LegalPersonName, max100)
+	v.required(path, "legalPersonName", id.LegalPersonName)
 	v.code(join(path, "legalPersonNameIdentifierType"), string(id.LegalPersonNameIdentifierType),
 		id.LegalPersonNameIdentifierType.Valid(), "LEGL, SHRT, TRAD")
 }
@@ -406,26 +406,23 @@ func (v *validator) legalNameID(path string, id *LegalPersonNameID) {
 func (v *validator) address(path string, a *Address) {
 	v.extra(path, reflect.ValueOf(a).Elem(), false)
 	v.code(join(path, "addressType"), string(a.AddressType), a.AddressType.Valid(), "HOME, BIZZ, GEOG")
-	v.text(join(path, "department"), a.Department, max50)
-	v.text(join(path, "subDepartment"), a.SubDepartment, max70)
-	v.text(join(path, "streetName"), a.StreetName, max70)
-	v.text(join(path, "buildingNumber"), a.BuildingNumber, max16)
-	v.text(join(path, "buildingName"), a.BuildingName, max35)
-	v.text(join(path, "floor"), a.Floor, max70)
-	v.text(join(path, "postBox"), a.PostBox, max16)
-	v.text(join(path, "room"), a.Room, max70)
-	v.text(join(path, "postCode"), a.PostCode, max16)
-	v.required(join(path, "townName"), a.TownName, max35)
-	v.text(join(path, "townLocationName"), a.TownLocationName, max35)
-	v.text(join(path, "districtName"), a.DistrictName, max35)
-	v.text(join(path, "countrySubDivision"), a.CountrySubDivision, max35)
-	lines := join(path, "addressLine")
-	if len(a.AddressLines) > maxLine {
-		v.fault(lines, "at most "+strconv.Itoa(maxLine)+" lines")
+	v.text(path, "department", a.Department)
+	v.text(path, "subDepartment", a.SubDepartment)
+	v.text(path, "streetName", a.StreetName)
+	v.text(path, "buildingNumber", a.BuildingNumber)
+	v.text(path, "buildingName", a.BuildingName)
+	v.text(path, "floor", a.Floor)
+	v.text(path, "postBox", a.PostBox)
+	v.text(path, "room", a.Room)
+	v.text(path, "postCode", a.PostCode)
+	v.required(path, "townName", a.TownName)
+	v.text(path, "townLocationName", a.TownLocationName)
+	v.text(path, "districtName", a.DistrictName)
+	v.text(path, "countrySubDivision", a.CountrySubDivision)
+	if len(a.AddressLines) > maxAddressLines {
+		v.fault(join(path, "addressLine"), "at most "+strconv.Itoa(maxAddressLines)+" lines")
 	}
-	for i, l := range a.AddressLines {
-		v.required(index(lines, i), l, max70)
-	}
+	v.each(path, "addressLine", a.AddressLines)
 	if len(a.AddressLines) == 0 && (a.StreetName == "" || a.BuildingNumber == "" && a.BuildingName == "") {
 		v.fault(path, "needs an addressLine, or a streetName with a buildingNumber or buildingName (IVMS101 C8)")
 	}
@@ -437,7 +434,7 @@ func (v *validator) address(path string, a *Address) {
 
 func (v *validator) nationalID(path string, n *NationalIdentification, legal bool) {
 	v.extra(path, reflect.ValueOf(n).Elem(), false)
-	v.required(join(path, "nationalIdentifier"), n.NationalIdentifier, max35)
+	v.required(path, "nationalIdentifier", n.NationalIdentifier)
 	typePath := join(path, "nationalIdentifierType")
 	v.code(typePath, string(n.NationalIdentifierType), n.NationalIdentifierType.Valid(),
 		"ARNU, CCPT, RAID, DRLC, FIIN, TXID, SOCS, IDCD, LEIX, MISC")
@@ -479,7 +476,7 @@ func (v *validator) birth(path string, d *DateAndPlaceOfBirth) {
 	case !t.Before(v.today):
 		v.fault(date, "must be before today (IVMS101 C2)")
 	}
-	v.required(join(path, "placeOfBirth"), d.PlaceOfBirth, max70)
+	v.required(path, "placeOfBirth", d.PlaceOfBirth)
 }
 
 // parseDate parses IVMS101's Date, YYYY-MM-DD, a real date.
