@@ -5,7 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/vaspkit/travelrule/ivms101"
 )
@@ -155,8 +154,10 @@ func (p *Party) validate(prefix string, errs []FieldError) []FieldError {
 		errs = required(errs, prefix, "lastName", p.LastName)
 		errs = required(errs, prefix, "dateOfBirth", p.DateOfBirth)
 	}
-	if p.Email != "" && utf8.RuneCountInString(p.Email) > 255 {
-		errs = append(errs, FieldError{Field: prefix + ".email", Reason: "longer than 255 characters"})
+	for _, f := range p.texts() {
+		if longer(f.v, maxPartyText) {
+			errs = append(errs, FieldError{Field: path(prefix, f.name), Reason: "longer than " + itoa(maxPartyText) + " characters"})
+		}
 	}
 	if p.Country != "" && !isTwoLetters(p.Country) {
 		errs = append(errs, FieldError{Field: prefix + ".country", Reason: "must be exactly 2 letters"})
@@ -188,5 +189,48 @@ func (p *Party) validateStrict(prefix string, errs []FieldError) []FieldError {
 	if p.NationalIDType != "" && p.NationalID == "" {
 		errs = append(errs, FieldError{Field: prefix + ".nationalId", Reason: "required when nationalIdType is set"})
 	}
+	for _, f := range p.texts() {
+		// A value over maxPartyText is validate's fault already.
+		if max := partyEdition.MaxLength(f.ivms); f.ivms != "" && longer(f.v, max) && !longer(f.v, maxPartyText) {
+			errs = append(errs, FieldError{Field: path(prefix, f.name), Reason: "longer than " + itoa(max) + " characters (IVMS101)"})
+		}
+	}
 	return errs
+}
+
+// maxPartyText bounds every text field of a party in [TransferRequest.Validate]:
+// the description bounds none of them but email and country, and 255 is its
+// bound on every other free text (travelAddress, email, txId, callback). It
+// is above every IVMS101 limit, so it refuses only absurd sizes.
+const maxPartyText = 255
+
+// partyEdition is the IVMS101 edition whose limits ValidateStrict applies:
+// the one [TransferRequest.IVMS101] writes.
+const partyEdition = ivms101.Version2020
+
+// partyText is a text field of a party: its JSON name, its value and the
+// IVMS101 member it maps to (the table in ivms101.go), "" for a field that
+// maps to none or to a code, whose values ValidateStrict checks instead.
+type partyText struct{ name, v, ivms string }
+
+// texts returns the party's text fields, country aside (exactly two
+// letters). It allocates nothing.
+func (p *Party) texts() [15]partyText {
+	return [...]partyText{
+		{"personType", p.PersonType, ""},
+		{"firstName", p.FirstName, "secondaryIdentifier"},
+		{"lastName", p.LastName, "primaryIdentifier"},
+		{"legalName", p.LegalName, "legalPersonName"},
+		{"dateOfBirth", p.DateOfBirth, ""},
+		{"email", p.Email, ""},
+		{"addressType", p.AddressType, ""},
+		{"streetName", p.StreetName, "streetName"},
+		{"buildingNumber", p.BuildingNumber, "buildingNumber"},
+		{"postCode", p.PostCode, "postCode"},
+		{"townName", p.TownName, "townName"},
+		{"nationalId", p.NationalID, "nationalIdentifier"},
+		{"nationalIdType", p.NationalIDType, ""},
+		{"accountNumber", p.AccountNumber, "customerIdentification"},
+		{"walletAddress", p.WalletAddress, "accountNumber"},
+	}
 }

@@ -40,6 +40,35 @@ func length(errs []FieldError, field, v string, min, max int) []FieldError {
 	return errs
 }
 
+// longer reports whether v has more than max code points. It counts them
+// only when its bytes alone cannot decide.
+func longer(v string, max int) bool {
+	return len(v) > max && utf8.RuneCountInString(v) > max
+}
+
+// maxAmount is the description's bound on amount (part 8).
+const maxAmount = 50
+
+// strictAmount appends the fault of an amount that is set and within its
+// length (Validate reports the others) but not a positive decimal (see
+// isPositiveDecimal). The reason never repeats the amount.
+func strictAmount(errs []FieldError, amount string) []FieldError {
+	if amount == "" || longer(amount, maxAmount) || isPositiveDecimal(amount) {
+		return errs
+	}
+	return append(errs, FieldError{Field: "amount", Reason: "must be a positive decimal number in ASCII digits with at most one point, such as 0.05"})
+}
+
+// isPositiveDecimal reports whether s is a decimal quantity greater than
+// zero as the live docs write one ("a decimal string (e.g. 0.05)"): ASCII
+// digits, at most one point with digits on both sides (JSON's and the
+// docs' way of writing a fraction, so "1." and ".5" are refused), no sign,
+// exponent, white space or group separator, at most 50 characters, and a
+// digit other than 0 somewhere.
+func isPositiveDecimal(s string) bool {
+	return isDecimal(s) && len(s) <= maxAmount && strings.ContainsAny(s, "123456789")
+}
+
 func path(prefix, field string) string {
 	if prefix == "" {
 		return field

@@ -1,6 +1,7 @@
 package travelruletest_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -54,6 +55,21 @@ func TestCheckTransferAgreesWithTheServer(t *testing.T) {
 		}), ""},
 		{"a legal beneficiary without its name", with(func(m map[string]any) {
 			m["beneficiary"] = map[string]any{"personType": "legal", "firstName": "Acme"}
+		}), ""},
+		{"an amount of 50 characters", with(func(m map[string]any) { m["amount"] = strings.Repeat("9", 50) }), ""},
+		{"an amount of 51 characters", with(func(m map[string]any) { m["amount"] = strings.Repeat("9", 51) }), ""},
+		{"an amount that is not a number: the live backend checks its length only", with(func(m map[string]any) { m["amount"] = "one BTC" }), ""},
+		{"an empty amount", with(func(m map[string]any) { m["amount"] = "" }), ""},
+		{"no amount", with(func(m map[string]any) { delete(m, "amount") }), ""},
+		{"a first name of 255 characters", with(func(m map[string]any) { party(m, "originator")["firstName"] = strings.Repeat("é", 255) }), ""},
+		{"a first name of 256 characters", with(func(m map[string]any) { party(m, "originator")["firstName"] = strings.Repeat("é", 256) }), ""},
+		{"a first name of 100,000 characters", with(func(m map[string]any) { party(m, "originator")["firstName"] = strings.Repeat("x", 100_000) }), ""},
+		{"every party text too long", with(func(m map[string]any) {
+			for _, k := range []string{"personType", "lastName", "dateOfBirth", "email", "addressType", "streetName", "buildingNumber",
+				"postCode", "townName", "nationalId", "nationalIdType", "accountNumber", "walletAddress"} {
+				party(m, "beneficiary")[k] = strings.Repeat("w", 256)
+			}
+			party(m, "beneficiary")["personType"], party(m, "beneficiary")["legalName"] = "legal", strings.Repeat("w", 256)
 		}), ""},
 		{"legalName and email not strings", with(func(m map[string]any) {
 			party(m, "originator")["legalName"] = 1
@@ -124,4 +140,50 @@ func TestTravelAddressReasonsAreTheClients(t *testing.T) {
 		require.ErrorAs(t, travelruletest.CheckTransfer(body), &sandbox)
 		assert.Equal(t, client.Fields, sandbox.Fields, ta)
 	}
+}
+
+// The sandbox refuses what the live docs say the service validates (the
+// amount's length, missing fields) and, as its own bound, party texts of
+// absurd length, through a real client: a body the client validated and a
+// proxy spoilt on its way.
+func TestSandboxRefusesLengthsThroughTheClient(t *testing.T) {
+	srv := newServer(t, travelruletest.WithoutCallbacks())
+	long := strings.Repeat("9", 51)
+	huge := strings.Repeat("Zoë", 100_000/3+1)
+	for _, tt := range []struct {
+		name   string
+		from   string
+		to     string
+		fields []string
+	}{
+		{"amount of 51 characters", `"amount":"0.25"`, `"amount":"` + long + `"`, []string{"amount"}},
+		{"amount missing", `"amount":"0.25",`, ``, []string{"amount"}},
+		{"first name of 100,000 characters", `"firstName":"Ada"`, `"firstName":"` + huge + `"`, []string{"originator.firstName"}},
+		{"town of 256 characters", `"townName":"London"`, `"townName":"` + strings.Repeat("ø", 256) + `"`, []string{"originator.townName"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			hc := &http.Client{Transport: rewrite{strings.NewReplacer(tt.from, tt.to)}}
+			_, err := newClient(t, srv, travelrule.WithHTTPClient(hc)).InitiateTransfer(context.Background(), validRequest("http://127.0.0.1:1/cb"))
+			require.ErrorIs(t, err, travelrule.ErrBadRequest)
+			var ae *travelrule.APIError
+			require.ErrorAs(t, err, &ae)
+			assert.Equal(t, http.StatusBadRequest, ae.StatusCode)
+			assert.Equal(t, []string{"VALIDATION_ERROR"}, ae.Codes)
+			var paths []string
+			for _, f := range ae.Fields {
+				paths = append(paths, f.Field)
+			}
+			assert.Equal(t, tt.fields, paths)
+			assert.NotContains(t, string(ae.Body), "999999")
+			assert.NotContains(t, string(ae.Body), "Zoë")
+			assert.NotContains(t, string(ae.Body), "øø")
+		})
+	}
+
+	// An amount that is no number passes: the live backend checks only its
+	// length.
+	req := validRequest("http://127.0.0.1:1/cb")
+	req.Amount = "one BTC"
+	_, err := newClient(t, srv).InitiateTransfer(context.Background(), req)
+	require.NoError(t, err)
 }
