@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"net/http"
 	"net/url"
@@ -158,10 +159,11 @@ type APIError struct {
 	Header http.Header
 
 	unexpected    bool
-	refused       bool  // a 2xx answer whose status said false
-	cause         error // after a 401 or 403: why no new token could be had
-	hideCode      bool  // Code contains a personal value of the request
-	hideRequestID bool  // RequestID is not of a request id's shape, or contains a personal value
+	refused       bool   // a 2xx answer whose status said false
+	route         string // "METHOD /path" of a 404 or 405, without the query
+	cause         error  // after a 401 or 403: why no new token could be had
+	hideCode      bool   // Code contains a personal value of the request
+	hideRequestID bool   // RequestID is not of a request id's shape, or contains a personal value
 }
 
 // Error implements error. It names the operation and the status, then the
@@ -179,6 +181,11 @@ func (e *APIError) Error() string {
 		b.WriteString("unexpected response: ")
 	}
 	fmt.Fprintf(&b, "%d %s", e.StatusCode, http.StatusText(e.StatusCode))
+	if e.route != "" {
+		b.WriteString(" (")
+		b.WriteString(e.route)
+		b.WriteByte(')')
+	}
 	if e.refused {
 		b.WriteString(", status false, not applied")
 	}
@@ -261,10 +268,13 @@ func joinShown(items []string) string {
 func (e *APIError) Unwrap() error { return e.cause }
 
 // Format implements fmt.Formatter: every verb prints the text of Error,
-// and %+v and %#v the fields too, without the body, the headers, the
+// and %+v (what log/slog's text handler and testify print) and %#v the
+// fields too, after that text, without the body, the headers, the
 // server's message or any value Error leaves out.
 func (e APIError) Format(f fmt.State, verb rune) {
 	if verb == 'v' && (f.Flag('#') || f.Flag('+')) {
+		io.WriteString(f, e.Error())
+		io.WriteString(f, " ")
 		code, requestID := e.Code, e.RequestID
 		if e.hideCode || !showCode(code, nil) {
 			code = mask(code)
@@ -288,6 +298,10 @@ func (e APIError) Format(f fmt.State, verb rune) {
 // that a log line or a struct that carries it as JSON shows no more than
 // Error does.
 func (e APIError) MarshalJSON() ([]byte, error) { return json.Marshal(e.Error()) }
+
+// LogValue implements slog.LogValuer: the text of Error, under every
+// handler.
+func (e APIError) LogValue() slog.Value { return slog.StringValue(e.Error()) }
 
 // writeError writes an error's text as %q asks, or as it is.
 func writeError(f fmt.State, verb rune, text string) {
@@ -406,6 +420,25 @@ func (e *ValidationError) Error() string {
 // Is makes errors.Is(err, ErrInvalidRequest) hold.
 func (e *ValidationError) Is(target error) bool { return target == ErrInvalidRequest }
 
+// FieldErrors returns the faults of each field that err names, whichever
+// side found them: the client before sending (a [*ValidationError],
+// [ErrInvalidRequest]) or the service (an [*APIError]'s Fields, from a 400
+// or a refusal). It returns nil when err carries none. A fault from the
+// service's answer shows its reason, and a path that is not one of the
+// request's, as "[redacted]" in its fmt forms (see [FieldError]); its
+// fields hold the server's text.
+func FieldErrors(err error) []FieldError {
+	var ve *ValidationError
+	if errors.As(err, &ve) {
+		return ve.Fields
+	}
+	var ae *APIError
+	if errors.As(err, &ae) {
+		return ae.Fields
+	}
+	return nil
+}
+
 // Has reports whether field (a JSON path such as "originator.country") is
 // among the faults.
 func (e *ValidationError) Has(field string) bool {
@@ -462,10 +495,12 @@ func (e *OutcomeUnknownError) Error() string {
 }
 
 // Format implements fmt.Formatter: every verb prints the text of Error,
-// and %+v and %#v the fields too, with the callback URL (which may carry a
-// capability tag) redacted.
+// and %+v and %#v the fields too, after that text, with the callback URL
+// (which may carry a capability tag) redacted.
 func (e OutcomeUnknownError) Format(f fmt.State, verb rune) {
 	if verb == 'v' && (f.Flag('#') || f.Flag('+')) {
+		io.WriteString(f, e.Error())
+		io.WriteString(f, " ")
 		fmt.Fprintf(f, "&travelrule.OutcomeUnknownError{Op:%s Attempts:%d TxID:%s TransferID:%s Callback:%s CallbackRef:%s IdempotencyKey:%s Err:%v}",
 			e.Op, e.Attempts, shownID(e.TxID), shownTransferID(e.TransferID, e.hideTransferID), mask(e.Callback), shownID(e.CallbackRef), e.IdempotencyKey, e.Err)
 		return
@@ -475,6 +510,10 @@ func (e OutcomeUnknownError) Format(f fmt.State, verb rune) {
 
 // MarshalJSON encodes the error as the JSON string of its Error text.
 func (e OutcomeUnknownError) MarshalJSON() ([]byte, error) { return json.Marshal(e.Error()) }
+
+// LogValue implements slog.LogValuer: the text of Error, under every
+// handler.
+func (e OutcomeUnknownError) LogValue() slog.Value { return slog.StringValue(e.Error()) }
 
 // Is makes errors.Is(err, ErrOutcomeUnknown) hold.
 func (e *OutcomeUnknownError) Is(target error) bool { return target == ErrOutcomeUnknown }
@@ -612,6 +651,21 @@ func (e *APIError) hideTokenParts(tokens []string) *APIError {
 		if holdsTokenPart(c, tokens) {
 			e.hideCode = true
 		}
+	}
+	return e
+}
+
+// withRoute names, in the text of a 404 or 405 that carries no error code
+// of the service (a proxy's or a router's: the service would have named
+// its code, such as TRANSFER_NOT_FOUND), the method and the path of rawURL
+// the request went to, never its query (it carries transfer ids): a wrong
+// base path prefix shows where the request went. It returns e.
+func (e *APIError) withRoute(method, rawURL string) *APIError {
+	if e.StatusCode != http.StatusNotFound && e.StatusCode != http.StatusMethodNotAllowed || len(e.allCodes()) > 0 {
+		return e
+	}
+	if u, err := url.Parse(rawURL); err == nil && u.Path != "" {
+		e.route = method + " " + u.EscapedPath()
 	}
 	return e
 }

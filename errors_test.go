@@ -262,3 +262,108 @@ func TestResolveInquiryErrorShowsNoEchoedValue(t *testing.T) {
 		})
 	}
 }
+
+// TestErrorsLogTheirText: %+v (what log/slog's text handler and testify
+// print) and both slog handlers show every error type's Error text, the
+// advice of an unknown outcome included, never a struct dump alone.
+func TestErrorsLogTheirText(t *testing.T) {
+	c, _ := setup(t, answer(502, `{"status":false,"errors":[{"code":"INTERNAL_ERROR","message":"down"}]}`))
+	_, unknown := c.InitiateTransfer(context.Background(), fullRequest())
+	require.ErrorIs(t, unknown, travelrule.ErrOutcomeUnknown)
+	c404, _ := setup(t, answer(404, `{"status":false,"errors":[{"code":"NOT_FOUND","message":"no"}]}`))
+	_, notFound := c404.ResolveInquiry(context.Background(), "t-1", &travelrule.InquiryResolution{Approved: "true"})
+	require.ErrorIs(t, notFound, travelrule.ErrNotFound)
+	_, invalid := c.InitiateTransfer(context.Background(), &travelrule.TransferRequest{})
+	require.ErrorIs(t, invalid, travelrule.ErrInvalidRequest)
+	dead := httptest.NewServer(http.NotFoundHandler())
+	dead.Close()
+	cd, err := travelrule.NewClient(dead.URL, travelrule.WithTokenSource(travelrule.StaticToken(testToken)), travelrule.WithRetryMax(0))
+	require.NoError(t, err)
+	_, transport := cd.ResolveInquiry(context.Background(), "t-1", &travelrule.InquiryResolution{Approved: "true"})
+	require.Error(t, transport)
+
+	for name, e := range map[string]error{
+		"outcome unknown": unknown, "api": notFound, "validation": invalid, "transport": transport,
+		"field": travelrule.FieldError{Field: "asset", Reason: "required"}, "code": travelrule.CodeForbidden,
+	} {
+		t.Run(name, func(t *testing.T) {
+			text := e.Error()
+			for _, verb := range []string{"%v", "%s", "%+v"} {
+				assert.True(t, strings.HasPrefix(fmt.Sprintf(verb, e), text), "%s: %s", verb, fmt.Sprintf(verb, e))
+			}
+			var tb, jb bytes.Buffer
+			slog.New(slog.NewTextHandler(&tb, nil)).Info("x", "err", e)
+			assert.Contains(t, tb.String(), fmt.Sprintf("err=%q", text))
+			assert.NotContains(t, tb.String(), "Error{", "the text alone, no field dump")
+			slog.New(slog.NewJSONHandler(&jb, nil)).Info("x", "err", e)
+			if name != "field" { // a FieldError is the JSON object of its wire form
+				assert.Contains(t, jb.String(), fmt.Sprintf(`"err":%q`, text))
+			}
+		})
+	}
+	assert.Contains(t, unknown.Error(), "reconcile before sending again")
+}
+
+// TestOutcomeUnknownIsLoggedAtWarn: with a logger, an unknown outcome is a
+// WARN line with the error's text; nothing else of a failed call is.
+func TestOutcomeUnknownIsLoggedAtWarn(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	c, _ := setup(t, answer(502, `{}`), travelrule.WithLogger(log))
+	req := fullRequest()
+	_, err := c.InitiateTransfer(context.Background(), req)
+	require.ErrorIs(t, err, travelrule.ErrOutcomeUnknown)
+	assert.Contains(t, buf.String(), "level=WARN")
+	assert.Contains(t, buf.String(), "reconcile before sending again")
+	assert.Contains(t, buf.String(), "op=InitiateTransfer")
+	assertNoPersonalData(t, buf.String(), req)
+
+	buf.Reset()
+	c400, _ := setup(t, answer(400, `{}`), travelrule.WithLogger(log))
+	_, err = c400.InitiateTransfer(context.Background(), req)
+	require.ErrorIs(t, err, travelrule.ErrBadRequest)
+	assert.Empty(t, buf.String(), "a refusal is not a warning")
+}
+
+// TestFieldErrorsOfEitherSide: one function reads the field faults of a
+// refusal before sending and of the service's 400 alike.
+func TestFieldErrorsOfEitherSide(t *testing.T) {
+	c, ts := setup(t, answer(400, `{"status":false,"errors":[{"code":"VALIDATION_ERROR","message":"bad","field":"originator.country"}]}`))
+	_, server := c.InitiateTransfer(context.Background(), fullRequest())
+	require.ErrorIs(t, server, travelrule.ErrBadRequest)
+	bad := fullRequest()
+	bad.Asset = ""
+	_, client := c.InitiateTransfer(context.Background(), bad)
+	require.ErrorIs(t, client, travelrule.ErrInvalidRequest)
+	require.Len(t, ts.requests(), 1, "the invalid request was not sent")
+
+	got := travelrule.FieldErrors(server)
+	require.Len(t, got, 1)
+	assert.Equal(t, "originator.country", got[0].Field)
+	assert.Equal(t, "bad", got[0].Reason)
+	got = travelrule.FieldErrors(fmt.Errorf("wrapped: %w", client))
+	require.NotEmpty(t, got)
+	assert.Equal(t, "asset", got[0].Field)
+	assert.Nil(t, travelrule.FieldErrors(errors.New("other")))
+	assert.Nil(t, travelrule.FieldErrors(nil))
+}
+
+// TestNotFoundNamesTheRoute: a 404 or 405 names the method and the path
+// the request went to (a wrong path prefix is then plain), never the
+// query, which carries the transfer id.
+func TestNotFoundNamesTheRoute(t *testing.T) {
+	for _, status := range []int{404, 405} {
+		c, _ := setup(t, answer(status, `{}`))
+		_, err := c.ResolveInquiry(context.Background(), "secret-transfer-77", &travelrule.InquiryResolution{Approved: "true"})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "(POST "+basePath+"/transfers/inquiryResolution)")
+		assert.NotContains(t, err.Error(), "secret-transfer-77")
+		assert.NotContains(t, err.Error(), "q=")
+	}
+	for _, h := range []http.HandlerFunc{answer(400, `{}`), answer(404, `{"status":false,"errors":[{"code":"TRANSFER_NOT_FOUND","message":"no"}]}`)} {
+		c, _ := setup(t, h)
+		_, err := c.ResolveInquiry(context.Background(), "t-1", &travelrule.InquiryResolution{Approved: "true"})
+		require.Error(t, err)
+		assert.NotContains(t, err.Error(), "POST", "only a 404 or 405 without the service's code names the route")
+	}
+}

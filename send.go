@@ -144,7 +144,7 @@ func (cl *call) send(ctx context.Context) (answer, error) {
 func (cl *call) read(resp *http.Response) (answer, error) {
 	data, err := readBody(resp, cl.client.maxResponse)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		e := newAPIError(cl.op, resp.StatusCode, resp.Header, data, cl.piiValues()).hideTokenParts(cl.tokenParts())
+		e := newAPIError(cl.op, resp.StatusCode, resp.Header, data, cl.piiValues()).hideTokenParts(cl.tokenParts()).withRoute(cl.method, cl.url)
 		if isAuthStatus(resp.StatusCode) {
 			e.cause = cl.noToken
 		}
@@ -485,7 +485,7 @@ func (cl *call) end(err error) error {
 	if !cl.acted {
 		return err
 	}
-	return &OutcomeUnknownError{
+	e := &OutcomeUnknownError{
 		Op:             cl.op,
 		Attempts:       cl.sent(),
 		TxID:           cl.txID,
@@ -496,6 +496,12 @@ func (cl *call) end(err error) error {
 		IdempotencyKey: cl.key,
 		Err:            err,
 	}
+	if l := cl.client.logger; l != nil {
+		// A line that needs a person: the call may have been carried out.
+		l.Warn("travelrule: outcome unknown: reconcile before sending again", "op", cl.op, "attempts", e.Attempts,
+			"callbackRef", shownID(e.CallbackRef), "idempotencyKey", e.IdempotencyKey, "err", e)
+	}
+	return e
 }
 
 // hidesTransferID reports whether the call's transfer id, which may be

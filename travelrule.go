@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -170,13 +171,16 @@ func defaultTransport() *http.Transport {
 }
 
 func checkBaseURL(raw string) (*url.URL, error) {
+	if guess := schemeless(raw); guess != "" {
+		return nil, errors.New("travelrule: NewClient: base URL has no scheme: did you mean " + guess + "?")
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		return nil, fmt.Errorf("travelrule: NewClient: base URL does not parse: %w", errors.Unwrap(err))
 	}
 	switch {
 	case u.Scheme != "http" && u.Scheme != "https", u.Host == "":
-		return nil, errors.New("travelrule: NewClient: base URL must be absolute, with an http or https scheme and a host")
+		return nil, errors.New("travelrule: NewClient: base URL must be absolute, with an http or https scheme and a host, such as https://trp.example.com")
 	case u.User != nil:
 		return nil, errors.New("travelrule: NewClient: base URL must not carry credentials; use a token source")
 	case u.RawQuery != "" || u.Fragment != "" || u.ForceQuery:
@@ -187,6 +191,42 @@ func checkBaseURL(raw string) (*url.URL, error) {
 	u.Path = strings.TrimRight(u.Path, "/")
 	u.RawPath = ""
 	return u, nil
+}
+
+// schemeless returns the URL a base URL without a scheme most likely
+// meant ("127.0.0.1:18080" → "http://127.0.0.1:18080", "trp.example.com"
+// → "https://trp.example.com"): http:// for a loopback host, the only
+// one plain http may reach, https:// otherwise. It returns "" for a raw
+// URL that has a scheme, or that is not a host with an optional port and
+// path made of the characters a host and path may hold (the guess is
+// quoted in an error, so it never echoes anything else, credentials
+// included).
+func schemeless(raw string) string {
+	if raw == "" || len(raw) > 255 || strings.Contains(raw, "://") || strings.HasPrefix(raw, "//") {
+		return ""
+	}
+	host, _, _ := strings.Cut(raw, "/")
+	for _, r := range raw {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-._:/[]", r)) {
+			return ""
+		}
+	}
+	u, err := url.Parse("//" + host)
+	if err != nil || u.Host == "" || u.Hostname() == "" {
+		return ""
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return ""
+		}
+	} else if !strings.Contains(u.Hostname(), ".") && !isLoopback(u.Hostname()) {
+		// "transfers" or "api": a bare word is not a host anyone meant.
+		return ""
+	}
+	if isLoopback(u.Hostname()) {
+		return "http://" + raw
+	}
+	return "https://" + raw
 }
 
 func isLoopback(host string) bool {

@@ -213,6 +213,28 @@ func (c eventContext) Err() error {
 	}
 }
 
+// TestBaseURLWithoutScheme: a base URL without a scheme is refused with
+// the URL it most likely meant, http:// only for a loopback host.
+func TestBaseURLWithoutScheme(t *testing.T) {
+	ts := travelrule.WithTokenSource(travelrule.StaticToken("t"))
+	for raw, want := range map[string]string{
+		"127.0.0.1:18080":        "did you mean http://127.0.0.1:18080?",
+		"localhost:8080/sandbox": "did you mean http://localhost:8080/sandbox?",
+		"trp.example.com/api":    "did you mean https://trp.example.com/api?",
+		"[::1]:8080":             "did you mean http://[::1]:8080?",
+		"user:pw@trp.example":    "must be absolute",
+		"trp.example:99999":      "must be absolute",
+		"transfers":              "must be absolute",
+		"ftp://trp.example":      "must be absolute",
+	} {
+		_, err := travelrule.NewClient(raw, ts)
+		require.Error(t, err, raw)
+		assert.Contains(t, err.Error(), want, raw)
+		assert.NotContains(t, err.Error(), "pw", raw)
+		assert.NotContains(t, err.Error(), "first path segment", raw)
+	}
+}
+
 func TestNewClientRefusals(t *testing.T) {
 	ts := travelrule.WithTokenSource(travelrule.StaticToken("t"))
 	tests := []struct {
