@@ -57,6 +57,9 @@ func TestSafeTransferID(t *testing.T) {
 		{"the inquiry's q", `{"asset":"BTC","amount":"1","callback":"https://trp.example/transfers/inquiryResolution?q=tr-9","IVMS101":{}}`, "tr-9"},
 		{"a wallet of the body", `{"transferId":"bc1qsafetransferidwallet0","approved":{"address":"bc1qsafetransferidwallet0"}}`, ""},
 		{"a name of the inquiry", `{"transferId":"Wilhelmina","status":"inquiry","asset":"BTC","amount":"1","originator":{"personType":"natural","firstName":"Wilhelmina"}}`, ""},
+		{"a short name of the inquiry", `{"transferId":"ma-42","status":"inquiry","asset":"BTC","amount":"1","originator":{"personType":"natural","firstName":"Ma"}}`, ""},
+		{"a word holding a short name's letters", `{"transferId":"match-42","status":"inquiry","asset":"BTC","amount":"1","originator":{"personType":"natural","firstName":"Ma"}}`, "match-42"},
+		{"a short name glued to the last name", `{"transferId":"MASMITH-42","status":"inquiry","asset":"BTC","amount":"1","originator":{"personType":"natural","firstName":"Ma","lastName":"Smith"}}`, ""},
 		{"not an identifier", `{"transferId":"two words","status":"APPROVED"}`, ""},
 		{"none", `{"status":"APPROVED"}`, ""},
 	}

@@ -111,6 +111,7 @@ func TestReshapedPersonalValuesStayOutOfErrors(t *testing.T) {
 	req.Originator.AccountNumber = "DE89 3704 0044 0532 0130 00"
 	req.Beneficiary.FirstName = "Anna Maria"
 	req.Beneficiary.LastName = "Müller"
+	req.Originator.FirstName = "Mü" // a short name: found as a whole word only
 	last := req.Originator.LastName // "Quarterfield"
 	tests := []struct {
 		name, code, requestID, leak string
@@ -120,6 +121,8 @@ func TestReshapedPersonalValuesStayOutOfErrors(t *testing.T) {
 		{"separator", "unknown_Anna_Maria", "", "Anna_Maria"},
 		{"account number without spaces", "iban_DE89370400440532013000", "", "DE89370400440532013000"},
 		{"ICAO transliteration", "sanctions_hit_MUELLER", "", "MUELLER"},
+		{"ICAO transliteration of a short name", "SANCTIONS_HIT_MUE", "", "MUE"},
+		{"a short name in a request id", "bad_request", "req-mu-7", "req-mu-7"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

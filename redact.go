@@ -1,6 +1,7 @@
 package travelrule
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"encoding/base64"
@@ -10,6 +11,7 @@ import (
 	"io"
 	"net"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,39 +42,230 @@ const (
 // or diacritics: "QUARTERFIELD", "Müller" and "MULLER" are the same name.
 var looseMatch = search.New(language.Und, search.Loose)
 
-// significant reports whether a personal value is long enough to look for:
-// a one-character value would match nearly any text.
-func significant(v string) bool { return utf8.RuneCountInString(v) >= 2 }
+// How a personal value is found in server text. A value of anywhereRunes
+// or more letters and digits ("Smith", "Quarterfield", a date, a wallet
+// address) is found wherever it occurs, inside other letters too: a server
+// that writes "jsmith" or "unknownquarterfield" still echoes the name, and
+// an ordinary word holding five given letters in a row is rare. A shorter
+// value ("Ma", "Li", "Ng", "An", "Zoë", "135") is found only as a whole
+// word: "checksum does not match", "linear", "changing", "and" and
+// "invalid travel address data" hold the letters of such values without
+// holding the values, and blanking them garbles the server's reasons. A
+// whole word ends where wordBreak says; a short value glued to other
+// values it is found with ("MaSmith", "MASMITH" with the last name Smith,
+// "MALI" with the names Ma and Li) is found too (see keptHits). Bearer
+// tokens and API keys are not personal values: holdsTokenPart and
+// holdsKeyPart look for any part of them, anywhere.
+const anywhereRunes = 5
 
-// containsAny reports whether s, or what it decodes to as hex or base64,
-// contains one of values: compared loosely, and again with both reduced to
-// their letters and digits, with umlauts written out and accents dropped,
-// so that a value reshaped into an identifier ("unknown_Anna_Maria",
-// "MUELLER" for "Müller", an IBAN without its spaces) is still found.
-func containsAny(s string, values []string) bool {
-	if s == "" {
-		return false
+// wordRunes counts the letters and digits of v.
+func wordRunes(v string) int {
+	n := 0
+	for _, r := range v {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			n++
+		}
 	}
-	forms := append([]string{s}, decodings(s)...)
-	squashed := make([][2]string, len(forms))
-	for i, f := range forms {
-		squashed[i] = squashes(f)
+	return n
+}
+
+// significant reports whether a personal value is long enough to look for:
+// a value of one letter or digit would match nearly any text.
+func significant(v string) bool { return wordRunes(v) >= 2 }
+
+// foundAnywhere reports whether a personal value is found inside other
+// letters and digits too, not only as a whole word (see anywhereRunes).
+func foundAnywhere(v string) bool { return wordRunes(v) >= anywhereRunes }
+
+// wordBreak reports whether a word may end between the runes a and b of a
+// text (-1 stands for the text's start or end). It does where either is
+// not a letter, digit or combining mark; where either is of a script
+// written without spaces between words (Chinese, Japanese, Korean with its
+// particles, Thai, Lao, Khmer, Myanmar), so a name within such text is
+// always found; between a lower-case and an upper-case letter
+// ("MaSmith", "unknownMa"); and between a digit and a letter ("Ma1984").
+// Between two letters of one word ("match", "Maé") it does not: a short
+// value next to an accented letter is part of another word.
+func wordBreak(a, b rune) bool {
+	switch {
+	case !inWord(a) || !inWord(b), unspaced(a) || unspaced(b):
+		return true
+	case unicode.IsLower(a) && unicode.IsUpper(b):
+		return true
+	case unicode.IsDigit(a) != unicode.IsDigit(b) && !unicode.Is(unicode.M, a) && !unicode.Is(unicode.M, b):
+		return true
 	}
+	return false
+}
+
+// inWord reports whether r is a letter, a digit or a combining mark.
+func inWord(r rune) bool {
+	if r < utf8.RuneSelf {
+		return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+	}
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.M, r)
+}
+
+// unspaced reports whether r is of a script written without spaces
+// between words (none of them below U+0E00, Thai).
+func unspaced(r rune) bool {
+	return r >= 0x0e00 && unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul,
+		unicode.Thai, unicode.Lao, unicode.Khmer, unicode.Myanmar)
+}
+
+// A haystack is a text to look for personal values in, with brk[i]
+// reporting whether a word may end at its byte i (len(text)+1 entries).
+type haystack struct {
+	text string
+	brk  []bool
+}
+
+// newHaystack returns s with its word breaks (see wordBreak).
+func newHaystack(s string) haystack {
+	brk := make([]bool, len(s)+1)
+	prev := rune(-1)
+	for i, r := range s {
+		brk[i] = wordBreak(prev, r)
+		prev = r
+	}
+	brk[len(s)] = true
+	return haystack{s, brk}
+}
+
+// A hit is where a value was found in a haystack: bytes [start, end).
+type hit struct {
+	start, end int
+	anywhere   bool // the value is found anywhere (foundAnywhere)
+}
+
+// span is a part of a text, bytes [start, end), that holds a personal
+// value.
+type span struct{ start, end int }
+
+// keptHits is the decision of what in a text is a personal value: of the
+// hits of values found in it, every hit of a value found anywhere
+// (foundAnywhere), and every hit of a shorter value that is a whole word
+// (starts and ends at a word break), alone or as part of a chain of
+// adjacent hits that starts and ends at a word break or at the edge of a
+// hit of a value found anywhere: "MaSmith" and "MASMITH" with the names Ma
+// and Smith, "MALI" with the names Ma and Li. It returns them as sorted,
+// merged spans.
+func keptHits(h haystack, hits []hit) []span {
+	if len(hits) == 0 {
+		return nil
+	}
+	edge := slices.Clone(h.brk)
+	for _, x := range hits {
+		if x.anywhere {
+			edge[x.start], edge[x.end] = true, true
+		}
+	}
+	// Positions reached from an edge through adjacent hits (forward, in
+	// order of start), and positions an edge is reached from (backward, in
+	// order of end).
+	from, to := slices.Clone(edge), slices.Clone(edge)
+	slices.SortFunc(hits, func(a, b hit) int { return cmp.Compare(a.start, b.start) })
+	for _, x := range hits {
+		if from[x.start] {
+			from[x.end] = true
+		}
+	}
+	slices.SortFunc(hits, func(a, b hit) int { return cmp.Compare(b.end, a.end) })
+	for _, x := range hits {
+		if to[x.end] {
+			to[x.start] = true
+		}
+	}
+	var kept []span
+	for _, x := range hits {
+		if x.anywhere || from[x.start] && to[x.end] {
+			kept = append(kept, span{x.start, x.end})
+		}
+	}
+	slices.SortFunc(kept, func(a, b span) int { return cmp.Compare(a.start, b.start) })
+	var out []span
+	for _, k := range kept {
+		if n := len(out); n > 0 && k.start <= out[n-1].end {
+			out[n-1].end = max(out[n-1].end, k.end)
+			continue
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+// personalSpans returns the spans of s that hold one of values, compared
+// loosely (case, width, diacritics), by the rule of keptHits.
+func personalSpans(s string, values []string) []span {
+	var hits []hit
 	for _, v := range values {
 		if !significant(v) {
 			continue
 		}
-		vs := squashes(v)
-		for i, f := range forms {
-			if start, _ := looseMatch.IndexString(f, v); start >= 0 {
-				return true
+		anywhere, pattern := foundAnywhere(v), looseMatch.CompileString(v)
+		for from := 0; from < len(s); {
+			start, end := pattern.IndexString(s[from:])
+			if start < 0 {
+				break
 			}
-			for _, fs := range squashed[i] {
-				for _, v := range vs {
-					if utf8.RuneCountInString(v) >= 2 && strings.Contains(fs, v) {
-						return true
+			hits = append(hits, hit{from + start, from + end, anywhere})
+			_, size := utf8.DecodeRuneInString(s[from+start:])
+			from += start + size
+		}
+	}
+	if len(hits) == 0 {
+		return nil
+	}
+	return keptHits(newHaystack(s), hits)
+}
+
+// containsAny reports whether s, or what it decodes to as hex or base64,
+// holds one of values (see personalSpans): compared loosely, and again
+// with both reduced to their letters and digits, with umlauts written out
+// and accents dropped, so that a value reshaped into an identifier
+// ("unknown_Anna_Maria", "MUELLER" for "Müller", an IBAN without its
+// spaces) is still found. A short value is found in these forms as a whole
+// word too: "LI_NA" holds "Li Na", "carolina" does not.
+func containsAny(s string, values []string) bool {
+	if s == "" {
+		return false
+	}
+	type squashedValue struct {
+		forms    [2]haystack
+		anywhere bool
+	}
+	var vals []squashedValue
+	for _, v := range values {
+		if significant(v) {
+			vals = append(vals, squashedValue{squashes(v), foundAnywhere(v)})
+		}
+	}
+	if len(vals) == 0 {
+		return false
+	}
+	for _, f := range append([]string{s}, decodings(s)...) {
+		if len(personalSpans(f, values)) > 0 {
+			return true
+		}
+		for _, fs := range squashes(f) {
+			var hits []hit
+			for _, v := range vals {
+				for _, vs := range v.forms {
+					if utf8.RuneCountInString(vs.text) < 2 {
+						continue
+					}
+					for from := 0; ; {
+						i := strings.Index(fs.text[from:], vs.text)
+						if i < 0 {
+							break
+						}
+						hits = append(hits, hit{from + i, from + i + len(vs.text), v.anywhere})
+						from += i + 1
 					}
 				}
+			}
+			if len(keptHits(fs, hits)) > 0 {
+				return true
 			}
 		}
 	}
@@ -99,22 +292,39 @@ func decodings(s string) []string {
 
 // squashes returns s lower-cased and reduced to its letters and digits,
 // once with umlauts and ligatures written out ("müller" → "mueller") and
-// once with accents dropped ("muller").
-func squashes(s string) [2]string {
-	var out, bare strings.Builder
-	for _, r := range norm.NFC.String(s) {
-		if spelled, ok := spelledOut[unicode.ToLower(r)]; ok {
-			out.WriteString(spelled)
-		} else if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			out.WriteRune(unicode.ToLower(r))
+// once with accents dropped ("muller"), each with the word breaks of s
+// (see wordBreak; what was dropped between two letters or digits other
+// than a combining mark is a break: "Li_Na" squashes to "lina" with breaks
+// at 0, 2 and 4).
+func squashes(s string) [2]haystack {
+	return [2]haystack{squash(norm.NFC.String(s), true), squash(norm.NFD.String(s), false)}
+}
+
+// squash is one of squashes: with umlauts written out when spell is set.
+func squash(s string, spell bool) haystack {
+	var b strings.Builder
+	brk := make([]bool, 0, len(s)+1)
+	prev, gap := rune(-1), false
+	for _, r := range s {
+		out, ok := spelledOut[unicode.ToLower(r)]
+		switch {
+		case spell && ok:
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			out = string(unicode.ToLower(r))
+		case unicode.Is(unicode.M, r):
+			continue
+		default:
+			gap = true
+			continue
 		}
-	}
-	for _, r := range norm.NFD.String(s) {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			bare.WriteRune(unicode.ToLower(r))
+		brk = append(brk, gap || wordBreak(prev, r))
+		for range len(out) - 1 {
+			brk = append(brk, false)
 		}
+		b.WriteString(out)
+		prev, gap = r, false
 	}
-	return [2]string{out.String(), bare.String()}
+	return haystack{b.String(), append(brk, true)}
 }
 
 // spelledOut are the letters that passports and bank systems write out
@@ -124,7 +334,7 @@ var spelledOut = map[rune]string{
 }
 
 // scrub shortens a server message, drops control characters and replaces
-// every personal value of the request it contains, compared loosely; a
+// every personal value of the request it holds (see personalSpans); a
 // message that still holds one in another shape (see containsAny) is
 // replaced whole.
 func scrub(msg string, pii []string) string {
@@ -133,31 +343,24 @@ func scrub(msg string, pii []string) string {
 	}
 	// Cut to what can matter before searching (the body may be a
 	// mebibyte), leaving room for a value that starts within the kept part
-	// to be found whole: no value is cut in two and half kept.
+	// to be found whole: no value is cut in two and half kept. The cut's
+	// end is a word break: a short value cut from a longer word is
+	// replaced, never shown.
 	longest := 0
 	for _, v := range pii {
 		longest = max(longest, utf8.RuneCountInString(v))
 	}
 	msg = cutRunes(msg, maxMessage+longest)
-	for _, v := range pii {
-		if !significant(v) {
-			continue
-		}
+	if spans := personalSpans(msg, pii); len(spans) > 0 {
 		var b strings.Builder
-		rest := msg
-		for {
-			start, end := looseMatch.IndexString(rest, v)
-			if start < 0 {
-				break
-			}
-			b.WriteString(rest[:start])
+		last := 0
+		for _, sp := range spans {
+			b.WriteString(msg[last:sp.start])
 			b.WriteString(redacted)
-			rest = rest[end:]
+			last = sp.end
 		}
-		if b.Len() > 0 {
-			b.WriteString(rest)
-			msg = b.String()
-		}
+		b.WriteString(msg[last:])
+		msg = b.String()
 	}
 	if containsAny(msg, pii) {
 		// A value reshaped where no span matches it loosely ("OEDEGAARD

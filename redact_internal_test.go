@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 )
@@ -160,4 +161,135 @@ func TestTransportText(t *testing.T) {
 			assert.NotContains(t, strings.ToLower(got), strings.ToLower(planted))
 		})
 	}
+}
+
+// A word may end where wordBreak says: at a rune that is no letter, digit
+// or mark, at the text's edges, inside text of a script written without
+// spaces, at a lower-to-upper case change and between a digit and a
+// letter; never between two letters of one word.
+func TestWordBreak(t *testing.T) {
+	tests := []struct {
+		a, b rune
+		want bool
+	}{
+		{-1, 'M', true},   // the text's start
+		{'a', -1, true},   // its end
+		{' ', 'M', true},  //
+		{'=', 'M', true},  // "firstName=Ma"
+		{'a', ',', true},  //
+		{'a', '.', true},  //
+		{'"', 'M', true},  //
+		{'a', '"', true},  //
+		{'_', 'M', true},  // "INVALID_MA"
+		{']', 'M', true},  // "[redacted]Ma"
+		{'a', 't', false}, // "match"
+		{'M', 'A', false}, // "MATCH"
+		{'a', 'é', false}, // "Maé": one word
+		{'é', 'a', false}, //
+		{'é', 'M', true},  // "éMa": a case change
+		{'a', 'S', true},  // "MaSmith"
+		{'A', 'S', false}, // "MASMITH"
+		{'A', 'a', false}, // "Analysis"
+		{'a', '1', true},  // "Ma1984"
+		{'1', 'M', true},  //
+		{'1', '9', false}, //
+		{'a', '\u0301', false},
+		{'\u0301', 't', false},
+		{'户', 'M', true},            // Chinese, no spaces between words
+		{'王', '芳', true},            //
+		{'수', '님', true},            // Korean, a particle glued to a name
+		{'ก', 'ข', true},            // Thai
+		{'a', '\u200b', true},       // a zero-width space is no letter
+		{'ж', 'и', false},           // Cyrillic is written with spaces
+		{'α', 'Β', true},            // a case change in Greek
+		{'Ｍ', 'ａ', false},           // fullwidth letters of one word
+		{'a', '\u00ad', true},       // a soft hyphen is no letter (the loose match takes it in)
+		{utf8.RuneError, 'a', true}, //
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, wordBreak(tt.a, tt.b), "%q|%q", tt.a, tt.b)
+	}
+}
+
+// A short personal value is replaced where it is a whole word, alone or
+// glued to other personal values, and left alone inside another word; a
+// value of anywhereRunes letters and digits or more is replaced anywhere.
+func TestScrubWholeWords(t *testing.T) {
+	tests := []struct {
+		name string
+		pii  []string
+		msg  string
+		want string
+	}{
+		{"a reason holding a short first name", []string{"Ma"}, "checksum does not match", "checksum does not match"},
+		{"in capitals", []string{"Ma"}, "CHECKSUM DOES NOT MATCH", "CHECKSUM DOES NOT MATCH"},
+		{"a reason holding a short travel address", []string{"ta"}, "invalid travel address data", "invalid travel address data"},
+		{"short names in ordinary words", []string{"Li", "Ng", "An"}, "linear changing and Analysis ANALYSIS", "linear changing and Analysis ANALYSIS"},
+		{"a short name alone", []string{"Ma"}, "Ma", redacted},
+		{"in lower case", []string{"Ma"}, "unknown ma", "unknown " + redacted},
+		{"in capitals, alone", []string{"Ma"}, "unknown MA", "unknown " + redacted},
+		{"a key and value", []string{"Ma"}, "firstName=Ma, lastName missing", "firstName=" + redacted + ", lastName missing"},
+		{"before a full stop", []string{"Ma"}, "unknown Ma.", "unknown " + redacted + "."},
+		{"quoted", []string{"Ma"}, `name "Ma" refused`, `name "` + redacted + `" refused`},
+		{"with diacritics", []string{"Ma"}, "unknown Mä", "unknown " + redacted},
+		{"decomposed", []string{"Ma"}, "unknown Ma\u0301", "unknown " + redacted},
+		{"glued to the last name", []string{"Ma", "Smith"}, "MaSmith", redacted},
+		{"glued, in capitals", []string{"Ma", "Smith"}, "unknown MASMITH", "unknown " + redacted},
+		{"glued, in lower case, after", []string{"Ma", "Smith"}, "smithma", redacted},
+		{"glued to a long value inside a word", []string{"Ma", "Smith"}, "jsmithma", "j" + redacted},
+		{"two short names glued", []string{"Ma", "Li"}, "MALI and mali", redacted + " and " + redacted},
+		{"glued to a word by a case change", []string{"Ma"}, "MaSmith unknownMa", redacted + "Smith unknown" + redacted},
+		{"glued to digits", []string{"Ma"}, "Ma1984", redacted + "1984"},
+		{"a short value inside a word", []string{"John"}, "xJohnx", "xJohnx"},
+		{"an accented letter after: another word", []string{"Ma"}, "Maé", "Maé"},
+		{"an accented letter before, lower case: another word", []string{"Ma"}, "éma", "éma"},
+		{"an accented letter before, a case change", []string{"Ma"}, "éMa", "é" + redacted},
+		{"an accented word apart", []string{"Ma"}, "Ma é", redacted + " é"},
+		{"in Chinese text", []string{"Ma"}, "用户Ma不存在", "用户" + redacted + "不存在"},
+		{"a Chinese name in Chinese text", []string{"王芳"}, "用户王芳不存在", "用户" + redacted + "不存在"},
+		{"a Korean name and its particle", []string{"김민수"}, "김민수님", redacted + "님"},
+		{"a long value inside a word", []string{"Quarterfield"}, "unknownquarterfield", "unknown" + redacted},
+		{"a five-letter value inside a word", []string{"Smith"}, "jsmith", "j" + redacted},
+		{"a short value reshaped (separators)", []string{"Li Na"}, "unknown LI_NA here", redacted},
+		{"a short value's letters inside a word", []string{"Li Na"}, "Carolina", "Carolina"},
+		{"a short value reshaped (ICAO)", []string{"Mü"}, "MUE", redacted},
+		{"a short value's letters written out inside a word", []string{"Mü"}, "MUELLER", "MUELLER"},
+		{"a short value in hex", []string{"Ma"}, "4d61", redacted},
+		{"one letter is not looked for", []string{"M."}, "M. is unknown", "M. is unknown"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, scrub(tt.msg, tt.pii))
+		})
+	}
+}
+
+// The shows and hides of a code, a request id or a transfer id holding a
+// short personal value follow the same rule (containsAny).
+func TestContainsAnyWholeWords(t *testing.T) {
+	pii := []string{"Ma", "ta", "Li"}
+	tests := []struct {
+		s    string
+		want bool
+	}{
+		{"INVALID_MATCH", false},
+		{"INVALID_MA", true},
+		{"MA_INVALID", true},
+		{"INVALID_DATA", false},
+		{"req-match-7", false},
+		{"req-ma-7", true},
+		{"req_ma7", true},
+		{"tr-linear-1", false},
+		{"tr-li-1", true},
+		{"MATIC", false},
+		{"Ma", true},
+		{"TWE", true}, // base64 of "Ma"
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, containsAny(tt.s, pii), "%q", tt.s)
+	}
+	assert.True(t, showCode("INVALID_MATCH", pii))
+	assert.False(t, showCode("INVALID_MA", pii))
+	assert.True(t, showRequestID("req-match-7", pii))
+	assert.False(t, showRequestID("req-ma-7", pii))
 }

@@ -289,3 +289,57 @@ func piiOf(r *travelrule.TransferRequest) []string {
 	}
 	return out
 }
+
+// A short personal value (a first name "Ma") is hidden where the server
+// writes it as a word, and the server's words that hold its letters
+// ("match") stay readable: in the message, the field reasons, the code and
+// request id of the error string, and the transfer id of a result.
+func TestShortPersonalValuesHideOnlyAsWords(t *testing.T) {
+	req := fullRequest()
+	req.Beneficiary.FirstName = "Ma"
+	tests := []struct {
+		name, code, requestID, message, reason string
+		wantText, hiddenText                   []string // in err.Error()
+		wantMessage, wantReason                string
+	}{
+		{
+			name: "its letters inside words", code: "INVALID_MATCH", requestID: "req-match-1",
+			message: "checksum does not match", reason: "checksum does not MATCH",
+			wantText:    []string{"INVALID_MATCH", "req-match-1"},
+			wantMessage: "checksum does not match", wantReason: "checksum does not MATCH",
+		},
+		{
+			name: "the name as a word", code: "INVALID_MA", requestID: "req-ma-1",
+			message: `beneficiary "Ma" unknown`, reason: "firstName=MA, refused",
+			hiddenText:  []string{"INVALID_MA", "req-ma-1"},
+			wantMessage: `beneficiary "[redacted]" unknown`, wantReason: "firstName=[redacted], refused",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, _ := setup(t, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("X-Request-Id", tt.requestID)
+				answer(400, fmt.Sprintf(`{"error":%q,"message":%q,"fields":[{"field":"beneficiary.firstName","reason":%q}]}`, tt.code, tt.message, tt.reason))(w, r)
+			})
+			_, err := c.InitiateTransfer(context.Background(), req)
+			var apiErr *travelrule.APIError
+			require.ErrorAs(t, err, &apiErr)
+			assert.Equal(t, tt.wantMessage, apiErr.Message)
+			require.Len(t, apiErr.Fields, 1)
+			assert.Equal(t, tt.wantReason, apiErr.Fields[0].Reason)
+			for _, s := range tt.wantText {
+				assert.Contains(t, err.Error(), s)
+			}
+			for _, s := range tt.hiddenText {
+				assert.NotContains(t, err.Error(), s)
+				assert.NotContains(t, fmt.Sprintf("%+v", apiErr), s)
+			}
+		})
+	}
+	for id, want := range map[string]string{"tr-match-1": "TransferID:tr-match-1", "tr-ma-1": "TransferID:[redacted]"} {
+		c, _ := setup(t, answer(200, `{"status":"succes","transferId":"`+id+`"}`))
+		res, err := c.InitiateTransfer(context.Background(), req)
+		require.NoError(t, err)
+		assert.Contains(t, fmt.Sprintf("%+v", *res), want)
+	}
+}
