@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 
 	"golang.org/x/net/http/httpguts"
@@ -312,7 +313,7 @@ func (s *clientCredentialsSource) Token() (*oauth2.Token, error) {
 	}
 	tok, err := s.cfg.Token(context.WithValue(ctx, oauth2.HTTPClient, hc))
 	var re *oauth2.RetrieveError
-	if errors.As(err, &re) && containsAny(re.ErrorCode+" "+re.ErrorDescription, []string{s.cfg.ClientSecret}) {
+	if errors.As(err, &re) && s.echoesSecret(re.ErrorCode+" "+re.ErrorDescription) {
 		// An endpoint that echoes the secret as its error code: keep the
 		// answer, drop the echo from what an error string could show.
 		clean := *re
@@ -320,6 +321,14 @@ func (s *clientCredentialsSource) Token() (*oauth2.Token, error) {
 		return nil, &clean
 	}
 	return tok, err
+}
+
+// echoesSecret reports whether text holds the client secret, or a part of
+// it: a secret is matched as a substring whatever its length, never only
+// as a whole word as personal values are.
+func (s *clientCredentialsSource) echoesSecret(text string) bool {
+	secret := s.cfg.ClientSecret
+	return secret != "" && (strings.Contains(strings.ToLower(text), strings.ToLower(secret)) || holdsKeyPart(text, secret))
 }
 
 // refuseRedirect is the CheckRedirect of token requests: the 3xx answer is

@@ -56,6 +56,24 @@ func TestTokenEndpointReasonPhraseStaysOutOfErrors(t *testing.T) {
 	assert.NotContains(t, err.Error(), "Quarterfield", "server text in the status line")
 }
 
+// A short client secret echoed inside a longer error code is hidden too:
+// secrets are matched as substrings, never only as whole words.
+func TestShortClientSecretEchoedInAWordStaysOut(t *testing.T) {
+	const secret = "Zq7"
+	tokenURL := rawServer(t, func(w io.Writer, r *http.Request) {
+		_ = r.ParseForm()
+		body := `{"error":"bad` + r.PostForm.Get("client_secret") + `x","error_description":"no"}`
+		_, _ = io.WriteString(w, "HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"+body)
+	})
+	c, _ := setup(t, answer(200, `{"status":"succes"}`), travelrule.WithClientCredentials(&clientcredentials.Config{
+		ClientID: "id", ClientSecret: secret, TokenURL: tokenURL + "/token", AuthStyle: oauth2.AuthStyleInParams,
+	}))
+	_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+	require.Error(t, err)
+	assert.NotContains(t, strings.ToLower(err.Error()), strings.ToLower(secret))
+	assert.NotContains(t, strings.ToLower(fmt.Sprintf("%+v", err)), strings.ToLower(secret))
+}
+
 // selfSignedWithURI makes a TLS certificate whose URI SAN crypto/x509
 // refuses to parse ("invalid domain"), so that the handshake fails with
 // crypto/tls's "failed to parse certificate from server" and x509's error,

@@ -2,20 +2,15 @@ package travelrule
 
 import (
 	"cmp"
-	"context"
-	"crypto/tls"
 	"encoding/base64"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"unicode"
 	"unicode/utf8"
 
@@ -529,70 +524,6 @@ var requestPaths = sync.OnceValue(func() map[string]bool {
 	walk("", reflect.TypeFor[txIDBody]())
 	return paths
 })
-
-// transportText describes a failure below HTTP in the client's own words.
-// The transports' own texts can quote what the server sent (a malformed
-// status line or Location header, the debug data of an HTTP/2 GOAWAY, the
-// names in a certificate), so they are never used; the error itself stays
-// reachable with errors.Is and errors.As.
-func transportText(err error) string {
-	var (
-		te      *tokenError
-		dnsErr  *net.DNSError
-		opErr   *net.OpError
-		alert   tls.AlertError
-		recErr  tls.RecordHeaderError
-		errno   syscall.Errno
-		timeout interface{ Timeout() bool }
-	)
-	switch {
-	case errors.As(err, &te):
-		return te.Error()
-	case errors.Is(err, context.Canceled):
-		return "context canceled"
-	case errors.Is(err, context.DeadlineExceeded):
-		return "context deadline exceeded or attempt timed out"
-	case errors.Is(err, errNotReplayed):
-		return errNotReplayed.Error()
-	case errors.Is(err, errTooLarge):
-		return errTooLarge.Error()
-	case isCertError(err):
-		return "the server's certificate is not trusted"
-	case errors.As(err, &recErr):
-		return "TLS handshake failed: the server does not speak TLS"
-	case errors.As(err, &alert):
-		return "TLS handshake failed: " + alert.Error()
-	case strings.HasPrefix(innermost(err).Error(), "tls: "):
-		// Not its text: crypto/tls appends x509's parse errors, which quote
-		// the certificate, and a proxy's refusal can spell anything.
-		return "TLS handshake failed"
-	case errors.As(err, &dnsErr):
-		return "DNS lookup failed"
-	case errors.As(err, &opErr) && opErr.Op == "dial":
-		if errors.As(err, &errno) {
-			return "connection failed: " + errno.Error()
-		}
-		return "connection failed"
-	case errors.As(err, &errno):
-		return "connection failed: " + errno.Error()
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return "connection closed before the answer was complete"
-	case errors.As(err, &timeout) && timeout.Timeout():
-		return "timed out"
-	}
-	return "connection or protocol failure"
-}
-
-// innermost follows err's chain of single causes to its end.
-func innermost(err error) error {
-	for {
-		next := errors.Unwrap(err)
-		if next == nil {
-			return err
-		}
-		err = next
-	}
-}
 
 // The fmt and slog forms of the types that hold server text: a value the
 // server chose is shown only when it has an identifier's shape, and bodies

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/http/httptrace"
 	"runtime"
 	"strconv"
@@ -325,8 +326,24 @@ func TestInformationalAnswersAreBounded(t *testing.T) {
 				return
 			}
 			require.ErrorIs(t, err, travelrule.ErrOutcomeUnknown, "the request was read")
+			assert.Contains(t, err.Error(), "1xx informational answers", "the cause, in the client's words")
 		})
 	}
+}
+
+// TestHTTPSAgainstPlainHTTPSaysSo: an https:// base URL pointed at a plain
+// HTTP server fails with the cause named, and nothing sent.
+func TestHTTPSAgainstPlainHTTPSaysSo(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
+	t.Cleanup(srv.Close)
+	c, err := travelrule.NewClient("https://"+srv.Listener.Addr().String(), travelrule.WithTokenSource(travelrule.StaticToken(testToken)))
+	require.NoError(t, err)
+	_, err = c.InitiateTransfer(context.Background(), minimalRequest())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the server answered plain HTTP to a TLS request: use http:// or the server's TLS port")
+	assert.NotErrorIs(t, err, travelrule.ErrOutcomeUnknown)
+	assert.Zero(t, hits.Load())
 }
 
 // An attempt that outlasts the attempt time-out ends, and a call that may

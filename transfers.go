@@ -42,9 +42,11 @@ type TransferRequest struct {
 
 // TransferResult is the answer to a successful InitiateTransfer.
 type TransferResult struct {
-	// Status is the service's status value as the answer wrote it: "true"
-	// for the live service's boolean, or "succes" (sic, as the excerpt
-	// documents) or "success".
+	// Status is the service's status value as the answer wrote it, in
+	// lower case: "true" for the live service's boolean (and for an answer
+	// with a transferId but no status), or "succes" (sic, as the excerpt
+	// documents) or "success". Do not compare it: ask
+	// [TransferResult.OK].
 	Status string
 	// TransferID is the transfer identifier, if the answer carried a
 	// "transferId" field. The description says the operation returns one
@@ -65,12 +67,29 @@ type TransferResult struct {
 	hideTransferID bool // the server's transfer id holds a personal value of the request
 }
 
+// OK reports whether the service's answer said success (any of the
+// spellings of Status); false for a nil result.
+func (r *TransferResult) OK() bool { return r != nil && saysSuccess(r.Status) }
+
+// saysSuccess reports whether a result's Status is a success as an
+// answer's "status" is judged (see statusOutcome): "true", "succes" or
+// "success", in any case.
+func saysSuccess(status string) bool {
+	b, err := json.Marshal(status)
+	if err != nil {
+		return false
+	}
+	o, _ := statusOutcome(b)
+	return o == outcomeSuccess
+}
+
 // Validate reports every fault of the request at once as a
 // [*ValidationError], or nil. It enforces what the interface description
 // states and nothing stricter: required fields, the bounds of part 8
-// (counted in Unicode code points), callback an absolute http(s) URL, and
-// country exactly two letters. Use [TransferRequest.ValidateStrict] for
-// IVMS101 checks on top.
+// (counted in Unicode code points), every party text field at most 255
+// characters (docs/assumptions.md A16), callback an absolute http(s) URL,
+// and country exactly two letters. Use [TransferRequest.ValidateStrict]
+// for IVMS101 checks on top.
 func (r *TransferRequest) Validate() error {
 	if errs := r.validate(nil); len(errs) > 0 {
 		return &ValidationError{Fields: errs}
@@ -79,7 +98,10 @@ func (r *TransferRequest) Validate() error {
 }
 
 // ValidateStrict reports the faults of [TransferRequest.Validate] plus the
-// IVMS101 rules the description leaves open: personType "natural" or
+// IVMS101 rules the description leaves open: amount a positive decimal
+// (ASCII digits, at most one point with digits on both sides, not zero),
+// each party field within the IVMS101 length of the member it maps to
+// ([ivms101.Version.MaxLength]), personType "natural" or
 // "legal", dateOfBirth as YYYY-MM-DD, addressType and nationalIdType from the
 // IVMS101 code lists, country an assigned ISO 3166-1 alpha-2 code, a
 // nationalId wherever a nationalIdType is given, an email (top-level or
@@ -94,7 +116,7 @@ func (r *TransferRequest) Validate() error {
 // real service may accept what these checks refuse; use them where your own
 // policy wants them.
 func (r *TransferRequest) ValidateStrict() error {
-	errs := r.validate(nil)
+	errs := strictAmount(r.validate(nil), r.Amount)
 	if r.TravelAddress != "" {
 		if reason := travelAddressFault(r.TravelAddress); reason != "" {
 			errs = append(errs, FieldError{Field: "travelAddress", Reason: "not a travel address: " + reason})

@@ -20,12 +20,6 @@ var validations = []struct {
 	{"ValidateStrict", (*travelrule.TransferRequest).ValidateStrict},
 }
 
-// strictAmountWired says whether TransferRequest.ValidateStrict calls
-// strictAmount (validate.go). Until it does, the strict rows of
-// TestValidateAmount are skipped and validate_internal_test.go checks the
-// rule alone.
-const strictAmountWired = false
-
 // amounts are the amounts the tests try, and whether each is valid under
 // Validate and under ValidateStrict.
 var amounts = func() []struct {
@@ -74,9 +68,6 @@ func TestValidateAmount(t *testing.T) {
 	for _, tt := range amounts {
 		for _, v := range validations {
 			t.Run(v.name+"/"+strconv.Quote(tt.amount), func(t *testing.T) {
-				if v.name == "ValidateStrict" && !strictAmountWired {
-					t.Skip("TransferRequest.ValidateStrict does not call strictAmount yet")
-				}
 				r := fullRequest()
 				r.Amount = tt.amount
 				valid := tt.lenient

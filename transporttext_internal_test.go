@@ -1,0 +1,85 @@
+package travelrule
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// TestTransportTextNamesKnownCauses: the failures net/http reports in fixed
+// words of its own are named in the client's words, wrapped as a transport
+// wraps them, never as a bare "connection or protocol failure"; a text
+// that may quote the server's bytes is never repeated.
+func TestTransportTextNamesKnownCauses(t *testing.T) {
+	wrap := func(err error) error {
+		return &url.Error{Op: "Post", URL: "https://trp.example/transfers/initiate", Err: err}
+	}
+	for _, tt := range []struct {
+		err  error
+		want string
+	}{
+		{http.ErrSchemeMismatch, "the server answered plain HTTP to a TLS request: use http:// or the server's TLS port"},
+		{errors.New("net/http: cannot rewind body after connection loss"), "the request body could not be sent again"},
+		{errors.New("net/http: server response headers exceeded 1048576 bytes; aborted"), "1xx informational answers included, exceed the client's limit"},
+		{errors.New("header list too large"), "1xx informational answers included"},
+		{errors.New("http2: response header list larger than advertised limit"), "headers exceed the client's limit"},
+		{fmt.Errorf("malformed HTTP response %q", "SECRET-BYTES"), "the server's answer is not HTTP"},
+		{fmt.Errorf("malformed HTTP status code %q", "SECRET-BYTES"), "malformed status line"},
+		{fmt.Errorf("net/http: HTTP/1.x transport connection broken: %w", errors.New("SECRET-BYTES")), "connection broke"},
+		{errors.New("http2: server sent GOAWAY and closed the connection; LastStreamID=1, ErrCode=NO_ERROR, debug=\"SECRET-BYTES\""), "GOAWAY"},
+		{errors.New("stream error: stream ID 1; INTERNAL_ERROR; received from peer"), "reset the HTTP/2 stream"},
+		{errors.New("something else SECRET-BYTES"), "connection or protocol failure"},
+	} {
+		t.Run(tt.want, func(t *testing.T) {
+			got := transportText(wrap(tt.err))
+			assert.Contains(t, got, tt.want)
+			assert.NotContains(t, got, "SECRET-BYTES")
+		})
+	}
+}
+
+// transportText never repeats a transport's own text, which can quote the
+// server's bytes.
+func TestTransportText(t *testing.T) {
+	const planted = "Quarterfield"
+	wrap := func(err error) error { return &url.Error{Op: "Post", URL: "https://svc.example/x", Err: err} }
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"canceled", wrap(context.Canceled), "context canceled"},
+		{"deadline", wrap(fmt.Errorf("reading: %w", context.DeadlineExceeded)), "context deadline exceeded or attempt timed out"},
+		{"refused", wrap(&net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}), "connection failed: connection refused"},
+		{"reset", wrap(&net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}), "connection failed: connection reset by peer"},
+		{"dns", wrap(&net.OpError{Op: "dial", Err: &net.DNSError{Err: "no such host", Name: planted}}), "DNS lookup failed"},
+		{"eof", wrap(io.EOF), "connection closed before the answer was complete"},
+		{"unexpected eof", wrap(io.ErrUnexpectedEOF), "connection closed before the answer was complete"},
+		{"certificate", wrap(x509.HostnameError{Certificate: &x509.Certificate{DNSNames: []string{planted}}, Host: "h"}), "the server's certificate is not trusted"},
+		{"tls", wrap(errors.New("tls: server selected unsupported protocol version 301")), "TLS handshake failed"},
+		{"tls with x509 text", wrap(errors.New("tls: failed to parse certificate from server: x509: cannot parse URI \"https://" + planted + "\"")), "TLS handshake failed"},
+		{"malformed Location", wrap(fmt.Errorf("failed to parse Location header %q: %w", "http://["+planted, errors.New("missing ']' in host"))), "connection or protocol failure"},
+		{"malformed status", wrap(fmt.Errorf("net/http: HTTP/1.x transport connection broken: %w", fmt.Errorf("malformed HTTP status code %q", planted))), "the server's answer has a malformed status line"},
+		{"goaway debug", wrap(fmt.Errorf("http2: server sent GOAWAY and closed the connection; LastStreamID=0, ErrCode=PROTOCOL_ERROR, debug=%q", planted)), "the server closed the HTTP/2 connection (GOAWAY)"},
+		{"not replayed", wrap(errNotReplayed), errNotReplayed.Error()},
+		{"token source", wrap(&tokenError{errors.New("token source down: " + planted)}), "obtaining an access token: the token source failed"},
+		{"token endpoint", wrap(&tokenError{&url.Error{Op: "Post", URL: "https://idp.example/token", Err: fmt.Errorf("malformed HTTP status code %q", planted)}}), "obtaining an access token: token endpoint unreachable: the server's answer has a malformed status line"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := transportText(tt.err)
+			assert.Equal(t, tt.want, got)
+			assert.NotContains(t, strings.ToLower(got), strings.ToLower(planted))
+		})
+	}
+}
