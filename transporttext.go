@@ -116,4 +116,3 @@ func knownCause(err error) string {
 	}
 	return ""
 }
-
