@@ -11,8 +11,10 @@ import (
 	"github.com/vaspkit/travelrule"
 )
 
-// The control plane: what Server.StartInquiry and Server.Transfer give a Go
-// test, over HTTP, for integrators in other languages. Its paths are under
+// The control plane: what Server.StartInquiry, Server.Transfer,
+// Server.SetFaults and Server.SetDecision give a Go test, over HTTP, for
+// integrators in other languages and tests of a sandbox in another process
+// (ControlClient). Its paths are under
 // the server's path prefix.
 const (
 	controlPrefix = "/sandbox/"  // after the path prefix
@@ -30,8 +32,13 @@ const maxInquiriesInFlight = 64
 // after the server's path prefix and "/sandbox/". Other paths under
 // /sandbox/ are not found, as any unknown path.
 func (s *Server) serveControl(r *http.Request, rest string) *answer {
-	if rest == inquiriesPath {
+	switch rest {
+	case inquiriesPath:
 		return s.serveStartInquiry(r)
+	case faultsPath:
+		return s.serveFaults(r)
+	case decisionPath:
+		return s.serveDecision(r)
 	}
 	if id, ok := strings.CutPrefix(rest, transfersPath); ok && id != "" && !strings.Contains(id, "/") {
 		return s.serveTransferState(r, id)

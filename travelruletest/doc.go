@@ -57,6 +57,9 @@
 //	POST /oauth/token                       OAuth2 client credentials        [own]
 //	POST {URL}/sandbox/inquiries            control plane: an inquiry        [own]
 //	GET  {URL}/sandbox/transfers/{id}       control plane: a transfer        [own]
+//	POST {URL}/sandbox/faults               control plane: the faults        [own]
+//	GET  {URL}/sandbox/faults               control plane: the faults set    [own]
+//	POST {URL}/sandbox/decision             control plane: the decision      [own]
 //
 // The operations (the POSTs from generate to txId, see [Operation]) need
 // "Authorization: Bearer <JWT>" and a body declared
@@ -189,8 +192,11 @@
 //     unless WithTransferIDInAnswer(false) [own: part 1 says an id is
 //     returned].
 //   - Lifecycle [own]: an initiated transfer is received, then approved and
-//     completed, or rejected, as [WithApproval] decides (default: approve):
-//     the sandbox is the beneficiary's VASP and decides at once. The
+//     completed, or rejected, as [Server.SetDecision] (or the control
+//     plane's decision) and else [WithApproval] decide (default: approve):
+//     the sandbox is the beneficiary's VASP and decides at once; with
+//     [DecisionNone] it never decides, and the transfer stays received with
+//     no callback, as with a counterparty that never answers. The
 //     transfer enters approved or rejected when its INQUIRY_RESOLUTION is
 //     sent, completed when its TRANSFER_RESOLUTION is. With
 //     [WithInquiryURL], a transfer to a travel address the sandbox
@@ -348,16 +354,46 @@
 // # Control plane
 //
 // Integrators in other languages run the sandbox as a server ("travelrule
-// sandbox") and cannot call its methods. Two endpoints under the server's
-// URL (path prefix included) do for them what [Server.StartInquiry] and
-// [Server.Transfer] do [own]. They take a bearer token as the operations
+// sandbox") and cannot call its methods. Endpoints under the server's URL
+// (path prefix included) do for them what [Server.StartInquiry],
+// [Server.Transfer], [Server.SetFaults] and [Server.SetDecision] do [own];
+// in Go, [ControlClient] calls them, for a sandbox in another process. They take a bearer token as the operations
 // do (a token from the login included; 401 and 403 as there), answer
 // errors in the same envelopes, are recorded by [Server.Requests] (with Op
 // zero) and counted by [Server.Stats]. No fault is drawn for them and
 // Idempotency-Key is ignored, though a GOAWAY fault on their connection
 // refuses them as any request on a stream above its last-stream-id. Other
 // paths under /sandbox/ are 404
-// NOT_FOUND.
+// NOT_FOUND. The bodies of POST {URL}/sandbox/faults and
+// {URL}/sandbox/decision must not carry unknown fields (400
+// VALIDATION_ERROR naming the field: a typo must not pass unnoticed).
+//
+// POST {URL}/sandbox/faults replaces the faults injected, as
+// [Server.SetFaults] does (their Times counts start again):
+//
+//	{"faults":[{"kind":"rate-limit","times":1,"retryAfter":"2s"},
+//	  {"kind":"internal","ops":["initiate"],"rate":0.5}]}
+//
+// kind is a [FaultKind]'s name (latency, rate-limit, unavailable, internal,
+// drop, reset-protocol-error, reset-refused-stream, goaway,
+// proxy-unavailable, gateway-unavailable); rate is from 0 to 1, 1 if
+// absent; ops names operations as [Operation.String] does (initiate,
+// resolve, generate-travel-address, decode-travel-address, submit-txid),
+// all if absent; times is at most how many requests the fault hits, no
+// limit if absent or 0; retryAfter and latency are Go durations ("2s",
+// "300ms"). {"faults":[]} turns injection off. A fault that cannot be is
+// 400 VALIDATION_ERROR with the field's path, such as "faults[0].kind";
+// nothing is changed then. The answer, as that of GET {URL}/sandbox/faults,
+// is 200 {"faults":[…]}, each fault as set with its rate and "fired", how
+// many requests it has hit since it was set.
+//
+// POST {URL}/sandbox/decision {"decision":"reject"} sets, as
+// [Server.SetDecision] does, what the sandbox decides on the transfers
+// initiated from then on: "approve", "reject", "none" (never: the transfer
+// stays received, with no callback), or "" (the server's own: approval, or
+// [WithApproval]'s function). It
+// answers 200 with the decision; one missing or unknown is 400
+// VALIDATION_ERROR for decision.
 //
 // POST {URL}/sandbox/inquiries starts an inbound inquiry, as the
 // counterparty VASP would. The body (application/json, at most 1 MiB) is

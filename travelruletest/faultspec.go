@@ -23,13 +23,13 @@ import (
 // checked as [Server.SetFaults] checks it; the error names the part at
 // fault.
 func ParseFault(spec string) (Fault, error) {
-	name, args, _ := strings.Cut(spec, ":")
+	name, args, colon := strings.Cut(spec, ":")
 	kind, ok := faultKindNamed(name)
 	if !ok {
 		return Fault{}, fmt.Errorf("travelruletest: ParseFault: unknown fault kind %q (one of %s)", name, strings.Join(faultKindNames(), ", "))
 	}
 	f := Fault{Kind: kind, Rate: 1}
-	if args != "" {
+	if colon {
 		for _, arg := range strings.Split(args, ",") {
 			if err := f.setArg(arg); err != nil {
 				return Fault{}, fmt.Errorf("travelruletest: ParseFault: %s: %w", name, err)
