@@ -24,21 +24,16 @@ var ErrMalformedCallback = errors.New("travelrule: malformed callback")
 
 // CallbackKind says which message a callback carries. The service sends no
 // type field or header, so the kind is inferred from the fields present;
-// see [ParseCallback].
+// see [ParseCallback]. Its values are lower-case words, stable across
+// releases: package journal stores them.
 type CallbackKind string
 
-// The kinds of callback [ParseCallback] recognises. The live service sends
-// four (its names in capitals): INQUIRY is [KindInquiry],
-// INQUIRY_RESOLUTION is [KindApproved] or [KindRejected],
-// TRANSFER_RESOLUTION is [KindStatus] and TRANSFER_CONFIRMATION is
-// [KindTxID].
+// The kinds of callback [ParseCallback] recognises: the live service's
+// four messages, INQUIRY, INQUIRY_RESOLUTION, TRANSFER_RESOLUTION and
+// TRANSFER_CONFIRMATION, in their live and their Travel Rule Protocol
+// (TRP) forms, TRP's cancellation, and anything else. Read the decision of
+// either resolution with [Callback.Decision].
 const (
-	// KindStatus is a status callback: the live service's
-	// TRANSFER_RESOLUTION, {"transferId","status","statusComment",
-	// "callback"}, sent to the originator once the beneficiary's VASP
-	// decided; or the excerpt's form {"transferId","status","txId",
-	// "timestamp"}.
-	KindStatus CallbackKind = "status"
 	// KindInquiry is an inbound inquiry, sent to the beneficiary's VASP:
 	// the live service's INQUIRY, {"asset","amount","callback","IVMS101"}
 	// with the parties in a nested IVMS101 payload, or with the payload's
@@ -47,22 +42,43 @@ const (
 	// initiation request plus "transferId" and "status":"inquiry". Answer
 	// it with [Client.ResolveInquiry].
 	KindInquiry CallbackKind = "inquiry"
-	// KindApproved is an approval (the live service's INQUIRY_RESOLUTION
-	// with approved true): {"approved":{"address":"…","callback":"…"}} as
-	// the Travel Rule Protocol (TRP) sends it, or {"approved":true} (or
-	// "true"), sent to the originator.
-	KindApproved CallbackKind = "approved"
-	// KindRejected is a rejection: the live service's INQUIRY_RESOLUTION
-	// with approved false (or "false"), or TRP's {"rejected":"reason"}.
-	KindRejected CallbackKind = "rejected"
-	// KindTxID is a transaction confirmation, sent to the beneficiary's
-	// VASP once the originator submitted the transaction's hash: the live
-	// service's TRANSFER_CONFIRMATION, {"txid":"…"}, as TRP has it.
-	KindTxID CallbackKind = "txid"
+	// KindInquiryResolution is the beneficiary VASP's answer to an
+	// inquiry, sent to the originator: the live service's
+	// INQUIRY_RESOLUTION, {"approved":true|false,"callback":"…"} (or
+	// "true"|"false"), or TRP's approval {"approved":{"address":"…",
+	// "callback":"…"}} or rejection {"rejected":"reason"}. Its
+	// [Callback.Decision] is [Approved] or [Rejected], never "".
+	KindInquiryResolution CallbackKind = "inquiry_resolution"
+	// KindTransferResolution is a status callback: the live service's
+	// TRANSFER_RESOLUTION, {"transferId","status","statusComment",
+	// "callback"}, sent to the originator once the beneficiary's VASP
+	// decided; or the excerpt's form {"transferId","status","txId",
+	// "timestamp"}. Its [Callback.Decision] is what its status says, ""
+	// for a status that decides nothing (such as "received").
+	KindTransferResolution CallbackKind = "transfer_resolution"
+	// KindTransferConfirmation is a transaction confirmation, sent to the
+	// beneficiary's VASP once the originator submitted the transaction's
+	// hash: the live service's TRANSFER_CONFIRMATION, {"txid":"…"}, as
+	// TRP has it.
+	KindTransferConfirmation CallbackKind = "transfer_confirmation"
 	// KindCanceled is a TRP cancellation: {"canceled":"reason"}.
 	KindCanceled CallbackKind = "canceled"
-	// KindUnknown is any other JSON object. Its fields are in Raw.
+	// KindUnknown is any other JSON object, or one that says both yes and
+	// no. Its fields are in Raw.
 	KindUnknown CallbackKind = "unknown"
+)
+
+// Decision is a beneficiary VASP's decision on a transfer: [Approved] or
+// [Rejected]. The zero value, "", is no decision. Read a callback's with
+// [Callback.Decision]; send one with [Approve] or [Reject].
+type Decision string
+
+// The decisions.
+const (
+	// Approved: the beneficiary's VASP accepts the transfer.
+	Approved Decision = "approved"
+	// Rejected: the beneficiary's VASP refuses the transfer.
+	Rejected Decision = "rejected"
 )
 
 // Callback is one callback request from the service, as decoded by
@@ -84,9 +100,11 @@ type Callback struct {
 	// service's inquiryResolution?q=<id>). Callbacks in TRP form
 	// (approvals, confirmations) may not carry it: match them by Ref.
 	TransferID string
-	// Status is the body's "status", such as the live service's
-	// "APPROVED" or "REJECTED", or "received", "approved", "rejected",
-	// "completed" or "inquiry".
+	// Status is the body's "status" as written, such as the live
+	// service's "APPROVED" (its docs show no other value), or "received",
+	// "completed" or "inquiry". Do not compare it with words of your own:
+	// read the decision with [Callback.Decision], which knows the
+	// spellings.
 	Status string
 	// StatusComment is a TRANSFER_RESOLUTION's "statusComment": the
 	// beneficiary VASP's reason for its decision. It comes from the other
@@ -150,6 +168,10 @@ type Callback struct {
 	// Raw is the whole body, byte for byte (a copy of ParseCallback's
 	// input).
 	Raw json.RawMessage
+
+	// decision is an INQUIRY_RESOLUTION's decision (KindInquiryResolution
+	// only): the body's "approved", or Rejected for TRP's "rejected".
+	decision Decision
 }
 
 // callbackWire holds the top-level fields ParseCallback reads, undecoded.
@@ -185,15 +207,15 @@ type callbackWire struct {
 // holding one); without an "IVMS101" member, an IVMS101 payload at the top
 // level (an "originatingVASP" object, or an "originator" object holding
 // "originatorPersons" or "originatorPerson"); or a "status" of "inquiry"
-// (in any case), gives [KindInquiry]; any other non-empty "status" [KindStatus]; without one,
-// an "approved" object, true or "true" gives [KindApproved], and false or
-// "false" [KindRejected]; then a "rejected" field [KindRejected], a
-// "canceled" (or "cancelled") field [KindCanceled] and a "txid" field
-// [KindTxID]; anything else is [KindUnknown]. It fails closed: a body that
-// says both yes and no (an approval beside a rejection, a cancellation or
-// a status such as "REJECTED"; a status such as "APPROVED" beside a
-// rejection), or an inquiry that also carries a decision, is
-// [KindUnknown].
+// (in any case), gives [KindInquiry]; any other non-empty "status"
+// [KindTransferResolution]; without one, an "approved" object, true,
+// false, "true" or "false" (in any case), or a "rejected" field, gives
+// [KindInquiryResolution]; then a "canceled" (or "cancelled") field
+// [KindCanceled] and a "txid" field [KindTransferConfirmation]; anything
+// else is [KindUnknown]. It fails closed: a body that says both yes and no
+// (an approval beside a rejection, a cancellation or a status such as
+// "REJECTED"; a status such as "APPROVED" beside a rejection), or an
+// inquiry that also carries a decision, is [KindUnknown].
 //
 // Field names match as written here. As with encoding/json, a spelling
 // that differs only in case matches too, filling the first field above it
@@ -242,11 +264,11 @@ func ParseCallback(body []byte) (*Callback, error) {
 	if w.IVMS101 == nil {
 		ivms = cbTopLevelIVMS101(trimmed, w)
 	}
-	cb.Kind = cbKind(cb.Status, ivms != nil, decision, w.Rejected != nil, canceled != nil, w.Txid != nil)
+	cb.Kind, cb.decision = cbKind(cb.Status, ivms != nil, decision, w.Rejected != nil, canceled != nil, w.Txid != nil)
 	switch cb.Kind {
 	case KindInquiry:
 		cbFillInquiry(cb, body, ivms)
-	case KindApproved, KindRejected:
+	case KindInquiryResolution:
 		if cb.Address == "" {
 			cb.Address = cbFindAddress(body)
 		}
@@ -438,62 +460,69 @@ func cbValueEnd(b []byte, i int) int {
 	return i
 }
 
-// cbKind chooses a callback's kind as [ParseCallback] documents. decision
-// is the "approved" field's: KindApproved, KindRejected or "". It fails
-// closed: a body that says both yes and no (an approval and a rejection,
+// cbKind chooses a callback's kind as [ParseCallback] documents, and for
+// a KindInquiryResolution its decision ("" for any other kind). decision
+// is the "approved" field's: Approved, Rejected or "". It fails closed: a
+// body that says both yes and no (an approval and a rejection,
 // cancellation or rejecting status; an approving status and a rejection),
 // or an inquiry that also carries a decision, is KindUnknown, left to a
 // person, never read as one of its halves.
-func cbKind(status string, ivms bool, decision CallbackKind, rejected, canceled, txid bool) CallbackKind {
+func cbKind(status string, ivms bool, decision Decision, rejected, canceled, txid bool) (CallbackKind, Decision) {
 	inquiry := ivms || strings.EqualFold(status, "inquiry")
 	says := statusDecision(status)
-	yes := decision == KindApproved || says == KindApproved
-	no := decision == KindRejected || rejected || canceled || says == KindRejected
+	yes := decision == Approved || says == Approved
+	no := decision == Rejected || rejected || canceled || says == Rejected
 	switch {
 	case yes && no, inquiry && (decision != "" || rejected || canceled):
-		return KindUnknown
+		return KindUnknown, ""
 	case inquiry:
-		return KindInquiry
+		return KindInquiry, ""
 	case status != "":
-		return KindStatus
+		return KindTransferResolution, ""
 	case decision != "":
-		return decision
+		return KindInquiryResolution, decision
 	case rejected:
-		return KindRejected
+		return KindInquiryResolution, Rejected
 	case canceled:
-		return KindCanceled
+		return KindCanceled, ""
 	case txid:
-		return KindTxID
+		return KindTransferConfirmation, ""
 	}
-	return KindUnknown
+	return KindUnknown, ""
 }
 
-// statusDecision is the decision a status says: KindApproved for
-// "approved", "completed", "confirmed" or "accepted", KindRejected for
-// "rejected", "declined", "canceled", "cancelled" or "failed" (in any
-// case), and "" for any other.
-func statusDecision(status string) CallbackKind {
+// statusDecision is the decision a status says: Approved for "approved",
+// "completed", "confirmed" or "accepted", Rejected for "rejected",
+// "declined", "canceled", "cancelled" or "failed" (in any case), and ""
+// for any other.
+func statusDecision(status string) Decision {
 	switch {
 	case oneOfFold(status, "approved", "completed", "confirmed", "accepted"):
-		return KindApproved
+		return Approved
 	case oneOfFold(status, "rejected", "declined", "canceled", "cancelled", "failed"):
-		return KindRejected
+		return Rejected
 	}
 	return ""
 }
 
-// Decision returns the decision the callback carries: KindApproved or
-// KindRejected for an approval or a rejection (an INQUIRY_RESOLUTION, or
-// TRP's forms), and for a status callback (a TRANSFER_RESOLUTION) whose
-// status decides: "approved", "completed", "confirmed" or "accepted"
-// approve, "rejected", "declined", "canceled", "cancelled" or "failed"
-// reject, in any case (the live service sends "APPROVED" and
-// "REJECTED"); "" for any other callback, a cancellation included.
-func (c Callback) Decision() CallbackKind {
+// Decision returns the decision the callback carries, [Approved] or
+// [Rejected], whichever form it came in: for a [KindInquiryResolution]
+// (the live service's INQUIRY_RESOLUTION, or TRP's approval or
+// rejection) the one it carries, never ""; for a [KindTransferResolution]
+// (a TRANSFER_RESOLUTION) the one its status says: "approved",
+// "completed", "confirmed" or "accepted" approve, "rejected", "declined",
+// "canceled", "cancelled" or "failed" reject, in any case (the live
+// service sends "APPROVED"), any other status none. Any other callback, a
+// cancellation included, carries none: "".
+//
+// The decision of an INQUIRY_RESOLUTION is set by [ParseCallback]: a
+// Callback of that kind made otherwise carries none. Make test callbacks
+// with ParseCallback.
+func (c Callback) Decision() Decision {
 	switch c.Kind {
-	case KindApproved, KindRejected:
-		return c.Kind
-	case KindStatus:
+	case KindInquiryResolution:
+		return c.decision
+	case KindTransferResolution:
 		return statusDecision(c.Status)
 	}
 	return ""
@@ -510,9 +539,9 @@ func oneOfFold(s string, set ...string) bool {
 }
 
 // cbDecision reads the "approved" field: an object (TRP's approval, whose
-// address and callback it puts in cb), true or "true" give KindApproved,
-// false or "false" KindRejected, anything else "".
-func cbDecision(cb *Callback, raw json.RawMessage) CallbackKind {
+// address and callback it puts in cb), true or "true" give Approved,
+// false or "false" Rejected (in any case), anything else "".
+func cbDecision(cb *Callback, raw json.RawMessage) Decision {
 	if cbIsObject(raw) {
 		var approved map[string]json.RawMessage
 		if json.Unmarshal(raw, &approved) != nil || approved == nil {
@@ -520,13 +549,13 @@ func cbDecision(cb *Callback, raw json.RawMessage) CallbackKind {
 		}
 		cb.Address = cbText(approved["address"])
 		cb.ApprovedCallback = cbText(approved["callback"])
-		return KindApproved
+		return Approved
 	}
 	switch v, _ := cbScalar(raw); strings.ToLower(v) {
 	case "true":
-		return KindApproved
+		return Approved
 	case "false":
-		return KindRejected
+		return Rejected
 	}
 	return ""
 }
@@ -614,9 +643,9 @@ func (c Callback) Format(f fmt.State, verb rune) {
 	if !c.Timestamp.IsZero() {
 		ts = c.Timestamp.Format(time.RFC3339Nano)
 	}
-	fmt.Fprintf(f, "{Kind:%s TransferID:%s Status:%s StatusComment:%s TxID:%s Timestamp:%s Ref:%s Address:%s ApprovedCallback:%s Reason:%s CallbackURL:%s Inquiry:",
+	fmt.Fprintf(f, "{Kind:%s TransferID:%s Status:%s StatusComment:%s TxID:%s Timestamp:%s Ref:%s Address:%s ApprovedCallback:%s Reason:%s CallbackURL:%s Decision:%s Inquiry:",
 		shownID(string(c.Kind)), shownIDNotIn(c.TransferID, pii), shownIDNotIn(c.Status, pii), mask(c.StatusComment), shownIDNotIn(c.TxID, pii), ts, shownID(c.Ref),
-		mask(c.Address), mask(c.ApprovedCallback), mask(c.Reason), mask(c.CallbackURL))
+		mask(c.Address), mask(c.ApprovedCallback), mask(c.Reason), mask(c.CallbackURL), c.Decision())
 	if c.Inquiry == nil {
 		fmt.Fprint(f, "<nil>")
 	} else {
@@ -713,15 +742,16 @@ func ivmsCode(s string) bool {
 		ivms101.AddressType(s).Valid() || ivms101.NationalIdentifierType(s).Valid() || ivms101.Version(s).Valid()
 }
 
-// LogValue implements slog.LogValuer: the kind, identifiers and status
-// only; an inquiry is logged as a [TransferRequest] is.
+// LogValue implements slog.LogValuer: the kind, decision, identifiers and
+// status only; an inquiry is logged as a [TransferRequest] is.
 func (c Callback) LogValue() slog.Value {
 	pii := c.piiValues()
-	attrs := make([]slog.Attr, 0, 8)
+	attrs := make([]slog.Attr, 0, 10)
 	attrs = append(attrs,
 		slog.String("kind", shownID(string(c.Kind))),
 		slog.String("transferId", shownIDNotIn(c.TransferID, pii)),
 		slog.String("status", shownIDNotIn(c.Status, pii)),
+		slog.String("decision", string(c.Decision())),
 		slog.String("txId", shownIDNotIn(c.TxID, pii)),
 		slog.String("ref", shownID(c.Ref)),
 	)

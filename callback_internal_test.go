@@ -174,3 +174,11 @@ func TestInquiryExactNameWins(t *testing.T) {
 		})
 	}
 }
+
+// WithDecision returns cb carrying the INQUIRY_RESOLUTION decision d, as
+// ParseCallback sets it: for the tables of package travelrule_test, which
+// compare whole callbacks.
+func WithDecision(cb Callback, d Decision) Callback {
+	cb.decision = d
+	return cb
+}

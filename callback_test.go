@@ -38,6 +38,12 @@ var cbLiveInquiryBody = func() string {
 	return strings.TrimSpace(string(b))
 }()
 
+// decided is cb as ParseCallback makes it for an INQUIRY_RESOLUTION that
+// carries d.
+func decided(d travelrule.Decision, cb travelrule.Callback) travelrule.Callback {
+	return travelrule.WithDecision(cb, d)
+}
+
 func TestParseCallbackKinds(t *testing.T) {
 	ts := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	tests := []struct {
@@ -46,53 +52,53 @@ func TestParseCallbackKinds(t *testing.T) {
 		want travelrule.Callback // Raw and Inquiry are checked apart
 	}{
 		{"sandbox status", `{"transferId":"tr-1","status":"approved","txId":"0xfeed","timestamp":"2025-03-01T12:00:00Z"}`,
-			travelrule.Callback{Kind: travelrule.KindStatus, TransferID: "tr-1", Status: "approved", TxID: "0xfeed", Timestamp: ts}},
+			travelrule.Callback{Kind: travelrule.KindTransferResolution, TransferID: "tr-1", Status: "approved", TxID: "0xfeed", Timestamp: ts}},
 		{"status without txId", `{"transferId":"tr-1","status":"received","timestamp":"2025-03-01T12:00:00Z"}`,
-			travelrule.Callback{Kind: travelrule.KindStatus, TransferID: "tr-1", Status: "received", Timestamp: ts}},
+			travelrule.Callback{Kind: travelrule.KindTransferResolution, TransferID: "tr-1", Status: "received", Timestamp: ts}},
 		{"numeric transferId", `{"transferId":12345678901234567890,"status":"completed"}`,
-			travelrule.Callback{Kind: travelrule.KindStatus, TransferID: "12345678901234567890", Status: "completed"}},
+			travelrule.Callback{Kind: travelrule.KindTransferResolution, TransferID: "12345678901234567890", Status: "completed"}},
 		{"unix timestamp", `{"transferId":"a","status":"rejected","timestamp":1740830400}`,
-			travelrule.Callback{Kind: travelrule.KindStatus, TransferID: "a", Status: "rejected", Timestamp: ts}},
+			travelrule.Callback{Kind: travelrule.KindTransferResolution, TransferID: "a", Status: "rejected", Timestamp: ts}},
 		{"bad timestamp ignored", `{"transferId":"a","status":"rejected","timestamp":"yesterday"}`,
-			travelrule.Callback{Kind: travelrule.KindStatus, TransferID: "a", Status: "rejected"}},
+			travelrule.Callback{Kind: travelrule.KindTransferResolution, TransferID: "a", Status: "rejected"}},
 		{"unknown fields kept", `{"transferId":"a","status":"x","nested":{"deep":[1,{"k":null}]},"n":1e9}`,
-			travelrule.Callback{Kind: travelrule.KindStatus, TransferID: "a", Status: "x"}},
+			travelrule.Callback{Kind: travelrule.KindTransferResolution, TransferID: "a", Status: "x"}},
 		{"TRP approved", `{"approved":{"address":"bc1qWALLET","callback":"https://b.example/trp?q=1"}}`,
-			travelrule.Callback{Kind: travelrule.KindApproved, Address: "bc1qWALLET", ApprovedCallback: "https://b.example/trp?q=1"}},
+			decided(travelrule.Approved, travelrule.Callback{Kind: travelrule.KindInquiryResolution, Address: "bc1qWALLET", ApprovedCallback: "https://b.example/trp?q=1"})},
 		{"TRP approved with transferId", `{"transferId":"t9","approved":{"address":"addr"}}`,
-			travelrule.Callback{Kind: travelrule.KindApproved, TransferID: "t9", Address: "addr"}},
+			decided(travelrule.Approved, travelrule.Callback{Kind: travelrule.KindInquiryResolution, TransferID: "t9", Address: "addr"})},
 		{"TRP rejected", `{"rejected":"sanctions hit"}`,
-			travelrule.Callback{Kind: travelrule.KindRejected, Reason: "sanctions hit"}},
-		{"TRP rejected null", `{"rejected":null}`, travelrule.Callback{Kind: travelrule.KindRejected}},
-		{"TRP txid", `{"txid":"0xbeef"}`, travelrule.Callback{Kind: travelrule.KindTxID, TxID: "0xbeef"}},
+			decided(travelrule.Rejected, travelrule.Callback{Kind: travelrule.KindInquiryResolution, Reason: "sanctions hit"})},
+		{"TRP rejected null", `{"rejected":null}`, decided(travelrule.Rejected, travelrule.Callback{Kind: travelrule.KindInquiryResolution})},
+		{"TRP txid", `{"txid":"0xbeef"}`, travelrule.Callback{Kind: travelrule.KindTransferConfirmation, TxID: "0xbeef"}},
 		{"TRP canceled", `{"canceled":"user aborted"}`, travelrule.Callback{Kind: travelrule.KindCanceled, Reason: "user aborted"}},
 		{"TRP cancelled (British)", `{"cancelled":"user aborted"}`, travelrule.Callback{Kind: travelrule.KindCanceled, Reason: "user aborted"}},
 		{"status wins over TRP txid", `{"transferId":"a","status":"completed","txid":"0x1"}`,
-			travelrule.Callback{Kind: travelrule.KindStatus, TransferID: "a", Status: "completed", TxID: "0x1"}},
+			travelrule.Callback{Kind: travelrule.KindTransferResolution, TransferID: "a", Status: "completed", TxID: "0x1"}},
 		{"approved neither an object nor a boolean", `{"approved":"yes"}`, travelrule.Callback{Kind: travelrule.KindUnknown}},
 		{"approved null", `{"approved":null}`, travelrule.Callback{Kind: travelrule.KindUnknown}},
 		// The live service's four kinds (live-service.md, Callbacks).
 		{"TRANSFER_RESOLUTION (the live vector's body)", `{"transferId":"abc","status":"APPROVED","statusComment":"ok","callback":"https://x"}`,
-			travelrule.Callback{Kind: travelrule.KindStatus, TransferID: "abc", Status: "APPROVED", StatusComment: "ok"}},
+			travelrule.Callback{Kind: travelrule.KindTransferResolution, TransferID: "abc", Status: "APPROVED", StatusComment: "ok"}},
 		{"TRANSFER_RESOLUTION rejected", `{"transferId":"abc","status":"REJECTED","statusComment":"name does not match","callback":"https://x"}`,
-			travelrule.Callback{Kind: travelrule.KindStatus, TransferID: "abc", Status: "REJECTED", StatusComment: "name does not match"}},
+			travelrule.Callback{Kind: travelrule.KindTransferResolution, TransferID: "abc", Status: "REJECTED", StatusComment: "name does not match"}},
 		{"INQUIRY_RESOLUTION as TRP sends it", `{"approved":{"address":"0xBENEFICIARYWALLET","callback":"https://svc.example/transfers/txId?q=t1"},"callback":"https://vasp.example/cb"}`,
-			travelrule.Callback{Kind: travelrule.KindApproved, Address: "0xBENEFICIARYWALLET", ApprovedCallback: "https://svc.example/transfers/txId?q=t1"}},
-		{"INQUIRY_RESOLUTION approved true", `{"approved":true,"callback":"https://vasp.example/cb"}`, travelrule.Callback{Kind: travelrule.KindApproved}},
-		{"INQUIRY_RESOLUTION approved \"true\"", `{"approved":"true","callback":"https://vasp.example/cb"}`, travelrule.Callback{Kind: travelrule.KindApproved}},
-		{"INQUIRY_RESOLUTION approved \"TRUE\"", `{"approved":"TRUE"}`, travelrule.Callback{Kind: travelrule.KindApproved}},
-		{"INQUIRY_RESOLUTION approved false", `{"approved":false,"callback":"https://vasp.example/cb"}`, travelrule.Callback{Kind: travelrule.KindRejected}},
-		{"INQUIRY_RESOLUTION approved \"false\"", `{"approved":"false","callback":"https://vasp.example/cb"}`, travelrule.Callback{Kind: travelrule.KindRejected}},
+			decided(travelrule.Approved, travelrule.Callback{Kind: travelrule.KindInquiryResolution, Address: "0xBENEFICIARYWALLET", ApprovedCallback: "https://svc.example/transfers/txId?q=t1"})},
+		{"INQUIRY_RESOLUTION approved true", `{"approved":true,"callback":"https://vasp.example/cb"}`, decided(travelrule.Approved, travelrule.Callback{Kind: travelrule.KindInquiryResolution})},
+		{"INQUIRY_RESOLUTION approved \"true\"", `{"approved":"true","callback":"https://vasp.example/cb"}`, decided(travelrule.Approved, travelrule.Callback{Kind: travelrule.KindInquiryResolution})},
+		{"INQUIRY_RESOLUTION approved \"TRUE\"", `{"approved":"TRUE"}`, decided(travelrule.Approved, travelrule.Callback{Kind: travelrule.KindInquiryResolution})},
+		{"INQUIRY_RESOLUTION approved false", `{"approved":false,"callback":"https://vasp.example/cb"}`, decided(travelrule.Rejected, travelrule.Callback{Kind: travelrule.KindInquiryResolution})},
+		{"INQUIRY_RESOLUTION approved \"false\"", `{"approved":"false","callback":"https://vasp.example/cb"}`, decided(travelrule.Rejected, travelrule.Callback{Kind: travelrule.KindInquiryResolution})},
 		{"the wallet address at the top", `{"approved":true,"walletAddress":"0xTOPWALLET","callback":"https://vasp.example/cb"}`,
-			travelrule.Callback{Kind: travelrule.KindApproved, Address: "0xTOPWALLET"}},
+			decided(travelrule.Approved, travelrule.Callback{Kind: travelrule.KindInquiryResolution, Address: "0xTOPWALLET"})},
 		{"the wallet address nested", `{"approved":true,"data":{"beneficiary":{"WalletAddress":"0xNESTEDWALLET"}}}`,
-			travelrule.Callback{Kind: travelrule.KindApproved, Address: "0xNESTEDWALLET"}},
+			decided(travelrule.Approved, travelrule.Callback{Kind: travelrule.KindInquiryResolution, Address: "0xNESTEDWALLET"})},
 		{"addresses at two depths that disagree are none", `{"approved":true,"data":{"address":"0xDEEPER"},"beneficiaryWalletAddress":"0xNEARER"}`,
-			travelrule.Callback{Kind: travelrule.KindApproved}},
+			decided(travelrule.Approved, travelrule.Callback{Kind: travelrule.KindInquiryResolution})},
 		{"approved.address wins over the top", `{"approved":{"address":"0xTRP"},"walletAddress":"0xTOP"}`,
-			travelrule.Callback{Kind: travelrule.KindApproved, Address: "0xTRP"}},
+			decided(travelrule.Approved, travelrule.Callback{Kind: travelrule.KindInquiryResolution, Address: "0xTRP"})},
 		{"an address that is not a string is not one", `{"approved":true,"address":{"line":"x"},"walletAddress":12}`,
-			travelrule.Callback{Kind: travelrule.KindApproved}},
+			decided(travelrule.Approved, travelrule.Callback{Kind: travelrule.KindInquiryResolution})},
 		// Fail closed: yes and no in one body is neither.
 		{"approved false beside an approving status", `{"approved":false,"status":"APPROVED"}`, travelrule.Callback{Kind: travelrule.KindUnknown, Status: "APPROVED"}},
 		{"an approval beside a rejection", `{"approved":{"address":"bc1q"},"rejected":"sanctions hit"}`,
@@ -100,26 +106,26 @@ func TestParseCallbackKinds(t *testing.T) {
 		{"approved true beside a rejecting status", `{"approved":true,"status":"rejected"}`, travelrule.Callback{Kind: travelrule.KindUnknown, Status: "rejected"}},
 		{"an approving status beside a cancellation", `{"status":"completed","canceled":"x"}`, travelrule.Callback{Kind: travelrule.KindUnknown, Status: "completed", Reason: "x"}},
 		{"a consistent status and rejection", `{"transferId":"t","status":"REJECTED","rejected":"no"}`,
-			travelrule.Callback{Kind: travelrule.KindStatus, TransferID: "t", Status: "REJECTED", Reason: "no"}},
-		{"a case variant never undoes the exact name", `{"approved":false,"APPROVED":true}`, travelrule.Callback{Kind: travelrule.KindRejected}},
-		{"nor comes before it", `{"APPROVED":true,"approved":false}`, travelrule.Callback{Kind: travelrule.KindRejected}},
-		{"the last of a member given twice", `{"approved":true,"approved":false}`, travelrule.Callback{Kind: travelrule.KindRejected}},
+			travelrule.Callback{Kind: travelrule.KindTransferResolution, TransferID: "t", Status: "REJECTED", Reason: "no"}},
+		{"a case variant never undoes the exact name", `{"approved":false,"APPROVED":true}`, decided(travelrule.Rejected, travelrule.Callback{Kind: travelrule.KindInquiryResolution})},
+		{"nor comes before it", `{"APPROVED":true,"approved":false}`, decided(travelrule.Rejected, travelrule.Callback{Kind: travelrule.KindInquiryResolution})},
+		{"the last of a member given twice", `{"approved":true,"approved":false}`, decided(travelrule.Rejected, travelrule.Callback{Kind: travelrule.KindInquiryResolution})},
 		{"a later null replaces", `{"transferId":"t","status":"APPROVED","status":null}`, travelrule.Callback{Kind: travelrule.KindUnknown, TransferID: "t"}},
 		{"the address of the sender is not the beneficiary's", `{"approved":true,"from":{"address":"bc1-ORIGINATOR"},"to":{"address":"bc1-BENEFICIARY"}}`,
-			travelrule.Callback{Kind: travelrule.KindApproved, Address: "bc1-BENEFICIARY"}},
+			decided(travelrule.Approved, travelrule.Callback{Kind: travelrule.KindInquiryResolution, Address: "bc1-BENEFICIARY"})},
 		{"addresses that disagree are none", `{"approved":true,"to":{"address":"bc1-ONE"},"beneficiary":{"walletAddress":"bc1-TWO"}}`,
-			travelrule.Callback{Kind: travelrule.KindApproved}},
+			decided(travelrule.Approved, travelrule.Callback{Kind: travelrule.KindInquiryResolution})},
 		{"addresses that agree are one", `{"approved":true,"walletAddress":"bc1-ONE","beneficiary":{"walletAddress":"bc1-ONE"}}`,
-			travelrule.Callback{Kind: travelrule.KindApproved, Address: "bc1-ONE"}},
+			decided(travelrule.Approved, travelrule.Callback{Kind: travelrule.KindInquiryResolution, Address: "bc1-ONE"})},
 		{"an address in an array", `{"approved":true,"beneficiary":[{"walletAddress":"bc1-IN-ARRAY"}]}`,
-			travelrule.Callback{Kind: travelrule.KindApproved, Address: "bc1-IN-ARRAY"}},
+			decided(travelrule.Approved, travelrule.Callback{Kind: travelrule.KindInquiryResolution, Address: "bc1-IN-ARRAY"})},
 		{"TRANSFER_CONFIRMATION", `{"txid":"0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060"}`,
-			travelrule.Callback{Kind: travelrule.KindTxID, TxID: "0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060"}},
+			travelrule.Callback{Kind: travelrule.KindTransferConfirmation, TxID: "0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060"}},
 		{"empty object", `{}`, travelrule.Callback{Kind: travelrule.KindUnknown}},
 		{"wrong types tolerated", `{"transferId":{"a":1},"status":["x"],"txId":true}`,
 			travelrule.Callback{Kind: travelrule.KindUnknown, TxID: "true"}},
 		{"whitespace around", " \n{\"transferId\":\"a\",\"status\":\"received\"}\n ",
-			travelrule.Callback{Kind: travelrule.KindStatus, TransferID: "a", Status: "received"}},
+			travelrule.Callback{Kind: travelrule.KindTransferResolution, TransferID: "a", Status: "received"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -419,8 +425,16 @@ func FuzzParseCallback(f *testing.F) {
 		if !bytes.Equal(cb.Raw, body) {
 			t.Fatal("Raw differs from the body")
 		}
+		switch d := cb.Decision(); {
+		case d != "" && d != travelrule.Approved && d != travelrule.Rejected:
+			t.Fatalf("decision %q", d)
+		case cb.Kind == travelrule.KindInquiryResolution && d == "":
+			t.Fatal("an inquiry resolution without a decision")
+		case d != "" && cb.Kind != travelrule.KindInquiryResolution && cb.Kind != travelrule.KindTransferResolution:
+			t.Fatalf("kind %s with decision %s", cb.Kind, d)
+		}
 		switch cb.Kind {
-		case travelrule.KindStatus, travelrule.KindApproved, travelrule.KindRejected, travelrule.KindTxID,
+		case travelrule.KindTransferResolution, travelrule.KindInquiryResolution, travelrule.KindTransferConfirmation,
 			travelrule.KindCanceled, travelrule.KindUnknown:
 			if cb.Inquiry != nil {
 				t.Fatalf("kind %s with an inquiry", cb.Kind)
@@ -466,29 +480,66 @@ func cbStripTime(s string) string {
 	return rest
 }
 
-// TestCallbackDecision: the decision of each kind of callback, read from
-// the live service's bodies and TRP's.
+// TestCallbackDecision: the kind and decision of each form of callback,
+// the live service's bodies and TRP's: a decision is read one way,
+// whichever message carries it, and a body that says yes and no carries
+// none.
 func TestCallbackDecision(t *testing.T) {
+	const (
+		ir = travelrule.KindInquiryResolution
+		tr = travelrule.KindTransferResolution
+	)
 	tests := []struct {
+		name string
 		body string
-		want travelrule.CallbackKind
+		kind travelrule.CallbackKind
+		want travelrule.Decision
 	}{
-		{`{"transferId":"t","status":"APPROVED","statusComment":"ok","callback":"https://x"}`, travelrule.KindApproved},
-		{`{"transferId":"t","status":"REJECTED","statusComment":"no","callback":"https://x"}`, travelrule.KindRejected},
-		{`{"transferId":"t","status":"completed"}`, travelrule.KindApproved},
-		{`{"transferId":"t","status":"Declined"}`, travelrule.KindRejected},
-		{`{"transferId":"t","status":"received"}`, ""},
-		{`{"approved":true,"callback":"https://x"}`, travelrule.KindApproved},
-		{`{"approved":{"address":"bc1q","callback":"https://x"}}`, travelrule.KindApproved},
-		{`{"approved":"false"}`, travelrule.KindRejected},
-		{`{"rejected":"policy"}`, travelrule.KindRejected},
-		{`{"canceled":"by the originator"}`, ""},
-		{`{"txid":"0xabc"}`, ""},
-		{`{"asset":"BTC","amount":"1","callback":"https://x/transfers/inquiryResolution?q=t","IVMS101":{}}`, ""},
+		{"live INQUIRY_RESOLUTION true", `{"approved":true,"callback":"https://x"}`, ir, travelrule.Approved},
+		{"live INQUIRY_RESOLUTION false", `{"approved":false,"callback":"https://x"}`, ir, travelrule.Rejected},
+		{`live INQUIRY_RESOLUTION "true"`, `{"approved":"true"}`, ir, travelrule.Approved},
+		{`live INQUIRY_RESOLUTION "false"`, `{"approved":"false"}`, ir, travelrule.Rejected},
+		{`live INQUIRY_RESOLUTION "False"`, `{"approved":"False"}`, ir, travelrule.Rejected},
+		{"TRP approval", `{"approved":{"address":"bc1q","callback":"https://x"}}`, ir, travelrule.Approved},
+		{"TRP approval, empty", `{"approved":{}}`, ir, travelrule.Approved},
+		{"TRP rejection", `{"rejected":"policy"}`, ir, travelrule.Rejected},
+		{"TRP rejection without reason", `{"rejected":null}`, ir, travelrule.Rejected},
+		{"TRP rejection beside approved false", `{"approved":false,"rejected":"policy"}`, ir, travelrule.Rejected},
+		{"TRANSFER_RESOLUTION APPROVED", `{"transferId":"t","status":"APPROVED","statusComment":"ok","callback":"https://x"}`, tr, travelrule.Approved},
+		{"TRANSFER_RESOLUTION REJECTED", `{"transferId":"t","status":"REJECTED","statusComment":"no","callback":"https://x"}`, tr, travelrule.Rejected},
+		{"TRANSFER_RESOLUTION approved", `{"transferId":"t","status":"approved"}`, tr, travelrule.Approved},
+		{"TRANSFER_RESOLUTION completed", `{"transferId":"t","status":"completed"}`, tr, travelrule.Approved},
+		{"TRANSFER_RESOLUTION Declined", `{"transferId":"t","status":"Declined"}`, tr, travelrule.Rejected},
+		{"TRANSFER_RESOLUTION of an unknown status", `{"transferId":"t","status":"ON HOLD"}`, tr, ""},
+		{"TRANSFER_RESOLUTION received", `{"transferId":"t","status":"received"}`, tr, ""},
+		{"TRANSFER_RESOLUTION beside a consistent approval", `{"transferId":"t","status":"APPROVED","approved":true}`, tr, travelrule.Approved},
+		{"TRANSFER_CONFIRMATION", `{"txid":"0xabc"}`, travelrule.KindTransferConfirmation, ""},
+		{"INQUIRY", `{"asset":"BTC","amount":"1","callback":"https://x/transfers/inquiryResolution?q=t","IVMS101":{}}`, travelrule.KindInquiry, ""},
+		{"cancellation", `{"canceled":"by the originator"}`, travelrule.KindCanceled, ""},
+		{"approved neither a boolean nor an object", `{"approved":"yes"}`, travelrule.KindUnknown, ""},
+		{"approval and rejection", `{"approved":true,"rejected":"x"}`, travelrule.KindUnknown, ""},
+		{"TRP approval and rejection", `{"approved":{"address":"a"},"rejected":"x"}`, travelrule.KindUnknown, ""},
+		{"approval and cancellation", `{"approved":"true","canceled":"x"}`, travelrule.KindUnknown, ""},
+		{"approval and a rejecting status", `{"approved":true,"status":"REJECTED"}`, travelrule.KindUnknown, ""},
+		{"rejection and an approving status", `{"approved":false,"status":"APPROVED"}`, travelrule.KindUnknown, ""},
+		{"TRP rejection and an approving status", `{"rejected":"x","status":"APPROVED"}`, travelrule.KindUnknown, ""},
+		{"an inquiry that decides", `{"status":"inquiry","approved":true}`, travelrule.KindUnknown, ""},
 	}
 	for _, tt := range tests {
-		cb, err := travelrule.ParseCallback([]byte(tt.body))
-		require.NoError(t, err)
-		assert.Equal(t, tt.want, cb.Decision(), tt.body)
+		t.Run(tt.name, func(t *testing.T) {
+			cb, err := travelrule.ParseCallback([]byte(tt.body))
+			require.NoError(t, err)
+			assert.Equal(t, tt.kind, cb.Kind)
+			assert.Equal(t, tt.want, cb.Decision())
+		})
 	}
+}
+
+// TestCallbackDecisionOfHandBuilt: a TRANSFER_RESOLUTION made by hand
+// decides by its status; an INQUIRY_RESOLUTION's decision is only
+// ParseCallback's, so one made by hand carries none.
+func TestCallbackDecisionOfHandBuilt(t *testing.T) {
+	assert.Equal(t, travelrule.Approved, travelrule.Callback{Kind: travelrule.KindTransferResolution, Status: "APPROVED"}.Decision())
+	assert.Equal(t, travelrule.Decision(""), travelrule.Callback{Kind: travelrule.KindInquiryResolution}.Decision())
+	assert.Equal(t, travelrule.Decision(""), travelrule.Callback{Kind: travelrule.KindUnknown, Status: "APPROVED"}.Decision())
 }

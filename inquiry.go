@@ -9,21 +9,49 @@ import (
 )
 
 // InquiryResolution is the body of POST /transfers/inquiryResolution
-// (part 2.4 of the interface description).
+// (part 2.4 of the interface description): the beneficiary VASP's decision
+// on an inquiry. Make one with [Approve] or [Reject].
 type InquiryResolution struct {
-	// Approved carries the decision; required. The description types it
-	// as a string and does not show its meaning; the sandbox takes "true"
-	// as approval and "false" as rejection (see docs/assumptions.md).
+	// Approved carries the decision as the service reads it: "true"
+	// approves, "false" rejects; required. [Client.ResolveInquiry] and
+	// [InquiryResolution.Validate] refuse any other value ("yes", "TRUE",
+	// "1", …) before anything is sent. The description types it as a
+	// string without showing its meaning (see docs/assumptions.md, A9).
 	Approved string `json:"approved"`
-	// Callback is an optional absolute http(s) URL.
+	// Callback is an optional absolute http(s) URL: where the service
+	// sends the transfer's confirmation (TRANSFER_CONFIRMATION) once the
+	// originator submitted the transaction. A capability URL (see
+	// [NewCallbackURL]) lets the callback handler match it.
 	Callback string `json:"callback,omitempty"`
 }
+
+// Approve returns the resolution that approves an inquiry, with the
+// callback URL for the transfer's confirmation (the Callback field of
+// [InquiryResolution]; "" for none):
+//
+//	res, err := client.ResolveInquiry(ctx, cb.TransferID, travelrule.Approve(confirmURL))
+func Approve(callbackURL string) *InquiryResolution {
+	return &InquiryResolution{Approved: wireApproved, Callback: callbackURL}
+}
+
+// Reject returns the resolution that rejects an inquiry.
+func Reject() *InquiryResolution {
+	return &InquiryResolution{Approved: wireRejected}
+}
+
+// wireApproved and wireRejected are the values of "approved" the service
+// reads as a decision.
+const (
+	wireApproved = "true"
+	wireRejected = "false"
+)
 
 // InquiryResult is the answer to a successful ResolveInquiry: the service
 // applied the resolution.
 type InquiryResult struct {
 	// Status is the service's boolean status: always true, since an
 	// answer whose status is false is an error matching [ErrNotApplied].
+	// Ask [InquiryResult.OK].
 	Status bool
 	// RequestID is the answer's X-Request-Id header, if any (empty when
 	// it repeats a personal value of the request).
@@ -35,11 +63,15 @@ type InquiryResult struct {
 }
 
 // Validate reports every fault of the resolution as a [*ValidationError],
-// or nil: approved is required, and callback, when set, must be an absolute
-// http(s) URL of at most 255 characters.
+// or nil: approved is required and must be "true" or "false", exactly,
+// and callback, when set, must be an absolute http(s) URL of at most 255
+// characters.
 func (r *InquiryResolution) Validate() error {
 	var errs []FieldError
 	errs = required(errs, "", "approved", r.Approved)
+	if r.Approved != "" && decisionOf(r.Approved) == "" {
+		errs = append(errs, FieldError{Field: "approved", Reason: `must be "true" or "false"`})
+	}
 	errs = length(errs, "callback", r.Callback, 1, 255)
 	if r.Callback != "" && !isAbsoluteHTTPURL(r.Callback) {
 		errs = append(errs, FieldError{Field: "callback", Reason: "must be an absolute http or https URL"})
@@ -61,6 +93,10 @@ func (r InquiryResolution) Format(f fmt.State, verb rune) {
 func (r InquiryResolution) LogValue() slog.Value {
 	return slog.GroupValue(slog.String("approved", shownID(r.Approved)))
 }
+
+// OK reports whether the service's answer said it applied the decision;
+// false for a nil result.
+func (r *InquiryResult) OK() bool { return r != nil && r.Status }
 
 // Format implements fmt.Formatter so that no verb prints the answer's body.
 func (r InquiryResult) Format(f fmt.State, verb rune) {
@@ -120,7 +156,7 @@ func (c *Client) ResolveInquiry(ctx context.Context, transferID string, r *Inqui
 	}
 	cl := &call{
 		client: c, op: op, url: c.inquiryURL + "?q=" + url.QueryEscape(transferID), body: body,
-		repeatable: true, pii: r, transferID: transferID, callback: r.Callback, decision: decisionOf(r.Approved),
+		repeatable: true, pii: r, transferID: transferID, callback: r.Callback, decision: string(decisionOf(r.Approved)),
 	}
 	ans, err := cl.send(ctx)
 	if err != nil {

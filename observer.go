@@ -46,10 +46,9 @@ type CallInfo struct {
 	// URL (see [NewCallbackURL]): InitiateTransfer's callback, or
 	// ResolveInquiry's when it has one; "" when the URL carries none.
 	CallbackRef string
-	// Decision is ResolveInquiry's decision: "approved" when Approved is
-	// true, "rejected" when it is false (as strconv.ParseBool reads it),
-	// "" for anything else and for other calls.
-	Decision string
+	// Decision is ResolveInquiry's decision, [Approved] or [Rejected];
+	// "" for other calls.
+	Decision Decision
 	// IdempotencyKey is the Idempotency-Key the request carries, if any
 	// (see [WithIdempotency]).
 	IdempotencyKey string
@@ -117,15 +116,17 @@ func outcomeOf(err error) CallOutcome {
 	return CallNotDone
 }
 
-// decisionOf is CallInfo.Decision for a resolution's Approved.
-func decisionOf(approved string) string {
-	switch b, err := strconv.ParseBool(approved); {
-	case err != nil:
-		return ""
-	case b:
-		return "approved"
+// decisionOf is the decision of a resolution's Approved: Approved for
+// "true", Rejected for "false", and "" for any other value, which
+// [InquiryResolution.Validate] refuses.
+func decisionOf(approved string) Decision {
+	switch approved {
+	case wireApproved:
+		return Approved
+	case wireRejected:
+		return Rejected
 	}
-	return "rejected"
+	return ""
 }
 
 // WithObserver adds an observer of the client's calls (see [Observer]).
@@ -156,7 +157,7 @@ func (cl *call) observe(ctx context.Context) (context.Context, error) {
 		CallbackRef:    CallbackRef(cl.callback),
 		IdempotencyKey: cl.key,
 		Digest:         sha256.Sum256(cl.body),
-		Decision:       cl.decision,
+		Decision:       Decision(cl.decision),
 	}
 	if cl.op != "InitiateTransfer" {
 		cl.info.TransferID = cl.transferID

@@ -189,7 +189,7 @@ func TestObserverSeesResolutionsAndTxIDs(t *testing.T) {
 		approved string
 		call     func(c *travelrule.Client) error
 		op       string
-		decision string
+		decision travelrule.Decision
 		outcome  travelrule.CallOutcome
 	}{
 		{name: "approved", body: `{"status":true}`, approved: "true", op: "ResolveInquiry", decision: "approved", outcome: travelrule.CallSucceeded},

@@ -15,8 +15,10 @@ import (
 // TxIDResult is the answer to a successful SubmitTxID. The service
 // documents no answer body: Status is its status when it sent one.
 type TxIDResult struct {
-	// Status is the answer's status as written ("true", "success"), or
-	// "" when the answer had none.
+	// Status is the answer's status as written, in lower case ("true",
+	// "success"), or "true" when the answer had none (an empty body, or
+	// one of unknown shape, is success; Raw keeps it). Do not compare it:
+	// ask [TxIDResult.OK].
 	Status string
 	// RequestID is the answer's X-Request-Id header, if any (empty when
 	// it repeats a personal value of the request).
@@ -26,6 +28,10 @@ type TxIDResult struct {
 	// Raw is the whole answer body, unknown fields included.
 	Raw json.RawMessage
 }
+
+// OK reports whether the service's answer said success (any of the
+// spellings of Status); false for a nil result.
+func (r *TxIDResult) OK() bool { return r != nil && saysSuccess(r.Status) }
 
 // Format implements fmt.Formatter so that no verb prints the answer's body.
 func (r TxIDResult) Format(f fmt.State, verb rune) {
@@ -82,6 +88,7 @@ func (c *Client) SubmitTxID(ctx context.Context, transferID, txID string) (*TxID
 	cl := &call{op: op, url: c.baseURL + "/transfers/txId?q=" + url.QueryEscape(transferID), body: body,
 		pii: noPII{}, txID: txID, transferID: transferID}
 	ans, err := c.run(ctx, cl, func(b []byte) outcome {
+		status = "true" // an answer without status, as statusText has it
 		trimmed := bytes.TrimLeft(b, " \t\r\n")
 		if len(trimmed) == 0 {
 			return outcomeSuccess
@@ -90,7 +97,9 @@ func (c *Client) SubmitTxID(ctx context.Context, transferID, txID string) (*TxID
 		if trimmed[0] != '{' || json.Unmarshal(b, &a) != nil {
 			return outcomeOther
 		}
-		status = a.Status.word
+		if a.Status.word != "" {
+			status = a.Status.word
+		}
 		if o := a.refusal(); o != outcomeSuccess {
 			return o
 		}

@@ -36,8 +36,8 @@ func TestSubmitTxID(t *testing.T) {
 // sending is retried, and an answer of unknown shape is kept, not refused.
 func TestSubmitTxIDIsRetried(t *testing.T) {
 	for _, tt := range []struct{ name, body, status string }{
-		{"empty body", ``, ""},
-		{"unknown shape", `{"transferId":"x","confirmed":true}`, ""},
+		{"empty body", ``, "true"},
+		{"unknown shape", `{"transferId":"x","confirmed":true}`, "true"},
 		{"wrapped", `{"status":"success","data":{"txId":"` + txHash + `"}}`, "success"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -55,6 +55,7 @@ func TestSubmitTxIDIsRetried(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, 2, res.Attempts)
 			assert.Equal(t, tt.status, res.Status)
+			assert.True(t, res.OK())
 			assert.Equal(t, tt.body, string(res.Raw))
 		})
 	}

@@ -17,8 +17,13 @@ import (
 func ExampleNewHandler() {
 	h := callback.NewHandler(func(ctx context.Context, cb *travelrule.Callback) error {
 		switch cb.Kind {
-		case travelrule.KindStatus:
-			fmt.Println("transfer", cb.TransferID, "is", cb.Status)
+		case travelrule.KindInquiryResolution, travelrule.KindTransferResolution:
+			switch cb.Decision() { // either message, any spelling
+			case travelrule.Approved:
+				fmt.Println("transfer", cb.TransferID, "approved")
+			case travelrule.Rejected:
+				fmt.Println("transfer", cb.TransferID, "rejected")
+			}
 		case travelrule.KindInquiry:
 			fmt.Println("inquiry about", cb.TransferID, "for", cb.Inquiry.Amount, cb.Inquiry.Asset)
 			// Decide, then answer with client.ResolveInquiry(ctx, cb.TransferID, ...).
@@ -49,7 +54,7 @@ func ExampleNewHandler() {
 		fmt.Println(resp.Status)
 	}
 	// Output:
-	// transfer tr-1 is approved
+	// transfer tr-1 approved
 	// 204 No Content
 	// 204 No Content
 	// inquiry about tr-2 for 0.25 BTC
@@ -138,7 +143,7 @@ func ExampleNewDataIntegrityVerifier() {
 		return
 	}
 	h := callback.NewHandler(func(ctx context.Context, cb *travelrule.Callback) error {
-		fmt.Println("verified:", cb.Kind, cb.TransferID, cb.Status)
+		fmt.Println("verified:", cb.Kind, cb.TransferID, cb.Decision())
 		return nil
 	}, callback.WithVerifier(v))
 
@@ -154,7 +159,7 @@ func ExampleNewDataIntegrityVerifier() {
 	}
 	// Output:
 	// 77bfd3f709658286…
-	// verified: status abc APPROVED
+	// verified: transfer_resolution abc approved
 	// 204
 	// 401
 }

@@ -136,7 +136,7 @@ func TestCallbackHandlerAccepts(t *testing.T) {
 	assert.Empty(t, a.body)
 	require.Equal(t, 1, rc.count())
 	cb := rc.last(t)
-	assert.Equal(t, travelrule.KindStatus, cb.Kind)
+	assert.Equal(t, travelrule.KindTransferResolution, cb.Kind)
 	assert.Equal(t, "tr-1", cb.TransferID)
 	assert.Equal(t, "approved", cb.Status)
 	assert.Equal(t, "0xfeed", cb.TxID)
@@ -282,11 +282,11 @@ func TestCallbackHandlerKinds(t *testing.T) {
 		body string
 		kind travelrule.CallbackKind
 	}{
-		{statusBody, travelrule.KindStatus},
+		{statusBody, travelrule.KindTransferResolution},
 		{`{"transferId":"t","status":"inquiry","asset":"BTC","amount":"1","originator":{"firstName":"A"},"beneficiary":{}}`, travelrule.KindInquiry},
-		{`{"approved":{"address":"bc1q","callback":"https://x.example/cb"}}`, travelrule.KindApproved},
-		{`{"rejected":"no"}`, travelrule.KindRejected},
-		{`{"txid":"0x1"}`, travelrule.KindTxID},
+		{`{"approved":{"address":"bc1q","callback":"https://x.example/cb"}}`, travelrule.KindInquiryResolution},
+		{`{"rejected":"no"}`, travelrule.KindInquiryResolution},
+		{`{"txid":"0x1"}`, travelrule.KindTransferConfirmation},
 		{`{"canceled":"gone"}`, travelrule.KindCanceled},
 		{`{"something":"else"}`, travelrule.KindUnknown},
 	}
@@ -394,10 +394,10 @@ func TestCallbackHandlerLogsNoPersonalData(t *testing.T) {
 	logger := slog.New(slog.NewJSONHandler(&lockedWriter{w: &buf, mu: &mu}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	fail := true
 	srv, _ := serve(t, func(_ context.Context, cb *travelrule.Callback) error {
-		if cb.Kind == travelrule.KindRejected {
+		if cb.Decision() == travelrule.Rejected {
 			panic("boom")
 		}
-		if fail && cb.Kind == travelrule.KindApproved {
+		if fail && cb.Decision() == travelrule.Approved {
 			fail = false
 			return errors.New("try later")
 		}

@@ -126,18 +126,21 @@ func TestLiveCallbacksAccepted(t *testing.T) {
 			assert.Equal(t, []string{"originator.originatorPersons[0].naturalPerson.dateAndPlaceOfBirth.placeOfBirth"}, cb.Unmapped)
 		}},
 		{"INQUIRY_RESOLUTION", "/travelrule/callback", liveInquiryResolution, func(t *testing.T, cb *travelrule.Callback) {
-			assert.Equal(t, travelrule.KindApproved, cb.Kind)
+			assert.Equal(t, travelrule.KindInquiryResolution, cb.Kind)
+			assert.Equal(t, travelrule.Approved, cb.Decision())
 			assert.Equal(t, "bc1qodalyswallet00000000000000000000000", cb.Address)
 			assert.Equal(t, "https://trp.travel-rule.com/transfers/txId?q=t-42", cb.ApprovedCallback)
 		}},
 		{"TRANSFER_RESOLUTION", "/travelrule/callback", liveTransferResolution, func(t *testing.T, cb *travelrule.Callback) {
-			assert.Equal(t, travelrule.KindStatus, cb.Kind)
+			assert.Equal(t, travelrule.KindTransferResolution, cb.Kind)
+			assert.Equal(t, travelrule.Rejected, cb.Decision())
 			assert.Equal(t, "t-42", cb.TransferID)
 			assert.Equal(t, "REJECTED", cb.Status)
 			assert.Equal(t, "the beneficiary is not our customer", cb.StatusComment)
 		}},
 		{"TRANSFER_CONFIRMATION", "/travelrule/callback", liveTransferConfirmation, func(t *testing.T, cb *travelrule.Callback) {
-			assert.Equal(t, travelrule.KindTxID, cb.Kind)
+			assert.Equal(t, travelrule.KindTransferConfirmation, cb.Kind)
+			assert.Empty(t, cb.Decision())
 			assert.Equal(t, "0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060", cb.TxID)
 		}},
 	}

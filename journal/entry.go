@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/vaspkit/travelrule"
 )
 
 // Direction says which side of a transfer this VASP is on.
@@ -102,7 +104,8 @@ type Entry struct {
 	// Stage is the furthest stage the evidence shows.
 	Stage Stage
 	// Decision is the beneficiary VASP's decision, "approved" or
-	// "rejected", once known.
+	// "rejected" (the words of [travelrule.Approved] and
+	// [travelrule.Rejected]), once known.
 	Decision string
 	// Started is the time of the entry's first record; Updated of its
 	// last.
@@ -173,7 +176,7 @@ func fold(key string, recs []record) *Entry {
 		case kindResolution:
 			e.reach(StageInitiated, r.At)
 			e.reach(StageInquiryAnswered, r.At)
-			e.decide(r.Decision, r.At)
+			e.decide(travelrule.Decision(r.Decision), r.At)
 		case kindTxID:
 			e.reach(StageInitiated, r.At)
 			e.reach(StageTxIDSubmitted, r.At)
@@ -224,20 +227,20 @@ func fold(key string, recs []record) *Entry {
 // callback applies a callback record to the entry.
 func (e *Entry) callback(r record) {
 	e.reach(StageInitiated, r.At)
-	switch r.Callback {
-	case "approved", "rejected":
-		// INQUIRY_RESOLUTION: the beneficiary's VASP answered.
+	switch travelrule.CallbackKind(r.Callback) {
+	case travelrule.KindInquiryResolution:
+		// The beneficiary's VASP answered.
 		e.reach(StageInquiryAnswered, r.At)
-		e.decide(r.Decision, r.At)
-	case "status":
+		e.decide(travelrule.Decision(r.Decision), r.At)
+	case travelrule.KindTransferResolution:
 		// TRANSFER_RESOLUTION, or a status of the excerpt's form.
 		if r.Decision != "" {
 			e.reach(StageResolved, r.At)
-			e.decide(r.Decision, r.At)
+			e.decide(travelrule.Decision(r.Decision), r.At)
 		}
-	case "canceled":
-		e.decide("rejected", r.At)
-	case "txid":
+	case travelrule.KindCanceled:
+		e.decide(travelrule.Rejected, r.At)
+	case travelrule.KindTransferConfirmation:
 		e.reach(StageConfirmed, r.At)
 	}
 }
@@ -253,12 +256,12 @@ func (e *Entry) reach(s Stage, t time.Time) {
 }
 
 // decide records a decision; a rejection stands once made.
-func (e *Entry) decide(d string, t time.Time) {
-	if d == "" || e.Decision == "rejected" {
+func (e *Entry) decide(d travelrule.Decision, t time.Time) {
+	if d == "" || e.Decision == string(travelrule.Rejected) {
 		return
 	}
-	if e.Decision != d {
-		e.Decision, e.Decided = d, t
+	if e.Decision != string(d) {
+		e.Decision, e.Decided = string(d), t
 	}
 }
 

@@ -1,8 +1,10 @@
 package journal
 
 import (
+	"maps"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -47,9 +49,21 @@ func outcomeRec(kind, call string, m int, tid string) record {
 	return record{Kind: kind, At: at(m), Call: call, Op: "InitiateTransfer", TransferID: tid, Attempts: 1}
 }
 
-func cbRec(kind string, m int, delivery, tid, status string) record {
-	decision := travelrule.Callback{Kind: travelrule.CallbackKind(kind), Status: status}.Decision()
-	return record{Kind: kindCallback, At: at(m), Callback: kind, TransferID: tid, Decision: string(decision), Delivery: delivery}
+// cbRec is the record of a callback of kind with status, as Delivered
+// writes it.
+func cbRec(kind travelrule.CallbackKind, m int, delivery, tid, status string) record {
+	decision := travelrule.Callback{Kind: kind, Status: status}.Decision()
+	return record{Kind: kindCallback, At: at(m), Callback: string(kind), TransferID: tid, Decision: string(decision), Delivery: delivery}
+}
+
+// resolvedRec is the record of an INQUIRY_RESOLUTION that decides d, as
+// Delivered writes it.
+func resolvedRec(d travelrule.Decision, m int, delivery, tid string) record {
+	cb, err := travelrule.ParseCallback([]byte(`{"approved":` + strconv.FormatBool(d == travelrule.Approved) + `}`))
+	if err != nil {
+		panic(err)
+	}
+	return record{Kind: kindCallback, At: at(m), Callback: string(cb.Kind), TransferID: tid, Decision: string(cb.Decision()), Delivery: delivery}
 }
 
 func resolutionRec(m int, tid, decision string) record {
@@ -99,14 +113,14 @@ var foldCases = []struct {
 	{
 		name: "outcome unknown, then a callback reconciles it",
 		key:  "o:r1",
-		recs: []record{sentRec("c1", 0), outcomeRec(kindUnknown, "c1", 1, ""), cbRec("status", 30, "d1", "t-7", "received")},
+		recs: []record{sentRec("c1", 0), outcomeRec(kindUnknown, "c1", 1, ""), cbRec(travelrule.KindTransferResolution, 30, "d1", "t-7", "received")},
 		want: Entry{Direction: Outbound, Ref: "r1", TransferID: "t-7", Initiation: InitiationStored, Reconciled: true, Initiations: 1,
 			Stage: StageInitiated, Since: since(map[Stage]time.Time{StageInitiated: at(30)}), Started: at(0), Updated: at(30)},
 	},
 	{
 		name: "sent without outcome, then a callback reconciles it",
 		key:  "o:r1",
-		recs: []record{sentRec("c1", 0), cbRec("approved", 40, "d1", "", "")},
+		recs: []record{sentRec("c1", 0), resolvedRec(travelrule.Approved, 40, "d1", "")},
 		want: Entry{Direction: Outbound, Ref: "r1", Initiation: InitiationStored, Reconciled: true, Initiations: 1,
 			Stage: StageInquiryAnswered, Since: since(map[Stage]time.Time{StageInitiated: at(40), StageInquiryAnswered: at(40)}),
 			Decision: "approved", Decided: at(40), Started: at(0), Updated: at(40)},
@@ -114,7 +128,7 @@ var foldCases = []struct {
 	{
 		name: "not stored, then a callback: stored after all",
 		key:  "o:r1",
-		recs: []record{sentRec("c1", 0), outcomeRec(kindNotStored, "c1", 1, ""), cbRec("status", 5, "d1", "t-2", "received")},
+		recs: []record{sentRec("c1", 0), outcomeRec(kindNotStored, "c1", 1, ""), cbRec(travelrule.KindTransferResolution, 5, "d1", "t-2", "received")},
 		want: Entry{Direction: Outbound, Ref: "r1", TransferID: "t-2", Initiation: InitiationStored, Initiations: 1,
 			Stage: StageInitiated, Since: since(map[Stage]time.Time{StageInitiated: at(5)}), Started: at(0), Updated: at(5)},
 	},
@@ -142,7 +156,7 @@ var foldCases = []struct {
 	{
 		name: "only callbacks",
 		key:  "o:tid.t-5",
-		recs: []record{cbRec("approved", 3, "d1", "t-5", "")},
+		recs: []record{resolvedRec(travelrule.Approved, 3, "d1", "t-5")},
 		want: Entry{Direction: Outbound, TransferID: "t-5", Initiation: "", Stage: StageInquiryAnswered,
 			Since:    since(map[Stage]time.Time{StageInitiated: at(3), StageInquiryAnswered: at(3)}),
 			Decision: "approved", Decided: at(3), Started: at(3), Updated: at(3)},
@@ -150,8 +164,8 @@ var foldCases = []struct {
 	{
 		name: "outbound to txId submitted",
 		key:  "o:r1",
-		recs: []record{sentRec("c1", 0), outcomeRec(kindStored, "c1", 1, "t-1"), cbRec("approved", 60, "d1", "", ""),
-			cbRec("status", 120, "d2", "t-1", "APPROVED"), txidRec(180, "t-1")},
+		recs: []record{sentRec("c1", 0), outcomeRec(kindStored, "c1", 1, "t-1"), resolvedRec(travelrule.Approved, 60, "d1", ""),
+			cbRec(travelrule.KindTransferResolution, 120, "d2", "t-1", "APPROVED"), txidRec(180, "t-1")},
 		want: Entry{Direction: Outbound, Ref: "r1", TransferID: "t-1", Initiation: InitiationStored, Initiations: 1,
 			Stage: StageTxIDSubmitted, Since: since(map[Stage]time.Time{StageInitiated: at(1), StageInquiryAnswered: at(60),
 				StageResolved: at(120), StageTxIDSubmitted: at(180)}),
@@ -160,8 +174,8 @@ var foldCases = []struct {
 	{
 		name: "outbound to confirmed",
 		key:  "o:r1",
-		recs: []record{sentRec("c1", 0), outcomeRec(kindStored, "c1", 1, "t-1"), cbRec("status", 120, "d2", "t-1", "completed"),
-			txidRec(180, "t-1"), cbRec("txid", 200, "d3", "", "")},
+		recs: []record{sentRec("c1", 0), outcomeRec(kindStored, "c1", 1, "t-1"), cbRec(travelrule.KindTransferResolution, 120, "d2", "t-1", "completed"),
+			txidRec(180, "t-1"), cbRec(travelrule.KindTransferConfirmation, 200, "d3", "", "")},
 		want: Entry{Direction: Outbound, Ref: "r1", TransferID: "t-1", Initiation: InitiationStored, Initiations: 1,
 			Stage: StageConfirmed, Since: since(map[Stage]time.Time{StageInitiated: at(1), StageResolved: at(120),
 				StageTxIDSubmitted: at(180), StageConfirmed: at(200)}),
@@ -170,14 +184,14 @@ var foldCases = []struct {
 	{
 		name: "inbound inquiry",
 		key:  "i:in-1",
-		recs: []record{cbRec("inquiry", 0, "d1", "in-1", "")},
+		recs: []record{cbRec(travelrule.KindInquiry, 0, "d1", "in-1", "")},
 		want: Entry{Direction: Inbound, TransferID: "in-1", Stage: StageInitiated,
 			Since: since(map[Stage]time.Time{StageInitiated: at(0)}), Started: at(0), Updated: at(0)},
 	},
 	{
 		name: "inbound inquiry answered",
 		key:  "i:in-1",
-		recs: []record{cbRec("inquiry", 0, "d1", "in-1", ""), resolutionRec(5, "in-1", "approved")},
+		recs: []record{cbRec(travelrule.KindInquiry, 0, "d1", "in-1", ""), resolutionRec(5, "in-1", "approved")},
 		want: Entry{Direction: Inbound, TransferID: "in-1", Stage: StageInquiryAnswered,
 			Since:    since(map[Stage]time.Time{StageInitiated: at(0), StageInquiryAnswered: at(5)}),
 			Decision: "approved", Decided: at(5), Started: at(0), Updated: at(5)},
@@ -185,7 +199,7 @@ var foldCases = []struct {
 	{
 		name: "inbound confirmed",
 		key:  "i:in-1",
-		recs: []record{cbRec("inquiry", 0, "d1", "in-1", ""), resolutionRec(5, "in-1", "approved"), cbRec("txid", 50, "d2", "", "")},
+		recs: []record{cbRec(travelrule.KindInquiry, 0, "d1", "in-1", ""), resolutionRec(5, "in-1", "approved"), cbRec(travelrule.KindTransferConfirmation, 50, "d2", "", "")},
 		want: Entry{Direction: Inbound, TransferID: "in-1", Stage: StageConfirmed,
 			Since:    since(map[Stage]time.Time{StageInitiated: at(0), StageInquiryAnswered: at(5), StageConfirmed: at(50)}),
 			Decision: "approved", Decided: at(5), Started: at(0), Updated: at(50)},
@@ -193,7 +207,7 @@ var foldCases = []struct {
 	{
 		name: "inbound inquiry rejected",
 		key:  "i:in-1",
-		recs: []record{cbRec("inquiry", 0, "d1", "in-1", ""), resolutionRec(5, "in-1", "rejected")},
+		recs: []record{cbRec(travelrule.KindInquiry, 0, "d1", "in-1", ""), resolutionRec(5, "in-1", "rejected")},
 		want: Entry{Direction: Inbound, TransferID: "in-1", Stage: StageInquiryAnswered,
 			Since:    since(map[Stage]time.Time{StageInitiated: at(0), StageInquiryAnswered: at(5)}),
 			Decision: "rejected", Decided: at(5), Started: at(0), Updated: at(5)},
@@ -201,8 +215,8 @@ var foldCases = []struct {
 	{
 		name: "approved, then rejected: the rejection stands",
 		key:  "o:r1",
-		recs: []record{sentRec("c1", 0), outcomeRec(kindStored, "c1", 1, "t-1"), cbRec("approved", 10, "d1", "", ""),
-			cbRec("status", 20, "d2", "t-1", "REJECTED")},
+		recs: []record{sentRec("c1", 0), outcomeRec(kindStored, "c1", 1, "t-1"), resolvedRec(travelrule.Approved, 10, "d1", ""),
+			cbRec(travelrule.KindTransferResolution, 20, "d2", "t-1", "REJECTED")},
 		want: Entry{Direction: Outbound, Ref: "r1", TransferID: "t-1", Initiation: InitiationStored, Initiations: 1,
 			Stage: StageResolved, Since: since(map[Stage]time.Time{StageInitiated: at(1), StageInquiryAnswered: at(10), StageResolved: at(20)}),
 			Decision: "rejected", Decided: at(20), Started: at(0), Updated: at(20)},
@@ -210,8 +224,8 @@ var foldCases = []struct {
 	{
 		name: "rejected, then approved: the rejection stands",
 		key:  "o:r1",
-		recs: []record{sentRec("c1", 0), outcomeRec(kindStored, "c1", 1, "t-1"), cbRec("rejected", 10, "d1", "", ""),
-			cbRec("status", 20, "d2", "t-1", "APPROVED")},
+		recs: []record{sentRec("c1", 0), outcomeRec(kindStored, "c1", 1, "t-1"), resolvedRec(travelrule.Rejected, 10, "d1", ""),
+			cbRec(travelrule.KindTransferResolution, 20, "d2", "t-1", "APPROVED")},
 		want: Entry{Direction: Outbound, Ref: "r1", TransferID: "t-1", Initiation: InitiationStored, Initiations: 1,
 			Stage: StageResolved, Since: since(map[Stage]time.Time{StageInitiated: at(1), StageInquiryAnswered: at(10), StageResolved: at(20)}),
 			Decision: "rejected", Decided: at(10), Started: at(0), Updated: at(20)},
@@ -219,8 +233,8 @@ var foldCases = []struct {
 	{
 		name: "canceled: rejected",
 		key:  "o:r1",
-		recs: []record{sentRec("c1", 0), outcomeRec(kindStored, "c1", 1, "t-1"), cbRec("canceled", 10, "d1", "", ""),
-			cbRec("approved", 20, "d2", "", "")},
+		recs: []record{sentRec("c1", 0), outcomeRec(kindStored, "c1", 1, "t-1"), cbRec(travelrule.KindCanceled, 10, "d1", "", ""),
+			resolvedRec(travelrule.Approved, 20, "d2", "")},
 		want: Entry{Direction: Outbound, Ref: "r1", TransferID: "t-1", Initiation: InitiationStored, Initiations: 1,
 			Stage: StageInquiryAnswered, Since: since(map[Stage]time.Time{StageInitiated: at(1), StageInquiryAnswered: at(20)}),
 			Decision: "rejected", Decided: at(10), Started: at(0), Updated: at(20)},
@@ -228,7 +242,7 @@ var foldCases = []struct {
 	{
 		name: "a status of no known word decides nothing",
 		key:  "o:r1",
-		recs: []record{sentRec("c1", 0), outcomeRec(kindStored, "c1", 1, "t-1"), cbRec("status", 10, "d1", "t-1", "ON HOLD")},
+		recs: []record{sentRec("c1", 0), outcomeRec(kindStored, "c1", 1, "t-1"), cbRec(travelrule.KindTransferResolution, 10, "d1", "t-1", "ON HOLD")},
 		want: Entry{Direction: Outbound, Ref: "r1", TransferID: "t-1", Initiation: InitiationStored, Initiations: 1,
 			Stage: StageInitiated, Since: since(map[Stage]time.Time{StageInitiated: at(1)}), Started: at(0), Updated: at(10)},
 	},
@@ -271,7 +285,7 @@ func TestFoldOrder(t *testing.T) {
 // TestFoldSkipsUndecodable: records that do not read (damaged, or without
 // a kind or a time) change nothing.
 func TestFoldSkipsUndecodable(t *testing.T) {
-	clean := enc(t, sentRec("c1", 0), outcomeRec(kindStored, "c1", 1, "t-1"), cbRec("approved", 60, "d1", "", ""))
+	clean := enc(t, sentRec("c1", 0), outcomeRec(kindStored, "c1", 1, "t-1"), resolvedRec(travelrule.Approved, 60, "d1", ""))
 	junk := [][]byte{
 		nil,
 		[]byte("not json"),
@@ -294,3 +308,56 @@ func TestFoldSkipsUndecodable(t *testing.T) {
 
 // foldRaw folds stored records, as the journal reads them.
 func foldRaw(key string, raw [][]byte) *Entry { return fold(key, decodeAll(raw)) }
+
+// TestUpgradeCallback: the callback kinds of older journals read as the
+// kinds they are now; an older approval or rejection without a decision
+// gets the one its kind said; today's kinds and the unknown pass.
+func TestUpgradeCallback(t *testing.T) {
+	tests := []struct{ kind, decision, wantKind, wantDecision string }{
+		{"approved", "", "inquiry_resolution", "approved"},
+		{"approved", "approved", "inquiry_resolution", "approved"},
+		{"rejected", "", "inquiry_resolution", "rejected"},
+		{"status", "approved", "transfer_resolution", "approved"},
+		{"status", "", "transfer_resolution", ""},
+		{"txid", "", "transfer_confirmation", ""},
+		{"inquiry", "", "inquiry", ""},
+		{"canceled", "", "canceled", ""},
+		{"inquiry_resolution", "rejected", "inquiry_resolution", "rejected"},
+		{"transfer_resolution", "", "transfer_resolution", ""},
+		{"something new", "", "something new", ""},
+	}
+	for _, tt := range tests {
+		k, d := upgradeCallback(tt.kind, tt.decision)
+		assert.Equal(t, tt.wantKind, k, tt.kind)
+		assert.Equal(t, tt.wantDecision, d, tt.kind)
+	}
+	// The kinds it upgrades to are the ones ParseCallback gives.
+	for _, body := range []string{`{"approved":true}`, `{"transferId":"t","status":"APPROVED"}`, `{"txid":"0x1"}`} {
+		cb, err := travelrule.ParseCallback([]byte(body))
+		require.NoError(t, err)
+		assert.Contains(t, slices.Collect(maps.Values(legacyCallbacks)), cb.Kind, body)
+	}
+}
+
+// TestFoldReadsOlderJournals: the records an older journal stored, with
+// the kinds named "approved", "rejected", "status" and "txid" (and an
+// approval without a decision, as before decisions were stored), fold to
+// the entry today's records of the same callbacks fold to.
+func TestFoldReadsOlderJournals(t *testing.T) {
+	old := func(kind, decision string, m int, delivery, tid string) []byte {
+		b, err := (&record{Kind: kindCallback, At: at(m), Callback: kind, Decision: decision, TransferID: tid, Delivery: delivery}).encode()
+		require.NoError(t, err)
+		return b
+	}
+	base := enc(t, sentRec("c1", 0), outcomeRec(kindStored, "c1", 1, "t-1"))
+	older := append(slices.Clone(base), old("approved", "", 60, "d1", ""), old("status", "approved", 120, "d2", "t-1"), old("txid", "", 200, "d3", ""))
+	today := append(slices.Clone(base), enc(t, resolvedRec(travelrule.Approved, 60, "d1", ""),
+		cbRec(travelrule.KindTransferResolution, 120, "d2", "t-1", "APPROVED"), cbRec(travelrule.KindTransferConfirmation, 200, "d3", "", ""))...)
+	want := foldRaw("o:r1", today)
+	require.Equal(t, StageConfirmed, want.Stage)
+	require.Equal(t, "approved", want.Decision)
+	assert.Equal(t, want, foldRaw("o:r1", older))
+
+	rejected := append(slices.Clone(base), old("rejected", "", 60, "d1", ""))
+	assert.Equal(t, "rejected", foldRaw("o:r1", rejected).Decision)
+}

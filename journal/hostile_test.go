@@ -43,7 +43,7 @@ func TestRefInUse(t *testing.T) {
 	require.NoError(t, err)
 	j.EndCall(c1, i1, &travelrule.CallEnd{Outcome: travelrule.CallSucceeded, TransferID: "t-1", Attempts: 1})
 	require.NoError(t, j.Delivered(ctx, &callback.Delivery{ID: "d1", Callback: &travelrule.Callback{
-		Kind: travelrule.KindStatus, Ref: "pay-r", TransferID: "t-1", Status: "REJECTED"}}))
+		Kind: travelrule.KindTransferResolution, Ref: "pay-r", TransferID: "t-1", Status: "REJECTED"}}))
 	// The payment is sent again, corrected, under the same reference:
 	// refused before anything is sent.
 	*now = now.Add(time.Hour)
@@ -158,7 +158,7 @@ func TestJoinRace(t *testing.T) {
 	}
 	store.armed.Store(true)
 	require.NoError(t, j.Delivered(ctx, &callback.Delivery{ID: "d-early", Callback: &travelrule.Callback{
-		Kind: travelrule.KindStatus, TransferID: "t-9", Status: "APPROVED"}}))
+		Kind: travelrule.KindTransferResolution, TransferID: "t-9", Status: "APPROVED"}}))
 	require.False(t, store.armed.Load(), "the race ran")
 	require.Zero(t, j.Lost())
 
@@ -273,7 +273,7 @@ func TestRefOfAResolution(t *testing.T) {
 	j.EndCall(c, info, &travelrule.CallEnd{Outcome: travelrule.CallSucceeded, TransferID: "in-4", Attempts: 1})
 	_, err = j.StartCall(ctx, &travelrule.CallInfo{Op: "InitiateTransfer", CallbackRef: "conf-4"})
 	require.ErrorIs(t, err, journal.ErrRefInUse)
-	require.NoError(t, j.Delivered(ctx, &callback.Delivery{ID: "d-conf", Callback: &travelrule.Callback{Kind: travelrule.KindTxID, Ref: "conf-4"}}))
+	require.NoError(t, j.Delivered(ctx, &callback.Delivery{ID: "d-conf", Callback: &travelrule.Callback{Kind: travelrule.KindTransferConfirmation, Ref: "conf-4"}}))
 	e, err := j.Entry(ctx, "in-4")
 	require.NoError(t, err)
 	assert.Equal(t, journal.StageConfirmed, e.Stage, "the confirmation is the inbound transfer's")
@@ -319,7 +319,7 @@ func TestRefLikeAnUnattachedKey(t *testing.T) {
 	require.NoError(t, err)
 	j.EndCall(c, info, &travelrule.CallEnd{Outcome: travelrule.CallOutcomeUnknown, Attempts: 1})
 	require.NoError(t, j.Delivered(ctx, &callback.Delivery{ID: "d-5", Callback: &travelrule.Callback{
-		Kind: travelrule.KindStatus, TransferID: "t-5", Status: "APPROVED"}}))
+		Kind: travelrule.KindTransferResolution, TransferID: "t-5", Status: "APPROVED"}}))
 	e, err := j.Entry(ctx, "tid.t-5")
 	require.NoError(t, err)
 	assert.Equal(t, journal.InitiationUnknown, e.Initiation)
@@ -347,7 +347,7 @@ func TestJoinNotWritten(t *testing.T) {
 	store := &failReadsOf{MemoryStore: journal.NewMemoryStore(0, 0), key: "u:t-6"}
 	j, _ := hostileJournal(t, store)
 	require.NoError(t, j.Delivered(ctx, &callback.Delivery{ID: "d-6", Callback: &travelrule.Callback{
-		Kind: travelrule.KindStatus, TransferID: "t-6", Status: "APPROVED"}}))
+		Kind: travelrule.KindTransferResolution, TransferID: "t-6", Status: "APPROVED"}}))
 	info := &travelrule.CallInfo{Op: "InitiateTransfer"}
 	c, err := j.StartCall(ctx, info)
 	require.NoError(t, err)

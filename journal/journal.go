@@ -248,7 +248,7 @@ func (j *Journal) endCall(ctx context.Context, st callState, info *travelrule.Ca
 			return nil
 		}
 		*key = inboundPrefix + info.TransferID
-		r.Kind, r.TransferID, r.Decision = kindResolution, info.TransferID, info.Decision
+		r.Kind, r.TransferID, r.Decision = kindResolution, info.TransferID, string(info.Decision)
 		if isID(info.CallbackRef) {
 			// The confirmation comes to the resolution's callback URL.
 			names = append(names, refName+info.CallbackRef)
@@ -277,9 +277,9 @@ func (j *Journal) endCall(ctx context.Context, st callState, info *travelrule.Ca
 // callback delivery on the entry of the transfer it names, which moves the
 // transfer on and turns an initiation whose outcome was unknown into one
 // stored by the service. An inbound inquiry (KindInquiry) is recorded on
-// the inbound entry of its transfer id, and a confirmation (KindTxID) on
-// the entry its capability URL's reference names, or the inbound entry of
-// its transfer id. Any other callback names its transfer by the verified
+// the inbound entry of its transfer id, and a confirmation
+// (KindTransferConfirmation) on the entry its capability URL's reference
+// names, or the inbound entry of its transfer id. Any other callback names its transfer by the verified
 // reference of the capability URL it arrived at (Callback.Ref), or by
 // its transfer id; one that names none is not recorded. Only identifiers
 // the handler verified or the callback's fmt form shows
@@ -311,7 +311,7 @@ func (j *Journal) deliver(ctx context.Context, kind travelrule.CallbackKind, ref
 			return nil
 		}
 		return j.append(ctx, inboundPrefix+tid, id, r)
-	case travelrule.KindTxID:
+	case travelrule.KindTransferConfirmation:
 		if key, err := j.lookup(ctx, refName, ref); err != nil || key != "" {
 			if err != nil {
 				return err

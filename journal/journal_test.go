@@ -213,7 +213,7 @@ func TestAdoptEarlyCallback(t *testing.T) {
 
 	now = now.Add(time.Minute)
 	require.NoError(t, j.Delivered(ctx, &callback.Delivery{ID: "delivery-1",
-		Callback: &travelrule.Callback{Kind: travelrule.KindStatus, TransferID: "t-9", Status: "APPROVED"}}))
+		Callback: &travelrule.Callback{Kind: travelrule.KindTransferResolution, TransferID: "t-9", Status: "APPROVED"}}))
 	early, err := j.Entry(ctx, "t-9")
 	require.NoError(t, err)
 	require.NotNil(t, early, "the early callback was recorded")

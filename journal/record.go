@@ -3,6 +3,8 @@ package journal
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/vaspkit/travelrule"
 )
 
 // The kinds of record a journal writes.
@@ -30,7 +32,7 @@ type record struct {
 	IdempotencyKey string    `json:"idempotencyKey,omitempty"` // the request's Idempotency-Key
 	Attempts       int       `json:"attempts,omitempty"`       // how many times the request was sent
 	Decision       string    `json:"decision,omitempty"`       // approved or rejected (a resolution's, or a callback's: Callback.Decision)
-	Callback       string    `json:"callback,omitempty"`       // a callback's kind (travelrule.CallbackKind)
+	Callback       string    `json:"callback,omitempty"`       // a callback's kind (travelrule.CallbackKind; older records: see legacyCallbacks)
 	Delivery       string    `json:"delivery,omitempty"`       // a callback delivery's id
 	Joined         string    `json:"joined,omitempty"`         // the unattached entry a joined record joins
 }
@@ -38,13 +40,42 @@ type record struct {
 func (r *record) encode() ([]byte, error) { return json.Marshal(r) }
 
 // decode reads a stored record; one that does not read is skipped by the
-// caller (a newer journal's, or damaged).
+// caller (a newer journal's, or damaged). A callback record of an older
+// journal is read in today's words (see upgradeCallback).
 func decode(b []byte) (record, bool) {
 	var r record
 	if json.Unmarshal(b, &r) != nil || r.Kind == "" || r.At.IsZero() {
 		return record{}, false
 	}
+	if r.Kind == kindCallback {
+		r.Callback, r.Decision = upgradeCallback(r.Callback, r.Decision)
+	}
 	return r, true
+}
+
+// legacyCallbacks are the callback kinds that records of older journals
+// hold, when kinds were named after their decision or field, and the kind
+// each is now. The decision of "approved" and "rejected" was their kind.
+var legacyCallbacks = map[string]travelrule.CallbackKind{
+	"approved": travelrule.KindInquiryResolution,
+	"rejected": travelrule.KindInquiryResolution,
+	"status":   travelrule.KindTransferResolution,
+	"txid":     travelrule.KindTransferConfirmation,
+}
+
+// upgradeCallback returns a stored callback record's kind and decision in
+// today's words: an older journal's kind becomes the kind it is now, and
+// an older "approved" or "rejected" record without a decision gets the
+// one its kind said.
+func upgradeCallback(kind, decision string) (string, string) {
+	now, ok := legacyCallbacks[kind]
+	if !ok {
+		return kind, decision
+	}
+	if decision == "" && (kind == string(travelrule.Approved) || kind == string(travelrule.Rejected)) {
+		decision = kind
+	}
+	return string(now), decision
 }
 
 // decodeAll reads the stored records that read, skipping the others.

@@ -2,6 +2,8 @@ package journal
 
 import (
 	"time"
+
+	"github.com/vaspkit/travelrule"
 )
 
 // RedeliveryWindow is how long the live service keeps redelivering a
@@ -115,7 +117,7 @@ func stuck(e *Entry, now time.Time, th Thresholds) (Rule, time.Time, bool) {
 	switch {
 	case e.Decision == "" && e.Stage < StageTxIDSubmitted && past(e.Since[StageInitiated], th.Resolution):
 		return RuleNoResolution, e.Since[StageInitiated], true
-	case e.Decision == "approved" && e.Stage < StageTxIDSubmitted && past(e.Decided, th.TxID):
+	case e.Decision == string(travelrule.Approved) && e.Stage < StageTxIDSubmitted && past(e.Decided, th.TxID):
 		return RuleNoTxID, e.Decided, true
 	}
 	return "", time.Time{}, false

@@ -419,7 +419,7 @@ func TestCallbackHandlerEndToEnd(t *testing.T) {
 	h := callback.NewHandler(func(_ context.Context, cb *travelrule.Callback) error {
 		mu.Lock()
 		defer mu.Unlock()
-		if cb.Kind == travelrule.KindStatus && !failed {
+		if cb.Kind == travelrule.KindTransferResolution && !failed {
 			failed = true
 			return assert.AnError
 		}
@@ -446,10 +446,12 @@ func TestCallbackHandlerEndToEnd(t *testing.T) {
 	}
 	cbs := received()
 	require.Len(t, cbs, 2)
-	assert.Equal(t, travelrule.KindApproved, cbs[0].Kind)
+	assert.Equal(t, travelrule.KindInquiryResolution, cbs[0].Kind)
+	assert.Equal(t, travelrule.Approved, cbs[0].Decision())
 	assert.Equal(t, "0xfeedbeef", cbs[0].Address, "the beneficiary's wallet")
 	assert.Equal(t, srv.URL+"/transfers/txId?q="+res.TransferID, cbs[0].ApprovedCallback)
-	assert.Equal(t, travelrule.KindStatus, cbs[1].Kind)
+	assert.Equal(t, travelrule.KindTransferResolution, cbs[1].Kind)
+	assert.Equal(t, travelrule.Approved, cbs[1].Decision())
 	assert.Equal(t, res.TransferID, cbs[1].TransferID)
 	assert.Equal(t, "APPROVED", cbs[1].Status)
 

@@ -190,7 +190,7 @@ func TestInquiryConfirmation(t *testing.T) {
 				&travelrule.InquiryResolution{Approved: "true", Callback: rc.URL + "/confirm"})
 			require.NoError(t, err)
 			confirmation := <-got
-			assert.Equal(t, travelrule.KindTxID, confirmation.Kind)
+			assert.Equal(t, travelrule.KindTransferConfirmation, confirmation.Kind)
 			tr, _ := srv.Transfer(id)
 			if tt.txID != "" {
 				assert.Equal(t, tt.txID, confirmation.TxID)
@@ -306,6 +306,6 @@ func TestResolutionCallbackWaitsForTheInquiry(t *testing.T) {
 		require.NoError(t, err)
 		got = append(got, cb.Kind)
 	}
-	assert.Equal(t, []travelrule.CallbackKind{travelrule.KindInquiry, travelrule.KindInquiry, travelrule.KindTxID}, got)
+	assert.Equal(t, []travelrule.CallbackKind{travelrule.KindInquiry, travelrule.KindInquiry, travelrule.KindTransferConfirmation}, got)
 	assert.Equal(t, "INQUIRY,TRANSFER_CONFIRMATION", kinds(srv.Callbacks()))
 }

@@ -132,14 +132,17 @@ func TestInquiryToTheIntegrator(t *testing.T) {
 			assert.Equal(t, "/originator/cb", ir.path)
 			assert.Equal(t, "/originator/cb", final.path)
 			assert.Equal(t, id, final.cb.TransferID)
-			assert.Equal(t, travelrule.KindStatus, final.cb.Kind)
+			assert.Equal(t, travelrule.KindTransferResolution, final.cb.Kind)
+			assert.Equal(t, travelrule.KindInquiryResolution, ir.cb.Kind)
 			if tt.approve {
-				assert.Equal(t, travelrule.KindApproved, ir.cb.Kind)
+				assert.Equal(t, travelrule.Approved, ir.cb.Decision())
+				assert.Equal(t, travelrule.Approved, final.cb.Decision())
 				assert.Equal(t, wallet, ir.cb.Address, "the beneficiary's wallet, from its travel address")
 				assert.Equal(t, srv.URL+"/transfers/txId?q="+id, ir.cb.ApprovedCallback)
 				assert.Equal(t, "APPROVED", final.cb.Status)
 			} else {
-				assert.Equal(t, travelrule.KindRejected, ir.cb.Kind)
+				assert.Equal(t, travelrule.Rejected, ir.cb.Decision())
+				assert.Equal(t, travelrule.Rejected, final.cb.Decision())
 				assert.Equal(t, "REJECTED", final.cb.Status)
 			}
 			assert.NotEmpty(t, final.cb.StatusComment)
@@ -159,7 +162,7 @@ func TestInquiryToTheIntegrator(t *testing.T) {
 			if tt.confirmation {
 				conf := beneficiary.next(t)
 				assert.Equal(t, "/vasp/confirm", conf.path)
-				assert.Equal(t, travelrule.KindTxID, conf.cb.Kind)
+				assert.Equal(t, travelrule.KindTransferConfirmation, conf.cb.Kind)
 				assert.Equal(t, hash, conf.cb.TxID)
 				n = 4
 			}

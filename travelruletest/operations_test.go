@@ -245,13 +245,14 @@ func TestResolveBadRequest(t *testing.T) {
 	tr, _ := srv.Transfer(id)
 	assert.Equal(t, travelruletest.StateInquiry, tr.State)
 
-	// Through the client, an approved value the sandbox does not know.
+	// Through the client, an approved value the sandbox does not know is
+	// refused before it is sent.
 	_, err = newClient(t, srv).ResolveInquiry(context.Background(), id, &travelrule.InquiryResolution{Approved: "maybe"})
-	require.ErrorIs(t, err, travelrule.ErrBadRequest)
-	var ae *travelrule.APIError
-	require.ErrorAs(t, err, &ae)
-	require.Len(t, ae.Fields, 1)
-	assert.Equal(t, "approved", ae.Fields[0].Field)
+	require.ErrorIs(t, err, travelrule.ErrInvalidRequest)
+	var ve *travelrule.ValidationError
+	require.ErrorAs(t, err, &ve)
+	require.Len(t, ve.Fields, 1)
+	assert.Equal(t, "approved", ve.Fields[0].Field)
 }
 
 func TestResolveNotFound(t *testing.T) {

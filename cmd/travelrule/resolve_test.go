@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -44,4 +45,28 @@ func TestResolveNotAppliedFails(t *testing.T) {
 	assert.Equal(t, "refused", failed["outcome"])
 	assert.NotContains(t, out, `"status":false`)
 	assert.Contains(t, errOut, "not applied")
+}
+
+// TestResolveRefusesOtherDecisions: --approved takes "true" or "false"
+// only; any other value is a usage error, and nothing is sent.
+func TestResolveRefusesOtherDecisions(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		hits.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"status":true}`))
+	}))
+	t.Cleanup(srv.Close)
+	env := map[string]string{"TRAVELRULE_BASE_URL": srv.URL, "TRAVELRULE_TOKEN": "tok-0123456789"}
+	for _, v := range []string{"yes", "maybe", "TRUE", "1"} {
+		code, out, errOut := runCLI(t, context.Background(), "", env, "resolve", "--transfer", "t-1", "--approved", v)
+		assert.Equal(t, exitUsage, code, v)
+		assert.Empty(t, out, v)
+		assert.Contains(t, errOut, `approved: must be "true" or "false"`, v)
+	}
+	assert.Zero(t, hits.Load(), "nothing was sent")
+
+	code, _, errOut := runCLI(t, context.Background(), "", env, "resolve", "--transfer", "t-1", "--approved", "false")
+	assert.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, int64(1), hits.Load())
 }

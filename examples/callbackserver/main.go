@@ -72,17 +72,20 @@ func run(ctx context.Context, addr string, key []byte, secret string, demo bool,
 	if err != nil {
 		return fmt.Errorf("TRAVELRULE_SIGNING_SECRET: %w", err)
 	}
-	resolved := make(chan string, 1)
+	resolved := make(chan travelrule.Decision, 1)
 	h := callback.NewHandler(func(ctx context.Context, cb *travelrule.Callback) error {
 		// Record the outcome against your own payment, found by cb.Ref.
+		// Decision reads either message's decision, whatever its spelling.
 		switch cb.Kind {
-		case travelrule.KindApproved, travelrule.KindRejected: // INQUIRY_RESOLUTION
-			fmt.Fprintf(out, "callback for payment %s: inquiry %s\n", cb.Ref, cb.Kind)
-		case travelrule.KindStatus: // TRANSFER_RESOLUTION
-			fmt.Fprintf(out, "callback for payment %s: transfer %s %s\n", cb.Ref, cb.TransferID, cb.Status)
-			select {
-			case resolved <- cb.Status:
-			default:
+		case travelrule.KindInquiryResolution: // the beneficiary's VASP answered the inquiry
+			fmt.Fprintf(out, "callback for payment %s: inquiry %s\n", cb.Ref, cb.Decision())
+		case travelrule.KindTransferResolution: // the transfer is decided
+			fmt.Fprintf(out, "callback for payment %s: transfer %s %s\n", cb.Ref, cb.TransferID, cb.Decision())
+			if cb.Decision() != "" {
+				select {
+				case resolved <- cb.Decision():
+				default:
+				}
 			}
 		}
 		return nil
@@ -128,8 +131,8 @@ func run(ctx context.Context, addr string, key []byte, secret string, demo bool,
 		return err
 	}
 	select {
-	case status := <-resolved:
-		fmt.Fprintf(out, "payment payment-1001 resolved: %s\n", status)
+	case decision := <-resolved:
+		fmt.Fprintf(out, "payment payment-1001 resolved: %s\n", decision)
 		return nil
 	case <-ctx.Done():
 		return errors.New("no TRANSFER_RESOLUTION before the end")

@@ -22,8 +22,8 @@ func TestCallbackServerDemo(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, run(ctx, "127.0.0.1:0", []byte("0123456789abcdef0123"), travelruletest.DefaultSigningSecret, true, callback.NewMemoryStore(0), &out))
 	assert.Contains(t, out.String(), "callback for payment payment-1001: inquiry approved\n")
-	assert.Regexp(t, `callback for payment payment-1001: transfer [0-9a-f-]{36} APPROVED\n`, out.String())
-	assert.Contains(t, out.String(), "payment payment-1001 resolved: APPROVED")
+	assert.Regexp(t, `callback for payment payment-1001: transfer [0-9a-f-]{36} approved\n`, out.String())
+	assert.Contains(t, out.String(), "payment payment-1001 resolved: approved")
 }
 
 // TestCallbackServerNeedsTheSigningSecret: callbacks are verified, never

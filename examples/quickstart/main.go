@@ -377,11 +377,11 @@ func (s *session) answerInquiry(ctx context.Context) (confirmRef string, err err
 	if err != nil {
 		return "", err
 	}
-	res, err := s.client.ResolveInquiry(ctx, cb.TransferID, &travelrule.InquiryResolution{Approved: "true", Callback: confirmURL})
+	res, err := s.client.ResolveInquiry(ctx, cb.TransferID, travelrule.Approve(confirmURL))
 	if err != nil {
 		return "", err
 	}
-	fmt.Fprintf(s.out, "→ ResolveInquiry approved=true ← status %t\n", res.Status)
+	fmt.Fprintf(s.out, "→ ResolveInquiry approved=true ← status %t\n", res.OK())
 	return confirmRef, nil
 }
 
@@ -394,12 +394,14 @@ func (s *session) awaitResolution(ctx context.Context, ref string) error {
 			return err
 		}
 		switch cb.Kind {
-		case travelrule.KindApproved:
-			fmt.Fprintf(s.out, "← INQUIRY_RESOLUTION approved, the beneficiary's wallet address %s\n", present(cb.Address))
-		case travelrule.KindRejected:
-			fmt.Fprintln(s.out, "← INQUIRY_RESOLUTION rejected")
-		case travelrule.KindStatus:
-			fmt.Fprintf(s.out, "← TRANSFER_RESOLUTION %s, transferId %s, comment %s\n", cb.Status, cb.TransferID, present(cb.StatusComment))
+		case travelrule.KindInquiryResolution:
+			if cb.Decision() == travelrule.Approved {
+				fmt.Fprintf(s.out, "← INQUIRY_RESOLUTION approved, the beneficiary's wallet address %s\n", present(cb.Address))
+			} else {
+				fmt.Fprintln(s.out, "← INQUIRY_RESOLUTION rejected")
+			}
+		case travelrule.KindTransferResolution:
+			fmt.Fprintf(s.out, "← TRANSFER_RESOLUTION %s (%s), transferId %s, comment %s\n", cb.Status, cb.Decision(), cb.TransferID, present(cb.StatusComment))
 			return nil
 		}
 	}
@@ -423,7 +425,7 @@ func (s *session) submitTxID(ctx context.Context, transferID, confirmRef string)
 		return nil
 	}
 	cb, err := s.await(ctx, "the confirmation", func(cb *travelrule.Callback) bool {
-		return cb.Ref == confirmRef && cb.Kind == travelrule.KindTxID
+		return cb.Ref == confirmRef && cb.Kind == travelrule.KindTransferConfirmation
 	})
 	if err != nil {
 		return err

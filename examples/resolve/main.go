@@ -26,7 +26,6 @@ import (
 	"net/http"
 	"os"
 	"regexp"
-	"strconv"
 	"time"
 
 	"github.com/vaspkit/travelrule"
@@ -61,9 +60,9 @@ func run(ctx context.Context, getenv func(string) string, args []string, out io.
 	}
 	res, err := client.ResolveInquiry(ctx, args[0], &travelrule.InquiryResolution{Approved: approved})
 	if err != nil {
-		return err // a *ValidationError when the transfer id is missing
+		return err // a *ValidationError when the transfer id is missing or the decision is not "true" or "false"
 	}
-	fmt.Fprintf(out, "inquiry %s resolved with approved=%s: status %t\n", args[0], approved, res.Status)
+	fmt.Fprintf(out, "inquiry %s resolved with approved=%s: status %t\n", args[0], approved, res.OK())
 	return nil
 }
 
@@ -110,19 +109,20 @@ func demo(ctx context.Context, out io.Writer) error {
 			shown(o.PersonType, o.PersonType == "natural" || o.PersonType == "legal"),
 			shown(o.Country, ivms101.ValidCountry(o.Country)), len(cb.Unmapped))
 		approved := screen(o) // your screening: sanctions lists, the names you hold
-		res, err := client.ResolveInquiry(ctx, cb.TransferID, &travelrule.InquiryResolution{
-			Approved: strconv.FormatBool(approved),
-			Callback: confirmURL, // where the TRANSFER_CONFIRMATION is to come
-		})
+		resolution := travelrule.Reject()
+		if approved {
+			resolution = travelrule.Approve(confirmURL) // where the TRANSFER_CONFIRMATION is to come
+		}
+		res, err := client.ResolveInquiry(ctx, cb.TransferID, resolution)
 		if err != nil {
 			return err // 500: the service delivers the inquiry again
 		}
-		fmt.Fprintf(out, "resolved with approved=%t: status %t\n", approved, res.Status)
+		fmt.Fprintf(out, "resolved with approved=%t: status %t\n", approved, res.OK())
 		return nil
 	}, callback.WithVerifier(verifier))
 	// The confirmation comes to the URL the resolution named.
 	callbacks := callback.NewHandler(func(ctx context.Context, cb *travelrule.Callback) error {
-		if cb.Kind == travelrule.KindTxID {
+		if cb.Kind == travelrule.KindTransferConfirmation {
 			select {
 			case confirmed <- cb.Ref:
 			default:
