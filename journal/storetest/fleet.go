@@ -184,7 +184,7 @@ func TestFleet(t *testing.T, open Open) {
 
 	confRef := unique("conf-")
 	confURL, _ := travelrule.NewCallbackURL("https://vasp.example/cb", confRef, []byte(capKey))
-	_, err = client.ResolveInquiry(ctx, inbound, &travelrule.InquiryResolution{Approved: "true", Callback: confURL})
+	_, err = client.ResolveInquiry(ctx, inbound, travelrule.Approve(confURL))
 	require.NoError(t, err)
 	deliver(t, handlerB, confURL, `{"txid":"0xfeedbeef"}`)
 	e, err = jB.Entry(ctx, inbound)
