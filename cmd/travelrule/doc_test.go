@@ -68,3 +68,34 @@ func TestDocsAreAccurate(t *testing.T) {
 		}
 	}
 }
+
+var secretVarRE = regexp.MustCompile(`\.secret\("(TRAVELRULE_[A-Z_]+)"`)
+
+// TestDocsNameSecretFiles: every secret the command reads with secret has
+// an X_FILE form, which the package documentation and the top-level usage
+// name.
+func TestDocsNameSecretFiles(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	require.NoError(t, err)
+	var vars []string
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for _, m := range secretVarRE.FindAllStringSubmatch(string(src), -1) {
+			vars = append(vars, m[1])
+		}
+	}
+	require.Subset(t, vars, []string{"TRAVELRULE_API_KEY", "TRAVELRULE_TOKEN", "TRAVELRULE_CLIENT_SECRET",
+		"TRAVELRULE_SIGNING_SECRET", "TRAVELRULE_WEBHOOK_SECRET", "TRAVELRULE_CALLBACK_KEY"})
+	f, err := parser.ParseFile(token.NewFileSet(), "main.go", nil, parser.ParseComments|parser.PackageClauseOnly)
+	require.NoError(t, err)
+	_, usage, _ := runCLI(t, context.Background(), "", nil, "--help")
+	for name, doc := range map[string]string{"package doc": f.Doc.Text(), "usage": usage} {
+		for _, v := range vars {
+			assert.True(t, strings.Contains(doc, v+"_FILE"), "%s names %s_FILE", name, v)
+		}
+	}
+}

@@ -19,22 +19,28 @@ import (
 // listen runs the callback handler on its own and prints each callback as a
 // JSON line on stdout; refusals and failures are logged on stderr.
 func (c *cli) listen(ctx context.Context, args []string) int {
-	fs := c.newFlagSet("listen", "[--addr HOST:PORT] [--path /callback] [--signing-secret-file FILE] [--show-pii]")
-	addr := fs.String("addr", defaultListenAddr, "the address to listen on")
+	fs := c.newFlagSet("listen", "[--addr HOST:PORT] [--path /callback] [--signing-secret-file FILE] [--show-pii]\n\n"+
+		"Secrets come from the environment, each VAR or VAR_FILE (a file that holds it), never from a flag:\n"+
+		"TRAVELRULE_SIGNING_SECRET (x-data-integrity), TRAVELRULE_WEBHOOK_SECRET (Standard Webhooks),\n"+
+		"TRAVELRULE_CALLBACK_KEY (capability callback URLs).")
+	addr := fs.String("addr", defaultListenAddr, "the address to listen on, HOST:PORT: 127.0.0.1:PORT for this machine only, 0.0.0.0:PORT for every interface")
 	path := fs.String("path", "/", "the path to serve callbacks on; one ending in / serves every path under it, such as /transfers/inquiry/ for the inquiries of a beneficiary's travel addresses")
 	showPII := fs.Bool("show-pii", false, "print personal data and the raw body instead of redacting them")
 	// Secrets default to "" and are read from the environment after
 	// parsing: a flag's default would print them in --help and usage errors.
 	sigFile := fs.String("signing-secret-file", "", "verify the live service's x-data-integrity signatures with the signing secret in this file, one trailing newline removed (default: env TRAVELRULE_SIGNING_SECRET_FILE, or the secret itself in env TRAVELRULE_SIGNING_SECRET; never a flag)")
-	secret := fs.String("secret", "", "verify Standard Webhooks HMAC signatures with this secret (default: env TRAVELRULE_WEBHOOK_SECRET, preferred: flags show in process lists)")
-	capKey := fs.String("capability-key", "", "accept only capability callback URLs made with this key (default: env TRAVELRULE_CALLBACK_KEY)")
+	refuseSecretFlag(fs, "secret", "TRAVELRULE_WEBHOOK_SECRET")
+	refuseSecretFlag(fs, "capability-key", "TRAVELRULE_CALLBACK_KEY")
 	if code, ok := c.parseFlags(fs, args); !ok {
 		return code
+	}
+	if err := checkListenAddr(*addr, defaultListenAddr); err != nil {
+		return c.usageError(fs, "%v", err)
 	}
 	if !strings.HasPrefix(*path, "/") {
 		return c.usageError(fs, "--path must start with /")
 	}
-	opts, verified, err := c.verification(*sigFile, *secret, *capKey)
+	opts, verified, err := c.verification(*sigFile)
 	if err != nil {
 		return c.usageError(fs, "%v", err)
 	}
@@ -54,7 +60,7 @@ func (c *cli) listen(ctx context.Context, args []string) int {
 		return exitFailed
 	}
 	if len(opts) == 0 {
-		fmt.Fprintln(c.stderr, "warning: verifying nothing: anyone who can reach this address can post callbacks; set TRAVELRULE_SIGNING_SECRET (the live service's x-data-integrity), TRAVELRULE_WEBHOOK_SECRET or --capability-key")
+		fmt.Fprintln(c.stderr, "warning: verifying nothing: anyone who can reach this address can post callbacks; set TRAVELRULE_SIGNING_SECRET (the live service's x-data-integrity), TRAVELRULE_WEBHOOK_SECRET or TRAVELRULE_CALLBACK_KEY (or their _FILE forms)")
 	} else {
 		fmt.Fprintf(c.stderr, "verifying %s\n", strings.Join(verified, " and "))
 	}
@@ -106,18 +112,21 @@ func listenServer(h http.Handler, t serverTimeouts) *http.Server {
 }
 
 // verification returns the handler's options that verify callbacks, from
-// the flags or else the environment (none when neither is set), and what
-// they verify, in words. A signing secret (the live service's
-// x-data-integrity) and a Standard Webhooks secret are not both taken: a
-// callback carries one signature, and the handler asks every verifier.
-func (c *cli) verification(sigFile, secret, capKey string) ([]callback.Option, []string, error) {
-	if secret == "" {
-		secret = c.getenv("TRAVELRULE_WEBHOOK_SECRET")
+// --signing-secret-file (sigFile) and the environment (none when nothing
+// is set), and what they verify, in words that name where each secret came
+// from. A signing secret (the live service's x-data-integrity) and a
+// Standard Webhooks secret are not both taken: a callback carries one
+// signature, and the handler asks every verifier.
+func (c *cli) verification(sigFile string) ([]callback.Option, []string, error) {
+	signing, sigSource, err := c.signingSecretFrom(sigFile)
+	if err != nil {
+		return nil, nil, err
 	}
-	if capKey == "" {
-		capKey = c.getenv("TRAVELRULE_CALLBACK_KEY")
+	secret, secretSource, err := c.secret("TRAVELRULE_WEBHOOK_SECRET", "Standard Webhooks secret")
+	if err != nil {
+		return nil, nil, err
 	}
-	signing, err := c.signingSecret(sigFile)
+	capKey, capSource, err := c.secret("TRAVELRULE_CALLBACK_KEY", "capability key")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -132,7 +141,7 @@ func (c *cli) verification(sigFile, secret, capKey string) ([]callback.Option, [
 			return nil, nil, err
 		}
 		opts = append(opts, callback.WithVerifier(v))
-		verified = append(verified, "x-data-integrity signatures")
+		verified = append(verified, "x-data-integrity signatures (secret from "+sigSource+")")
 	}
 	if secret != "" {
 		v, err := callback.NewWebhookVerifier(secret) // "whsec_<base64>" or raw
@@ -140,56 +149,38 @@ func (c *cli) verification(sigFile, secret, capKey string) ([]callback.Option, [
 			return nil, nil, err
 		}
 		opts = append(opts, callback.WithVerifier(v))
-		verified = append(verified, "Standard Webhooks signatures")
+		verified = append(verified, "Standard Webhooks signatures (secret from "+secretSource+")")
 	}
 	if capKey != "" {
 		opts = append(opts, callback.WithCapabilityKey([]byte(capKey)))
-		verified = append(verified, "capability callback URLs")
+		verified = append(verified, "capability callback URLs (key from "+capSource+")")
 	}
 	return opts, verified, nil
 }
 
 // signingSecret returns the live service's signing secret, or "" when none
 // is set: from the file --signing-secret-file names (file), else from the
-// file TRAVELRULE_SIGNING_SECRET_FILE names, else TRAVELRULE_SIGNING_SECRET.
-// Setting both variables is an error, as is a secret shorter than 16 bytes.
-// The secret is never a flag, and no error quotes it.
+// environment (TRAVELRULE_SIGNING_SECRET or the file
+// TRAVELRULE_SIGNING_SECRET_FILE names; setting both is an error). A secret
+// shorter than 16 bytes is an error. The secret is never a flag, and no
+// error quotes it.
 func (c *cli) signingSecret(file string) (string, error) {
-	source := "--signing-secret-file"
-	if file == "" {
-		file, source = c.getenv("TRAVELRULE_SIGNING_SECRET_FILE"), "TRAVELRULE_SIGNING_SECRET_FILE"
-		if file != "" && c.getenv("TRAVELRULE_SIGNING_SECRET") != "" {
-			return "", errors.New("both TRAVELRULE_SIGNING_SECRET and TRAVELRULE_SIGNING_SECRET_FILE are set: set one")
-		}
-	}
-	if file == "" {
-		secret := c.getenv("TRAVELRULE_SIGNING_SECRET")
-		if secret == "" {
-			return "", nil
-		}
-		return secret, checkSigningSecret(secret, "TRAVELRULE_SIGNING_SECRET")
-	}
-	secret, err := c.readSecretFile(file, "signing secret")
-	if err != nil {
-		return "", fmt.Errorf("the signing secret file of %s: %w", source, err)
-	}
-	return secret, checkSigningSecret(secret, "the signing secret file "+file)
+	secret, _, err := c.signingSecretFrom(file)
+	return secret, err
 }
 
-// checkSigningSecret says what makes secret unusable, naming where it came
-// from and never quoting it.
-func checkSigningSecret(secret, source string) error {
-	switch {
-	case secret == "":
-		return fmt.Errorf("%s holds no signing secret", source)
-	case strings.ContainsFunc(secret, func(r rune) bool { return r < ' ' || r == 0x7f }):
-		return fmt.Errorf("%s: the signing secret has a line break or a control character (a secret is one line; one trailing newline is removed)", source)
-	case strings.TrimSpace(secret) != secret:
-		return fmt.Errorf("%s: the signing secret has white space around it", source)
-	case len(secret) < 16:
-		return fmt.Errorf("%s: the signing secret is shorter than 16 bytes", source)
+// signingSecretFrom is signingSecret, with where the secret came from.
+func (c *cli) signingSecretFrom(file string) (secret, source string, err error) {
+	const what = "signing secret"
+	if file != "" {
+		secret, source, err = c.secretFile(file, "--signing-secret-file", what)
+	} else {
+		secret, source, err = c.secret("TRAVELRULE_SIGNING_SECRET", what)
 	}
-	return nil
+	if err == nil && secret != "" && len(secret) < 16 {
+		return "", "", fmt.Errorf("%s: the signing secret is shorter than 16 bytes", source)
+	}
+	return secret, source, err
 }
 
 // callbackHandler is the handler that prints each callback as a JSON line

@@ -22,7 +22,7 @@ import (
 	"github.com/vaspkit/travelrule/callback"
 )
 
-const warnNothingVerified = "warning: verifying nothing: anyone who can reach this address can post callbacks; set TRAVELRULE_SIGNING_SECRET (the live service's x-data-integrity), TRAVELRULE_WEBHOOK_SECRET or --capability-key"
+const warnNothingVerified = "warning: verifying nothing: anyone who can reach this address can post callbacks; set TRAVELRULE_SIGNING_SECRET (the live service's x-data-integrity), TRAVELRULE_WEBHOOK_SECRET or TRAVELRULE_CALLBACK_KEY (or their _FILE forms)"
 
 // TestListenLogsRefusals: each refused delivery is logged on stderr with
 // the handler's reason, and never with the body, the secret or the
@@ -69,29 +69,79 @@ func TestListenLogsRefusals(t *testing.T) {
 }
 
 // TestListenWarnsWhenVerifyingNothing: without a secret or a capability
-// key, listen warns that anyone can post callbacks.
+// key, listen warns that anyone can post callbacks; with them, it names
+// what it verifies and where each secret came from, never the secret.
 func TestListenWarnsWhenVerifyingNothing(t *testing.T) {
+	const webhook, signing, capKey = "PLANTED-webhook-0123456789", "PLANTED-signing-0123456789", "PLANTED-capkey-0123456789"
+	webhookFile, signingFile, capKeyFile := writeFile(t, "webhook", webhook+"\n"), writeFile(t, "signing", signing+"\n"), writeFile(t, "capkey", capKey)
 	tests := []struct {
-		name string
-		env  map[string]string
-		args []string
-		warn bool
+		name      string
+		env       map[string]string
+		args      []string
+		verifying string // "": the warning
 	}{
-		{"nothing", nil, nil, true},
-		{"secret from the environment", map[string]string{"TRAVELRULE_WEBHOOK_SECRET": "test-secret-0123456789"}, nil, false},
-		{"signing secret from the environment", map[string]string{"TRAVELRULE_SIGNING_SECRET": "signing-secret-0123456789"}, nil, false},
-		{"secret flag", nil, []string{"--secret", "test-secret-0123456789"}, false},
-		{"capability key from the environment", map[string]string{"TRAVELRULE_CALLBACK_KEY": "capability-key-0123456789"}, nil, false},
-		{"capability key flag", nil, []string{"--capability-key", "capability-key-0123456789"}, false},
+		{"nothing", nil, nil, ""},
+		{"secret from the environment", map[string]string{"TRAVELRULE_WEBHOOK_SECRET": webhook}, nil,
+			"verifying Standard Webhooks signatures (secret from TRAVELRULE_WEBHOOK_SECRET)"},
+		{"secret from a file", map[string]string{"TRAVELRULE_WEBHOOK_SECRET_FILE": webhookFile}, nil,
+			"verifying Standard Webhooks signatures (secret from TRAVELRULE_WEBHOOK_SECRET_FILE)"},
+		{"signing secret from the environment", map[string]string{"TRAVELRULE_SIGNING_SECRET": signing}, nil,
+			"verifying x-data-integrity signatures (secret from TRAVELRULE_SIGNING_SECRET)"},
+		{"signing secret from a file", map[string]string{"TRAVELRULE_SIGNING_SECRET_FILE": signingFile}, nil,
+			"verifying x-data-integrity signatures (secret from TRAVELRULE_SIGNING_SECRET_FILE)"},
+		{"signing secret from the flag", nil, []string{"--signing-secret-file", signingFile},
+			"verifying x-data-integrity signatures (secret from --signing-secret-file)"},
+		{"capability key from the environment", map[string]string{"TRAVELRULE_CALLBACK_KEY": capKey}, nil,
+			"verifying capability callback URLs (key from TRAVELRULE_CALLBACK_KEY)"},
+		{"capability key from a file", map[string]string{"TRAVELRULE_CALLBACK_KEY_FILE": capKeyFile}, nil,
+			"verifying capability callback URLs (key from TRAVELRULE_CALLBACK_KEY_FILE)"},
+		{"a signature and a capability key", map[string]string{"TRAVELRULE_SIGNING_SECRET": signing, "TRAVELRULE_CALLBACK_KEY_FILE": capKeyFile}, nil,
+			"verifying x-data-integrity signatures (secret from TRAVELRULE_SIGNING_SECRET) and capability callback URLs (key from TRAVELRULE_CALLBACK_KEY_FILE)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, _, errOut := startListen(t, tt.env, tt.args...)
-			if tt.warn {
+			_, out, errOut := startListen(t, tt.env, tt.args...)
+			if tt.verifying == "" {
 				errOut.waitFor(t, regexp.MustCompile(regexp.QuoteMeta(warnNothingVerified)))
 			} else {
+				assert.Contains(t, errOut.String(), tt.verifying+"\n")
 				assert.NotContains(t, errOut.String(), "verifying nothing")
 			}
+			assert.NotContains(t, out.String()+errOut.String(), "PLANTED")
+		})
+	}
+}
+
+// TestListenSecretErrors: a secret set twice (X and X_FILE), or not one
+// line, is a usage error that never quotes it.
+func TestListenSecretErrors(t *testing.T) {
+	const secret = "PLANTED-secret-0123456789"
+	file := writeFile(t, "secret", secret)
+	tests := []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"webhook secret twice", map[string]string{"TRAVELRULE_WEBHOOK_SECRET": secret, "TRAVELRULE_WEBHOOK_SECRET_FILE": file},
+			"both TRAVELRULE_WEBHOOK_SECRET and TRAVELRULE_WEBHOOK_SECRET_FILE are set: set one"},
+		{"capability key twice", map[string]string{"TRAVELRULE_CALLBACK_KEY": secret, "TRAVELRULE_CALLBACK_KEY_FILE": file},
+			"both TRAVELRULE_CALLBACK_KEY and TRAVELRULE_CALLBACK_KEY_FILE are set: set one"},
+		{"signing secret twice", map[string]string{"TRAVELRULE_SIGNING_SECRET": secret, "TRAVELRULE_SIGNING_SECRET_FILE": file},
+			"both TRAVELRULE_SIGNING_SECRET and TRAVELRULE_SIGNING_SECRET_FILE are set: set one"},
+		{"a missing capability key file", map[string]string{"TRAVELRULE_CALLBACK_KEY_FILE": "/nonexistent/key"},
+			"the capability key file of TRAVELRULE_CALLBACK_KEY_FILE: open /nonexistent/key: no such file or directory"},
+		{"a capability key of two lines", map[string]string{"TRAVELRULE_CALLBACK_KEY": secret + "\nmore"},
+			"TRAVELRULE_CALLBACK_KEY: the capability key has a line break or a control character"},
+		{"two signatures", map[string]string{"TRAVELRULE_SIGNING_SECRET": secret, "TRAVELRULE_WEBHOOK_SECRET_FILE": file},
+			"both a signing secret (x-data-integrity) and a Standard Webhooks secret are set"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := runCLI(t, context.Background(), "", tt.env, "listen", "--addr", "127.0.0.1:0")
+			assert.Equal(t, exitUsage, code, errOut)
+			assert.Contains(t, errOut, "travelrule listen: "+tt.want)
+			assert.Empty(t, out)
+			assert.NotContains(t, errOut, "PLANTED")
 		})
 	}
 }

@@ -26,27 +26,50 @@
 // by side. "travelrule help", -h and --help (also after a command) print
 // help on standard output.
 //
-// Settings come from flags or the environment: TRAVELRULE_BASE_URL, and
-// credentials, the first of: the live service's API key, in
-// TRAVELRULE_API_KEY or in the file TRAVELRULE_API_KEY_FILE (or
-// --api-key-file) names, never in a flag; TRAVELRULE_TOKEN (a bearer JWT);
-// or TRAVELRULE_TOKEN_URL, TRAVELRULE_CLIENT_ID, TRAVELRULE_CLIENT_SECRET
-// and TRAVELRULE_SCOPES (client credentials). listen verifies callbacks with
-// the live service's signing secret (its x-data-integrity header), in
-// TRAVELRULE_SIGNING_SECRET or in the file TRAVELRULE_SIGNING_SECRET_FILE
-// (or --signing-secret-file) names, never in a flag; or with
-// TRAVELRULE_WEBHOOK_SECRET (Standard Webhooks signatures); and with
-// TRAVELRULE_CALLBACK_KEY (capability callback URLs); it warns when it has
-// none. "listen --path /transfers/inquiry/" receives a beneficiary's
+// Settings come from flags or the environment. Secrets come only from the
+// environment, never from a flag (a flag's value shows in process lists):
+// each secret X is in the variable X or in the file that X_FILE names, one
+// trailing newline removed, never both; a flag that once took a secret
+// (--token, listen's --secret and --capability-key) is a usage error that
+// names the variables. The commands that call the service take
+// TRAVELRULE_BASE_URL and credentials of exactly one kind: the live
+// service's API key, TRAVELRULE_API_KEY or TRAVELRULE_API_KEY_FILE (or
+// --api-key-file); a bearer JWT, TRAVELRULE_TOKEN or TRAVELRULE_TOKEN_FILE;
+// or client credentials, TRAVELRULE_TOKEN_URL, TRAVELRULE_CLIENT_ID,
+// TRAVELRULE_CLIENT_SECRET or TRAVELRULE_CLIENT_SECRET_FILE, and
+// TRAVELRULE_SCOPES. Credentials of two kinds, or client credentials with a
+// part missing, are a usage error; stderr names the source of the
+// credentials in use ("travelrule: credentials: API key from
+// TRAVELRULE_API_KEY_FILE"), never their values. listen verifies callbacks
+// with the live service's signing secret (its x-data-integrity header),
+// TRAVELRULE_SIGNING_SECRET or TRAVELRULE_SIGNING_SECRET_FILE (or
+// --signing-secret-file); or with TRAVELRULE_WEBHOOK_SECRET or
+// TRAVELRULE_WEBHOOK_SECRET_FILE (Standard Webhooks signatures); and with
+// TRAVELRULE_CALLBACK_KEY or TRAVELRULE_CALLBACK_KEY_FILE (capability
+// callback URLs); it names what it verifies and from where, and warns when
+// it verifies nothing. listen's --addr is HOST:PORT: 127.0.0.1:PORT for
+// this machine only, 0.0.0.0:PORT for every interface; a bare port is
+// refused. "listen --path /transfers/inquiry/" receives a beneficiary's
 // inbound inquiries. sandbox signs its callbacks as the live service does,
 // with the same signing secret (by default the sandbox's published one,
 // which it prints), or, with --standard-webhooks or
-// TRAVELRULE_WEBHOOK_SECRET, with Standard Webhooks headers. It accepts the
+// TRAVELRULE_WEBHOOK_SECRET (or TRAVELRULE_WEBHOOK_SECRET_FILE; never a
+// flag: --callback-secret is refused), with Standard Webhooks headers, and
+// says which secret it uses, never its value. It accepts the
 // API key of TRAVELRULE_API_KEY (or TRAVELRULE_API_KEY_FILE, or
 // --api-key-file) and the client credentials of TRAVELRULE_CLIENT_ID and
 // TRAVELRULE_CLIENT_SECRET when they are set, else its published ones;
 // off loopback (an --addr outside 127.0.0.0/8 and ::1, other than
-// localhost) it refuses to start with any published credential.
+// localhost) it refuses to start with any published credential. It
+// misbehaves on demand: --fault KIND[:KEY=VALUE,...] (repeatable) injects
+// faults into the operations (rate-limit, a 429 with Retry-After;
+// internal, a 500 after the transfer was stored; drop; and the others
+// travelruletest.FaultKind lists), --decision reject (or none) makes it
+// reject (or never decide) the transfers initiated, and its control plane
+// (POST {base}/sandbox/faults and /sandbox/decision,
+// travelruletest.ControlClient in Go) changes both while it runs. --tls
+// serves HTTPS under a self-signed certificate made at start, written to a
+// file it names (--tls-ca-file chooses it) for curl --cacert.
 // transfers reads the transfer journal (package journal) from the Redis or
 // PostgreSQL store that TRAVELRULE_JOURNAL_URL names (redis://… or
 // postgres://…; never a flag, since it may hold a password).
@@ -131,6 +154,15 @@ func commands() []command {
 	}
 }
 
+// commandNames are the names of commands(), in order.
+func commandNames() []string {
+	var names []string
+	for _, cmd := range commands() {
+		names = append(names, cmd.name)
+	}
+	return names
+}
+
 func (c *cli) run(ctx context.Context, args []string) int {
 	if len(args) == 0 {
 		c.usage(c.stderr)
@@ -149,7 +181,11 @@ func (c *cli) run(ctx context.Context, args []string) int {
 			return cmd.run(c, ctx, args[1:])
 		}
 	}
-	fmt.Fprintf(c.stderr, "%s: unknown command %q\n\n", programName, args[0])
+	fmt.Fprintf(c.stderr, "%s: unknown command %q", programName, args[0])
+	if near := suggest(args[0], commandNames()); near != "" {
+		fmt.Fprintf(c.stderr, ": did you mean %q?", near)
+	}
+	fmt.Fprint(c.stderr, "\n\n")
 	c.usage(c.stderr)
 	return exitUsage
 }
@@ -161,17 +197,22 @@ func (c *cli) usage(w io.Writer) {
 	}
 	fmt.Fprintf(w, "\nRun '%s <command> --help' for a command's flags.\n", programName)
 	fmt.Fprintf(w, `
-Environment:
+Environment (a secret X is in X or in the file X_FILE names, never both, never a flag):
   TRAVELRULE_BASE_URL       the service's base URL
-  TRAVELRULE_API_KEY        the live service's API key (never a flag), or
-  TRAVELRULE_API_KEY_FILE   a file that holds it (also --api-key-file); a key wins over
-  TRAVELRULE_TOKEN          a bearer JWT, or client credentials:
-  TRAVELRULE_TOKEN_URL, TRAVELRULE_CLIENT_ID, TRAVELRULE_CLIENT_SECRET, TRAVELRULE_SCOPES
+Credentials, of one kind only (stderr names the source in use):
+  TRAVELRULE_API_KEY        the live service's API key, or
+  TRAVELRULE_API_KEY_FILE   a file that holds it (also --api-key-file); or
+  TRAVELRULE_TOKEN          a bearer JWT, or TRAVELRULE_TOKEN_FILE; or client credentials:
+  TRAVELRULE_TOKEN_URL, TRAVELRULE_CLIENT_ID, TRAVELRULE_CLIENT_SECRET (or
+  TRAVELRULE_CLIENT_SECRET_FILE), TRAVELRULE_SCOPES
+Callbacks:
   TRAVELRULE_SIGNING_SECRET the live service's callback signing secret, x-data-integrity
                             (listen verifies, sandbox signs), or
   TRAVELRULE_SIGNING_SECRET_FILE a file that holds it (also --signing-secret-file)
-  TRAVELRULE_WEBHOOK_SECRET the Standard Webhooks secret (listen verifies, sandbox signs)
-  TRAVELRULE_CALLBACK_KEY   listen: accept only capability callback URLs made with this key
+  TRAVELRULE_WEBHOOK_SECRET the Standard Webhooks secret (listen verifies, sandbox signs),
+                            or TRAVELRULE_WEBHOOK_SECRET_FILE
+  TRAVELRULE_CALLBACK_KEY   listen: accept only capability callback URLs made with this key,
+                            or TRAVELRULE_CALLBACK_KEY_FILE
   TRAVELRULE_JOURNAL_URL    transfers: the journal's store, redis://… or postgres://…
 The sandbox accepts the API key and client credentials above, when set, instead
 of its published ones, and off loopback starts only with credentials of your own
@@ -234,6 +275,9 @@ func (c *cli) parse(fs *flag.FlagSet, args []string) (int, bool) {
 	err := fs.Parse(args)
 	switch {
 	case err == nil:
+		if err := refusedSecretFlag(fs); err != nil {
+			return c.usageError(fs, "%v", err), false
+		}
 		return 0, true
 	case errors.Is(err, flag.ErrHelp):
 		printUsage(fs, c.stdout)

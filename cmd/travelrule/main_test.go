@@ -168,8 +168,11 @@ func TestUsageErrorsOnStderr(t *testing.T) {
 		want string
 	}{
 		{nil, "Commands:"},
-		{[]string{"nope"}, `unknown command "nope"`},
-		{[]string{"help", "nope"}, `unknown command "nope"`},
+		{[]string{"nope"}, "travelrule: unknown command \"nope\"\n"},
+		{[]string{"help", "nope"}, "travelrule: unknown command \"nope\"\n"},
+		{[]string{"initate"}, `travelrule: unknown command "initate": did you mean "initiate"?` + "\n"},
+		{[]string{"help", "trasnfers"}, `unknown command "trasnfers": did you mean "transfers"?`},
+		{[]string{"vers", "--help"}, `unknown command "vers": did you mean "version"?`},
 		{[]string{"resolve", "--transfer", "t-1"}, "--approved is required"},
 		{[]string{"resolve", "--approved", "true"}, "--transfer is required"},
 		{[]string{"initiate", "--bogus"}, "travelrule initiate: flag provided but not defined: -bogus"},

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+)
+
+// Where the command's secrets come from: an environment variable X or the
+// file that X_FILE names, never a flag (a flag's value shows in process
+// lists, /proc/PID/cmdline, and shell histories).
+
+// secret returns the secret of the environment variable name, or of the
+// file that name+"_FILE" names (one trailing newline removed), and where
+// it came from: name, name+"_FILE", or "" when neither is set. Setting
+// both is an error, as is a secret that cannot be one line of a header:
+// none in the file, a line break or a control character, white space
+// around it. what names the secret in errors ("token", "client secret");
+// no error quotes it.
+func (c *cli) secret(name, what string) (value, source string, err error) {
+	fileVar := name + "_FILE"
+	file := c.getenv(fileVar)
+	value = c.getenv(name)
+	switch {
+	case file != "" && value != "":
+		return "", "", fmt.Errorf("both %s and %s are set: set one", name, fileVar)
+	case file != "":
+		return c.secretFile(file, fileVar, what)
+	case value == "":
+		return "", "", nil
+	}
+	if err := checkSecret(value, name, what); err != nil {
+		return "", "", err
+	}
+	return value, name, nil
+}
+
+// secretFile returns the secret in file, which source (a flag or an
+// environment variable) names, as secret does.
+func (c *cli) secretFile(file, source, what string) (value, from string, err error) {
+	value, err = c.readSecretFile(file, what)
+	if err != nil {
+		return "", "", fmt.Errorf("the %s file of %s: %w", what, source, err)
+	}
+	if err := checkSecret(value, "the "+what+" file "+file, what); err != nil {
+		return "", "", err
+	}
+	return value, source, nil
+}
+
+// maxSecretFile bounds the size of a secret's file: a secret is a line.
+const maxSecretFile = 4 << 10
+
+// readSecretFile reads the secret (what: "API key", "signing secret") in
+// the file name, with one trailing newline ("\n" or "\r\n") removed. It
+// warns on stderr when the file is open to group or others: such a file is
+// refused by nothing else (a Kubernetes secret volume is 0644 unless told
+// otherwise), so it is not refused here.
+func (c *cli) readSecretFile(name, what string) (string, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	if !st.Mode().IsRegular() {
+		return "", fmt.Errorf("%s is not a regular file", name)
+	}
+	if perm := st.Mode().Perm(); perm&0o077 != 0 && runtime.GOOS != "windows" {
+		fmt.Fprintf(c.stderr, "warning: the %s file %s is open to group or others (mode %04o): chmod 600 %s\n", what, name, perm, name)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxSecretFile+1))
+	if err != nil {
+		return "", err
+	}
+	if len(data) > maxSecretFile {
+		return "", fmt.Errorf("%s is larger than %d bytes: not one %s", name, maxSecretFile, what)
+	}
+	key := strings.TrimSuffix(string(data), "\n")
+	if len(key) < len(data) {
+		key = strings.TrimSuffix(key, "\r")
+	}
+	return key, nil
+}
+
+// checkSecret says what makes secret (what: "API key") unusable, naming
+// where it came from and never quoting it.
+func checkSecret(secret, source, what string) error {
+	switch {
+	case secret == "":
+		return fmt.Errorf("%s holds no %s", source, what)
+	case strings.ContainsFunc(secret, func(r rune) bool { return r < ' ' || r == 0x7f }):
+		return fmt.Errorf("%s: the %s has a line break or a control character (a %s is one line; one trailing newline is removed)", source, what, what)
+	case strings.TrimSpace(secret) != secret:
+		return fmt.Errorf("%s: the %s has white space around it", source, what)
+	}
+	return nil
+}
+
+// refusedFlag is the value of a flag that once took a secret on the
+// command line: the environment variable that takes the secret instead.
+// It keeps no value; parse refuses the flag.
+type refusedFlag string
+
+func (refusedFlag) String() string   { return "" }
+func (refusedFlag) Set(string) error { return nil }
+
+// refuseSecretFlag defines the flag name, which once took the secret of
+// the environment variable env: parse refuses it with a usage error that
+// names env and env_FILE, so that a script that used it learns what to
+// do instead.
+func refuseSecretFlag(fs *flag.FlagSet, name, env string) {
+	fs.Var(refusedFlag(env), name, "refused: a `secret` on the command line shows in process lists; set "+env+" or "+env+"_FILE")
+}
+
+// refusedSecretFlag returns the usage error of the first refused flag set
+// on fs, or nil. It never holds the flag's value.
+func refusedSecretFlag(fs *flag.FlagSet) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if env, ok := f.Value.(refusedFlag); ok && err == nil {
+			err = fmt.Errorf("--%s is refused: a secret on the command line shows in process lists (/proc/PID/cmdline) and shell histories; set %s, or %s_FILE to a file that holds it", f.Name, string(env), string(env))
+		}
+	})
+	return err
+}
