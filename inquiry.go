@@ -156,7 +156,7 @@ func (c *Client) ResolveInquiry(ctx context.Context, transferID string, r *Inqui
 	}
 	cl := &call{
 		client: c, op: op, url: c.inquiryURL + "?q=" + url.QueryEscape(transferID), body: body,
-		repeatable: true, pii: r, transferID: transferID, callback: r.Callback, decision: string(decisionOf(r.Approved)),
+		repeatable: true, pii: r, transferID: transferID, callback: r.Callback, decision: decisionOf(r.Approved),
 	}
 	ans, err := cl.send(ctx)
 	if err != nil {

@@ -157,7 +157,7 @@ func (cl *call) observe(ctx context.Context) (context.Context, error) {
 		CallbackRef:    CallbackRef(cl.callback),
 		IdempotencyKey: cl.key,
 		Digest:         sha256.Sum256(cl.body),
-		Decision:       Decision(cl.decision),
+		Decision:       cl.decision,
 	}
 	if cl.op != "InitiateTransfer" {
 		cl.info.TransferID = cl.transferID

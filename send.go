@@ -41,7 +41,7 @@ type call struct {
 
 	hidden   int8              // hidesTransferID's answer for hiddenID: 0 not asked, 1 shown, 2 hidden
 	hiddenID string            // the transfer id hidden is about
-	decision string            // ResolveInquiry's, for CallInfo
+	decision Decision          // ResolveInquiry's, for CallInfo
 	info     *CallInfo         // while observers watch the call (observer.go)
 	obsCtx   []context.Context // the context each observer's StartCall returned
 

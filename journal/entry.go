@@ -103,10 +103,9 @@ type Entry struct {
 	Initiations int
 	// Stage is the furthest stage the evidence shows.
 	Stage Stage
-	// Decision is the beneficiary VASP's decision, "approved" or
-	// "rejected" (the words of [travelrule.Approved] and
-	// [travelrule.Rejected]), once known.
-	Decision string
+	// Decision is the beneficiary VASP's decision, [travelrule.Approved]
+	// or [travelrule.Rejected], once known ("" before).
+	Decision travelrule.Decision
 	// Started is the time of the entry's first record; Updated of its
 	// last.
 	Started, Updated time.Time
@@ -257,11 +256,11 @@ func (e *Entry) reach(s Stage, t time.Time) {
 
 // decide records a decision; a rejection stands once made.
 func (e *Entry) decide(d travelrule.Decision, t time.Time) {
-	if d == "" || e.Decision == string(travelrule.Rejected) {
+	if d == "" || e.Decision == travelrule.Rejected {
 		return
 	}
-	if e.Decision != string(d) {
-		e.Decision, e.Decided = string(d), t
+	if e.Decision != d {
+		e.Decision, e.Decided = d, t
 	}
 }
 

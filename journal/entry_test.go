@@ -297,7 +297,7 @@ func TestFoldSkipsUndecodable(t *testing.T) {
 		[]byte(`{"kind":"callback","at":"2025-03-01T13:30:00Z","callback":"rejected",`), // cut short
 	}
 	want := foldRaw("o:r1", clean)
-	require.Equal(t, "approved", want.Decision)
+	require.Equal(t, travelrule.Approved, want.Decision)
 	got := foldRaw("o:r1", append(slices.Clone(junk[:4]), append(clean, junk[4:]...)...))
 	assert.Equal(t, want, got)
 
@@ -355,9 +355,9 @@ func TestFoldReadsOlderJournals(t *testing.T) {
 		cbRec(travelrule.KindTransferResolution, 120, "d2", "t-1", "APPROVED"), cbRec(travelrule.KindTransferConfirmation, 200, "d3", "", ""))...)
 	want := foldRaw("o:r1", today)
 	require.Equal(t, StageConfirmed, want.Stage)
-	require.Equal(t, "approved", want.Decision)
+	require.Equal(t, travelrule.Approved, want.Decision)
 	assert.Equal(t, want, foldRaw("o:r1", older))
 
 	rejected := append(slices.Clone(base), old("rejected", "", 60, "d1", ""))
-	assert.Equal(t, "rejected", foldRaw("o:r1", rejected).Decision)
+	assert.Equal(t, travelrule.Rejected, foldRaw("o:r1", rejected).Decision)
 }

@@ -166,7 +166,7 @@ func TestJoinRace(t *testing.T) {
 	all, err := j.Entries(ctx)
 	require.NoError(t, err)
 	require.Len(t, all, 1, "one transfer")
-	assert.Equal(t, "approved", all[0].Decision, "the approval is the initiation's")
+	assert.Equal(t, travelrule.Approved, all[0].Decision, "the approval is the initiation's")
 	assert.Equal(t, journal.StageResolved, all[0].Stage)
 	found, err := j.Stuck(ctx, journal.Thresholds{})
 	require.NoError(t, err)
@@ -175,7 +175,7 @@ func TestJoinRace(t *testing.T) {
 	e, err := j.Entry(ctx, "t-9")
 	require.NoError(t, err)
 	assert.Equal(t, all[0].Key, e.Key)
-	assert.Equal(t, "approved", e.Decision)
+	assert.Equal(t, travelrule.Approved, e.Decision)
 }
 
 // TestPersonalTransferIDIsNotStored: a transfer id a sender wrote that

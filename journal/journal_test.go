@@ -193,7 +193,7 @@ func TestDeliveredFails(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, e, "the redelivery was recorded")
 	assert.Equal(t, "t-3", e.TransferID)
-	assert.Equal(t, "approved", e.Decision)
+	assert.Equal(t, travelrule.Approved, e.Decision)
 	assert.Equal(t, journal.StageResolved, e.Stage)
 }
 
@@ -229,7 +229,7 @@ func TestAdoptEarlyCallback(t *testing.T) {
 	assert.NotEqual(t, unattached, e.Key)
 	assert.Equal(t, journal.InitiationStored, e.Initiation)
 	assert.Equal(t, "t-9", e.TransferID)
-	assert.Equal(t, "approved", e.Decision, "the early callback joined the entry")
+	assert.Equal(t, travelrule.Approved, e.Decision, "the early callback joined the entry")
 	assert.Equal(t, journal.StageResolved, e.Stage)
 	byID, err := j.Entry(ctx, "t-9")
 	require.NoError(t, err)
@@ -259,10 +259,10 @@ func TestResolveInquiryNotApplied(t *testing.T) {
 	for _, tc := range []struct {
 		answer string
 		stage  journal.Stage
-		dec    string
+		dec    travelrule.Decision
 	}{
 		{`{"status":false}`, journal.StageInitiated, ""},
-		{`{"status":true}`, journal.StageInquiryAnswered, "approved"},
+		{`{"status":true}`, journal.StageInquiryAnswered, travelrule.Approved},
 	} {
 		t.Run(tc.answer, func(t *testing.T) {
 			ctx := context.Background()

@@ -117,7 +117,7 @@ func stuck(e *Entry, now time.Time, th Thresholds) (Rule, time.Time, bool) {
 	switch {
 	case e.Decision == "" && e.Stage < StageTxIDSubmitted && past(e.Since[StageInitiated], th.Resolution):
 		return RuleNoResolution, e.Since[StageInitiated], true
-	case e.Decision == string(travelrule.Approved) && e.Stage < StageTxIDSubmitted && past(e.Decided, th.TxID):
+	case e.Decision == travelrule.Approved && e.Stage < StageTxIDSubmitted && past(e.Decided, th.TxID):
 		return RuleNoTxID, e.Decided, true
 	}
 	return "", time.Time{}, false

@@ -285,11 +285,7 @@ func decodeResolution(q string, body []byte) (travelrule.InquiryResolution, []tr
 	}
 	t.str(&res.Approved, "approved", w.Approved)
 	t.str(&res.Callback, "callback", w.Callback)
-	faults := t.merge(res.Validate())
-	if res.Approved != "" && res.Approved != "true" && res.Approved != "false" {
-		faults = append(faults, travelrule.FieldError{Field: "approved", Reason: `must be "true" or "false"`})
-	}
-	return res, faults, nil
+	return res, t.merge(res.Validate()), nil
 }
 
 // containsFold reports whether b contains lower, an ASCII lower-case

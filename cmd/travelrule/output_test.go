@@ -69,9 +69,6 @@ func TestServiceErrorsPrinted(t *testing.T) {
 		}},
 		// The live envelope: one entry per field, whose message is the
 		// field's reason, printed once with its path.
-		{"resolve with a bad decision", env, []string{"resolve", "--transfer", "no-such-transfer", "--approved", "maybe"}, []string{
-			"400 Bad Request: VALIDATION_ERROR (fields: approved)", "\n  approved: must be \"true\" or \"false\"\n",
-		}},
 		{"initiate refused by the sandbox", withBase(rewritten), []string{"initiate", "-f", "-"}, []string{
 			"400 Bad Request: VALIDATION_ERROR (fields: asset, originator.country)",
 			"\n  asset: must be a string\n", "\n  originator.country: must be exactly 2 letters\n",

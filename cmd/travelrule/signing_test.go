@@ -55,7 +55,7 @@ func TestListenVerifiesDataIntegrity(t *testing.T) {
 			line := out.waitFor(t, regexp.MustCompile(`(?m)^.*"transferId":"abc".*$`))[0]
 			var m map[string]any
 			require.NoError(t, json.Unmarshal([]byte(line), &m))
-			assert.Equal(t, "status", m["kind"])
+			assert.Equal(t, "transfer_resolution", m["kind"])
 			assert.Equal(t, "APPROVED", m["status"])
 			assert.Equal(t, "[redacted]", m["statusComment"], "the other VASP's free text")
 

@@ -229,7 +229,7 @@ func (c *cli) transfersShow(ctx context.Context, args []string) int {
 		}
 		fmt.Fprintf(c.stdout, "Initiation:  %s\n", dash(init))
 	}
-	fmt.Fprintf(c.stdout, "Decision:    %s\nTimeline:\n", dash(e.Decision))
+	fmt.Fprintf(c.stdout, "Decision:    %s\nTimeline:\n", dash(string(e.Decision)))
 	for _, ev := range e.Timeline {
 		fmt.Fprintf(c.stdout, "  %s  %s\n", ev.At.UTC().Format(time.RFC3339), ev.What)
 	}

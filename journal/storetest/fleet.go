@@ -146,7 +146,7 @@ func TestFleet(t *testing.T, open Open) {
 	require.NoError(t, err)
 	require.NotNil(t, e)
 	assert.Equal(t, journal.StageTxIDSubmitted, e.Stage)
-	assert.Equal(t, "approved", e.Decision)
+	assert.Equal(t, travelrule.Approved, e.Decision)
 
 	// An initiation whose answer was lost: outcome unknown, until B's
 	// signed TRANSFER_RESOLUTION names it.
@@ -164,7 +164,7 @@ func TestFleet(t *testing.T, open Open) {
 	assert.Equal(t, journal.InitiationStored, e.Initiation, "a signed callback is evidence the service stored it")
 	assert.True(t, e.Reconciled)
 	assert.Equal(t, "tr-lost-7", e.TransferID)
-	assert.Equal(t, "rejected", e.Decision)
+	assert.Equal(t, travelrule.Rejected, e.Decision)
 	byID, err := jA.Entry(ctx, "tr-lost-7")
 	require.NoError(t, err)
 	require.NotNil(t, byID)
@@ -190,7 +190,7 @@ func TestFleet(t *testing.T, open Open) {
 	e, err = jB.Entry(ctx, inbound)
 	require.NoError(t, err)
 	assert.Equal(t, journal.StageConfirmed, e.Stage)
-	assert.Equal(t, "approved", e.Decision)
+	assert.Equal(t, travelrule.Approved, e.Decision)
 	assert.Zero(t, jA.Lost()+jB.Lost())
 
 	// Nothing personal is in the store, whatever shape it is kept in.
