@@ -2,11 +2,15 @@ package main
 
 import (
 	"context"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"flag"
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -44,7 +48,8 @@ Callbacks, as the live service sends them (travelrule listen prints them):
   - to the originator (an initiation's callback URL) once the beneficiary's VASP
     decided: INQUIRY_RESOLUTION {"approved":{"address","callback"}|false,"callback"},
     then TRANSFER_RESOLUTION {"transferId","status":"APPROVED"|"REJECTED","statusComment","callback"}
-  - the sandbox decides (approves) unless --inquiry-url names your inbound base URL:
+  - the sandbox decides (approves; --decision reject rejects, --decision none never
+    decides: the transfer stays received) unless --inquiry-url names your inbound base URL:
     then a transfer to a travel address the sandbox generated is POSTed to
     <inquiry-url>/transfers/inquiry/<beneficiaryId> as an INQUIRY
     {"asset","amount","callback","IVMS101"} and waits for your inquiryResolution
@@ -54,9 +59,22 @@ Callbacks, as the live service sends them (travelrule listen prints them):
     after 1m, 5m, 15m, 30m, 1h, 3h, 6h, 12h, 24h (--callback-time-scale shortens it)
 VASP search (no token needed):
   GET  {base}/discovery/vasp            body {"domain":"example.com"}
+Faults (--fault KIND[:KEY=VALUE,...], repeatable, or the control plane), on the operations:
+  before acting, nothing stored: rate-limit (429 with Retry-After), unavailable (503 with
+    Retry-After), reset-refused-stream, goaway (over HTTP/1.1 both close the connection)
+  after the transfer was stored: internal (500), drop, reset-protocol-error,
+    proxy-unavailable (503, no Retry-After), gateway-unavailable (503 with Retry-After)
+  latency (latency=300ms) delays the request
+  keys: rate=0.5 (default 1), times=1 (default: no limit), ops=initiate+resolve
+    (initiate, resolve, generate-travel-address, decode-travel-address, submit-txid;
+    default: all), retry-after=2s, latency=300ms
+  such as --fault rate-limit:retry-after=2s,times=1 --fault internal:ops=initiate,times=1
 Control plane (bearer token as for the operations):
   POST {base}/sandbox/inquiries       {"callback":"<url>", ...} starts an inbound inquiry: 201 {"transferId"}
   GET  {base}/sandbox/transfers/{id}  a transfer's state and the callbacks delivered for it
+  POST {base}/sandbox/faults          {"faults":[{"kind":"rate-limit","times":1,"retryAfter":"2s"}]}
+                                      replaces the faults ({"faults":[]} clears them); GET lists them
+  POST {base}/sandbox/decision        {"decision":"approve"|"reject"|"none"}, over --decision
 `
 
 // sandbox runs the sandbox service on an address for clients in other
@@ -65,7 +83,8 @@ Control plane (bearer token as for the operations):
 // five stages of the service's guide (together a shell script), and on
 // stderr how to get each answer.
 func (c *cli) sandbox(ctx context.Context, args []string) int {
-	fs := c.newFlagSet("sandbox", "[--addr HOST:PORT] [--prefix /api/v3] [--token-lifetime 24h] [--inquiry-url URL] [flags]")
+	fs := c.newFlagSet("sandbox", "[--addr HOST:PORT] [--prefix /api/v3] [--token-lifetime 24h] [--inquiry-url URL]\n"+
+		"    [--fault KIND[:KEY=VALUE,...]]... [--decision approve|reject|none] [--tls [--tls-ca-file FILE]] [flags]")
 	usage := fs.Usage
 	fs.Usage = func() {
 		usage()
@@ -90,7 +109,7 @@ func (c *cli) sandbox(ctx context.Context, args []string) int {
 	if travelruletest.CheckTransfer([]byte(sampleTransfer(*cbURL))) != nil {
 		return c.usageError(fs, "--callback-url must be an absolute http or https URL of at most 255 characters, without spaces")
 	}
-	srv, err := startSandbox(append(setup.opts, travelruletest.WithAddr(*addr), travelruletest.WithTokenLifetime(*lifetime)))
+	srv, err := startSandbox(append(setup.opts, travelruletest.WithAddr(*addr), travelruletest.WithTokenLifetime(*lifetime)), setup.tls)
 	var opErr *net.OpError
 	switch {
 	case err != nil && !errors.As(err, &opErr):
@@ -101,6 +120,16 @@ func (c *cli) sandbox(ctx context.Context, args []string) int {
 		return exitFailed
 	}
 	defer srv.Close()
+	srv.SetDecision(setup.decision)
+	if setup.tls {
+		caFile, remove, err := writeCertificate(srv.Certificate(), setup.caFile)
+		if err != nil {
+			fmt.Fprintf(c.stderr, "sandbox: writing the certificate: %v\n", err)
+			return exitFailed
+		}
+		defer remove()
+		setup.caFile = caFile
+	}
 	if err := c.sandboxBanner(srv, *lifetime, *cbURL, setup); err != nil {
 		fmt.Fprintf(c.stderr, "sandbox: %v\n", err)
 		return exitFailed
@@ -116,6 +145,10 @@ type sandboxSetup struct {
 	signing   string         // how callbacks are signed and where the secret is, on one line
 	published publishedCreds // which credentials are the sandbox's published defaults
 	clientID  string         // the client id of the client credentials
+	faults    []string       // the --fault values, as given
+	decision  travelruletest.Decision
+	tls       bool   // serve HTTPS under a self-signed certificate
+	caFile    string // where the certificate goes: --tls-ca-file, or "" for a temporary file
 }
 
 // sandboxOptions adds the flags that become server options to fs; after
@@ -130,16 +163,32 @@ func (c *cli) sandboxOptions(fs *flag.FlagSet) func() (sandboxSetup, error) {
 	inquiryURL := fs.String("inquiry-url", "", "your base URL as a beneficiary's VASP: a transfer to a travel address the sandbox generated is POSTed as an INQUIRY to <URL>/transfers/inquiry/<beneficiaryId> and waits for your resolution, instead of the sandbox approving it")
 	sigFile := fs.String("signing-secret-file", "", "sign callbacks (x-data-integrity) with the signing secret in this file (default: env TRAVELRULE_SIGNING_SECRET_FILE, or the secret itself in env TRAVELRULE_SIGNING_SECRET, else the sandbox's published "+travelruletest.DefaultSigningSecret+"; never a flag)")
 	webhooks := fs.Bool("standard-webhooks", false, "sign callbacks with Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature) instead of x-data-integrity")
-	secret := fs.String("callback-secret", "", "sign callbacks with this Standard Webhooks secret, which implies --standard-webhooks (default: env TRAVELRULE_WEBHOOK_SECRET)")
+	refuseSecretFlag(fs, "callback-secret", "TRAVELRULE_WEBHOOK_SECRET")
 	scale := fs.Duration("callback-time-scale", 0, "how long each minute of the live retry schedule lasts, such as 1s (default: a minute, retries over about 47 hours)")
 	excerpt := fs.Bool("excerpt-answers", false, `answer initiations as the interface description's excerpt does, {"status":"succes","transferId":"<id>"}, not {"status":true,"data":{...}}`)
 	noID := fs.Bool("documented-answer", false, `answer initiations with the excerpt's documented {"status":"succes"} alone, without transferId`)
 	required := fs.Bool("travel-address-required", false, "refuse an initiation with neither a travelAddress nor an email (400 VALIDATION_ERROR), as the live guide lists travelAddress as required")
-	var known, unknown stringList
+	var known, unknown, faults stringList
 	fs.Var(&known, "travel-address", "a travelAddress that resolves, even one under .invalid (repeatable)")
 	fs.Var(&unknown, "unknown-travel-address", "a travelAddress that resolves to no VASP: 404 (repeatable)")
+	fs.Var(&faults, "fault", "inject a fault into the operations, `KIND[:KEY=VALUE,...]` such as rate-limit:retry-after=2s,times=1 or internal:ops=initiate (repeatable; see below)")
+	decision := fs.String("decision", "approve", "what the sandbox, the beneficiary's VASP, decides on the transfers you initiate: approve, reject, or none (never: the transfer stays received, no callback)")
+	useTLS := fs.Bool("tls", false, "serve HTTPS (HTTP/2 or HTTP/1.1) under a self-signed certificate made at start, for 127.0.0.1, ::1, localhost and the --addr IP; the certificate (public, PEM) goes to a temporary file, or --tls-ca-file, whose path it prints: curl --cacert FILE")
+	caFile := fs.String("tls-ca-file", "", "with --tls, write the sandbox's certificate (PEM) to this file, for clients to trust, instead of a temporary file removed at exit")
 	return func() (sandboxSetup, error) {
 		o := []travelruletest.Option{travelruletest.WithTravelAddresses(known...), travelruletest.WithUnknownTravelAddresses(unknown...)}
+		set, err := parseFaults(faults)
+		if err != nil {
+			return sandboxSetup{}, err
+		}
+		o = append(o, travelruletest.WithFaults(set...))
+		d, err := parseDecision(*decision)
+		if err != nil {
+			return sandboxSetup{}, err
+		}
+		if *caFile != "" && !*useTLS {
+			return sandboxSetup{}, errors.New("--tls-ca-file needs --tls")
+		}
 		if *prefix != "" {
 			o = append(o, travelruletest.WithPathPrefix(*prefix))
 		}
@@ -152,7 +201,7 @@ func (c *cli) sandboxOptions(fs *flag.FlagSet) func() (sandboxSetup, error) {
 		if *scale > 0 {
 			o = append(o, travelruletest.WithCallbackTimeScale(*scale))
 		}
-		so, signing, publishedSecret, err := c.sandboxSigning(*sigFile, *secret, *webhooks)
+		so, signing, publishedSecret, err := c.sandboxSigning(*sigFile, *webhooks)
 		if err != nil {
 			return sandboxSetup{}, err
 		}
@@ -171,7 +220,8 @@ func (c *cli) sandboxOptions(fs *flag.FlagSet) func() (sandboxSetup, error) {
 			return sandboxSetup{}, err
 		}
 		published.signingSecret = publishedSecret
-		return sandboxSetup{opts: append(o, creds...), signing: signing, published: published, clientID: clientID}, nil
+		return sandboxSetup{opts: append(o, creds...), signing: signing, published: published, clientID: clientID,
+			faults: faults, decision: d, tls: *useTLS, caFile: *caFile}, nil
 	}
 }
 
@@ -209,12 +259,15 @@ func (c *cli) sandboxCredentials(keyFile string) ([]travelruletest.Option, publi
 // a line saying how and where the secret is, and whether the secret is
 // the sandbox's published one: x-data-integrity under the signing secret
 // of the file or environment (signingSecret), else the sandbox's default;
-// Standard Webhooks with webhooks, or with a Standard Webhooks secret (the
-// flag's, else TRAVELRULE_WEBHOOK_SECRET), which is then the secret. A
-// signing secret and a Standard Webhooks secret are not both taken.
-func (c *cli) sandboxSigning(sigFile, secret string, webhooks bool) ([]travelruletest.Option, string, bool, error) {
-	if secret == "" {
-		secret = c.getenv("TRAVELRULE_WEBHOOK_SECRET") // after parsing: a flag default would print it in --help
+// Standard Webhooks with webhooks, or with a Standard Webhooks secret
+// (TRAVELRULE_WEBHOOK_SECRET or the file TRAVELRULE_WEBHOOK_SECRET_FILE
+// names; never a flag), which is then the secret. A signing secret and a
+// Standard Webhooks secret are not both taken. The line names where the
+// secret came from, never the user's secret.
+func (c *cli) sandboxSigning(sigFile string, webhooks bool) ([]travelruletest.Option, string, bool, error) {
+	secret, secretSource, err := c.secret("TRAVELRULE_WEBHOOK_SECRET", "Standard Webhooks secret")
+	if err != nil {
+		return nil, "", false, err
 	}
 	signing, err := c.signingSecret(sigFile)
 	if err != nil {
@@ -232,7 +285,7 @@ func (c *cli) sandboxSigning(sigFile, secret string, webhooks bool) ([]travelrul
 			return nil, "", false, err
 		}
 		key = v.Secrets[0]
-		webhooks, where = true, "the Standard Webhooks secret you gave (--callback-secret or TRAVELRULE_WEBHOOK_SECRET)"
+		webhooks, where = true, "the Standard Webhooks secret you gave ("+secretSource+")"
 	case signing != "":
 		key = []byte(signing)
 		where = "the signing secret you gave (" + c.signingSecretSource(sigFile) + ")"
@@ -293,8 +346,23 @@ func (c *cli) sandboxBanner(srv *travelruletest.Server, lifetime time.Duration, 
 	if setup.published.apiKey {
 		f.apiKey = travelruletest.DefaultAPIKey
 	}
+	if setup.tls {
+		// curl reads CURL_CA_BUNDLE: the transcript trusts the sandbox.
+		fmt.Fprintf(c.stdout, "# --tls: curl trusts the sandbox's self-signed certificate\nexport CURL_CA_BUNDLE=%s\n", shellWord(setup.caFile))
+	}
 	fmt.Fprint(c.stdout, transcript(f))
 	fmt.Fprintf(c.stderr, "%s\n", setup.signing)
+	if setup.tls {
+		fmt.Fprintf(c.stderr, "serving HTTPS under a self-signed certificate (for 127.0.0.1, ::1, localhost and the --addr IP), in %s: "+
+			"curl --cacert %s; Python requests verify=%s; Go: add it to tls.Config.RootCAs (or SSL_CERT_FILE=%s on Linux)\n",
+			setup.caFile, shellWord(setup.caFile), setup.caFile, shellWord(setup.caFile))
+	}
+	if len(setup.faults) > 0 {
+		fmt.Fprintf(c.stderr, "injecting faults (--fault): %s\n", strings.Join(setup.faults, " "))
+	}
+	if setup.decision != travelruletest.DecisionApprove {
+		fmt.Fprintf(c.stderr, "deciding %s on the transfers initiated (--decision)\n", setup.decision)
+	}
 	answers := strings.NewReplacer("{base}", srv.URL, "{key}", key).Replace(sandboxAnswers)
 	fmt.Fprintf(c.stderr, "sandbox listening on %s (API key %s; tokens valid for %s); stop with Ctrl-C\n%s",
 		srv.URL, key, lifetime, answers)
@@ -319,7 +387,7 @@ callbacks' signatures. Set:
   the client secret   TRAVELRULE_CLIENT_SECRET (and TRAVELRULE_CLIENT_ID)
   the signing secret  TRAVELRULE_SIGNING_SECRET, TRAVELRULE_SIGNING_SECRET_FILE
                       or --signing-secret-file (or a Standard Webhooks secret:
-                      TRAVELRULE_WEBHOOK_SECRET or --callback-secret)`
+                      TRAVELRULE_WEBHOOK_SECRET or TRAVELRULE_WEBHOOK_SECRET_FILE)`
 
 // exposureError returns why the sandbox must not listen on addr with the
 // credentials published marks as the published ones, or nil: on a
@@ -339,7 +407,7 @@ func exposureError(addr string, published publishedCreds) error {
 		set = append(set, "the client secret (TRAVELRULE_CLIENT_SECRET, and TRAVELRULE_CLIENT_ID)")
 	}
 	if published.signingSecret {
-		set = append(set, "the signing secret (TRAVELRULE_SIGNING_SECRET, TRAVELRULE_SIGNING_SECRET_FILE or --signing-secret-file; or a Standard Webhooks secret, TRAVELRULE_WEBHOOK_SECRET or --callback-secret)")
+		set = append(set, "the signing secret (TRAVELRULE_SIGNING_SECRET, TRAVELRULE_SIGNING_SECRET_FILE or --signing-secret-file; or a Standard Webhooks secret, TRAVELRULE_WEBHOOK_SECRET or TRAVELRULE_WEBHOOK_SECRET_FILE)")
 	}
 	if len(set) == 0 {
 		return nil
@@ -381,10 +449,10 @@ var sandboxFlags = strings.NewReplacer(
 	"travelruletest: WithCallbackTimeScale:", "--callback-time-scale:",
 )
 
-// startSandbox starts the server, turning NewServer's panic on a bad option
-// or a busy address into an error; a panic value that is an error stays
-// one, for errors.Is.
-func startSandbox(opts []travelruletest.Option) (srv *travelruletest.Server, err error) {
+// startSandbox starts the server (over TLS with useTLS), turning
+// NewServer's panic on a bad option or a busy address into an error; a
+// panic value that is an error stays one, for errors.Is.
+func startSandbox(opts []travelruletest.Option, useTLS bool) (srv *travelruletest.Server, err error) {
 	defer func() {
 		switch v := recover().(type) {
 		case nil:
@@ -394,5 +462,51 @@ func startSandbox(opts []travelruletest.Option) (srv *travelruletest.Server, err
 			err = fmt.Errorf("%v", v)
 		}
 	}()
+	if useTLS {
+		return travelruletest.NewTLSServer(opts...), nil
+	}
 	return travelruletest.NewServer(opts...), nil
+}
+
+// parseFaults reads the --fault values.
+func parseFaults(specs []string) ([]travelruletest.Fault, error) {
+	faults := make([]travelruletest.Fault, len(specs))
+	for i, spec := range specs {
+		f, err := travelruletest.ParseFault(spec)
+		if err != nil {
+			return nil, errors.New("--fault: " + strings.TrimPrefix(strings.TrimPrefix(err.Error(), "travelruletest: ParseFault: "), "travelruletest: Fault: "))
+		}
+		faults[i] = f
+	}
+	return faults, nil
+}
+
+// parseDecision reads the --decision value.
+func parseDecision(v string) (travelruletest.Decision, error) {
+	switch d := travelruletest.Decision(v); d {
+	case travelruletest.DecisionApprove, travelruletest.DecisionReject, travelruletest.DecisionNone:
+		return d, nil
+	}
+	return "", errors.New("--decision must be approve, reject or none")
+}
+
+// writeCertificate writes cert, PEM-encoded, to the file name, or to a new
+// temporary file if name is "", and returns the file's path and a function
+// that removes the temporary file (nothing for a file the user named).
+// The certificate is public: the file is readable by all.
+func writeCertificate(cert *x509.Certificate, name string) (string, func(), error) {
+	data := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw})
+	if name != "" {
+		return name, func() {}, os.WriteFile(name, data, 0o644)
+	}
+	dir, err := os.MkdirTemp("", "travelrule-sandbox-")
+	if err != nil {
+		return "", nil, err
+	}
+	name = filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(name, data, 0o644); err != nil {
+		_ = os.RemoveAll(dir)
+		return "", nil, err
+	}
+	return name, func() { _ = os.RemoveAll(dir) }, nil
 }

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -240,7 +243,7 @@ func TestExposureError(t *testing.T) {
 	all := publishedCreds{apiKey: true, clientSecret: true, signingSecret: true}
 	apiKeyVars := "the API key (TRAVELRULE_API_KEY, TRAVELRULE_API_KEY_FILE or --api-key-file)"
 	clientVars := "the client secret (TRAVELRULE_CLIENT_SECRET, and TRAVELRULE_CLIENT_ID)"
-	signingVars := "the signing secret (TRAVELRULE_SIGNING_SECRET, TRAVELRULE_SIGNING_SECRET_FILE or --signing-secret-file; or a Standard Webhooks secret, TRAVELRULE_WEBHOOK_SECRET or --callback-secret)"
+	signingVars := "the signing secret (TRAVELRULE_SIGNING_SECRET, TRAVELRULE_SIGNING_SECRET_FILE or --signing-secret-file; or a Standard Webhooks secret, TRAVELRULE_WEBHOOK_SECRET or TRAVELRULE_WEBHOOK_SECRET_FILE)"
 	tests := []struct {
 		addr      string
 		published publishedCreds
@@ -365,4 +368,82 @@ func TestSandboxOffLoopback(t *testing.T) {
 			assert.Equal(t, exitOK, sc.stop())
 		}
 	})
+}
+
+// TestSandboxCallbackSecret: a Standard Webhooks secret is never taken from
+// the command line (a usage error that names the variables to set instead,
+// without the value); from TRAVELRULE_WEBHOOK_SECRET or the file
+// TRAVELRULE_WEBHOOK_SECRET_FILE names, the sandbox says which it used,
+// never the secret.
+func TestSandboxCallbackSecret(t *testing.T) {
+	const secret = "PLANTED-webhook-secret-0123456789"
+	// Already ended: a sandbox that starts when it must not stops at once.
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	code, out, errOut := runCLI(t, ended, "", nil, "sandbox", "--addr", "127.0.0.1:0", "--callback-secret", secret)
+	assert.Equal(t, exitUsage, code)
+	assert.Empty(t, out)
+	assert.Contains(t, errOut, "--callback-secret is refused")
+	assert.Contains(t, errOut, "TRAVELRULE_WEBHOOK_SECRET_FILE")
+	assertNoSecrets(t, errOut, secret)
+
+	file := filepath.Join(t.TempDir(), "webhook-secret")
+	require.NoError(t, os.WriteFile(file, []byte(secret+"\n"), 0o600))
+	for _, tt := range []struct {
+		env    map[string]string
+		source string
+	}{
+		{map[string]string{"TRAVELRULE_WEBHOOK_SECRET": secret}, "(TRAVELRULE_WEBHOOK_SECRET)"},
+		{map[string]string{"TRAVELRULE_WEBHOOK_SECRET_FILE": file}, "(TRAVELRULE_WEBHOOK_SECRET_FILE)"},
+	} {
+		t.Run(tt.source, func(t *testing.T) {
+			sc := runSandboxCommandEnv(t, tt.env, "--addr", "127.0.0.1:0")
+			assert.Contains(t, sc.errOut.String(), "callbacks are signed with Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature) under the Standard Webhooks secret you gave "+tt.source)
+			assertNoSecrets(t, sc.out.String()+sc.errOut.String(), secret)
+		})
+	}
+	code, _, errOut = runCLI(t, ended, "", map[string]string{"TRAVELRULE_WEBHOOK_SECRET": secret, "TRAVELRULE_WEBHOOK_SECRET_FILE": file}, "sandbox", "--addr", "127.0.0.1:0")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "set one")
+	assertNoSecrets(t, errOut, secret)
+}
+
+// TestSandboxMisbehaviourFlagErrors: a --fault, --decision or --tls-ca-file the sandbox
+// cannot take is a usage error that says why, before anything listens.
+func TestSandboxMisbehaviourFlagErrors(t *testing.T) {
+	ended, cancel := context.WithCancel(context.Background()) // a sandbox that starts stops at once
+	cancel()
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--fault", "teapot"}, `--fault: unknown fault kind "teapot" (one of latency, rate-limit,`},
+		{[]string{"--fault", "internal:rate=2"}, "--fault: rate must be between 0 and 1"},
+		{[]string{"--fault", "rate-limit:retry-after=2"}, "--fault: rate-limit: retry-after=2: want a duration such as 2s or 300ms"},
+		{[]string{"--decision", "maybe"}, "--decision must be approve, reject or none"},
+		{[]string{"--tls-ca-file", "ca.pem"}, "--tls-ca-file needs --tls"},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			code, out, errOut := runCLI(t, ended, "", nil, append([]string{"sandbox", "--addr", "127.0.0.1:0"}, tt.args...)...)
+			assert.Equal(t, exitUsage, code)
+			assert.Empty(t, out)
+			assert.Contains(t, errOut, "sandbox: "+tt.want)
+			assert.NotContains(t, errOut, "sandbox listening")
+		})
+	}
+}
+
+// TestSandboxDefaultBaseURL: the sandbox's default base URL, path prefix
+// included, is the one the README's curl lines use.
+func TestSandboxDefaultBaseURL(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	base := "http://" + defaultSandboxAddr
+	require.Contains(t, string(readme), base+"/auth/token", "the README's login line")
+	require.Contains(t, string(readme), base+"/sandbox/inquiries")
+
+	sc := runSandboxCommand(t, "--addr", "127.0.0.1:0")
+	u, err := url.Parse(sc.env["TRAVELRULE_BASE_URL"])
+	require.NoError(t, err)
+	assert.Empty(t, u.Path, "no path prefix by default, as the README's curl lines have none")
 }
