@@ -33,6 +33,9 @@ func (c *cli) checkFile(w io.Writer, name string, strict bool) *travelrule.Trans
 	}
 	req, faults, err := checkTransfer(data, strict)
 	if err != nil {
+		if fault := jsonObjectFault(data); fault != nil {
+			err = fault // where the JSON breaks, never what it holds
+		}
 		fmt.Fprintf(w, "%s: not a transfer request: %v\n", name, err)
 		return nil
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -139,4 +140,15 @@ func TestKnownFieldsFollowTheSDK(t *testing.T) {
 	assert.Contains(t, transferSchema["beneficiary"], "nationalIdType")
 	assert.Nil(t, transferSchema["asset"])
 	assert.Empty(t, unknownFields([]byte(validTransfer)))
+}
+
+// TestValidateLocatesBrokenJSON: a file that is not JSON is reported with
+// the line, column and byte offset where it breaks, and none of its text
+// (a transfer file holds personal data).
+func TestValidateLocatesBrokenJSON(t *testing.T) {
+	broken := writeFile(t, "broken.json", strings.Replace(validTransfer, `"lastName": "Lovelace",`, `"lastName": Lovelace,`, 1))
+	code, out, _ := runCLI(t, context.Background(), "", nil, "validate", broken)
+	assert.Equal(t, exitFailed, code)
+	assert.Regexp(t, `^`+regexp.QuoteMeta(broken)+`: not a transfer request: line \d+, column \d+ \(byte offset \d+\): invalid character \(a letter\) looking for beginning of value\n$`, out)
+	assert.NotContains(t, out, "Lovelace")
 }

@@ -244,6 +244,9 @@ func serveMux(path string, h http.Handler) (mux *http.ServeMux, err error) {
 // values.
 func callbackLine(cb *travelrule.Callback, showPII bool) map[string]any {
 	line := map[string]any{"kind": cb.Kind, "transferId": cb.TransferID, "status": cb.Status}
+	if d := cb.Decision(); d != "" {
+		line["decision"] = d // an INQUIRY_RESOLUTION's or a TRANSFER_RESOLUTION's, read one way
+	}
 	shown := map[string]string{}
 	if !showPII {
 		shown = redactedForms(cb)

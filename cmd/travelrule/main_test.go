@@ -285,10 +285,12 @@ func TestListenCommand(t *testing.T) {
 	// listen prints a callback's line before it answers 204.
 	got := lines(t, out.String())
 	require.Len(t, got, 2)
-	assert.Equal(t, "status", got[0]["kind"])
+	assert.Equal(t, "transfer_resolution", got[0]["kind"])
 	assert.Equal(t, "t-1", got[0]["transferId"])
 	assert.Equal(t, "approved", got[0]["status"])
-	assert.Equal(t, "approved", got[1]["kind"])
+	assert.Equal(t, "approved", got[0]["decision"])
+	assert.Equal(t, "inquiry_resolution", got[1]["kind"])
+	assert.Equal(t, "approved", got[1]["decision"])
 	assert.Equal(t, "[redacted]", got[1]["address"])
 	assert.NotContains(t, out.String(), "0xWALLETSECRET")
 }
