@@ -119,8 +119,8 @@ func TestCheckFileErrors(t *testing.T) {
 		name, file, want string
 	}{
 		{"missing", missing, missing + ": " + syscall.ENOENT.Error() + "\n"},
-		{"not JSON", notJSON, notJSON + ": not a transfer request: body is not valid JSON\n"},
-		{"not an object", array, array + ": not a transfer request: body must be a JSON object\n"},
+		{"not JSON", notJSON, notJSON + ": not a transfer request: line 1, column 19 (byte offset 18): unexpected end of JSON input\n"},
+		{"not an object", array, array + ": not a transfer request: line 1, column 1 (byte offset 0): a JSON array, not an object\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

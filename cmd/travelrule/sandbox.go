@@ -331,16 +331,23 @@ func (c *cli) sandboxBanner(srv *travelruletest.Server, lifetime time.Duration, 
 		key = travelruletest.DefaultAPIKey
 		fmt.Fprintf(c.stdout, "TRAVELRULE_API_KEY=%s\n", shellWord(key))
 	}
+	// The CLI takes credentials of one kind: the other kinds are printed
+	// commented out, to use instead of the API key.
+	alt := ""
+	if setup.published.apiKey {
+		alt = "# "
+		fmt.Fprintln(c.stdout, "# or, instead of the API key, a token or the client credentials:")
+	}
 	if setup.published.apiKey && setup.published.clientSecret {
 		// A token is printed only when anyone could fetch one with the
 		// published credentials: with credentials of the user's it
 		// would let whoever reads this output in for its lifetime.
-		fmt.Fprintf(c.stdout, "TRAVELRULE_TOKEN=%s\n", shellWord(tok.AccessToken))
+		fmt.Fprintf(c.stdout, "%sTRAVELRULE_TOKEN=%s\n", alt, shellWord(tok.AccessToken))
 	}
-	fmt.Fprintf(c.stdout, "TRAVELRULE_TOKEN_URL=%s\nTRAVELRULE_CLIENT_ID=%s\n",
-		shellWord(srv.TokenURL()), shellWord(setup.clientID))
+	fmt.Fprintf(c.stdout, "%sTRAVELRULE_TOKEN_URL=%s\n%sTRAVELRULE_CLIENT_ID=%s\n",
+		alt, shellWord(srv.TokenURL()), alt, shellWord(setup.clientID))
 	if setup.published.clientSecret {
-		fmt.Fprintf(c.stdout, "TRAVELRULE_CLIENT_SECRET=%s\n", shellWord(travelruletest.DefaultClientSecret))
+		fmt.Fprintf(c.stdout, "%sTRAVELRULE_CLIENT_SECRET=%s\n", alt, shellWord(travelruletest.DefaultClientSecret))
 	}
 	f := flow{baseURL: srv.URL, callbackURL: cbURL}
 	if setup.published.apiKey {

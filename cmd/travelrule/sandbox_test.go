@@ -123,8 +123,8 @@ func TestResolveCommand(t *testing.T) {
 	assert.Equal(t, exitFailed, code)
 	assert.Contains(t, errOut, "404 Not Found")
 	code, _, errOut = runCLI(t, context.Background(), "", env, "resolve", "--transfer", id, "--approved", "maybe")
-	assert.Equal(t, exitFailed, code)
-	assert.Contains(t, errOut, "400 Bad Request")
+	assert.Equal(t, exitUsage, code, "refused before sending")
+	assert.Contains(t, errOut, `"true" or "false"`)
 }
 
 func requestID(out string) string {
@@ -134,13 +134,16 @@ func requestID(out string) string {
 	return s
 }
 
-var envLineRE = regexp.MustCompile(`(?m)^(TRAVELRULE_\w+)=(\S+)$`)
+// envLineRE matches the banner's settings; a "# " before one marks a
+// credential of another kind, printed to use instead of the API key.
+var envLineRE = regexp.MustCompile(`(?m)^(# )?(TRAVELRULE_\w+)=(\S+)$`)
 
 // sandboxCommand runs "travelrule sandbox args..." in-process until stop is
 // called (or the test ends), and returns its environment lines once it is
 // listening.
 type sandboxCommand struct {
-	env         map[string]string
+	env         map[string]string // what a shell that ran the banner has
+	printed     map[string]string // env and the settings printed commented out
 	out, errOut *syncBuffer
 	stop        func() int // ends the command and returns its exit status
 }
@@ -154,7 +157,7 @@ func runSandboxCommand(t *testing.T, args ...string) *sandboxCommand {
 func runSandboxCommandEnv(t *testing.T, envs map[string]string, args ...string) *sandboxCommand {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	sc := &sandboxCommand{env: map[string]string{}, out: &syncBuffer{}, errOut: &syncBuffer{}}
+	sc := &sandboxCommand{env: map[string]string{}, printed: map[string]string{}, out: &syncBuffer{}, errOut: &syncBuffer{}}
 	c := &cli{stdin: strings.NewReader(""), stdout: sc.out, stderr: sc.errOut, getenv: func(k string) string { return envs[k] }}
 	done := make(chan int, 1)
 	go func() { done <- c.run(ctx, append([]string{"sandbox"}, args...)) }()
@@ -169,7 +172,10 @@ func runSandboxCommandEnv(t *testing.T, envs map[string]string, args ...string) 
 	// listening.
 	listening := sc.errOut.waitFor(t, regexp.MustCompile(`sandbox listening on (\S+)`))
 	for _, m := range envLineRE.FindAllStringSubmatch(sc.out.String(), -1) {
-		sc.env[m[1]] = m[2]
+		sc.printed[m[2]] = m[3]
+		if m[1] == "" {
+			sc.env[m[2]] = m[3]
+		}
 	}
 	require.Equal(t, listening[1], sc.env["TRAVELRULE_BASE_URL"])
 	return sc
@@ -180,7 +186,7 @@ func TestSandboxCommand(t *testing.T) {
 	env := sc.env
 	assert.Regexp(t, `^http://127\.0\.0\.1:[1-9][0-9]*/api/v3$`, env["TRAVELRULE_BASE_URL"], "the port the system chose")
 	code, _, errOut2 := runCLI(t, context.Background(), validTransfer, map[string]string{
-		"TRAVELRULE_BASE_URL": env["TRAVELRULE_BASE_URL"], "TRAVELRULE_TOKEN": env["TRAVELRULE_TOKEN"]}, "initiate")
+		"TRAVELRULE_BASE_URL": env["TRAVELRULE_BASE_URL"], "TRAVELRULE_TOKEN": sc.printed["TRAVELRULE_TOKEN"]}, "initiate")
 	assert.Equal(t, exitOK, code, errOut2)
 	// The whole environment, API key included, as a shell that ran the
 	// banner would have it.
@@ -332,10 +338,10 @@ func TestSandboxOffLoopback(t *testing.T) {
 		sc := runSandboxCommandEnv(t, own, "--addr", "0.0.0.0:0")
 		base := sc.env["TRAVELRULE_BASE_URL"]
 		require.NotEmpty(t, base)
-		assert.NotContains(t, sc.env, "TRAVELRULE_API_KEY", "the user's key is not printed")
-		assert.NotContains(t, sc.env, "TRAVELRULE_CLIENT_SECRET")
-		assert.NotContains(t, sc.env, "TRAVELRULE_TOKEN", "a token would let whoever reads the output in, without a credential")
-		assert.Equal(t, "team-client", sc.env["TRAVELRULE_CLIENT_ID"])
+		assert.NotContains(t, sc.printed, "TRAVELRULE_API_KEY", "the user's key is not printed")
+		assert.NotContains(t, sc.printed, "TRAVELRULE_CLIENT_SECRET")
+		assert.NotContains(t, sc.printed, "TRAVELRULE_TOKEN", "a token would let whoever reads the output in, without a credential")
+		assert.Equal(t, "team-client", sc.printed["TRAVELRULE_CLIENT_ID"])
 		assert.Contains(t, sc.out.String(), `"x-api-key: $TRAVELRULE_API_KEY"`, "the transcript reads the key from the environment")
 		assertNoSecrets(t, sc.out.String()+sc.errOut.String(), key, secret, signing)
 
@@ -345,10 +351,10 @@ func TestSandboxOffLoopback(t *testing.T) {
 			code int
 		}{
 			{"the published API key", map[string]string{"TRAVELRULE_API_KEY": travelruletest.DefaultAPIKey}, exitFailed},
-			{"the published client credentials", map[string]string{"TRAVELRULE_TOKEN_URL": sc.env["TRAVELRULE_TOKEN_URL"],
+			{"the published client credentials", map[string]string{"TRAVELRULE_TOKEN_URL": sc.printed["TRAVELRULE_TOKEN_URL"],
 				"TRAVELRULE_CLIENT_ID": travelruletest.DefaultClientID, "TRAVELRULE_CLIENT_SECRET": travelruletest.DefaultClientSecret}, exitFailed},
 			{"the user's API key", map[string]string{"TRAVELRULE_API_KEY": key}, exitOK},
-			{"the user's client credentials", map[string]string{"TRAVELRULE_TOKEN_URL": sc.env["TRAVELRULE_TOKEN_URL"],
+			{"the user's client credentials", map[string]string{"TRAVELRULE_TOKEN_URL": sc.printed["TRAVELRULE_TOKEN_URL"],
 				"TRAVELRULE_CLIENT_ID": "team-client", "TRAVELRULE_CLIENT_SECRET": secret}, exitOK},
 		} {
 			t.Run(tt.name, func(t *testing.T) {

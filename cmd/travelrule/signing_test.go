@@ -246,7 +246,7 @@ func TestSandboxInquiryToListen(t *testing.T) {
 	assert.Equal(t, "APPROVED", second["status"])
 
 	run("", "txid", "--transfer", id, "--txid", txHash)
-	line = out.waitFor(t, regexp.MustCompile(`(?m)^.*"kind":"txid".*$`))[0]
+	line = out.waitFor(t, regexp.MustCompile(`(?m)^.*"kind":"transfer_confirmation".*$`))[0]
 	assert.Contains(t, line, txHash)
 	assertNoSecrets(t, out.String()+errOut.String(), "Lovelace", "Turing")
 }

@@ -184,7 +184,7 @@ func TestSandboxHelpSaysHowToGetEachAnswer(t *testing.T) {
 func TestSandboxTravelAddressFlags(t *testing.T) {
 	sc := runSandboxCommand(t, "--addr", "127.0.0.1:0",
 		"--travel-address", travelruletest.UnknownTravelAddress, "--unknown-travel-address", travelruletest.KnownTravelAddress)
-	env := map[string]string{"TRAVELRULE_BASE_URL": sc.env["TRAVELRULE_BASE_URL"], "TRAVELRULE_TOKEN": sc.env["TRAVELRULE_TOKEN"]}
+	env := map[string]string{"TRAVELRULE_BASE_URL": sc.env["TRAVELRULE_BASE_URL"], "TRAVELRULE_TOKEN": sc.printed["TRAVELRULE_TOKEN"]}
 	for _, tt := range []struct {
 		address string
 		code    int
