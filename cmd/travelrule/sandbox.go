@@ -97,6 +97,9 @@ func (c *cli) sandbox(ctx context.Context, args []string) int {
 	if code, ok := c.parseFlags(fs, args); !ok {
 		return code
 	}
+	if err := checkListenAddr(*addr, defaultSandboxAddr); err != nil {
+		return c.usageError(fs, "%v", err)
+	}
 	setup, err := opts()
 	if err != nil {
 		return c.usageError(fs, "%v", err)

@@ -453,3 +453,16 @@ func TestSandboxDefaultBaseURL(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, u.Path, "no path prefix by default, as the README's curl lines have none")
 }
+
+// TestSandboxAddrIsHostAndPort: --addr 8080 or :8080 is a usage error that
+// shows the form wanted, not a raw net error.
+func TestSandboxAddrIsHostAndPort(t *testing.T) {
+	for addr, want := range map[string]string{
+		"8080":  "--addr 8080: want HOST:PORT, e.g. 127.0.0.1:8080 (this machine only)",
+		":8080": "--addr :8080: name the host: 127.0.0.1:8080 for this machine only, 0.0.0.0:8080 for every interface",
+	} {
+		code, _, errOut := runCLI(t, context.Background(), "", nil, "sandbox", "--addr", addr)
+		assert.Equal(t, exitUsage, code, addr)
+		assert.Contains(t, errOut, want)
+	}
+}
