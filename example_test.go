@@ -62,7 +62,7 @@ func ExampleClient_InitiateTransfer() {
 	case err != nil:
 		log.Fatal(err)
 	}
-	fmt.Println(res.Status, res.Attempts)
+	fmt.Println(res.OK(), res.Attempts)
 	// Output: true 1
 }
 
@@ -86,12 +86,19 @@ func ExampleClient_ResolveInquiry() {
 		log.Fatal(err)
 	}
 
-	res, err := client.ResolveInquiry(context.Background(), transferID, &travelrule.InquiryResolution{Approved: "true"})
+	res, err := client.ResolveInquiry(context.Background(), transferID, travelrule.Approve(""))
 	if err != nil {
+		// errors.Is(err, travelrule.ErrNotApplied): it was decided the other way before.
 		log.Fatal(err)
 	}
-	fmt.Println(res.Status)
-	// Output: true
+	fmt.Println(res.OK())
+
+	// The other decision now is not applied: an error, never a result.
+	_, err = client.ResolveInquiry(context.Background(), transferID, travelrule.Reject())
+	fmt.Println(errors.Is(err, travelrule.ErrNotApplied))
+	// Output:
+	// true
+	// true
 }
 
 func ExampleNewCallbackURL() {
@@ -282,7 +289,7 @@ func ExampleClient_SubmitTxID() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(tx.Status)
+	fmt.Println(tx.OK())
 	// Output: true
 }
 
@@ -315,6 +322,54 @@ func ExampleErrorCode() {
 	_, err = client.SubmitTxID(context.Background(), "no-such-transfer", "0xabc")
 	fmt.Println(errors.Is(err, travelrule.CodeTransferNotFound), errors.Is(err, travelrule.ErrNotFound))
 	// Output: true true
+}
+
+// The field faults of a request, whichever side found them: the client
+// before sending, or the service in its 400.
+func ExampleFieldErrors() {
+	srv := travelruletest.NewServer()
+	defer srv.Close()
+	client, err := travelrule.NewClient(srv.URL, travelrule.WithAPIKey(travelruletest.DefaultAPIKey))
+	if err != nil {
+		log.Fatal(err)
+	}
+	_, err = client.InitiateTransfer(context.Background(), &travelrule.TransferRequest{
+		Asset: "BTC", Amount: "0.25", Callback: "https://vasp-a.example/cb",
+		Originator:  travelrule.Party{PersonType: "natural", FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1815-12-10"},
+		Beneficiary: travelrule.Party{PersonType: "natural", FirstName: "Alan", LastName: "Turing"},
+	})
+	fmt.Println(errors.Is(err, travelrule.ErrInvalidRequest)) // nothing was sent
+	for _, f := range travelrule.FieldErrors(err) {
+		fmt.Println(f.Field, f.Reason)
+	}
+	// Output:
+	// true
+	// beneficiary.dateOfBirth required
+}
+
+// The decision of a resolution callback, read one way for the live
+// INQUIRY_RESOLUTION and TRANSFER_RESOLUTION alike.
+func ExampleCallback_Decision() {
+	for _, body := range []string{
+		`{"approved":true,"callback":"https://vasp-b.example/confirm"}`,
+		`{"transferId":"abc","status":"APPROVED","statusComment":"ok","callback":"https://x"}`,
+		`{"transferId":"abc","status":"REJECTED","statusComment":"sanctions","callback":"https://x"}`,
+	} {
+		cb, err := travelrule.ParseCallback([]byte(body))
+		if err != nil {
+			log.Fatal(err)
+		}
+		switch cb.Decision() {
+		case travelrule.Approved:
+			fmt.Println(cb.Kind, "approved")
+		case travelrule.Rejected:
+			fmt.Println(cb.Kind, "rejected")
+		}
+	}
+	// Output:
+	// inquiry_resolution approved
+	// transfer_resolution approved
+	// transfer_resolution rejected
 }
 
 // The live service's INQUIRY, as a beneficiary's VASP receives it: the
