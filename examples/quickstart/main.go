@@ -112,7 +112,9 @@ func run(ctx context.Context, getenv func(string) string, out io.Writer) error {
 	if embedded {
 		// The live retry schedule, each minute a tenth of a second: a
 		// callback that fails is tried again within the quickstart's time.
-		s.sandbox = travelruletest.NewServer(travelruletest.WithPathPrefix("/api/v3"), travelruletest.WithInquiryURL(s.listenerBase),
+		// No path prefix, as `travelrule sandbox` and the README's curl
+		// lines have none.
+		s.sandbox = travelruletest.NewServer(travelruletest.WithInquiryURL(s.listenerBase),
 			travelruletest.WithCallbackTimeScale(100*time.Millisecond))
 		defer s.sandbox.Close()
 	}

@@ -49,6 +49,8 @@ func TestQuickstart(t *testing.T) {
 		assert.Less(t, strings.Index(s, order[i-1]), strings.Index(s, order[i]), "callbacks in order: %s, then %s", order[i-1], order[i])
 	}
 	assert.NotContains(t, s, "sandbox-api-key", "no key")
+	assert.Regexp(t, `against the embedded sandbox at http://127\.0\.0\.1:\d+\n`, s,
+		"no path prefix, as `travelrule sandbox` and the README's curl lines have none")
 	for _, pii := range []string{"Zoë", "Ødegård", "1984-02-29", "Straße", "123456789", "0x742d35", "美咲", "山田", "東京"} {
 		assert.NotContains(t, s, pii, "no personal data in the transcript")
 	}
