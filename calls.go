@@ -44,7 +44,7 @@ func (cl *call) unexpectedAnswer(ans answer) *APIError {
 // forms check only its shape.
 func requestID(ans answer, pii []string) string {
 	id := ans.header.Get("X-Request-Id")
-	if containsAny(id, pii) || holdsTokenPart(id, ans.tokens) {
+	if containsAnywhere(id, pii) || holdsTokenPart(id, ans.tokens) {
 		return ""
 	}
 	return id

@@ -48,7 +48,9 @@ var (
 	// (a refused initiation made no transfer; a refused resolution left
 	// the inquiry undecided). Nothing was done: fix the cause and send
 	// again. It is the error of [Client.ResolveInquiry] when the service
-	// answers {"status":false}.
+	// answers {"status":false}. A status false after an earlier attempt
+	// the service may have acted on is an [*OutcomeUnknownError] instead,
+	// which does not match ErrNotApplied.
 	ErrNotApplied = errors.New("travelrule: not applied")
 	// ErrInvalidRequest matches a [*ValidationError]: the request was
 	// refused by the client before anything was sent.
@@ -158,12 +160,13 @@ type APIError struct {
 	// boundedHeader).
 	Header http.Header
 
-	unexpected    bool
-	refused       bool   // a 2xx answer whose status said false
-	route         string // "METHOD /path" of a 404 or 405, without the query
-	cause         error  // after a 401 or 403: why no new token could be had
-	hideCode      bool   // Code contains a personal value of the request
-	hideRequestID bool   // RequestID is not of a request id's shape, or contains a personal value
+	unexpected          bool
+	refused             bool   // a 2xx answer whose status said false: nothing was applied
+	earlierMayHaveActed bool   // a status false after an attempt the service may have acted on
+	route               string // "METHOD /path" of a 404 or 405, without the query
+	cause               error  // after a 401 or 403: why no new token could be had
+	hideCode            bool   // Code contains a personal value of the request
+	hideRequestID       bool   // RequestID is not of a request id's shape, or contains a personal value
 }
 
 // Error implements error. It names the operation and the status, then the
@@ -186,8 +189,11 @@ func (e *APIError) Error() string {
 		b.WriteString(e.route)
 		b.WriteByte(')')
 	}
-	if e.refused {
+	switch {
+	case e.refused:
 		b.WriteString(", status false, not applied")
+	case e.earlierMayHaveActed:
+		b.WriteString(", status false (an earlier attempt may have been applied)")
 	}
 	switch codes := e.visibleCodes(); {
 	case len(codes) > 0:
@@ -627,7 +633,7 @@ func (e *APIError) readErrorBody(eb *errorBody, pii []string) {
 		msg = string(eb.Message)
 	}
 	for _, c := range e.allCodes() {
-		if containsAny(c, pii) {
+		if !documentedCode(c) && containsAnywhere(c, pii) {
 			e.hideCode = true
 		}
 	}

@@ -2,7 +2,9 @@ package travelrule_test
 
 import (
 	"context"
+	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -96,4 +98,24 @@ func TestResolveInquiryValidation(t *testing.T) {
 			assert.Zero(t, ts.hits.Load(), "invalid input must never reach the network")
 		})
 	}
+}
+
+// TestNotAppliedAfterAnAmbiguousAttempt: a status false that follows an
+// attempt the service may have acted on (a 502) speaks for itself only: the
+// error is ErrOutcomeUnknown and never ErrNotApplied, which would tell the
+// caller that sending again is safe.
+func TestNotAppliedAfterAnAmbiguousAttempt(t *testing.T) {
+	var n atomic.Int32
+	c, ts := setup(t, func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) == 1 {
+			answer(http.StatusBadGateway, `{}`)(w, r)
+			return
+		}
+		answer(http.StatusOK, `{"status":false}`)(w, r)
+	})
+	_, err := c.ResolveInquiry(context.Background(), "t-1", travelrule.Approve(""))
+	require.ErrorIs(t, err, travelrule.ErrOutcomeUnknown)
+	assert.NotErrorIs(t, err, travelrule.ErrNotApplied)
+	assert.NotContains(t, err.Error(), "not applied")
+	assert.Len(t, ts.requests(), 2)
 }

@@ -231,6 +231,10 @@ func (p *Party) texts() [15]partyText {
 		{"nationalId", p.NationalID, "nationalIdentifier"},
 		{"nationalIdType", p.NationalIDType, ""},
 		{"accountNumber", p.AccountNumber, "customerIdentification"},
-		{"walletAddress", p.WalletAddress, "accountNumber"},
+		// IVMS101 2020 bounds accountNumber at 100, below real addresses
+		// (Cardano's base addresses run to 103, Monero's integrated ones
+		// to 106; the 2023 edition allows 512): a wallet address is
+		// bounded by maxPartyText only.
+		{"walletAddress", p.WalletAddress, ""},
 	}
 }

@@ -78,12 +78,17 @@ func foundAnywhere(v string) bool { return wordRunes(v) >= anywhereRunes }
 // written without spaces between words (Chinese, Japanese, Korean with its
 // particles, Thai, Lao, Khmer, Myanmar), so a name within such text is
 // always found; between a lower-case and an upper-case letter
-// ("MaSmith", "unknownMa"); and between a digit and a letter ("Ma1984").
-// Between two letters of one word ("match", "Maé") it does not: a short
-// value next to an accented letter is part of another word.
+// ("MaSmith", "unknownMa"); between a digit and a letter ("Ma1984");
+// between letters of two scripts ("Ngא", "NGα"); and next to a modifier
+// letter or an ordinal indicator ("Ngʼs" with U+02BC, the apostrophe
+// Unicode recommends, "Ngª"). Between two letters of one word ("match",
+// "Maé") it does not: a short value next to an accented letter is part of
+// another word.
 func wordBreak(a, b rune) bool {
 	switch {
-	case !inWord(a) || !inWord(b), unspaced(a) || unspaced(b):
+	case !inWord(a) || !inWord(b), unspaced(a) || unspaced(b), apart(a) || apart(b):
+		return true
+	case (a >= utf8.RuneSelf || b >= utf8.RuneSelf) && otherScripts(a, b):
 		return true
 	case unicode.IsLower(a) && unicode.IsUpper(b):
 		return true
@@ -99,6 +104,37 @@ func inWord(r rune) bool {
 		return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
 	}
 	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.M, r)
+}
+
+// apart reports whether r, a letter, stands apart from the letters around
+// it: a modifier letter (ʼ, ʰ) or an ordinal indicator (ª, º).
+func apart(r rune) bool {
+	return r >= 0x00aa && (r == 0x00aa || r == 0x00ba || unicode.Is(unicode.Lm, r))
+}
+
+// scripts are the scripts script tells apart: those of names written with
+// spaces between words (the others are unspaced).
+var scripts = []*unicode.RangeTable{unicode.Latin, unicode.Greek, unicode.Cyrillic, unicode.Armenian,
+	unicode.Hebrew, unicode.Arabic, unicode.Georgian, unicode.Devanagari, unicode.Bengali, unicode.Tamil,
+	unicode.Telugu, unicode.Gujarati, unicode.Gurmukhi, unicode.Ethiopic, unicode.Sinhala}
+
+// otherScripts reports whether a and b are of two of scripts.
+func otherScripts(a, b rune) bool {
+	sa, sb := script(a), script(b)
+	return sa != sb && sa != nil && sb != nil
+}
+
+// script is the script of the letter r among scripts, or nil.
+func script(r rune) *unicode.RangeTable {
+	if r < utf8.RuneSelf {
+		return unicode.Latin
+	}
+	for _, s := range scripts {
+		if unicode.Is(s, r) {
+			return s
+		}
+	}
+	return nil
 }
 
 // unspaced reports whether r is of a script written without spaces
@@ -191,13 +227,17 @@ func keptHits(h haystack, hits []hit) []span {
 
 // personalSpans returns the spans of s that hold one of values, compared
 // loosely (case, width, diacritics), by the rule of keptHits.
-func personalSpans(s string, values []string) []span {
+func personalSpans(s string, values []string) []span { return personalSpansBy(s, values, false) }
+
+// personalSpansBy is personalSpans, with every value found anywhere, not
+// only as a whole word, when all is set (see containsAnywhere).
+func personalSpansBy(s string, values []string, all bool) []span {
 	var hits []hit
 	for _, v := range values {
 		if !significant(v) {
 			continue
 		}
-		anywhere, pattern := foundAnywhere(v), looseMatch.CompileString(v)
+		anywhere, pattern := all || foundAnywhere(v), looseMatch.CompileString(v)
 		for from := 0; from < len(s); {
 			start, end := pattern.IndexString(s[from:])
 			if start < 0 {
@@ -221,7 +261,20 @@ func personalSpans(s string, values []string) []span {
 // ("unknown_Anna_Maria", "MUELLER" for "Müller", an IBAN without its
 // spaces) is still found. A short value is found in these forms as a whole
 // word too: "LI_NA" holds "Li Na", "carolina" does not.
-func containsAny(s string, values []string) bool {
+//
+// It decides whether a text may be shown with its values cut out (scrub).
+// A value shown or hidden whole (a code, a request id, a transfer id, a
+// txId) is judged by containsAnywhere instead.
+func containsAny(s string, values []string) bool { return containsBy(s, values, false) }
+
+// containsAnywhere is containsAny with every value found anywhere, as a
+// part of a word too: for a value shown or hidden whole, which cannot have
+// a short personal value cut out of it ("SANCTIONS_HITNG" for the name
+// "Ng", "TRNGX"), so a match inside a word hides it.
+func containsAnywhere(s string, values []string) bool { return containsBy(s, values, true) }
+
+// containsBy is containsAny, or with all containsAnywhere.
+func containsBy(s string, values []string, all bool) bool {
 	if s == "" {
 		return false
 	}
@@ -232,14 +285,14 @@ func containsAny(s string, values []string) bool {
 	var vals []squashedValue
 	for _, v := range values {
 		if significant(v) {
-			vals = append(vals, squashedValue{squashes(v), foundAnywhere(v)})
+			vals = append(vals, squashedValue{squashes(v), all || foundAnywhere(v)})
 		}
 	}
 	if len(vals) == 0 {
 		return false
 	}
 	for _, f := range append([]string{s}, decodings(s)...) {
-		if len(personalSpans(f, values)) > 0 {
+		if len(personalSpansBy(f, values, all)) > 0 {
 			return true
 		}
 		for _, fs := range squashes(f) {
@@ -402,14 +455,15 @@ func isIdentifier(s string, max int) bool {
 }
 
 // showCode reports whether a server error code may appear in an error
-// string: a code of the service's documented vocabulary or of a code's
-// shape (see codeShaped), that contains none of the request's personal
-// values. A server may put any text where a code goes ({"error":"bc1q…"}
+// string: a code of the service's documented vocabulary (fixed words, whole:
+// VALIDATION_ERROR shows for the name "Li"), or one of a code's shape (see
+// codeShaped) that contains none of the request's personal values, even
+// as a part of a word (containsAnywhere). A server may put any text where a code goes ({"error":"bc1q…"}
 // echoing a wallet address, a last name, a national id), and a call such
 // as ResolveInquiry sends no personal value to look for, so the shape is
 // what lets a code through, never the absence of a known value.
 func showCode(code string, pii []string) bool {
-	return (documentedCode(code) || codeShaped(code)) && !containsAny(code, pii)
+	return documentedCode(code) || codeShaped(code) && !containsAnywhere(code, pii)
 }
 
 // documentedCode reports whether code is one of the codes the service's
@@ -496,7 +550,7 @@ func showRequestID(id string, pii []string) bool {
 			return false
 		}
 	}
-	return !containsAny(id, pii)
+	return !containsAnywhere(id, pii)
 }
 
 // requestPaths is the set of JSON paths of the requests' fields

@@ -128,6 +128,15 @@ func TestWordBreak(t *testing.T) {
 		a, b rune
 		want bool
 	}{
+		{'g', 'ʼ', true},  // U+02BC, the apostrophe Unicode recommends: "Ngʼs"
+		{'g', 'ʰ', true},  // a modifier letter
+		{'g', 'ª', true},  // an ordinal indicator
+		{'g', 'º', true},  //
+		{'g', 'א', true},  // Latin, then Hebrew
+		{'G', 'α', true},  // Latin, then Greek
+		{'ж', 'a', true},  // Cyrillic, then Latin
+		{'é', 'a', false}, // Latin both
+		{'a', '́', false}, // a combining mark stays in the word
 		{-1, 'M', true},   // the text's start
 		{'a', -1, true},   // its end
 		{' ', 'M', true},  //
@@ -182,6 +191,9 @@ func TestScrubWholeWords(t *testing.T) {
 		{"a reason holding a short travel address", []string{"ta"}, "invalid travel address data", "invalid travel address data"},
 		{"short names in ordinary words", []string{"Li", "Ng", "An"}, "linear changing and Analysis ANALYSIS", "linear changing and Analysis ANALYSIS"},
 		{"a short name alone", []string{"Ma"}, "Ma", redacted},
+		{"before U+02BC, the recommended apostrophe", []string{"Ng"}, "beneficiary Ngʼs name is on a sanctions list", "beneficiary " + redacted + "ʼs name is on a sanctions list"},
+		{"before an ordinal indicator", []string{"Ng"}, "Ngª", redacted + "ª"},
+		{"before a letter of another script", []string{"Ng"}, "Ngא NGα", redacted + "א " + redacted + "α"},
 		{"in lower case", []string{"Ma"}, "unknown ma", "unknown " + redacted},
 		{"in capitals, alone", []string{"Ma"}, "unknown MA", "unknown " + redacted},
 		{"a key and value", []string{"Ma"}, "firstName=Ma, lastName missing", "firstName=" + redacted + ", lastName missing"},
@@ -244,8 +256,15 @@ func TestContainsAnyWholeWords(t *testing.T) {
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, containsAny(tt.s, pii), "%q", tt.s)
 	}
-	assert.True(t, showCode("INVALID_MATCH", pii))
+	// Shown or hidden whole: a value inside a word hides it, but a
+	// documented code is always shown.
+	assert.False(t, showCode("INVALID_MATCH", pii))
 	assert.False(t, showCode("INVALID_MA", pii))
-	assert.True(t, showRequestID("req-match-7", pii))
+	assert.True(t, showCode("VALIDATION_ERROR", []string{"Li"}))
+	assert.True(t, showCode("INVALID_REQUEST", []string{"Ue"}))
+	assert.False(t, showRequestID("req-match-7", pii))
 	assert.False(t, showRequestID("req-ma-7", pii))
+	assert.True(t, showRequestID("req-42", pii))
+	assert.True(t, containsAnywhere("TRMAX", pii))
+	assert.False(t, containsAnywhere("tr-42", pii))
 }

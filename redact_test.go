@@ -290,13 +290,17 @@ func piiOf(r *travelrule.TransferRequest) []string {
 	return out
 }
 
-// A short personal value (a first name "Ma") is hidden where the server
-// writes it as a word, and the server's words that hold its letters
-// ("match") stay readable: in the message, the field reasons, the code and
-// request id of the error string, and the transfer id of a result.
+// A short personal value (a first name "Ma", a last name "Li") is cut out
+// of the server's text where it writes it as a word, and the server's words
+// that hold its letters ("match") stay readable, in the message and the
+// field reasons. A value shown or hidden whole (a code that is not one of
+// the documented ones, a request id, a transfer id) is hidden when it holds
+// the value anywhere, since nothing can be cut out of it; a documented code
+// (VALIDATION_ERROR, for "Li") is always shown.
 func TestShortPersonalValuesHideOnlyAsWords(t *testing.T) {
 	req := fullRequest()
 	req.Beneficiary.FirstName = "Ma"
+	req.Beneficiary.LastName = "Li"
 	tests := []struct {
 		name, code, requestID, message, reason string
 		wantText, hiddenText                   []string // in err.Error()
@@ -305,8 +309,20 @@ func TestShortPersonalValuesHideOnlyAsWords(t *testing.T) {
 		{
 			name: "its letters inside words", code: "INVALID_MATCH", requestID: "req-match-1",
 			message: "checksum does not match", reason: "checksum does not MATCH",
-			wantText:    []string{"INVALID_MATCH", "req-match-1"},
+			hiddenText:  []string{"INVALID_MATCH", "req-match-1"},
 			wantMessage: "checksum does not match", wantReason: "checksum does not MATCH",
+		},
+		{
+			name: "a documented code holding a short name's letters", code: "VALIDATION_ERROR", requestID: "req-1",
+			message: "linear check failed", reason: "invalid",
+			wantText:    []string{"VALIDATION_ERROR", "req-1"},
+			wantMessage: "linear check failed", wantReason: "invalid",
+		},
+		{
+			name: "glued inside an identifier", code: "SANCTIONS_HITLI", requestID: "REQMAX",
+			message: "hit", reason: "hit",
+			hiddenText:  []string{"SANCTIONS_HITLI", "REQMAX"},
+			wantMessage: "hit", wantReason: "hit",
 		},
 		{
 			name: "the name as a word", code: "INVALID_MA", requestID: "req-ma-1",
@@ -336,7 +352,7 @@ func TestShortPersonalValuesHideOnlyAsWords(t *testing.T) {
 			}
 		})
 	}
-	for id, want := range map[string]string{"tr-match-1": "TransferID:tr-match-1", "tr-ma-1": "TransferID:[redacted]"} {
+	for id, want := range map[string]string{"tr-linear-1": "TransferID:[redacted]", "TRMAX": "TransferID:[redacted]", "tr-ok-1": "TransferID:tr-ok-1"} {
 		c, _ := setup(t, answer(200, `{"status":"succes","transferId":"`+id+`"}`))
 		res, err := c.InitiateTransfer(context.Background(), req)
 		require.NoError(t, err)

@@ -476,6 +476,10 @@ func (cl *call) refused(e *APIError) error {
 	if !cl.actedOn {
 		return e
 	}
+	// An earlier attempt may have been acted on: this answer's "not
+	// applied" speaks for itself only, so the error must not match
+	// ErrNotApplied, which tells the caller that sending again is safe.
+	e.refused, e.earlierMayHaveActed = false, true
 	return cl.end(e)
 }
 
@@ -511,7 +515,7 @@ func (cl *call) end(err error) error {
 func (cl *call) hidesTransferID() bool {
 	if cl.hidden == 0 || cl.hiddenID != cl.transferID {
 		cl.hidden, cl.hiddenID = 1, cl.transferID
-		if containsAny(cl.transferID, cl.piiValues()) || holdsTokenPart(cl.transferID, cl.tokenParts()) {
+		if containsAnywhere(cl.transferID, cl.piiValues()) || holdsTokenPart(cl.transferID, cl.tokenParts()) {
 			cl.hidden = 2
 		}
 	}

@@ -199,8 +199,8 @@ func (r TransferRequest) shownValues(sender bool, extra []string) (txID, asset, 
 		return r.TxID, r.Asset, r.Amount
 	}
 	pii := append(r.piiValues(), extra...)
-	txID = shownIf(r.TxID, isIdentifier(r.TxID, maxRequestID) && !containsAny(r.TxID, pii))
-	return txID, shownIf(r.Asset, isTicker(r.Asset) && !containsAny(r.Asset, pii)), shownIf(r.Amount, isDecimal(r.Amount))
+	txID = shownIf(r.TxID, isIdentifier(r.TxID, maxRequestID) && !containsAnywhere(r.TxID, pii))
+	return txID, shownIf(r.Asset, isTicker(r.Asset) && !containsAnywhere(r.Asset, pii)), shownIf(r.Amount, isDecimal(r.Amount))
 }
 
 // Format implements fmt.Formatter so that no verb prints the answer's body

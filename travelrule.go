@@ -196,18 +196,19 @@ func checkBaseURL(raw string) (*url.URL, error) {
 // schemeless returns the URL a base URL without a scheme most likely
 // meant ("127.0.0.1:18080" → "http://127.0.0.1:18080", "trp.example.com"
 // → "https://trp.example.com"): http:// for a loopback host, the only
-// one plain http may reach, https:// otherwise. It returns "" for a raw
-// URL that has a scheme, or that is not a host with an optional port and
-// path made of the characters a host and path may hold (the guess is
-// quoted in an error, so it never echoes anything else, credentials
-// included).
+// one plain http may reach, https:// otherwise, and never the path. It
+// returns "" for a raw URL that has a scheme, or whose host is neither an
+// IP address, localhost, nor a domain name whose last label is letters
+// alone: the guess is quoted in an error, so a token or an API key given
+// in the base URL's place ("eyJhbGci….eyJzdWIi….c2ln", "trk_live.9f8e")
+// is never echoed.
 func schemeless(raw string) string {
 	if raw == "" || len(raw) > 255 || strings.Contains(raw, "://") || strings.HasPrefix(raw, "//") {
 		return ""
 	}
 	host, _, _ := strings.Cut(raw, "/")
-	for _, r := range raw {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-._:/[]", r)) {
+	for _, r := range host {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-.:[]", r)) {
 			return ""
 		}
 	}
@@ -219,14 +220,21 @@ func schemeless(raw string) string {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
 			return ""
 		}
-	} else if !strings.Contains(u.Hostname(), ".") && !isLoopback(u.Hostname()) {
-		// "transfers" or "api": a bare word is not a host anyone meant.
-		return ""
 	}
-	if isLoopback(u.Hostname()) {
-		return "http://" + raw
+	name := u.Hostname()
+	switch {
+	case isLoopback(name):
+		return "http://" + host
+	case net.ParseIP(name) != nil:
+	case !strings.Contains(name, "."):
+		return "" // "transfers" or "api": a bare word is not a host anyone meant
+	default:
+		tld := name[strings.LastIndexByte(name, '.')+1:]
+		if len(tld) < 2 || strings.IndexFunc(tld, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') }) >= 0 {
+			return ""
+		}
 	}
-	return "https://" + raw
+	return "https://" + host
 }
 
 func isLoopback(host string) bool {

@@ -219,19 +219,27 @@ func TestBaseURLWithoutScheme(t *testing.T) {
 	ts := travelrule.WithTokenSource(travelrule.StaticToken("t"))
 	for raw, want := range map[string]string{
 		"127.0.0.1:18080":        "did you mean http://127.0.0.1:18080?",
-		"localhost:8080/sandbox": "did you mean http://localhost:8080/sandbox?",
-		"trp.example.com/api":    "did you mean https://trp.example.com/api?",
+		"localhost:8080/sandbox": "did you mean http://localhost:8080?", // never the path
+		"trp.example.com/api":    "did you mean https://trp.example.com?",
 		"[::1]:8080":             "did you mean http://[::1]:8080?",
-		"user:pw@trp.example":    "must be absolute",
-		"trp.example:99999":      "must be absolute",
-		"transfers":              "must be absolute",
-		"ftp://trp.example":      "must be absolute",
+		"10.0.0.7:8443":          "did you mean https://10.0.0.7:8443?",
+		// A token or a key in the base URL's place is not echoed.
+		"eyJhbGciOiJFZERTQSJ9.eyJzdWIiOiJ2YXNwIn0.c2lnbmF0dXJlLXNlY3JldA": "must be absolute",
+		"trk_live.9f8e7d6c5b4a":               "must be absolute",
+		"trp.example.com/t/8c1f0e7a2b9d4c3e/": "did you mean https://trp.example.com?",
+		"user:pw@trp.example":                 "must be absolute",
+		"trp.example:99999":                   "must be absolute",
+		"transfers":                           "must be absolute",
+		"ftp://trp.example":                   "must be absolute",
 	} {
 		_, err := travelrule.NewClient(raw, ts)
 		require.Error(t, err, raw)
 		assert.Contains(t, err.Error(), want, raw)
 		assert.NotContains(t, err.Error(), "pw", raw)
 		assert.NotContains(t, err.Error(), "first path segment", raw)
+		for _, secret := range []string{"eyJ", "9f8e", "8c1f"} {
+			assert.NotContains(t, err.Error(), secret, raw)
+		}
 	}
 }
 

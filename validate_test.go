@@ -119,7 +119,8 @@ func TestValidatePartyLengths(t *testing.T) {
 		{"nationalId", func(p *travelrule.Party, v string) { p.NationalID = v }, 35, false},
 		{"nationalIdType", func(p *travelrule.Party, v string) { p.NationalIDType = v }, 0, true},
 		{"accountNumber", func(p *travelrule.Party, v string) { p.AccountNumber = v }, 50, false},
-		{"walletAddress", func(p *travelrule.Party, v string) { p.WalletAddress = v }, 100, false},
+		// Real addresses exceed IVMS101 2020's 100 (see party.go): the 255 bound only.
+		{"walletAddress", func(p *travelrule.Party, v string) { p.WalletAddress = v }, 255, false},
 	}
 	check := func(t *testing.T, validate func(*travelrule.TransferRequest) error, f field, n int, want []string) {
 		t.Helper()
@@ -147,6 +148,20 @@ func TestValidatePartyLengths(t *testing.T) {
 			check(t, (*travelrule.TransferRequest).ValidateStrict, f, f.ivms+1, []string{at})
 			check(t, (*travelrule.TransferRequest).ValidateStrict, f, 256, []string{at}) // reported once, not twice
 		})
+	}
+}
+
+// Real wallet addresses longer than IVMS101 2020's accountNumber (100) pass
+// ValidateStrict: a Cardano base address (CIP-19's test vector, 103
+// characters) and a Monero integrated address (106).
+func TestValidateStrictTakesLongWalletAddresses(t *testing.T) {
+	for _, addr := range []string{
+		"addr1qx2fxv2umyhttkxyxp8x0dlpdt3k6cwng5pxj3jhsydzer3n0d3vllmyqwsx5wktcd8cc3sq835lu7drv2xwl2wywfgse35a3x",
+		"4LL9oSLmtpccfufTMvppY6JwXNouMBzSkbLYfpAV5Usx3skxNgYeYTRj5UzqtReoS44qo9mtmXCqY45DJ852K5Jv2bYXZKKQePHES9khPK",
+	} {
+		r := fullRequest()
+		r.Beneficiary.WalletAddress = addr
+		require.NoError(t, r.ValidateStrict(), "%d characters", len(addr))
 	}
 }
 

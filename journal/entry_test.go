@@ -339,6 +339,33 @@ func TestUpgradeCallback(t *testing.T) {
 	}
 }
 
+// TestStoredKindIsThePreviousReleases: a callback record stores the word
+// the journal used before the kinds were renamed, so that a node of the
+// previous release sharing the store reads it; reading it back gives
+// today's kind and decision.
+func TestStoredKindIsThePreviousReleases(t *testing.T) {
+	for _, tt := range []struct {
+		body, stored string
+	}{
+		{`{"approved":true}`, "approved"},
+		{`{"approved":"false"}`, "rejected"},
+		{`{"rejected":"no"}`, "rejected"},
+		{`{"transferId":"t","status":"APPROVED"}`, "status"},
+		{`{"transferId":"t","status":"pending"}`, "status"},
+		{`{"txid":"0x1"}`, "txid"},
+		{`{"canceled":"x"}`, "canceled"},
+		{`{"foo":1}`, "unknown"},
+	} {
+		cb, err := travelrule.ParseCallback([]byte(tt.body))
+		require.NoError(t, err)
+		stored := storedKind(cb.Kind, cb.Decision())
+		assert.Equal(t, tt.stored, stored, tt.body)
+		k, d := upgradeCallback(stored, string(cb.Decision()))
+		assert.Equal(t, string(cb.Kind), k, tt.body)
+		assert.Equal(t, string(cb.Decision()), d, tt.body)
+	}
+}
+
 // TestFoldReadsOlderJournals: the records an older journal stored, with
 // the kinds named "approved", "rejected", "status" and "txid" (and an
 // approval without a decision, as before decisions were stored), fold to

@@ -293,7 +293,7 @@ func (j *Journal) Delivered(ctx context.Context, d *callback.Delivery) error {
 	ref, tid := idOrEmpty(cb.Ref), idOrEmpty(cb.SafeTransferID())
 	ctx, cancel := context.WithTimeout(ctx, j.timeout)
 	defer cancel()
-	r := record{Kind: kindCallback, At: j.now(), Callback: string(cb.Kind), Decision: string(cb.Decision()),
+	r := record{Kind: kindCallback, At: j.now(), Callback: storedKind(cb.Kind, cb.Decision()), Decision: string(cb.Decision()),
 		TransferID: tid, Delivery: d.ID}
 	id := "cb:" + d.ID
 	err := j.deliver(ctx, cb.Kind, ref, tid, id, &r)

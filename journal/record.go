@@ -63,6 +63,24 @@ var legacyCallbacks = map[string]travelrule.CallbackKind{
 	"txid":     travelrule.KindTransferConfirmation,
 }
 
+// storedKind is the word a callback record stores for kind: the word of
+// the journal before the kinds were renamed (see legacyCallbacks), so that
+// during a rolling deploy the nodes of both releases, sharing one store,
+// read each other's records; today's word for a kind that had none then.
+func storedKind(kind travelrule.CallbackKind, d travelrule.Decision) string {
+	switch kind {
+	case travelrule.KindInquiryResolution:
+		if d != "" {
+			return string(d) // "approved" or "rejected": the kind was the decision
+		}
+	case travelrule.KindTransferResolution:
+		return "status"
+	case travelrule.KindTransferConfirmation:
+		return "txid"
+	}
+	return string(kind)
+}
+
 // upgradeCallback returns a stored callback record's kind and decision in
 // today's words: an older journal's kind becomes the kind it is now, and
 // an older "approved" or "rejected" record without a decision gets the

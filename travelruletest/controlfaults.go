@@ -108,6 +108,10 @@ func (w wireFault) fault(path string) (Fault, []travelrule.FieldError) {
 // fields: a control plane's typo must not pass unnoticed. It returns the
 // faults to answer 400 with, or the error of a body that is not a JSON
 // object of v's shape.
+//
+// A fault names its field by its path without array indexes
+// ("faults.times"): encoding/json gives them from Go 1.27 on only, and a
+// path reads the same whichever Go built the sandbox.
 func decodeControlBody(body []byte, v any) ([]travelrule.FieldError, error) {
 	if err := decodeObject(body, &json.RawMessage{}); err != nil {
 		return nil, err
@@ -120,7 +124,7 @@ func decodeControlBody(body []byte, v any) ([]travelrule.FieldError, error) {
 	case err == nil:
 		return nil, nil
 	case errors.As(err, &te):
-		return []travelrule.FieldError{{Field: te.Field, Reason: "must be a JSON " + te.Type.Kind().String()}}, nil
+		return []travelrule.FieldError{{Field: withoutIndexes(te.Field), Reason: "must be a JSON " + te.Type.Kind().String()}}, nil
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name, _ := strconv.Unquote(strings.TrimPrefix(err.Error(), "json: unknown field "))
 		return []travelrule.FieldError{{Field: name, Reason: "unknown field"}}, nil
@@ -200,4 +204,17 @@ func (s *Server) serveDecision(r *http.Request) *answer {
 	s.SetDecision(*w.Decision)
 	out, _ := json.Marshal(w)
 	return &answer{status: http.StatusOK, body: out}
+}
+
+// withoutIndexes drops the array indexes of a JSON path as encoding/json
+// writes it: "faults.0.times" is "faults.times".
+func withoutIndexes(path string) string {
+	parts := strings.Split(path, ".")
+	kept := parts[:0]
+	for _, p := range parts {
+		if _, err := strconv.Atoi(p); err != nil {
+			kept = append(kept, p)
+		}
+	}
+	return strings.Join(kept, ".")
 }

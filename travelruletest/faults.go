@@ -213,9 +213,17 @@ func (f Fault) check() error {
 		return errors.New("travelruletest: Fault: unknown operation")
 	case f.Times < 0 || f.RetryAfter < 0 || f.Latency < 0:
 		return errors.New("travelruletest: Fault: negative Times, RetryAfter or Latency")
+	case f.Latency > MaxFaultLatency || f.RetryAfter > MaxFaultLatency:
+		return errors.New("travelruletest: Fault: Latency or RetryAfter above MaxFaultLatency")
 	}
 	return nil
 }
+
+// MaxFaultLatency bounds a fault's Latency and RetryAfter, and the delay
+// the latency faults of one request add up to (they added up past
+// time.Duration's range, to no delay at all). A held request ends
+// earlier when its client goes away.
+const MaxFaultLatency = 24 * time.Hour
 
 func (f Fault) appliesTo(op Operation) bool { return f.Ops == 0 || f.Ops&op != 0 }
 
@@ -283,7 +291,7 @@ func (fs *faultSchedule) draw(op Operation) faultPlan {
 		}
 		switch f.Kind {
 		case FaultLatency:
-			p.latency += f.Latency
+			p.latency = min(p.latency+f.Latency, MaxFaultLatency) // each at most MaxFaultLatency: no overflow
 		case FaultRateLimit, FaultUnavailable, FaultResetRefusedStream:
 			if p.pre != nil {
 				continue

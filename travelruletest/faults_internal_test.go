@@ -3,6 +3,7 @@ package travelruletest
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 )
@@ -22,4 +23,18 @@ func TestRequestID(t *testing.T) {
 	} {
 		assert.Equal(t, tt.want, requestID(tt.in), "%q", tt.in)
 	}
+}
+
+// TestLatencyIsBounded: a latency above MaxFaultLatency is refused, and
+// latency faults that add up stop at it instead of overflowing to no delay.
+func TestLatencyIsBounded(t *testing.T) {
+	assert.Error(t, Fault{Kind: FaultLatency, Rate: 1, Latency: MaxFaultLatency + 1}.check())
+	assert.Error(t, Fault{Kind: FaultRateLimit, Rate: 1, RetryAfter: 2562047 * time.Hour}.check())
+	assert.NoError(t, Fault{Kind: FaultLatency, Rate: 1, Latency: MaxFaultLatency}.check())
+
+	fs := newFaultSchedule(1)
+	for range 3 {
+		fs.slots = append(fs.slots, faultSlot{Fault: Fault{Kind: FaultLatency, Rate: 1, Latency: MaxFaultLatency}})
+	}
+	assert.Equal(t, MaxFaultLatency, fs.draw(OpInitiate).latency)
 }

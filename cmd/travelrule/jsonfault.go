@@ -26,7 +26,10 @@ func jsonObjectFault(data []byte) error {
 	case errors.As(err, &se):
 		pos, reason := int(se.Offset), syntaxReason(se.Error())
 		if pos > 0 && pos <= len(data) && !strings.HasPrefix(se.Error(), "unexpected end") {
-			pos-- // the offending byte: the error comes after reading it
+			pos-- // the offending character: the error comes after reading it
+			for pos > 0 && !utf8.RuneStart(data[pos]) {
+				pos-- // Go 1.27 counts the whole character read, Go 1.26 its first byte
+			}
 		}
 		return fmt.Errorf("%s: %s", jsonPosition(data, pos), reason)
 	case errors.As(err, &te):
@@ -61,14 +64,49 @@ func jsonPosition(data []byte, pos int) string {
 // character of the input.
 var invalidCharRE = regexp.MustCompile(`^invalid character ('(?:\\'|[^'])*') (.*)$`)
 
-// syntaxReason is the text of a syntax error of encoding/json, the
-// character it quotes named by its kind unless it is JSON's punctuation.
+// syntaxReason is the text of a syntax error of encoding/json in the
+// client's words: the character it quotes named by its kind unless it is
+// JSON's punctuation, and where it was found in fixed words, never
+// encoding/json's own (its "in literal true (expecting 'e')" spells out
+// the letters of the input before it).
 func syntaxReason(msg string) string {
 	m := invalidCharRE.FindStringSubmatch(msg)
 	if m == nil {
-		return msg
+		if msg == "unexpected end of JSON input" {
+			return msg
+		}
+		return "not JSON"
 	}
-	return "invalid character " + charKind(m[1]) + " " + m[2]
+	return "invalid character " + charKind(m[1]) + " " + syntaxContext(m[2])
+}
+
+// syntaxContexts are the places encoding/json names after "invalid
+// character 'c'", with the words a reason shows for each; the first whose
+// key starts the place wins.
+var syntaxContexts = []struct{ prefix, words string }{
+	{"in literal", "in a literal (true, false or null)"},
+	{"in string escape code", "in a string's escape"},
+	{"in string", "in a string"}, // Go 1.26 says "in string literal", Go 1.27 "in string"
+	{"in numeric literal", "in a number"},
+	{"after decimal point in numeric literal", "in a number"},
+	{"in exponent of numeric literal", "in a number"},
+	{"looking for beginning of value", "looking for beginning of value"},
+	{"looking for beginning of object key string", "looking for beginning of object key string"},
+	{"after object key:value pair", "after object key:value pair"},
+	{"after object key", "after object key"},
+	{"after array element", "after array element"},
+	{"after top-level value", "after top-level value"},
+}
+
+// syntaxContext is the fixed words of syntaxContexts for place, or a
+// general phrase for a place it does not know.
+func syntaxContext(place string) string {
+	for _, c := range syntaxContexts {
+		if strings.HasPrefix(place, c.prefix) {
+			return c.words
+		}
+	}
+	return "where JSON does not allow it"
 }
 
 // charKind names the character of quoted, a Go character literal, as a

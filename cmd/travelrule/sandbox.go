@@ -244,7 +244,11 @@ func (c *cli) sandboxCredentials(keyFile string) ([]travelruletest.Option, publi
 	if key != "" {
 		o = append(o, travelruletest.WithAPIKeys(key))
 	}
-	id, secret := c.getenv("TRAVELRULE_CLIENT_ID"), c.getenv("TRAVELRULE_CLIENT_SECRET")
+	id := c.getenv("TRAVELRULE_CLIENT_ID")
+	secret, _, err := c.secret("TRAVELRULE_CLIENT_SECRET", "client secret")
+	if err != nil {
+		return nil, publishedCreds{}, "", err
+	}
 	if id == "" {
 		id = travelruletest.DefaultClientID
 	}
@@ -336,11 +340,8 @@ func (c *cli) sandboxBanner(srv *travelruletest.Server, lifetime time.Duration, 
 	}
 	// The CLI takes credentials of one kind: the other kinds are printed
 	// commented out, to use instead of the API key.
-	alt := ""
-	if setup.published.apiKey {
-		alt = "# "
-		fmt.Fprintln(c.stdout, "# or, instead of the API key, a token or the client credentials:")
-	}
+	alt := "# "
+	fmt.Fprintln(c.stdout, "# or, instead of the API key, a token or the client credentials:")
 	if setup.published.apiKey && setup.published.clientSecret {
 		// A token is printed only when anyone could fetch one with the
 		// published credentials: with credentials of the user's it
@@ -358,7 +359,10 @@ func (c *cli) sandboxBanner(srv *travelruletest.Server, lifetime time.Duration, 
 	}
 	if setup.tls {
 		// curl reads CURL_CA_BUNDLE: the transcript trusts the sandbox.
-		fmt.Fprintf(c.stdout, "# --tls: curl trusts the sandbox's self-signed certificate\nexport CURL_CA_BUNDLE=%s\n", shellWord(setup.caFile))
+		// curl reads CURL_CA_BUNDLE, Go programs (this CLI, the SDK's
+		// default transport) SSL_CERT_FILE on Linux.
+		fmt.Fprintf(c.stdout, "# --tls: curl and Go programs trust the sandbox's self-signed certificate\nexport CURL_CA_BUNDLE=%s\nexport SSL_CERT_FILE=%s\n",
+			shellWord(setup.caFile), shellWord(setup.caFile))
 	}
 	fmt.Fprint(c.stdout, transcript(f))
 	fmt.Fprintf(c.stderr, "%s\n", setup.signing)

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"runtime"
 	"strings"
@@ -59,18 +61,27 @@ const maxSecretFile = 4 << 10
 // warns on stderr when the file is open to group or others: such a file is
 // refused by nothing else (a Kubernetes secret volume is 0644 unless told
 // otherwise), so it is not refused here.
+//
+// An error never names the file: a secret set by mistake where its file's
+// name belongs would be printed. The file is checked to be a regular one
+// before it is opened, so that a FIFO or a device cannot hold the command.
 func (c *cli) readSecretFile(name, what string) (string, error) {
+	if st, err := os.Stat(name); err != nil {
+		return "", fileFault(err)
+	} else if !st.Mode().IsRegular() {
+		return "", errors.New("not a regular file")
+	}
 	f, err := os.Open(name)
 	if err != nil {
-		return "", err
+		return "", fileFault(err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return "", err
+		return "", fileFault(err)
 	}
 	if !st.Mode().IsRegular() {
-		return "", fmt.Errorf("%s is not a regular file", name)
+		return "", errors.New("not a regular file")
 	}
 	if perm := st.Mode().Perm(); perm&0o077 != 0 && runtime.GOOS != "windows" {
 		fmt.Fprintf(c.stderr, "warning: the %s file %s is open to group or others (mode %04o): chmod 600 %s\n", what, name, perm, name)
@@ -129,4 +140,20 @@ func refusedSecretFlag(fs *flag.FlagSet) error {
 		}
 	})
 	return err
+}
+
+// fileFault says why a secret's file could not be read, without its name
+// (see readSecretFile).
+func fileFault(err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return errors.New("no such file")
+	case errors.Is(err, fs.ErrPermission):
+		return errors.New("permission denied")
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("cannot read it: %w", pe.Err)
+	}
+	return errors.New("cannot read it")
 }

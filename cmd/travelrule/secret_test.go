@@ -34,7 +34,9 @@ func TestSecret(t *testing.T) {
 		{"both", map[string]string{"X_TOKEN": planted, "X_TOKEN_FILE": good}, "", "", "both X_TOKEN and X_TOKEN_FILE are set: set one"},
 		{"an empty file", map[string]string{"X_TOKEN_FILE": empty}, "", "", "the token file " + empty + " holds no token"},
 		{"a file of two lines", map[string]string{"X_TOKEN_FILE": twoLines}, "", "", "the token file " + twoLines + ": the token has a line break or a control character"},
-		{"a missing file", map[string]string{"X_TOKEN_FILE": "/nonexistent/token"}, "", "", "the token file of X_TOKEN_FILE: open /nonexistent/token: no such file or directory"},
+		{"a missing file", map[string]string{"X_TOKEN_FILE": "/nonexistent/token"}, "", "", "the token file of X_TOKEN_FILE: no such file"},
+		// The secret itself set where its file's name belongs: not echoed.
+		{"the secret in the file variable", map[string]string{"X_TOKEN_FILE": "eyJhbGciOiJFZERTQSJ9.SECRETTOKEN"}, "", "", "the token file of X_TOKEN_FILE: no such file"},
 		{"a line break", map[string]string{"X_TOKEN": planted + "\n"}, "", "", "X_TOKEN: the token has a line break or a control character"},
 		{"white space", map[string]string{"X_TOKEN": " " + planted}, "", "", "X_TOKEN: the token has white space around it"},
 	}
@@ -51,6 +53,7 @@ func TestSecret(t *testing.T) {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tt.wantErr)
 				assert.NotContains(t, err.Error(), "PLANTED")
+				assert.NotContains(t, err.Error(), "SECRETTOKEN")
 			}
 			assert.Empty(t, errOut.String())
 		})
