@@ -365,6 +365,26 @@ func TestSandboxOffLoopback(t *testing.T) {
 		}
 	})
 
+	t.Run("credentials of the user's, from files", func(t *testing.T) {
+		dir := t.TempDir()
+		file := func(name, v string) string {
+			p := filepath.Join(dir, name)
+			require.NoError(t, os.WriteFile(p, []byte(v+"\n"), 0o600))
+			return p
+		}
+		sc := runSandboxCommandEnv(t, map[string]string{"TRAVELRULE_API_KEY_FILE": file("key", key), "TRAVELRULE_CLIENT_ID": "team-client",
+			"TRAVELRULE_CLIENT_SECRET_FILE": file("secret", secret), "TRAVELRULE_SIGNING_SECRET_FILE": file("signing", signing)}, "--addr", "0.0.0.0:0")
+		base := sc.env["TRAVELRULE_BASE_URL"]
+		require.NotEmpty(t, base, "it starts off loopback: every published credential is replaced")
+		assertNoSecrets(t, sc.out.String()+sc.errOut.String(), key, secret, signing)
+		for secretUsed, want := range map[string]int{secret: exitOK, travelruletest.DefaultClientSecret: exitFailed} {
+			code, _, errOut := runCLI(t, context.Background(), "", map[string]string{"TRAVELRULE_BASE_URL": base,
+				"TRAVELRULE_TOKEN_URL": sc.printed["TRAVELRULE_TOKEN_URL"], "TRAVELRULE_CLIENT_ID": "team-client", "TRAVELRULE_CLIENT_SECRET": secretUsed},
+				"address", "generate", "--first-name", "A", "--last-name", "B")
+			assert.Equal(t, want, code, errOut)
+		}
+	})
+
 	t.Run("loopback with the published credentials", func(t *testing.T) {
 		for _, addr := range []string{"localhost:0", "127.0.0.1:0"} {
 			sc := runSandboxCommand(t, "--addr", addr)
