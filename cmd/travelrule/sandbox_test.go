@@ -342,6 +342,9 @@ func TestSandboxOffLoopback(t *testing.T) {
 		assert.NotContains(t, sc.printed, "TRAVELRULE_CLIENT_SECRET")
 		assert.NotContains(t, sc.printed, "TRAVELRULE_TOKEN", "a token would let whoever reads the output in, without a credential")
 		assert.Equal(t, "team-client", sc.printed["TRAVELRULE_CLIENT_ID"])
+		for _, k := range []string{"TRAVELRULE_TOKEN_URL", "TRAVELRULE_CLIENT_ID"} {
+			assert.NotContains(t, sc.env, k, "printed commented out: a shell that runs the banner has credentials of one kind")
+		}
 		assert.Contains(t, sc.out.String(), `"x-api-key: $TRAVELRULE_API_KEY"`, "the transcript reads the key from the environment")
 		assertNoSecrets(t, sc.out.String()+sc.errOut.String(), key, secret, signing)
 
