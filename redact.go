@@ -227,17 +227,13 @@ func keptHits(h haystack, hits []hit) []span {
 
 // personalSpans returns the spans of s that hold one of values, compared
 // loosely (case, width, diacritics), by the rule of keptHits.
-func personalSpans(s string, values []string) []span { return personalSpansBy(s, values, false) }
-
-// personalSpansBy is personalSpans, with every value found anywhere, not
-// only as a whole word, when all is set (see containsAnywhere).
-func personalSpansBy(s string, values []string, all bool) []span {
+func personalSpans(s string, values []string) []span {
 	var hits []hit
 	for _, v := range values {
 		if !significant(v) {
 			continue
 		}
-		anywhere, pattern := all || foundAnywhere(v), looseMatch.CompileString(v)
+		anywhere, pattern := foundAnywhere(v), looseMatch.CompileString(v)
 		for from := 0; from < len(s); {
 			start, end := pattern.IndexString(s[from:])
 			if start < 0 {
@@ -265,16 +261,7 @@ func personalSpansBy(s string, values []string, all bool) []span {
 // It decides whether a text may be shown with its values cut out (scrub).
 // A value shown or hidden whole (a code, a request id, a transfer id, a
 // txId) is judged by containsAnywhere instead.
-func containsAny(s string, values []string) bool { return containsBy(s, values, false) }
-
-// containsAnywhere is containsAny with every value found anywhere, as a
-// part of a word too: for a value shown or hidden whole, which cannot have
-// a short personal value cut out of it ("SANCTIONS_HITNG" for the name
-// "Ng", "TRNGX"), so a match inside a word hides it.
-func containsAnywhere(s string, values []string) bool { return containsBy(s, values, true) }
-
-// containsBy is containsAny, or with all containsAnywhere.
-func containsBy(s string, values []string, all bool) bool {
+func containsAny(s string, values []string) bool {
 	if s == "" {
 		return false
 	}
@@ -285,14 +272,14 @@ func containsBy(s string, values []string, all bool) bool {
 	var vals []squashedValue
 	for _, v := range values {
 		if significant(v) {
-			vals = append(vals, squashedValue{squashes(v), all || foundAnywhere(v)})
+			vals = append(vals, squashedValue{squashes(v), foundAnywhere(v)})
 		}
 	}
 	if len(vals) == 0 {
 		return false
 	}
 	for _, f := range append([]string{s}, decodings(s)...) {
-		if len(personalSpansBy(f, values, all)) > 0 {
+		if len(personalSpans(f, values)) > 0 {
 			return true
 		}
 		for _, fs := range squashes(f) {
@@ -318,6 +305,68 @@ func containsBy(s string, values []string, all bool) bool {
 		}
 	}
 	return false
+}
+
+// containsAnywhere is containsAny with every value found anywhere, as a
+// part of a word too: for a value shown or hidden whole, which cannot have
+// a short personal value cut out of it ("SANCTIONS_HITNG" for the name
+// "Ng", "TRNGX"), so a match inside a word hides it. With no word to tell
+// apart, it compares texts alone: it runs on every answer (a result's
+// request id and transfer id), so it builds no word breaks.
+func containsAnywhere(s string, values []string) bool {
+	if s == "" {
+		return false
+	}
+	forms := append([]string{s}, decodings(s)...)
+	var squashed [][2]string // of forms, made when a value needs them
+	for _, v := range values {
+		if !significant(v) {
+			continue
+		}
+		for _, f := range forms {
+			if start, _ := looseMatch.IndexString(f, v); start >= 0 {
+				return true
+			}
+		}
+		if squashed == nil {
+			squashed = make([][2]string, len(forms))
+			for i, f := range forms {
+				squashed[i] = squashedTexts(f)
+			}
+		}
+		for _, vs := range squashedTexts(v) {
+			if utf8.RuneCountInString(vs) < 2 {
+				continue
+			}
+			for _, fs := range squashed {
+				if strings.Contains(fs[0], vs) || strings.Contains(fs[1], vs) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// squashedTexts is the texts of squashes, without their word breaks.
+func squashedTexts(s string) [2]string {
+	return [2]string{squashText(norm.NFC.String(s), true), squashText(norm.NFD.String(s), false)}
+}
+
+// squashText is the text of squash, without its word breaks.
+func squashText(s string, spell bool) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		out, ok := spelledOut[unicode.ToLower(r)]
+		switch {
+		case spell && ok:
+			b.WriteString(out)
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(unicode.ToLower(r))
+		}
+	}
+	return b.String()
 }
 
 // decodings returns what s decodes to as hex or as base64 (any alphabet,

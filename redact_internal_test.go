@@ -268,3 +268,27 @@ func TestContainsAnyWholeWords(t *testing.T) {
 	assert.True(t, containsAnywhere("TRMAX", pii))
 	assert.False(t, containsAnywhere("tr-42", pii))
 }
+
+// TestContainsAnywhereCoversContainsAny: whatever containsAny finds (as a
+// word), containsAnywhere finds too, and it also finds a short value
+// inside a word, in every form containsAny reads (loose, squashed, hex,
+// base64).
+func TestContainsAnywhereCoversContainsAny(t *testing.T) {
+	values := []string{"Ma", "Müller", "Ødegård", "AB123456", "0x742d35Cc6634C0532925a3b844Bc454e4438f44e", "美咲"}
+	for _, s := range []string{
+		"Ma", "unknown MA", "MUELLER", "muller", "OEDEGAARD", "ab-123-456", "TWE", // base64 of "Ma"
+		"4d61", "req_0x742d35cc6634c0532925a3b844bc454e4438f44e", "美咲様", "matic", "INVALID_MATCH", "TRMAX",
+		"tr-42", "", "x",
+	} {
+		if containsAny(s, values) {
+			assert.True(t, containsAnywhere(s, values), "%q: containsAny finds it, containsAnywhere must", s)
+		}
+	}
+	for _, s := range []string{"matic", "INVALID_MATCH", "TRMAX"} {
+		assert.True(t, containsAnywhere(s, values), s)
+		assert.False(t, containsAny(s, values), s)
+	}
+	for _, s := range []string{"tr-42", "req-7", ""} {
+		assert.False(t, containsAnywhere(s, values), s)
+	}
+}
