@@ -20,25 +20,33 @@ var envVarRE = regexp.MustCompile(`"(TRAVELRULE_[A-Z_]+)"`)
 // (their string literals), test files aside.
 func readEnvVars(t *testing.T) []string {
 	t.Helper()
+	vars := sourceMatches(t, envVarRE)
+	require.NotEmpty(t, vars)
+	return vars
+}
+
+// sourceMatches returns the first group of each match of re in the
+// command's sources, test files aside, each once, in the order found.
+func sourceMatches(t *testing.T, re *regexp.Regexp) []string {
+	t.Helper()
 	files, err := filepath.Glob("*.go")
 	require.NoError(t, err)
 	seen := map[string]bool{}
-	var vars []string
+	var out []string
 	for _, f := range files {
 		if strings.HasSuffix(f, "_test.go") {
 			continue
 		}
 		src, err := os.ReadFile(f)
 		require.NoError(t, err)
-		for _, m := range envVarRE.FindAllStringSubmatch(string(src), -1) {
+		for _, m := range re.FindAllStringSubmatch(string(src), -1) {
 			if !seen[m[1]] {
 				seen[m[1]] = true
-				vars = append(vars, m[1])
+				out = append(out, m[1])
 			}
 		}
 	}
-	require.NotEmpty(t, vars)
-	return vars
+	return out
 }
 
 // TestDocsAreAccurate: the package documentation, the top-level usage and
@@ -75,19 +83,7 @@ var secretVarRE = regexp.MustCompile(`\.secret\("(TRAVELRULE_[A-Z_]+)"`)
 // an X_FILE form, which the package documentation and the top-level usage
 // name.
 func TestDocsNameSecretFiles(t *testing.T) {
-	files, err := filepath.Glob("*.go")
-	require.NoError(t, err)
-	var vars []string
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		src, err := os.ReadFile(f)
-		require.NoError(t, err)
-		for _, m := range secretVarRE.FindAllStringSubmatch(string(src), -1) {
-			vars = append(vars, m[1])
-		}
-	}
+	vars := sourceMatches(t, secretVarRE)
 	require.Subset(t, vars, []string{"TRAVELRULE_API_KEY", "TRAVELRULE_TOKEN", "TRAVELRULE_CLIENT_SECRET",
 		"TRAVELRULE_SIGNING_SECRET", "TRAVELRULE_WEBHOOK_SECRET", "TRAVELRULE_CALLBACK_KEY"})
 	f, err := parser.ParseFile(token.NewFileSet(), "main.go", nil, parser.ParseComments|parser.PackageClauseOnly)
