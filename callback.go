@@ -68,19 +68,6 @@ const (
 	KindUnknown CallbackKind = "unknown"
 )
 
-// Decision is a beneficiary VASP's decision on a transfer: [Approved] or
-// [Rejected]. The zero value, "", is no decision. Read a callback's with
-// [Callback.Decision]; send one with [Approve] or [Reject].
-type Decision string
-
-// The decisions.
-const (
-	// Approved: the beneficiary's VASP accepts the transfer.
-	Approved Decision = "approved"
-	// Rejected: the beneficiary's VASP refuses the transfer.
-	Rejected Decision = "rejected"
-)
-
 // Callback is one callback request from the service, as decoded by
 // [ParseCallback]. Fields the body does not carry are left empty; every
 // field of the body, known or not, stays in Raw.
@@ -489,20 +476,6 @@ func cbKind(status string, ivms bool, decision Decision, rejected, canceled, txi
 		return KindTransferConfirmation, ""
 	}
 	return KindUnknown, ""
-}
-
-// statusDecision is the decision a status says: Approved for "approved",
-// "completed", "confirmed" or "accepted", Rejected for "rejected",
-// "declined", "canceled", "cancelled" or "failed" (in any case), and ""
-// for any other.
-func statusDecision(status string) Decision {
-	switch {
-	case oneOfFold(status, "approved", "completed", "confirmed", "accepted"):
-		return Approved
-	case oneOfFold(status, "rejected", "declined", "canceled", "cancelled", "failed"):
-		return Rejected
-	}
-	return ""
 }
 
 // Decision returns the decision the callback carries, [Approved] or

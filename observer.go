@@ -116,19 +116,6 @@ func outcomeOf(err error) CallOutcome {
 	return CallNotDone
 }
 
-// decisionOf is the decision of a resolution's Approved: Approved for
-// "true", Rejected for "false", and "" for any other value, which
-// [InquiryResolution.Validate] refuses.
-func decisionOf(approved string) Decision {
-	switch approved {
-	case wireApproved:
-		return Approved
-	case wireRejected:
-		return Rejected
-	}
-	return ""
-}
-
 // WithObserver adds an observer of the client's calls (see [Observer]).
 // Observers given in several options are called in the order given, and
 // their EndCalls in the reverse order; a StartCall that fails ends, in

@@ -27,11 +27,3 @@ func TestOutcomeOf(t *testing.T) {
 	assert.Equal(t, "outcome unknown", CallOutcomeUnknown.String())
 	assert.Equal(t, "CallOutcome(0)", CallOutcome(0).String())
 }
-
-// TestDecisionOf checks CallInfo.Decision for each Approved: the wire's
-// two values, exactly, and nothing else (which Validate refuses).
-func TestDecisionOf(t *testing.T) {
-	for in, want := range map[string]Decision{"true": Approved, "false": Rejected, "TRUE": "", "1": "", "0": "", "yes": "", "": ""} {
-		assert.Equal(t, want, decisionOf(in), in)
-	}
-}
