@@ -639,7 +639,7 @@ func (c Callback) Format(f fmt.State, verb rune) {
 // values (the sender chose both, so a transfer id may be a wallet address
 // or a name). Keep or show this one, as package journal does.
 func (c Callback) SafeTransferID() string {
-	if c.TransferID == "" || !isIdentifier(c.TransferID, maxRequestID) || containsAnywhere(c.TransferID, c.piiValues()) {
+	if c.TransferID == "" || !isIdentifier(c.TransferID, maxRequestID) || containsAny(c.TransferID, c.piiValues()) {
 		return ""
 	}
 	return c.TransferID

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -112,29 +113,56 @@ func apart(r rune) bool {
 	return r >= 0x00aa && (r == 0x00aa || r == 0x00ba || unicode.Is(unicode.Lm, r))
 }
 
-// scripts are the scripts script tells apart: those of names written with
-// spaces between words (the others are unspaced).
-var scripts = []*unicode.RangeTable{unicode.Latin, unicode.Greek, unicode.Cyrillic, unicode.Armenian,
-	unicode.Hebrew, unicode.Arabic, unicode.Georgian, unicode.Devanagari, unicode.Bengali, unicode.Tamil,
-	unicode.Telugu, unicode.Gujarati, unicode.Gurmukhi, unicode.Ethiopic, unicode.Sinhala}
-
-// otherScripts reports whether a and b are of two of scripts.
+// otherScripts reports whether a and b are of two scripts (Common and
+// Inherited, which combining marks and shared signs belong to, are of
+// none).
 func otherScripts(a, b rune) bool {
 	sa, sb := script(a), script(b)
-	return sa != sb && sa != nil && sb != nil
+	return sa != sb && sa != 0 && sb != 0
 }
 
-// script is the script of the letter r among scripts, or nil.
-func script(r rune) *unicode.RangeTable {
-	if r < utf8.RuneSelf {
-		return unicode.Latin
-	}
-	for _, s := range scripts {
-		if unicode.Is(s, r) {
-			return s
+// maxScriptRune bounds the runes scriptTable covers: the planes of every
+// script's letters (0 to 3; plane 1 holds historic and minority scripts,
+// 2 and 3 more Han).
+const maxScriptRune = 0x40000
+
+// scriptTable numbers the script of each rune below maxScriptRune (0 for
+// none, Common and Inherited): 256 KiB, made once, when a text first has
+// a letter beyond ASCII next to another letter.
+var scriptTable = sync.OnceValue(func() []uint8 {
+	t := make([]uint8, maxScriptRune)
+	n := uint8(0)
+	for _, name := range slices.Sorted(maps.Keys(unicode.Scripts)) {
+		if name == "Common" || name == "Inherited" {
+			continue
+		}
+		n++
+		for _, r := range unicode.Scripts[name].R16 {
+			for c := int(r.Lo); c <= int(r.Hi) && c < maxScriptRune; c += int(r.Stride) {
+				t[c] = n
+			}
+		}
+		for _, r := range unicode.Scripts[name].R32 {
+			for c := int(r.Lo); c <= int(r.Hi) && c < maxScriptRune; c += int(r.Stride) {
+				t[c] = n
+			}
 		}
 	}
-	return nil
+	return t
+})
+
+// script is the number of the script of r (see scriptTable), or 0.
+func script(r rune) uint8 {
+	switch {
+	case r < 0 || r >= maxScriptRune:
+		return 0
+	case r < utf8.RuneSelf:
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			return scriptTable()['a']
+		}
+		return 0
+	}
+	return scriptTable()[r]
 }
 
 // unspaced reports whether r is of a script written without spaces
@@ -258,9 +286,13 @@ func personalSpans(s string, values []string) []span {
 // spaces) is still found. A short value is found in these forms as a whole
 // word too: "LI_NA" holds "Li Na", "carolina" does not.
 //
-// It decides whether a text may be shown with its values cut out (scrub).
-// A value shown or hidden whole (a code, a request id, a transfer id, a
-// txId) is judged by containsAnywhere instead.
+// It decides whether a text may be shown with its values cut out (scrub),
+// and whether a transfer id may be kept and shown: a transfer id is what
+// joins a transfer's records and callbacks (package journal), so it is lost
+// only when it holds a personal value as a word ("tr-li-1"), not when a
+// short value's characters fall inside it (the building number "12" in
+// "4b1f…e07fc91280a7"). A value shown or hidden whole that nothing
+// depends on (a code, a request id, a txId) is judged by containsAnywhere.
 func containsAny(s string, values []string) bool {
 	if s == "" {
 		return false

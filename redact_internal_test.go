@@ -135,6 +135,11 @@ func TestWordBreak(t *testing.T) {
 		{'g', 'א', true},  // Latin, then Hebrew
 		{'G', 'α', true},  // Latin, then Greek
 		{'ж', 'a', true},  // Cyrillic, then Latin
+		{'g', 'ܐ', true},  // Syriac: every script Unicode has, not a list
+		{'x', 'അ', true},  // Malayalam
+		{'Ꮳ', 'a', true},  // Cherokee
+		{'അ', 'ന', false}, // Malayalam both
+		{'𐐀', 'a', true},  // Deseret, beyond the BMP
 		{'é', 'a', false}, // Latin both
 		{'a', '́', false}, // a combining mark stays in the word
 		{-1, 'M', true},   // the text's start
@@ -193,7 +198,7 @@ func TestScrubWholeWords(t *testing.T) {
 		{"a short name alone", []string{"Ma"}, "Ma", redacted},
 		{"before U+02BC, the recommended apostrophe", []string{"Ng"}, "beneficiary Ngʼs name is on a sanctions list", "beneficiary " + redacted + "ʼs name is on a sanctions list"},
 		{"before an ordinal indicator", []string{"Ng"}, "Ngª", redacted + "ª"},
-		{"before a letter of another script", []string{"Ng"}, "Ngא NGα", redacted + "א " + redacted + "α"},
+		{"before a letter of another script", []string{"Ng"}, "Ngא NGα Ngܐ", redacted + "א " + redacted + "α " + redacted + "ܐ"},
 		{"in lower case", []string{"Ma"}, "unknown ma", "unknown " + redacted},
 		{"in capitals, alone", []string{"Ma"}, "unknown MA", "unknown " + redacted},
 		{"a key and value", []string{"Ma"}, "firstName=Ma, lastName missing", "firstName=" + redacted + ", lastName missing"},

@@ -352,10 +352,26 @@ func TestShortPersonalValuesHideOnlyAsWords(t *testing.T) {
 			}
 		})
 	}
-	for id, want := range map[string]string{"tr-linear-1": "TransferID:[redacted]", "TRMAX": "TransferID:[redacted]", "tr-ok-1": "TransferID:tr-ok-1"} {
+	// A transfer id joins a transfer's records: hidden only when it holds
+	// the value as a word.
+	for id, want := range map[string]string{"tr-linear-1": "TransferID:tr-linear-1", "tr-li-1": "TransferID:[redacted]", "tr-ok-1": "TransferID:tr-ok-1"} {
 		c, _ := setup(t, answer(200, `{"status":"succes","transferId":"`+id+`"}`))
 		res, err := c.InitiateTransfer(context.Background(), req)
 		require.NoError(t, err)
 		assert.Contains(t, fmt.Sprintf("%+v", *res), want)
 	}
+}
+
+// TestTransferIDKeptBesideShortNumbers: a transfer id in which a short
+// personal value's characters happen to fall (the building number "12" in
+// a UUID) is kept and shown: it joins the transfer's records and
+// callbacks. (Hidden, the journal lost the id of such a transfer.)
+func TestTransferIDKeptBesideShortNumbers(t *testing.T) {
+	const id = "4b1f2ae3-5c6d-4e7f-8a9b-e07fc91280a7"
+	req := fullRequest()
+	req.Beneficiary.BuildingNumber = "12"
+	c, _ := setup(t, answer(200, `{"status":true,"data":{"transferId":"`+id+`"}}`))
+	res, err := c.InitiateTransfer(context.Background(), req)
+	require.NoError(t, err)
+	assert.Contains(t, fmt.Sprintf("%+v", *res), "TransferID:"+id)
 }

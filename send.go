@@ -515,7 +515,7 @@ func (cl *call) end(err error) error {
 func (cl *call) hidesTransferID() bool {
 	if cl.hidden == 0 || cl.hiddenID != cl.transferID {
 		cl.hidden, cl.hiddenID = 1, cl.transferID
-		if containsAnywhere(cl.transferID, cl.piiValues()) || holdsTokenPart(cl.transferID, cl.tokenParts()) {
+		if containsAny(cl.transferID, cl.piiValues()) || holdsTokenPart(cl.transferID, cl.tokenParts()) {
 			cl.hidden = 2
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net"
 	"net/http"
 	"net/url"
@@ -175,8 +174,13 @@ func checkBaseURL(raw string) (*url.URL, error) {
 		return nil, errors.New("travelrule: NewClient: base URL has no scheme: did you mean " + guess + "?")
 	}
 	u, err := url.Parse(raw)
-	if err != nil {
-		return nil, fmt.Errorf("travelrule: NewClient: base URL does not parse: %w", errors.Unwrap(err))
+	switch {
+	case err != nil && !strings.Contains(raw, "://"):
+		return nil, errors.New("travelrule: NewClient: base URL has no scheme: it starts with https:// (http:// only for a loopback host)")
+	case err != nil:
+		// Not url.Parse's words: they quote the input, which may be a
+		// token or a key pasted in the wrong place.
+		return nil, errors.New("travelrule: NewClient: base URL does not parse: check its host, its port and its %-escapes")
 	}
 	switch {
 	case u.Scheme != "http" && u.Scheme != "https", u.Host == "":

@@ -225,12 +225,14 @@ func TestBaseURLWithoutScheme(t *testing.T) {
 		"10.0.0.7:8443":          "did you mean https://10.0.0.7:8443?",
 		// A token or a key in the base URL's place is not echoed.
 		"eyJhbGciOiJFZERTQSJ9.eyJzdWIiOiJ2YXNwIn0.c2lnbmF0dXJlLXNlY3JldA": "must be absolute",
-		"trk_live.9f8e7d6c5b4a":               "must be absolute",
-		"trp.example.com/t/8c1f0e7a2b9d4c3e/": "did you mean https://trp.example.com?",
-		"user:pw@trp.example":                 "must be absolute",
-		"trp.example:99999":                   "must be absolute",
-		"transfers":                           "must be absolute",
-		"ftp://trp.example":                   "must be absolute",
+		"trk_live.9f8e7d6c5b4a":                "must be absolute",
+		"trp.example.com/t/8c1f0e7a2b9d4c3e/":  "did you mean https://trp.example.com?",
+		"127.0.0.1:99999":                      "base URL has no scheme",
+		"https://trp.example.com:9f8e7d6c5b4a": "base URL does not parse: check its host, its port",
+		"user:pw@trp.example":                  "must be absolute",
+		"trp.example:99999":                    "must be absolute",
+		"transfers":                            "must be absolute",
+		"ftp://trp.example":                    "must be absolute",
 	} {
 		_, err := travelrule.NewClient(raw, ts)
 		require.Error(t, err, raw)

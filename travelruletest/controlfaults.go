@@ -96,10 +96,18 @@ func (w wireFault) fault(path string) (Fault, []travelrule.FieldError) {
 			continue
 		}
 		v, err := time.ParseDuration(d.v)
-		if err != nil || v < 0 {
+		switch {
+		case err != nil || v < 0:
 			bad(d.name, "must be a duration such as 2s or 300ms, not negative")
+		case v > MaxFaultLatency:
+			bad(d.name, "must be at most "+MaxFaultLatency.String())
 		}
 		*d.dst = v
+	}
+	if len(faults) == 0 {
+		if err := f.check(); err != nil { // what SetFaults would refuse with a panic
+			bad("kind", strings.TrimPrefix(err.Error(), "travelruletest: Fault: "))
+		}
 	}
 	return f, faults
 }

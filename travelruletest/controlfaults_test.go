@@ -33,6 +33,9 @@ func TestControlFaultsEndpoint(t *testing.T) {
 		{"wrong type", `{"faults":[{"kind":"internal","times":"1"}]}`, []string{"faults.times"}},
 		{"every field at fault", `{"faults":[{"kind":"internal"},{"kind":"latency","rate":2,"times":-1,"ops":["transfer"],"latency":"soon","retryAfter":"-1s"}]}`,
 			[]string{"faults[1].rate", "faults[1].times", "faults[1].ops", "faults[1].retryAfter", "faults[1].latency"}},
+		// Above MaxFaultLatency: a 400, not a connection dropped by a panic.
+		{"too long", `{"faults":[{"kind":"latency","latency":"25h"},{"kind":"rate-limit","retryAfter":"1000h"}]}`,
+			[]string{"faults[0].latency", "faults[1].retryAfter"}},
 		{"set", `{"faults":[{"kind":"rate-limit","times":1,"retryAfter":"2s","ops":["initiate","resolve"]}]}`, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -62,7 +62,7 @@ func TestAPIKeySources(t *testing.T) {
 		{"a file open to others", base, []string{"--api-key-file", shared}, exitOK, "warning: the API key file " + shared + " is open to group or others (mode 0644): chmod 600 " + shared + "\n" + fromFlag},
 		{"a file of two lines", base, []string{"--api-key-file", twoLines}, exitUsage, "the API key has a line break or a control character"},
 		{"a file with spaces", base, []string{"--api-key-file", spaced}, exitUsage, "the API key has white space around it"},
-		{"an empty file", base, []string{"--api-key-file", empty}, exitUsage, "the API key file " + empty + " holds no API key"},
+		{"an empty file", base, []string{"--api-key-file", empty}, exitUsage, "the API key file of --api-key-file holds no API key"},
 		{"a missing file", base, []string{"--api-key-file", "/nonexistent/key"}, exitUsage, "the API key file of --api-key-file: no such file"},
 		{"a directory", base, []string{"--api-key-file", t.TempDir()}, exitUsage, "the API key file of --api-key-file: not a regular file"},
 		{"both variables", with("TRAVELRULE_API_KEY", liveAPIKey, "TRAVELRULE_API_KEY_FILE", private), nil, exitUsage, "both TRAVELRULE_API_KEY and TRAVELRULE_API_KEY_FILE are set"},

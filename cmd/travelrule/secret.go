@@ -47,7 +47,7 @@ func (c *cli) secretFile(file, source, what string) (value, from string, err err
 	if err != nil {
 		return "", "", fmt.Errorf("the %s file of %s: %w", what, source, err)
 	}
-	if err := checkSecret(value, "the "+what+" file "+file, what); err != nil {
+	if err := checkSecret(value, "the "+what+" file of "+source, what); err != nil {
 		return "", "", err
 	}
 	return value, source, nil
@@ -63,7 +63,8 @@ const maxSecretFile = 4 << 10
 // otherwise), so it is not refused here.
 //
 // An error never names the file: a secret set by mistake where its file's
-// name belongs would be printed. The file is checked to be a regular one
+// name belongs would be printed. (The warning on a file open to others
+// names it: such a file exists, so its name is a name.) The file is checked to be a regular one
 // before it is opened, so that a FIFO or a device cannot hold the command.
 func (c *cli) readSecretFile(name, what string) (string, error) {
 	if st, err := os.Stat(name); err != nil {
@@ -88,10 +89,10 @@ func (c *cli) readSecretFile(name, what string) (string, error) {
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxSecretFile+1))
 	if err != nil {
-		return "", err
+		return "", fileFault(err)
 	}
 	if len(data) > maxSecretFile {
-		return "", fmt.Errorf("%s is larger than %d bytes: not one %s", name, maxSecretFile, what)
+		return "", fmt.Errorf("larger than %d bytes: not one %s", maxSecretFile, what)
 	}
 	key := strings.TrimSuffix(string(data), "\n")
 	if len(key) < len(data) {

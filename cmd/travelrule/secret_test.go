@@ -32,8 +32,8 @@ func TestSecret(t *testing.T) {
 		{"the file", map[string]string{"X_TOKEN_FILE": good}, planted, "X_TOKEN_FILE", ""},
 		{"a file with CRLF", map[string]string{"X_TOKEN_FILE": crlf}, planted, "X_TOKEN_FILE", ""},
 		{"both", map[string]string{"X_TOKEN": planted, "X_TOKEN_FILE": good}, "", "", "both X_TOKEN and X_TOKEN_FILE are set: set one"},
-		{"an empty file", map[string]string{"X_TOKEN_FILE": empty}, "", "", "the token file " + empty + " holds no token"},
-		{"a file of two lines", map[string]string{"X_TOKEN_FILE": twoLines}, "", "", "the token file " + twoLines + ": the token has a line break or a control character"},
+		{"an empty file", map[string]string{"X_TOKEN_FILE": empty}, "", "", "the token file of X_TOKEN_FILE holds no token"},
+		{"a file of two lines", map[string]string{"X_TOKEN_FILE": twoLines}, "", "", "the token file of X_TOKEN_FILE: the token has a line break or a control character"},
 		{"a missing file", map[string]string{"X_TOKEN_FILE": "/nonexistent/token"}, "", "", "the token file of X_TOKEN_FILE: no such file"},
 		// The secret itself set where its file's name belongs: not echoed.
 		{"the secret in the file variable", map[string]string{"X_TOKEN_FILE": "eyJhbGciOiJFZERTQSJ9.SECRETTOKEN"}, "", "", "the token file of X_TOKEN_FILE: no such file"},
