@@ -135,3 +135,20 @@ func FuzzCallbackURL(f *testing.F) {
 		}
 	})
 }
+
+// FuzzContainsAnywhere: containsAny's quick check holds for any text and
+// value (containsAnywhere finds whatever containsAsWord finds), so that
+// the quick check never lets a personal value through.
+func FuzzContainsAnywhere(f *testing.F) {
+	for _, seed := range [][2]string{
+		{"unknown MA", "Ma"}, {"MUELLER", "Müller"}, {"TWE", "Ma"}, {"Ngʼs", "Ng"}, {"4d61", "Ma"},
+		{"OEDEGAARD", "Ødegård"}, {"美咲様", "美咲"}, {"ab-123-456", "AB123456"}, {"İstanbul", "istanbul"},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, s, v string) {
+		if containsAsWord(s, []string{v}) && !containsAnywhere(s, []string{v}) {
+			t.Fatalf("containsAsWord finds %q in %q, containsAnywhere does not", v, s)
+		}
+	})
+}
