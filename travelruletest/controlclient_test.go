@@ -98,7 +98,7 @@ func TestControlClientDecision(t *testing.T) {
 			require.Eventually(t, func() bool {
 				tr, ds, err := cc.Transfer(ctx, res.TransferID)
 				return err == nil && tr.State == tt.state && len(ds) == 2
-			}, 10*time.Second, time.Millisecond)
+			}, 30*time.Second, time.Millisecond)
 			_, ds, err := cc.Transfer(ctx, res.TransferID)
 			require.NoError(t, err)
 			assert.Equal(t, travelruletest.KindInquiryResolution, ds[0].Kind)
@@ -142,7 +142,7 @@ func TestControlClientInquiry(t *testing.T) {
 			require.Eventually(t, func() bool {
 				_, ds, err := cc.Transfer(ctx, id)
 				return err == nil && len(ds) == 1
-			}, 10*time.Second, time.Millisecond)
+			}, 30*time.Second, time.Millisecond)
 			tr, ds, err := cc.Transfer(ctx, id)
 			require.NoError(t, err)
 			assert.Equal(t, travelruletest.StateInquiry, tr.State)

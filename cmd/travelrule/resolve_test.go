@@ -70,3 +70,34 @@ func TestResolveRefusesOtherDecisions(t *testing.T) {
 	assert.Equal(t, exitOK, code, errOut)
 	assert.Equal(t, int64(1), hits.Load())
 }
+
+// TestResolveAgainstTheLiveDouble: against a double of the live service
+// (live-service.md: the API-key login, the envelope), a resolution the
+// service answered with status false, bare (the excerpt) or with the live
+// errors, exits 1 {"outcome":"refused"}; {"status":true} exits 0. Each is
+// sent once.
+func TestResolveAgainstTheLiveDouble(t *testing.T) {
+	const transfer = "019ac452-8660-7061-9b93-8d72eaa11a89"
+	for _, tt := range []struct {
+		name   string
+		answer liveAnswer
+		code   int
+	}{
+		{"applied", liveAnswer{http.StatusOK, `{"status":true,"data":{}}`}, exitOK},
+		{"the excerpt's false", liveAnswer{http.StatusOK, `{"status":false}`}, exitFailed},
+		{"the live refusal", liveAnswer{http.StatusOK, `{"status":false,"errors":[{"code":"VALIDATION_ERROR","message":"already resolved"}]}`}, exitFailed},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ls := newLiveService(t, map[string]liveAnswer{"/transfers/inquiryResolution": tt.answer})
+			code, out, errOut := runCLI(t, context.Background(), "", ls.env(), "resolve", "--transfer", transfer, "--approved", "false")
+			assert.Equal(t, tt.code, code, errOut)
+			require.Len(t, ls.received("/transfers/inquiryResolution"), 1, "sent once")
+			assert.Equal(t, "q="+transfer, ls.received("/transfers/inquiryResolution")[0].query)
+			if tt.code == exitFailed {
+				assert.Contains(t, out, `"outcome":"refused"`)
+				assert.Contains(t, errOut, "status false, not applied")
+			}
+			assertNoSecrets(t, out+errOut)
+		})
+	}
+}
