@@ -44,3 +44,16 @@ func TestDecisionThroughHandler(t *testing.T) {
 		})
 	}
 }
+
+// TestDecisionOfTheLiveVector: the live docs' own signed
+// TRANSFER_RESOLUTION (its body and header exactly as live-service.md gives
+// them, computed with the docs' Node.js verifier) is Approved.
+func TestDecisionOfTheLiveVector(t *testing.T) {
+	var rc recorder
+	srv := liveMux(t, &rc, liveSecret)
+	require.Equal(t, http.StatusNoContent, postSigned(t, srv.URL+"/travelrule/callback", liveBody, liveHeader))
+	cb := rc.last(t)
+	assert.Equal(t, travelrule.KindTransferResolution, cb.Kind)
+	assert.Equal(t, travelrule.Approved, cb.Decision())
+}
+
