@@ -633,7 +633,7 @@ func (e *APIError) readErrorBody(eb *errorBody, pii []string) {
 		msg = string(eb.Message)
 	}
 	for _, c := range e.allCodes() {
-		if !documentedCode(c) && containsAnywhere(c, pii) {
+		if codeHoldsPII(c, pii) {
 			e.hideCode = true
 		}
 	}

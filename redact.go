@@ -552,7 +552,15 @@ func isIdentifier(s string, max int) bool {
 // as ResolveInquiry sends no personal value to look for, so the shape is
 // what lets a code through, never the absence of a known value.
 func showCode(code string, pii []string) bool {
-	return documentedCode(code) || codeShaped(code) && !containsAnywhere(code, pii)
+	return documentedCode(code) || codeShaped(code) && !codeHoldsPII(code, pii)
+}
+
+// codeHoldsPII reports whether a server's error code holds one of pii, as
+// a part of a word too (a code is shown or hidden whole): never a
+// documented code, whose fixed words only look like a short value
+// ("VALIDATION_ERROR" and the name "Li").
+func codeHoldsPII(code string, pii []string) bool {
+	return !documentedCode(code) && containsAnywhere(code, pii)
 }
 
 // documentedCode reports whether code is one of the codes the service's
