@@ -137,7 +137,7 @@ func (c *cli) readBeneficiary(name string) (*travelrule.TravelAddressRequest, bo
 	}
 	req := &travelrule.TravelAddressRequest{}
 	if err := json.Unmarshal(data, req); err != nil {
-		fmt.Fprintf(c.stderr, "%s: not a beneficiary: %s\n", name, jsonFault(err))
+		fmt.Fprintf(c.stderr, "%s: not a beneficiary: %s\n", name, jsonFault(data, err))
 		return nil, false
 	}
 	faults := travelAddressSchema.unknown(data, "", nil)
@@ -145,20 +145,6 @@ func (c *cli) readBeneficiary(name string) (*travelrule.TravelAddressRequest, bo
 		fmt.Fprintf(c.stderr, "%s: %s: %s\n", name, f.Field, f.Reason)
 	}
 	return req, len(faults) == 0
-}
-
-// jsonFault says what is wrong with a JSON document without quoting it:
-// the field of a value of the wrong type, or where the syntax breaks.
-func jsonFault(err error) string {
-	var te *json.UnmarshalTypeError
-	var se *json.SyntaxError
-	switch {
-	case errors.As(err, &te) && te.Field != "":
-		return te.Field + ": must be a " + te.Type.String()
-	case errors.As(err, &se):
-		return fmt.Sprintf("not valid JSON (at byte %d)", se.Offset)
-	}
-	return "its fields do not decode"
 }
 
 // generateFlags names the flag of each field of a beneficiary.

@@ -54,6 +54,7 @@ func TestAddressGenerateFailures(t *testing.T) {
 	typo := writeFile(t, "typo.json", `{"personType":"natural","firstName":"`+plantedFirst+`","lastname":"`+plantedLast+`"}`)
 	wrongType := writeFile(t, "type.json", `{"personType":"natural","firstName":7,"lastName":"`+plantedLast+`"}`)
 	notObject := writeFile(t, "list.json", `["`+plantedFirst+`"]`)
+	broken := writeFile(t, "broken.json", "{\n  \"firstName\": "+plantedFirst+"\n}")
 	tests := []struct {
 		name  string
 		args  []string
@@ -67,6 +68,7 @@ func TestAddressGenerateFailures(t *testing.T) {
 		{"a file with a typo", []string{"-f", typo}, exitFailed, []string{typo + ": lastname: unknown field (did you mean \"lastName\"?)", "address generate: nothing sent"}},
 		{"a file with a wrong type", []string{"-f", wrongType}, exitFailed, []string{wrongType + ": not a beneficiary: firstName: must be a string"}},
 		{"a file of no object", []string{"-f", notObject}, exitFailed, []string{"not a beneficiary: the file holds no JSON object"}},
+		{"a file of broken JSON", []string{"-f", broken}, exitFailed, []string{broken + ": not a beneficiary: line 2, column 16 (byte offset 17): invalid character (a letter) looking for beginning of value"}},
 		{"a missing file", []string{"-f", "/nonexistent.json"}, exitFailed, []string{"/nonexistent.json: no such file or directory"}},
 		{"the service refuses", []string{"--first-name", plantedFirst, "--last-name", plantedLast}, exitFailed, []string{
 			"address generate: travelrule: GenerateTravelAddress: 400 Bad Request: VALIDATION_ERROR", `the service said: "[redacted] is not allowed"`,

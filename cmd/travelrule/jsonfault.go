@@ -130,3 +130,17 @@ func charKind(quoted string) string {
 	}
 	return "(a character)"
 }
+
+// jsonFault says what is wrong with data, which json.Unmarshal refused
+// with err, without quoting it: the field of a value of the wrong type, or
+// where the syntax breaks (jsonObjectFault).
+func jsonFault(data []byte, err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return te.Field + ": must be a " + te.Type.String()
+	}
+	if fault := jsonObjectFault(data); fault != nil {
+		return fault.Error()
+	}
+	return "its fields do not decode"
+}
