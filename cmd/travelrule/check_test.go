@@ -30,7 +30,7 @@ var manyFaultsLines = []string{
 	"beneficiary: must be an object",
 	"callback: must be an absolute http or https URL",
 	"memo: unknown field",
-	"originator.frstName: unknown field",
+	`originator.frstName: unknown field (did you mean "firstName"?)`,
 	`originator.Country: unknown field (did you mean "country"?)`,
 }
 

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/vaspkit/travelrule"
@@ -71,12 +73,22 @@ func (s schema) unknown(data []byte, prefix string, faults []travelrule.FieldErr
 	return faults
 }
 
-// hint names the known field that key spells in other case, if any.
+// hint names the known field that key most likely meant: the one it
+// spells in other case, else the one suggest (the commands' did-you-mean)
+// finds near it; "" when none is.
 func (s schema) hint(key string) string {
-	for name := range s {
+	names := slices.Sorted(maps.Keys(s))
+	near := ""
+	for _, name := range names {
 		if strings.EqualFold(name, key) {
-			return ` (did you mean "` + name + `"?)`
+			near = name
 		}
 	}
-	return ""
+	if near == "" {
+		near = suggest(key, names)
+	}
+	if near == "" {
+		return ""
+	}
+	return ` (did you mean "` + near + `"?)`
 }

@@ -207,7 +207,7 @@ func TestValidateCommand(t *testing.T) {
 	assert.Contains(t, out, good+": ok")
 	assert.Contains(t, out, bad+": asset: required")
 	assert.Contains(t, out, bad+": originator.country: must be exactly 2 letters")
-	assert.Contains(t, out, typo+": assett: unknown field\n")
+	assert.Contains(t, out, typo+": assett: unknown field (did you mean \"asset\"?)\n")
 	assert.Contains(t, out, number+": amount: must be a string\n")
 	assert.NotContains(t, out, "Lovelace", "faults never repeat personal data")
 
