@@ -161,6 +161,10 @@ func (s *Server) serveFaults(r *http.Request) *answer {
 	if err != nil || len(faults) > 0 {
 		return badRequest(err, faults)
 	}
+	if len(w.Faults) > maxControlFaults {
+		// Every request draws from each fault: a long list costs each one.
+		return badRequest(nil, []travelrule.FieldError{{Field: "faults", Reason: "at most " + strconv.Itoa(maxControlFaults) + " faults"}})
+	}
 	set := make([]Fault, len(w.Faults))
 	for i, wf := range w.Faults {
 		f, ff := wf.fault("faults[" + strconv.Itoa(i) + "]")
@@ -172,6 +176,9 @@ func (s *Server) serveFaults(r *http.Request) *answer {
 	s.SetFaults(set...)
 	return s.faultsAnswer()
 }
+
+// maxControlFaults bounds the faults one POST {base}/sandbox/faults sets.
+const maxControlFaults = 64
 
 // faultsAnswer is the 200 answer that lists the faults injected.
 func (s *Server) faultsAnswer() *answer {

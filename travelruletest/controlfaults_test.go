@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -33,6 +34,7 @@ func TestControlFaultsEndpoint(t *testing.T) {
 		{"wrong type", `{"faults":[{"kind":"internal","times":"1"}]}`, []string{"faults.times"}},
 		{"every field at fault", `{"faults":[{"kind":"internal"},{"kind":"latency","rate":2,"times":-1,"ops":["transfer"],"latency":"soon","retryAfter":"-1s"}]}`,
 			[]string{"faults[1].rate", "faults[1].times", "faults[1].ops", "faults[1].retryAfter", "faults[1].latency"}},
+		{"too many", `{"faults":[` + strings.Repeat(`{"kind":"internal"},`, 64) + `{"kind":"internal"}]}`, []string{"faults"}},
 		// Above MaxFaultLatency: a 400, not a connection dropped by a panic.
 		{"too long", `{"faults":[{"kind":"latency","latency":"25h"},{"kind":"rate-limit","retryAfter":"1000h"}]}`,
 			[]string{"faults[0].latency", "faults[1].retryAfter"}},

@@ -369,7 +369,8 @@
 // VALIDATION_ERROR naming the field: a typo must not pass unnoticed).
 //
 // POST {URL}/sandbox/faults replaces the faults injected, as
-// [Server.SetFaults] does (their Times counts start again):
+// [Server.SetFaults] does (their Times counts start again), at most 64,
+// each latency and retryAfter at most [MaxFaultLatency]:
 //
 //	{"faults":[{"kind":"rate-limit","times":1,"retryAfter":"2s"},
 //	  {"kind":"internal","ops":["initiate"],"rate":0.5}]}
