@@ -56,4 +56,3 @@ func TestDecisionOfTheLiveVector(t *testing.T) {
 	assert.Equal(t, travelrule.KindTransferResolution, cb.Kind)
 	assert.Equal(t, travelrule.Approved, cb.Decision())
 }
-
