@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
+	"time"
 )
 
 // Observer watches the calls a [Client] makes: package journal's write-ahead
@@ -195,4 +197,107 @@ func (cl *call) finishAs(o CallOutcome, err error) {
 		obs[j].EndCall(cl.obsCtx[j], cl.info, end)
 	}
 	cl.info = nil
+}
+
+// AttemptObserver is an [Observer] that also watches each attempt of the
+// calls it observes: telemetry is one (package oteltravelrule). The
+// client finds out at [NewClient] whether an observer given to
+// [WithObserver] is one; a client with none makes no AttemptInfo.
+//
+// StartAttempt is called before each attempt is handed to the transport,
+// on the context the call goes on with (the one StartCall returned), and
+// returns the context the attempt's request is sent with: a tracer starts
+// a span there, and the transport's httptrace hooks and the attempt
+// time-out go on under it. a.Header is empty and may be given headers to
+// add to this attempt's request only (trace context such as traceparent);
+// a header the SDK sets, or one given with [WithHeader], is not replaced,
+// and a name or value net/http would refuse is dropped.
+//
+// EndAttempt is called once for each attempt StartAttempt was called for,
+// after the client decided whether to retry, on the context StartAttempt
+// returned. Both are called on the caller's goroutine and block the call.
+// Neither is given personal data, query strings or bodies.
+type AttemptObserver interface {
+	Observer
+	StartAttempt(ctx context.Context, call *CallInfo, a *AttemptInfo) context.Context
+	EndAttempt(ctx context.Context, call *CallInfo, a *AttemptInfo, end *AttemptEnd)
+}
+
+// AttemptInfo describes one attempt of a call, in the words of the
+// OpenTelemetry semantic conventions for HTTP clients.
+type AttemptInfo struct {
+	// N is the attempt's number: 1 for the first, 2 for the first retry.
+	N int
+	// Method is the request's method: "POST", or "GET" for SearchVASPs.
+	Method string
+	// ServerAddress and ServerPort are the base URL's host and port (the
+	// scheme's default when the URL names none).
+	ServerAddress string
+	ServerPort    int
+	// URLTemplate is the request's path, without the query: the base
+	// URL's path and the operation's route, such as
+	// "/api/v3/transfers/initiate". The routes have no parameters in the
+	// path, so it is its own template.
+	URLTemplate string
+	// Header holds the headers the observer adds to this attempt's
+	// request (see AttemptObserver).
+	Header http.Header
+}
+
+// AttemptEnd is what came of one attempt. It holds no personal data.
+type AttemptEnd struct {
+	// Status is the answer's HTTP status; 0 when no answer came.
+	Status int
+	// Written reports whether the request may have been written: when it
+	// was, the service may have read it.
+	Written bool
+	// Resent is how many times a transport sent the request again by
+	// itself within the attempt (an HTTP/2 retry of a refused stream,
+	// say); usually 0.
+	Resent int
+	// ErrorType is a short, fixed name of the attempt's failure below
+	// HTTP when no answer came, such as "timeout", "connection_refused"
+	// or "tls"; "" when an answer came.
+	ErrorType string
+	// Err is the failure below HTTP when no answer came, in the client's
+	// words (its text quotes nothing the server sent); nil when an answer
+	// came.
+	Err error
+	// Retry reports whether the client sends the request again, after
+	// Wait. Reason says why, in fixed words ("status 503 with
+	// Retry-After", "connection failed before sending; no retries left").
+	Retry  bool
+	Wait   time.Duration
+	Reason string
+}
+
+// ValidationObserver is an [Observer] that is also told of each call
+// that failed the client's own checks: nothing was sent, and StartCall was
+// not called. It is called on the caller's goroutine with the caller's
+// context, the operation's name (as [CallInfo].Op) and the error the call
+// returns, whose text holds field paths and fixed reasons only.
+type ValidationObserver interface {
+	Observer
+	InvalidCall(ctx context.Context, op string, err *ValidationError)
+}
+
+// TokenObserver is an [Observer] that is also told of each fetch of a
+// bearer token from the client's token source (its login, with
+// [WithAPIKey]). Fetches are shared by the calls that wait for them, so
+// TokenFetched is called on the fetch's own goroutine, with
+// context.Background, once the fetch has ended.
+type TokenObserver interface {
+	Observer
+	TokenFetched(ctx context.Context, f *TokenFetch)
+}
+
+// TokenFetch is what came of one token fetch. It holds no token.
+type TokenFetch struct {
+	// Duration is how long the source took.
+	Duration time.Duration
+	// Err is the fetch's failure, nil when a token came; its text is
+	// the client's (see [WithTokenSource]): it quotes no secret.
+	Err error
+	// ErrorType is a short, fixed name of the failure ("" on success).
+	ErrorType string
 }

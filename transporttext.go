@@ -70,6 +70,61 @@ func transportText(err error) string {
 	return "connection or protocol failure"
 }
 
+// faultType is a short, fixed name of a failure below HTTP, for
+// telemetry's error.type: the same cases as transportText, in the same
+// order, each named in lower case with underscores; "_OTHER" (the
+// OpenTelemetry conventions' word) for the rest.
+func faultType(err error) string {
+	var (
+		te      *tokenError
+		dnsErr  *net.DNSError
+		opErr   *net.OpError
+		alert   tls.AlertError
+		recErr  tls.RecordHeaderError
+		errno   syscall.Errno
+		timeout interface{ Timeout() bool }
+	)
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &te):
+		return "token"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	case errors.Is(err, errNotReplayed):
+		return "resend_refused"
+	case errors.Is(err, errTooLarge):
+		return "response_too_large"
+	case errors.Is(err, errTooMany1xx):
+		return "too_many_1xx"
+	case errors.Is(err, http.ErrSchemeMismatch):
+		return "scheme_mismatch"
+	case isCertError(err):
+		return "certificate"
+	case errors.As(err, &recErr), errors.As(err, &alert), strings.HasPrefix(innermost(err).Error(), "tls: "):
+		return "tls"
+	case knownCause(err) != "":
+		return "protocol"
+	case errors.As(err, &dnsErr):
+		return "dns"
+	case errors.As(err, &errno) && errno == syscall.ECONNREFUSED:
+		return "connection_refused"
+	case errors.As(err, &errno) && errno == syscall.ECONNRESET:
+		return "connection_reset"
+	case errors.As(err, &opErr) && opErr.Op == "dial":
+		return "connection_failed"
+	case errors.As(err, &errno):
+		return "connection_failed"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "connection_closed"
+	case errors.As(err, &timeout) && timeout.Timeout():
+		return "timeout"
+	}
+	return "_OTHER"
+}
+
 // innermost follows err's chain of single causes to its end.
 func innermost(err error) error {
 	for {

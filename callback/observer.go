@@ -3,6 +3,7 @@ package callback
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/vaspkit/travelrule"
 )
@@ -63,3 +64,115 @@ func (h *Handler) observe(ctx context.Context, id string, cb *travelrule.Callbac
 	}
 	return nil
 }
+
+// DeliveryObserver is an [Observer] that also watches every request the
+// handler serves, accepted or not, from its arrival to its answer:
+// telemetry is one (package oteltravelrule). The handler finds out at
+// [NewHandler] whether an observer given to [WithObserver] is one; a
+// handler with none measures nothing.
+//
+// StartDelivery is called when a request arrives, before anything of it
+// is read, with the request's context; it returns the context the handler
+// goes on with, which the handler's function is called with (a tracer's
+// span is then the parent of the function's). EndDelivery is called once
+// for each StartDelivery, on the context it returned, once the handler has
+// answered and, after a successful function, recorded the delivery as
+// processed (see [Handler]). Both run on the request's goroutine and
+// should be quick. Neither is given personal data, the request's URL,
+// headers or body.
+type DeliveryObserver interface {
+	Observer
+	StartDelivery(ctx context.Context) context.Context
+	EndDelivery(ctx context.Context, end *DeliveryEnd)
+}
+
+// DeliveryEnd is what came of one request to the handler. It holds no
+// personal data.
+type DeliveryEnd struct {
+	// Kind is the callback's kind; "" when the request was refused before
+	// its body was parsed.
+	Kind travelrule.CallbackKind
+	// Verification is what the handler's checks of the request's
+	// authenticity (its capability and its verifiers) found.
+	Verification Verification
+	// Dedup is what de-duplication found; "" when the request did not get
+	// that far.
+	Dedup Dedup
+	// Result is what the handler made of the request, and Status the HTTP
+	// status it answered.
+	Result DeliveryResult
+	Status int
+	// Duration is the time from StartDelivery to the answer (to the
+	// completion, after a successful function).
+	Duration time.Duration
+	// ID is the delivery's ID (see [Delivery]), when the handler computed
+	// one; "" otherwise.
+	ID string
+}
+
+// Verification is what a handler's checks of a request's authenticity
+// found: one of the constants below.
+type Verification string
+
+// The verification results.
+const (
+	// VerificationNone: the handler has no capability key and no
+	// verifier, or the request was refused before it was checked.
+	VerificationNone Verification = "none"
+	// VerificationPassed: the capability and every verifier accepted it.
+	VerificationPassed Verification = "passed"
+	// VerificationFailed: the capability or a verifier refused it, or
+	// its body named another transfer's callback URL.
+	VerificationFailed Verification = "failed"
+)
+
+// Dedup is what a handler's de-duplication found for a delivery: one of
+// the constants below.
+type Dedup string
+
+// The de-duplication results.
+const (
+	// DedupOff: the handler de-duplicates nothing ([WithoutDeduplication]).
+	DedupOff Dedup = "off"
+	// DedupFirst: the first delivery of the callback (or the first since
+	// an earlier one failed): the function was called.
+	DedupFirst Dedup = "first"
+	// DedupDuplicate: the callback was already processed; the function
+	// was not called, and the delivery was acknowledged (204).
+	DedupDuplicate Dedup = "duplicate"
+	// DedupInProgress: another request is processing the same callback;
+	// the delivery was answered 503 with Retry-After.
+	DedupInProgress Dedup = "in_progress"
+	// DedupFailed: the store failed; the delivery was answered 500.
+	DedupFailed Dedup = "store_failed"
+)
+
+// DeliveryResult is what a handler made of a request: one of the
+// constants below. Each is a fixed word, fit for a metric's label.
+type DeliveryResult string
+
+// The delivery results.
+const (
+	// DeliveryProcessed: the function succeeded (204).
+	DeliveryProcessed DeliveryResult = "processed"
+	// DeliveryDuplicate: a delivery of a callback already processed,
+	// acknowledged without calling the function (204).
+	DeliveryDuplicate DeliveryResult = "duplicate"
+	// DeliveryBusy: the same callback is being processed by another
+	// request (503).
+	DeliveryBusy DeliveryResult = "busy"
+	// DeliveryFailed: the function returned an error or panicked, or the
+	// store failed (500): the sender should deliver it again.
+	DeliveryFailed DeliveryResult = "failed"
+	// DeliveryObserverFailed: an observer's Delivered failed (500).
+	DeliveryObserverFailed DeliveryResult = "observer_failed"
+	// DeliveryUnauthenticated: the capability or a verifier refused the
+	// request, or its body named another transfer's callback URL (401).
+	DeliveryUnauthenticated DeliveryResult = "unauthenticated"
+	// DeliveryMalformed: a method other than POST (405), a body too large
+	// (413), unreadable or not a callback (400).
+	DeliveryMalformed DeliveryResult = "malformed"
+	// DeliveryMisconfigured: the handler refuses every request (see
+	// [Handler.Err]) (500).
+	DeliveryMisconfigured DeliveryResult = "misconfigured"
+)
