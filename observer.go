@@ -100,6 +100,16 @@ type CallEnd struct {
 	TransferID string
 	// Attempts is how many times the request was sent.
 	Attempts int
+	// Status is the HTTP status of the call's last answer; 0 when no
+	// answer came.
+	Status int
+	// Codes are the service's error codes of the last answer (see
+	// [APIError].Codes), but those that hold a personal value of the
+	// request; nil when it had none.
+	Codes []string
+	// RequestID is the last answer's X-Request-Id, when it has a request
+	// id's shape and holds no personal value; "" otherwise.
+	RequestID string
 	// Err is the call's error: nil when it succeeded.
 	Err error
 }
