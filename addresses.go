@@ -144,20 +144,24 @@ type generateAnswer struct {
 // dropped after the request was written, within the retry budget; if the
 // budget runs out after such a failure, the error is an
 // [*OutcomeUnknownError], and sending the same request again is safe.
-func (c *Client) GenerateTravelAddress(ctx context.Context, req *TravelAddressRequest) (*TravelAddressResult, error) {
+func (c *Client) GenerateTravelAddress(ctx context.Context, req *TravelAddressRequest, opts ...CallOption) (*TravelAddressResult, error) {
 	const op = "GenerateTravelAddress"
 	if req == nil {
-		return nil, &ValidationError{Fields: []FieldError{{Field: "", Reason: "request is nil"}}}
+		return nil, c.invalid(ctx, op, &ValidationError{Fields: []FieldError{{Field: "", Reason: "request is nil"}}})
 	}
 	if err := req.Validate(); err != nil {
-		return nil, err
+		return nil, c.invalid(ctx, op, err)
+	}
+	co, err := settleCall(opts)
+	if err != nil {
+		return nil, c.invalid(ctx, op, err)
 	}
 	body, err := encodeBody(op, req)
 	if err != nil {
 		return nil, err
 	}
 	var ta string
-	cl := &call{op: op, url: c.baseURL + "/travel-address/generate", body: body, pii: req}
+	cl := &call{op: op, url: c.baseURL + "/travel-address/generate", body: body, pii: req, opts: co}
 	ans, err := c.run(ctx, cl, func(b []byte) outcome {
 		var a generateAnswer
 		if !decodeLenient(b, &a) {
@@ -257,20 +261,24 @@ type travelAddressBody struct {
 // without asking, use [DecodeTravelAddress].
 //
 // It changes nothing, so it is retried like [Client.ResolveInquiry].
-func (c *Client) LookupTravelAddress(ctx context.Context, travelAddress string) (*TravelAddressInfo, error) {
+func (c *Client) LookupTravelAddress(ctx context.Context, travelAddress string, opts ...CallOption) (*TravelAddressInfo, error) {
 	const op = "LookupTravelAddress"
 	var errs []FieldError
 	errs = required(errs, "", "travelAddress", travelAddress)
 	errs = length(errs, "travelAddress", travelAddress, 1, maxTravelAddress)
 	if len(errs) > 0 {
-		return nil, &ValidationError{Fields: errs}
+		return nil, c.invalid(ctx, op, &ValidationError{Fields: errs})
+	}
+	co, err := settleCall(opts)
+	if err != nil {
+		return nil, c.invalid(ctx, op, err)
 	}
 	body, err := encodeBody(op, travelAddressBody{travelAddress})
 	if err != nil {
 		return nil, err
 	}
 	var info TravelAddressInfo
-	cl := &call{op: op, url: c.baseURL + "/travel-address/decode", body: body, pii: piiList{travelAddress}}
+	cl := &call{op: op, url: c.baseURL + "/travel-address/decode", body: body, pii: piiList{travelAddress}, opts: co}
 	ans, err := c.run(ctx, cl, func(b []byte) outcome {
 		var a decodeAnswer
 		if !decodeLenient(b, &a) {

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/net/http/httpguts"
 	"golang.org/x/oauth2"
@@ -37,6 +38,10 @@ type tokenCache struct {
 	// not its expiry, and do not replace it.
 	forbiddenAuth string
 	fetching      *tokenFetch // the fetch in flight, if any
+
+	// observe, when set, is told of each fetch once it has ended (the
+	// client's TokenObservers: see Client.tokenFetched).
+	observe func(*TokenFetch)
 }
 
 // tokenFetch is one fetch from the source. err is set before done is
@@ -205,6 +210,10 @@ func (t *tokenCache) tokenFor(ctx context.Context) error {
 func (t *tokenCache) fetch(f *tokenFetch) {
 	var tok *oauth2.Token
 	var err error = errSourceExited // kept if the source calls runtime.Goexit, which runs only deferred calls
+	var start time.Time
+	if t.observe != nil {
+		start = time.Now()
+	}
 	defer func() {
 		if v := recover(); v != nil {
 			tok, err = nil, sourcePanicError(v)
@@ -216,6 +225,11 @@ func (t *tokenCache) fetch(f *tokenFetch) {
 		t.fetching = nil
 		f.err = err
 		t.mu.Unlock()
+		if t.observe != nil {
+			// Before the waiting calls go on: a call's end never comes
+			// before the report of the fetch it waited for.
+			t.report(start, err)
+		}
 		close(f.done)
 	}()
 	tok, err = t.src.Token()
@@ -229,6 +243,43 @@ func (t *tokenCache) fetch(f *tokenFetch) {
 		// net/http would refuse the request before sending it.
 		err = errBadToken
 	}
+}
+
+// report tells the observers of a fetch that began at start and ended
+// with err (nil: a token came). An observer's panic is not the source's
+// fault and must not leave the waiting calls waiting: it is dropped.
+func (t *tokenCache) report(start time.Time, err error) {
+	defer func() { _ = recover() }()
+	f := &TokenFetch{Duration: time.Since(start)}
+	if err != nil {
+		f.Err, f.ErrorType = &tokenError{err}, tokenFaultType(err)
+	}
+	t.observe(f)
+}
+
+// tokenFaultType is a short, fixed name of a fetch's failure, for
+// TokenFetch.ErrorType: "token_refused" when the token endpoint answered
+// and refused (an OAuth2 error, the live service's login refusal),
+// "token_source" for a source that misbehaved, and otherwise the name of
+// the failure below HTTP (faultType).
+func tokenFaultType(err error) string {
+	var (
+		re *oauth2.RetrieveError
+		le *LoginError
+		sf *sourceFault
+	)
+	switch {
+	case errors.As(err, &le) && le.Err != nil:
+		return faultType(le.Err)
+	case errors.As(err, &le), errors.As(err, &re):
+		return "token_refused"
+	case errors.As(err, &sf):
+		return "token_source"
+	}
+	if t := faultType(err); t != "_OTHER" {
+		return t
+	}
+	return "token_source"
 }
 
 // refresh is called after a 401 or 403 answer to a request that carried

@@ -150,20 +150,24 @@ type searchAnswer struct {
 // It changes nothing, so it is retried like [Client.ResolveInquiry]. The
 // request carries the client's bearer token like every other, although the
 // docs' example sends none.
-func (c *Client) SearchVASPs(ctx context.Context, q *VASPQuery) (*VASPSearchResult, error) {
+func (c *Client) SearchVASPs(ctx context.Context, q *VASPQuery, opts ...CallOption) (*VASPSearchResult, error) {
 	const op = "SearchVASPs"
 	if q == nil {
-		return nil, &ValidationError{Fields: []FieldError{{Field: "", Reason: "query is nil"}}}
+		return nil, c.invalid(ctx, op, &ValidationError{Fields: []FieldError{{Field: "", Reason: "query is nil"}}})
 	}
 	if err := q.Validate(); err != nil {
-		return nil, err
+		return nil, c.invalid(ctx, op, err)
+	}
+	co, err := settleCall(opts)
+	if err != nil {
+		return nil, c.invalid(ctx, op, err)
 	}
 	body, err := encodeBody(op, q.body())
 	if err != nil {
 		return nil, err
 	}
 	var res VASPSearchResult
-	cl := &call{op: op, method: methodGet, url: c.baseURL + "/discovery/vasp", body: body, pii: noPII{}}
+	cl := &call{op: op, method: methodGet, url: c.baseURL + "/discovery/vasp", body: body, pii: noPII{}, opts: co}
 	ans, err := c.run(ctx, cl, func(b []byte) outcome {
 		var a searchAnswer
 		if !decodeLenient(b, &a) {

@@ -136,7 +136,7 @@ type inquiryAnswer struct {
 // live service's "errors") means the service did not apply the decision:
 // the error is an [*APIError] that matches [ErrNotApplied]. A nil error
 // means the decision was applied.
-func (c *Client) ResolveInquiry(ctx context.Context, transferID string, r *InquiryResolution) (*InquiryResult, error) {
+func (c *Client) ResolveInquiry(ctx context.Context, transferID string, r *InquiryResolution, opts ...CallOption) (*InquiryResult, error) {
 	const op = "ResolveInquiry"
 	var errs []FieldError
 	if transferID == "" {
@@ -148,7 +148,11 @@ func (c *Client) ResolveInquiry(ctx context.Context, transferID string, r *Inqui
 		errs = append(errs, err.(*ValidationError).Fields...)
 	}
 	if len(errs) > 0 {
-		return nil, &ValidationError{Fields: errs}
+		return nil, c.invalid(ctx, op, &ValidationError{Fields: errs})
+	}
+	co, err := settleCall(opts)
+	if err != nil {
+		return nil, c.invalid(ctx, op, err)
 	}
 	body, err := encodeJSON(r)
 	if err != nil {
@@ -156,7 +160,7 @@ func (c *Client) ResolveInquiry(ctx context.Context, transferID string, r *Inqui
 	}
 	cl := &call{
 		client: c, op: op, url: c.inquiryURL + "?q=" + url.QueryEscape(transferID), body: body,
-		repeatable: true, pii: r, transferID: transferID, callback: r.Callback, decision: decisionOf(r.Approved),
+		repeatable: true, pii: r, transferID: transferID, callback: r.Callback, decision: decisionOf(r.Approved), opts: co,
 	}
 	ans, err := cl.send(ctx)
 	if err != nil {

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -198,9 +200,21 @@ func (cl *call) finishAs(o CallOutcome, err error) {
 	if cl.info == nil {
 		return
 	}
-	end := &CallEnd{Outcome: o, TransferID: cl.info.TransferID, Attempts: cl.sent(), Err: err}
+	end := &CallEnd{Outcome: o, TransferID: cl.info.TransferID, Attempts: cl.sent(), Status: cl.status, Err: err}
 	if cl.op == "InitiateTransfer" && !cl.hidesTransferID() {
 		end.TransferID = cl.transferID
+	}
+	var ae *APIError
+	switch {
+	case errors.As(err, &ae):
+		if codes := ae.visibleCodes(); len(codes) > 0 {
+			end.Codes = codes
+		}
+		if !ae.hideRequestID {
+			end.RequestID = ae.RequestID
+		}
+	case cl.answered2xx != nil:
+		end.RequestID = requestID(answer{header: cl.answered2xx, tokens: cl.tokenParts()}, cl.piiValues())
 	}
 	obs := cl.client.observers
 	for j := len(obs) - 1; j >= 0; j-- {
@@ -240,10 +254,10 @@ type AttemptInfo struct {
 	N int
 	// Method is the request's method: "POST", or "GET" for SearchVASPs.
 	Method string
-	// ServerAddress and ServerPort are the base URL's host and port (the
-	// scheme's default when the URL names none).
+	// ServerAddress is the base URL's host.
 	ServerAddress string
-	ServerPort    int
+	// ServerPort is the base URL's port, or its scheme's default.
+	ServerPort int
 	// URLTemplate is the request's path, without the query: the base
 	// URL's path and the operation's route, such as
 	// "/api/v3/transfers/initiate". The routes have no parameters in the
@@ -273,11 +287,14 @@ type AttemptEnd struct {
 	// words (its text quotes nothing the server sent); nil when an answer
 	// came.
 	Err error
-	// Retry reports whether the client sends the request again, after
-	// Wait. Reason says why, in fixed words ("status 503 with
-	// Retry-After", "connection failed before sending; no retries left").
-	Retry  bool
-	Wait   time.Duration
+	// Retry reports whether the client sends the request again.
+	Retry bool
+	// Wait is how long the client waits before it does; 0 when Retry is
+	// false.
+	Wait time.Duration
+	// Reason says why the client retries or not, in fixed words that
+	// quote nothing of the call ("status 503 with Retry-After",
+	// "connection failed before sending; no retries left").
 	Reason string
 }
 
@@ -310,4 +327,140 @@ type TokenFetch struct {
 	Err error
 	// ErrorType is a short, fixed name of the failure ("" on success).
 	ErrorType string
+}
+
+// watchers are the observers' optional interfaces, found once by
+// NewClient, so that a call asks no observer what it is.
+type watchers struct {
+	attempts []AttemptObserver
+	invalid  []ValidationObserver
+	tokens   []TokenObserver
+}
+
+// watchersOf sorts obs by the optional interfaces each implements.
+func watchersOf(obs []Observer) watchers {
+	var w watchers
+	for _, o := range obs {
+		if a, ok := o.(AttemptObserver); ok {
+			w.attempts = append(w.attempts, a)
+		}
+		if v, ok := o.(ValidationObserver); ok {
+			w.invalid = append(w.invalid, v)
+		}
+		if t, ok := o.(TokenObserver); ok {
+			w.tokens = append(w.tokens, t)
+		}
+	}
+	return w
+}
+
+// tokenFetched tells the client's TokenObservers of a fetch.
+func (c *Client) tokenFetched(f *TokenFetch) {
+	for _, o := range c.watch.tokens {
+		o.TokenFetched(context.Background(), f)
+	}
+}
+
+// invalid tells the client's ValidationObservers that a call of op failed
+// the client's own checks with err, and returns err.
+func (c *Client) invalid(ctx context.Context, op string, err error) error {
+	var ve *ValidationError
+	if len(c.watch.invalid) == 0 || !errors.As(err, &ve) {
+		return err
+	}
+	for _, o := range c.watch.invalid {
+		o.InvalidCall(ctx, op, ve)
+	}
+	return err
+}
+
+// startAttempt starts the observation of attempt n, if the call is
+// observed by an AttemptObserver, and returns the context the attempt is
+// sent in: ctx, or the one the observers derived from it.
+func (cl *call) startAttempt(ctx context.Context, n int) context.Context {
+	obs := cl.client.watch.attempts
+	if len(obs) == 0 || cl.info == nil {
+		return ctx
+	}
+	cl.attempt = &AttemptInfo{
+		N:             n,
+		Method:        cl.method,
+		ServerAddress: cl.client.serverAddress,
+		ServerPort:    cl.client.serverPort,
+		URLTemplate:   cl.route(),
+		Header:        http.Header{},
+	}
+	cl.attemptCtx = cl.attemptCtx[:0]
+	for _, o := range obs {
+		if next := o.StartAttempt(ctx, cl.info, cl.attempt); next != nil {
+			ctx = next
+		}
+		cl.attemptCtx = append(cl.attemptCtx, ctx)
+	}
+	cl.resentAt = cl.resent.Load()
+	return ctx
+}
+
+// route is the path of the call's URL, without the query.
+func (cl *call) route() string {
+	u, _, _ := strings.Cut(cl.url, "?")
+	if i := strings.Index(u, "://"); i >= 0 {
+		u = u[i+3:]
+		if j := strings.IndexByte(u, '/'); j >= 0 {
+			return u[j:]
+		}
+		return "/"
+	}
+	return u
+}
+
+// observerHeaders puts the headers the attempt's observers asked for into
+// h, the attempt's request headers, and remembers their names so that the
+// next attempt's observers start afresh. A header already in h (the SDK's
+// own, or a WithCallHeader's) and one refused by headerRefusal or by
+// net/http are dropped.
+func (cl *call) observerHeaders(h http.Header) {
+	for _, k := range cl.added {
+		delete(h, k)
+	}
+	cl.added = cl.added[:0]
+	if cl.attempt == nil {
+		return
+	}
+	for k, vv := range cl.attempt.Header {
+		k = http.CanonicalHeaderKey(k)
+		if _, taken := h[k]; taken || headerRefusal(k) != "" || len(vv) == 0 || !validHeaderValues(vv) {
+			continue
+		}
+		h[k] = slices.Clone(vv)
+		cl.added = append(cl.added, k)
+	}
+}
+
+// endAttempt ends the observation of the current attempt, if it is
+// observed, with its facts a, the answer's or failure's resp and err, and
+// the decision d.
+func (cl *call) endAttempt(a *attempt, err error, d decision) {
+	if cl.attempt == nil {
+		return
+	}
+	end := &AttemptEnd{
+		Status:  a.status,
+		Written: a.written,
+		Resent:  int(cl.resent.Load() - cl.resentAt),
+		Retry:   d.retry,
+		Wait:    d.wait,
+		Reason:  d.why,
+	}
+	if a.status == 0 && err != nil {
+		end.ErrorType, end.Err = faultType(err), cl.transportError(err)
+	}
+	if !d.retry {
+		end.Wait = 0
+	}
+	obs := cl.client.watch.attempts
+	for j := len(obs) - 1; j >= 0; j-- {
+		obs[j].EndAttempt(cl.attemptCtx[j], cl.info, cl.attempt, end)
+	}
+	cl.attempt = nil
 }

@@ -39,11 +39,22 @@ type call struct {
 	// What an *OutcomeUnknownError reports.
 	txID, transferID, callback string
 
+	opts        *callOptions  // the call's options (calloptions.go); nil without
+	policy      policy        // the client's retry settings, with the call's budget
+	timeout     time.Duration // the attempt time-out: the client's or the call's
+	status      int           // the last answer's status, for CallEnd
+	answered2xx http.Header   // the headers of the 2xx answer, if one came
+
 	hidden   int8              // hidesTransferID's answer for hiddenID: 0 not asked, 1 shown, 2 hidden
 	hiddenID string            // the transfer id hidden is about
 	decision Decision          // ResolveInquiry's, for CallInfo
 	info     *CallInfo         // while observers watch the call (observer.go)
 	obsCtx   []context.Context // the context each observer's StartCall returned
+
+	attempt    *AttemptInfo      // the current attempt, while AttemptObservers watch it
+	attemptCtx []context.Context // the context each AttemptObserver's StartAttempt returned
+	added      []string          // the headers the observers added to the current attempt's request
+	resentAt   int32             // resent when the current attempt started
 
 	ctx      context.Context       // the caller's
 	rc       retryablehttp.Client  // the retry loop, with this call's hooks
@@ -83,6 +94,7 @@ func (cl *call) send(ctx context.Context) (answer, error) {
 	if err := ctx.Err(); err != nil {
 		return answer{}, fmt.Errorf("travelrule: %s: %w", cl.op, err) // nothing was sent
 	}
+	cl.settle()
 	ctx, err := cl.observe(ctx)
 	if err != nil {
 		return answer{}, err // nothing was sent
@@ -100,8 +112,9 @@ func (cl *call) send(ctx context.Context) (answer, error) {
 	if cl.method == "" {
 		cl.method = http.MethodPost
 	}
-	hr, err := http.NewRequestWithContext(cl.attemptContext(), cl.method, cl.url, nil)
+	hr, err := http.NewRequestWithContext(cl.attemptContext(cl.startAttempt(cl.ctx, 1)), cl.method, cl.url, nil)
 	if err != nil {
+		cl.endAttempt(&attempt{n: 1}, err, decision{why: "the request could not be made"})
 		return answer{}, fmt.Errorf("travelrule: %s: %w", cl.op, err)
 	}
 	defer cl.endAttempts()
@@ -119,10 +132,16 @@ func (cl *call) send(ctx context.Context) (answer, error) {
 	if cl.key != "" {
 		h["Idempotency-Key"] = []string{cl.key}
 	}
+	if cl.opts != nil {
+		for k, v := range cl.opts.header { // none of the client's own: headerRefusal
+			h[k] = v
+		}
+	}
+	cl.observerHeaders(h)
 	cl.req = retryablehttp.Request{Request: hr} // the body is rewound by prepareRetry
 	cl.rc = retryablehttp.Client{
 		HTTPClient:   c.hc,
-		RetryMax:     c.retryMax,
+		RetryMax:     cl.policy.retryMax,
 		CheckRetry:   cl.checkRetry,
 		Backoff:      cl.backoff,
 		PrepareRetry: cl.prepareRetry,
@@ -140,8 +159,25 @@ func (cl *call) send(ctx context.Context) (answer, error) {
 	return cl.read(resp)
 }
 
+// settle takes the client's settings and the call's options over them.
+func (cl *call) settle() {
+	cl.policy, cl.timeout = cl.client.policy, cl.client.attemptTimeout
+	if o := cl.opts; o != nil {
+		if o.retryMax >= 0 {
+			cl.policy.retryMax = o.retryMax
+		}
+		if o.attemptTimeout > 0 {
+			cl.timeout = o.attemptTimeout
+		}
+		if o.key != "" {
+			cl.key = o.key
+		}
+	}
+}
+
 // read reads the final answer within the attempt's time-out.
 func (cl *call) read(resp *http.Response) (answer, error) {
+	cl.status = resp.StatusCode
 	data, err := readBody(resp, cl.client.maxResponse)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		e := newAPIError(cl.op, resp.StatusCode, resp.Header, data, cl.piiValues()).hideTokenParts(cl.tokenParts()).withRoute(cl.method, cl.url)
@@ -157,6 +193,7 @@ func (cl *call) read(resp *http.Response) (answer, error) {
 		e.Message = transportText(err)
 		return answer{}, e
 	}
+	cl.answered2xx = resp.Header
 	return answer{status: resp.StatusCode, header: resp.Header, body: data, tokens: cl.tokenParts()}, nil
 }
 
@@ -170,7 +207,8 @@ func (cl *call) checkRetry(_ context.Context, resp *http.Response, err error) (b
 		// the server to close it. Nothing of it is read.
 		resp.Body.Close()
 	}
-	d := decide(a, cl.client.policy)
+	d := decide(a, cl.policy)
+	cl.endAttempt(&a, err, d)
 	cl.next = d
 	cl.acted = cl.acted || d.acted
 	cl.actedOn = cl.actedOn || d.acted && d.retry
@@ -254,7 +292,7 @@ func (cl *call) tokenRefused(resp *http.Response, a *attempt) {
 		}
 	}
 	switch {
-	case !cl.refreshed && a.n <= cl.client.retryMax:
+	case !cl.refreshed && a.n <= cl.policy.retryMax:
 		a.newToken, cl.noToken = tokens.refresh(cl.ctx, rejected)
 	case a.status == http.StatusUnauthorized || !cl.refreshed:
 		// No retry follows: the next call fetches a new token.
@@ -295,11 +333,12 @@ func (cl *call) prepareRetry(r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	*r = *r.WithContext(cl.attemptContext())
+	*r = *r.WithContext(cl.attemptContext(cl.startAttempt(cl.ctx, cl.attempts+1)))
 	cl.stopPrev() // the previous attempt's answer has been drained
 	r.Body = cl.newBody()
 	r.Header = r.Header.Clone() // the previous attempt's request may still be read
 	r.Header["Authorization"] = []string{auth}
+	cl.observerHeaders(r.Header)
 	if !slices.Contains(cl.auths, auth) {
 		cl.auths = append(cl.auths, auth)
 	}

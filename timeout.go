@@ -25,21 +25,22 @@ func (attemptTimeout) Is(target error) bool { return target == context.DeadlineE
 // attemptContext makes the context of an attempt that starts now. The
 // previous attempt's context ends when the next attempt starts
 // (prepareRetry), once its answer has been drained; the wait between them
-// runs in the caller's context alone.
+// runs in the caller's context alone. ctx is the call's context, or the one
+// the AttemptObservers derived from it for this attempt.
 //
-//   - The caller's deadline comes first: the caller's context.
-//   - The caller's context cannot end by itself (context.Background, say):
-//     the caller's values under the client's shared deadline (see
-//     sharedDeadlines).
-//   - Otherwise: the caller's context with a timer of its own.
-func (cl *call) attemptContext() context.Context {
+//   - The caller's deadline comes first: ctx.
+//   - The caller's context cannot end by itself (context.Background, say)
+//     and the attempt time-out is the client's: ctx's values under the
+//     client's shared deadline (see sharedDeadlines).
+//   - Otherwise: ctx with a timer of its own.
+func (cl *call) attemptContext(ctx context.Context) context.Context {
 	cl.stopPrev, cl.stop = cl.stop, noop
-	limit := cl.client.attemptTimeout
-	if dl, ok := cl.ctx.Deadline(); ok && time.Until(dl) <= limit {
-		return cl.ctx
+	limit := cl.timeout
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= limit {
+		return ctx
 	}
-	if cl.ctx.Done() == nil {
-		b := sharedBound{Context: cl.client.deadlines.current(), values: cl.ctx}
+	if ctx.Done() == nil && limit == cl.client.attemptTimeout {
+		b := sharedBound{Context: cl.client.deadlines.current(), values: ctx}
 		if cl.attempts == 0 {
 			// The first attempt's is kept in the call: one allocation
 			// less. A later attempt's is a new value, since the
@@ -49,7 +50,7 @@ func (cl *call) attemptContext() context.Context {
 		}
 		return b
 	}
-	ctx, cancel := context.WithTimeoutCause(cl.ctx, limit, errAttemptTimedOut)
+	ctx, cancel := context.WithTimeoutCause(ctx, limit, errAttemptTimedOut)
 	cl.stop = cancel
 	return ctx
 }

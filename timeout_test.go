@@ -73,7 +73,8 @@ func TestRetryGetsTheWholeTimeOut(t *testing.T) {
 	defer cancel()
 	for _, caller := range []context.Context{context.Background(), cancelable} {
 		cl := &call{client: c, op: "InitiateTransfer", ctx: caller, attempts: 1}
-		r, err := http.NewRequestWithContext(cl.attemptContext(), http.MethodPost, "https://travelrule.example", nil)
+		cl.settle()
+		r, err := http.NewRequestWithContext(cl.attemptContext(cl.ctx), http.MethodPost, "https://travelrule.example", nil)
 		require.NoError(t, err)
 		cl.req.Request = r
 		unavailable := &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"1"}}}

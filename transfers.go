@@ -281,25 +281,32 @@ type initiateAnswer struct {
 // 501, a final 1xx, and a dropped connection or reset stream after the
 // request was written. See [WithIdempotency] for a service that honours
 // Idempotency-Key.
-func (c *Client) InitiateTransfer(ctx context.Context, req *TransferRequest) (*TransferResult, error) {
+func (c *Client) InitiateTransfer(ctx context.Context, req *TransferRequest, opts ...CallOption) (*TransferResult, error) {
 	const op = "InitiateTransfer"
 	if req == nil {
-		return nil, &ValidationError{Fields: []FieldError{{Field: "", Reason: "request is nil"}}}
+		return nil, c.invalid(ctx, op, &ValidationError{Fields: []FieldError{{Field: "", Reason: "request is nil"}}})
 	}
 	if err := c.validate(req); err != nil {
-		return nil, err
+		return nil, c.invalid(ctx, op, err)
+	}
+	co, err := settleCall(opts)
+	if err != nil {
+		return nil, c.invalid(ctx, op, err)
 	}
 	body, err := encodeJSON(req)
 	if err != nil {
 		return nil, fmt.Errorf("travelrule: %s: encoding request: %w", op, err)
 	}
-	cl := &call{client: c, op: op, url: c.initiateURL, body: body, pii: req, txID: req.TxID, callback: req.Callback}
+	cl := &call{client: c, op: op, url: c.initiateURL, body: body, pii: req, txID: req.TxID, callback: req.Callback, opts: co}
 	if c.idempotency {
-		cl.key, cl.repeatable = idempotencyKeyFrom(ctx), true
-		if !isIdentifier(cl.key, 255) {
+		cl.repeatable = true
+		if co == nil || co.key == "" {
+			cl.key = idempotencyKeyFrom(ctx)
+		}
+		if !isIdentifier(cl.key, 255) && (co == nil || co.key == "") {
 			// Nothing was sent: net/http would refuse a key that cannot go
 			// in a header, after the call had been counted as sent.
-			return nil, &ValidationError{Fields: []FieldError{{Field: "Idempotency-Key", Reason: "must be 1..255 letters, digits and -_.:"}}}
+			return nil, c.invalid(ctx, op, &ValidationError{Fields: []FieldError{{Field: "Idempotency-Key", Reason: "must be 1..255 letters, digits and -_.:"}}})
 		}
 	}
 	ans, err := cl.send(ctx)

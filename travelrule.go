@@ -49,6 +49,10 @@ type Client struct {
 	tracesWrites *atomic.Bool
 	tokens       *tokenCache
 	deadlines    *sharedDeadlines // the attempt time-out of callers whose context cannot end
+
+	watch         watchers // the observers' optional interfaces (observer.go)
+	serverAddress string   // the base URL's host, for AttemptInfo
+	serverPort    int      // the base URL's port, or its scheme's
 }
 
 // NewClient returns a client for the service at baseURL, such as
@@ -87,6 +91,11 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 	if o.userAgent != "" {
 		c.userAgent = o.userAgent + " " + c.userAgent
 	}
+	c.serverAddress, c.serverPort = hostPort(base)
+	c.watch = watchersOf(o.observers)
+	if len(c.watch.tokens) > 0 {
+		c.tokens.observe = c.tokenFetched
+	}
 	c.hc = c.newHTTPClient()
 	c.deadlines = newSharedDeadlines(c.attemptTimeout)
 	if aks, ok := o.tokenSource.(*apiKeySource); ok {
@@ -97,6 +106,17 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 		aks.now = time.Now
 	}
 	return c, nil
+}
+
+// hostPort returns u's host and its port, or the scheme's.
+func hostPort(u *url.URL) (string, int) {
+	if p, err := strconv.Atoi(u.Port()); err == nil {
+		return u.Hostname(), p
+	}
+	if u.Scheme == "http" {
+		return u.Hostname(), 80
+	}
+	return u.Hostname(), 443
 }
 
 // newHTTPClient makes the client's HTTP client over the transport, cookie

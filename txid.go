@@ -69,7 +69,7 @@ type txIDBody struct {
 // beneficiary's VASP a second confirmation callback with the same txid,
 // which that VASP's de-duplication absorbs. The answer's shape is not documented: any 2xx JSON object (or
 // empty body) whose status is not false is success, its body kept in Raw.
-func (c *Client) SubmitTxID(ctx context.Context, transferID, txID string) (*TxIDResult, error) {
+func (c *Client) SubmitTxID(ctx context.Context, transferID, txID string, opts ...CallOption) (*TxIDResult, error) {
 	const op = "SubmitTxID"
 	var errs []FieldError
 	if transferID == "" {
@@ -78,7 +78,11 @@ func (c *Client) SubmitTxID(ctx context.Context, transferID, txID string) (*TxID
 	errs = required(errs, "", "txId", txID)
 	errs = length(errs, "txId", txID, 0, 255)
 	if len(errs) > 0 {
-		return nil, &ValidationError{Fields: errs}
+		return nil, c.invalid(ctx, op, &ValidationError{Fields: errs})
+	}
+	co, err := settleCall(opts)
+	if err != nil {
+		return nil, c.invalid(ctx, op, err)
 	}
 	body, err := encodeBody(op, txIDBody{txID})
 	if err != nil {
@@ -86,7 +90,7 @@ func (c *Client) SubmitTxID(ctx context.Context, transferID, txID string) (*TxID
 	}
 	var status string
 	cl := &call{op: op, url: c.baseURL + "/transfers/txId?q=" + url.QueryEscape(transferID), body: body,
-		pii: noPII{}, txID: txID, transferID: transferID}
+		pii: noPII{}, txID: txID, transferID: transferID, opts: co}
 	ans, err := c.run(ctx, cl, func(b []byte) outcome {
 		status = "true" // an answer without status, as statusText has it
 		trimmed := bytes.TrimLeft(b, " \t\r\n")

@@ -3,6 +3,7 @@ package callback
 import (
 	"context"
 	"errors"
+	"net/http"
 	"time"
 
 	"github.com/vaspkit/travelrule"
@@ -98,9 +99,9 @@ type DeliveryEnd struct {
 	// Dedup is what de-duplication found; "" when the request did not get
 	// that far.
 	Dedup Dedup
-	// Result is what the handler made of the request, and Status the HTTP
-	// status it answered.
+	// Result is what the handler made of the request.
 	Result DeliveryResult
+	// Status is the HTTP status the handler answered.
 	Status int
 	// Duration is the time from StartDelivery to the answer (to the
 	// completion, after a successful function).
@@ -176,3 +177,101 @@ const (
 	// [Handler.Err]) (500).
 	DeliveryMisconfigured DeliveryResult = "misconfigured"
 )
+
+// serveWatched serves r as ServeHTTP does, between the StartDelivery and
+// EndDelivery of the handler's delivery observers: it starts them in
+// order, each on the context the one before returned, serves r on the
+// last one's context, and ends them in reverse order, each on its own
+// context and with its own copy of what came of the request.
+func (h *Handler) serveWatched(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	var room [4]context.Context
+	ctxs := room[:0]
+	ctx := r.Context()
+	for _, o := range h.watchers {
+		if c := o.StartDelivery(ctx); c != nil {
+			ctx = c
+		}
+		ctxs = append(ctxs, ctx)
+	}
+	if ctx != r.Context() {
+		r = r.WithContext(ctx)
+	}
+	var p progress
+	h.answer(w, r, &p)
+	end := p.end(time.Since(start))
+	for i := len(h.watchers) - 1; i >= 0; i-- {
+		e := end
+		h.watchers[i].EndDelivery(ctxs[i], &e)
+	}
+}
+
+// progress is how far a request got through a handler and how it ended:
+// ServeHTTP's record, filled in as the request is served, from which a
+// DeliveryEnd is made. Without a DeliveryObserver it lives on the stack
+// and is read by nobody.
+type progress struct {
+	out          outcome
+	status       int
+	kind         travelrule.CallbackKind
+	verification Verification // "" until the checks have run
+	dedup        Dedup
+	id           string
+}
+
+// end is the DeliveryEnd of a request that took d.
+func (p *progress) end(d time.Duration) DeliveryEnd {
+	v := p.verification
+	if v == "" {
+		v = VerificationNone
+	}
+	return DeliveryEnd{Kind: p.kind, Verification: v, Dedup: p.dedup, Result: p.out.result(), Status: p.status, Duration: d, ID: p.id}
+}
+
+// outcome is where a handler's serving of a request ended: one value for
+// each way out of it.
+type outcome uint8
+
+const (
+	outUnknown        outcome = iota // none noted: a way out that forgot to note it
+	outProcessed                     // the function succeeded
+	outMethod                        // a method other than POST
+	outMisconfigured                 // the handler refuses every request
+	outCapability                    // the capability refused it
+	outTooLarge                      // the body is over the limit
+	outUnreadable                    // the body could not be read
+	outVerifier                      // a verifier refused it
+	outMalformed                     // the body is not a callback
+	outOtherTransfer                 // the body names another transfer's callback URL
+	outObserverFailed                // an observer's Delivered failed
+	outFuncFailed                    // the function returned an error
+	outFuncPanicked                  // the function panicked
+	outPanicked                      // the handler panicked elsewhere (a verifier, an observer, the store)
+	outDuplicate                     // a delivery already processed
+	outBusy                          // a delivery being processed by another request
+	outStoreFailed                   // the store failed to claim, or claimed nonsense
+)
+
+// result is the DeliveryResult of an outcome: where the handler decides
+// which result each way out of a request reports.
+func (o outcome) result() DeliveryResult {
+	switch o {
+	case outProcessed:
+		return DeliveryProcessed
+	case outDuplicate:
+		return DeliveryDuplicate
+	case outBusy:
+		return DeliveryBusy
+	case outFuncFailed, outFuncPanicked, outPanicked, outStoreFailed:
+		return DeliveryFailed
+	case outObserverFailed:
+		return DeliveryObserverFailed
+	case outCapability, outVerifier, outOtherTransfer:
+		return DeliveryUnauthenticated
+	case outMethod, outTooLarge, outUnreadable, outMalformed:
+		return DeliveryMalformed
+	case outMisconfigured:
+		return DeliveryMisconfigured
+	}
+	return ""
+}
