@@ -1,0 +1,146 @@
+package oteltravelrule_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/vaspkit/travelrule"
+	"github.com/vaspkit/travelrule/callback"
+	"github.com/vaspkit/travelrule/travelruletest"
+)
+
+// resolutionBody is a TRANSFER_RESOLUTION of the live service.
+const resolutionBody = `{"transferId":"6b1e4c1e-2f0a-4d7b-9a43-0c1d2e3f4a5b","status":"APPROVED","statusComment":"ok"}`
+
+// receiver serves a callback.Handler that reports to tel and calls fn,
+// verifying the sandbox's signature.
+func receiver(t *testing.T, tel *telemetry, fn func(context.Context, *travelrule.Callback) error, opts ...callback.Option) *httptest.Server {
+	t.Helper()
+	v, err := callback.NewDataIntegrityVerifier(travelruletest.DefaultSigningSecret)
+	require.NoError(t, err)
+	h := callback.NewHandler(fn, append([]callback.Option{callback.WithVerifier(v), callback.WithObserver(tel.obs)}, opts...)...)
+	require.NoError(t, h.Err())
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// deliver posts body to url, signed with secret (unsigned when ""), and
+// returns the status.
+func deliver(t *testing.T, url, body, secret string) int {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader([]byte(body)))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	if secret != "" {
+		req.Header.Set(callback.HeaderDataIntegrity, callback.SignDataIntegrity([]byte(secret), []byte(body)))
+	}
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	require.NoError(t, res.Body.Close())
+	return res.StatusCode
+}
+
+// TestDeliverySpans: each request the handler serves is a SERVER span
+// named travelrule.callback, with what the handler made of it.
+func TestDeliverySpans(t *testing.T) {
+	secret := travelruletest.DefaultSigningSecret
+	tests := []struct {
+		name   string
+		body   string
+		secret string
+		fail   bool
+		status int
+		code   codes.Code
+		attrs  map[attribute.Key]any
+	}{
+		{"processed", resolutionBody, secret, false, 204, codes.Unset, map[attribute.Key]any{
+			"travelrule.callback.kind": "transfer_resolution", "travelrule.callback.result": "processed",
+			"travelrule.callback.verification": "passed", "travelrule.callback.dedup": "first", "http.response.status_code": int64(204),
+		}},
+		{"a bad signature", resolutionBody, "another-secret-of-16-bytes-or-more", false, 401, codes.Unset, map[attribute.Key]any{
+			"travelrule.callback.result": "unauthenticated", "travelrule.callback.verification": "failed",
+			"http.response.status_code": int64(401),
+		}},
+		{"the function fails", resolutionBody, secret, true, 500, codes.Error, map[attribute.Key]any{
+			"travelrule.callback.kind": "transfer_resolution", "travelrule.callback.result": "failed",
+			"travelrule.callback.verification": "passed", "travelrule.callback.dedup": "first",
+			"http.response.status_code": int64(500), "error.type": "500",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tel := newTelemetry(t)
+			var fnSpan trace.SpanContext
+			srv := receiver(t, tel, func(ctx context.Context, _ *travelrule.Callback) error {
+				fnSpan = trace.SpanContextFromContext(ctx)
+				if tt.fail {
+					return errors.New("the integrator's failure, Ada Lovelace")
+				}
+				return nil
+			})
+			require.Equal(t, tt.status, deliver(t, srv.URL, tt.body, tt.secret))
+			spans := tel.ended()
+			require.Len(t, spans, 1)
+			s := spans[0]
+			assert.Equal(t, "travelrule.callback", s.Name())
+			assert.Equal(t, trace.SpanKindServer, s.SpanKind())
+			assert.Equal(t, tt.code, s.Status().Code)
+			if tt.code == codes.Error {
+				assert.Equal(t, "not processed, to be delivered again", s.Status().Description)
+			}
+			assert.Equal(t, tt.attrs, attrs(s))
+			assert.Empty(t, s.Events())
+			if tt.secret == secret {
+				assert.Equal(t, s.SpanContext(), fnSpan, "the function runs under the delivery's span")
+			}
+		})
+	}
+}
+
+// TestDeliverySpansDuplicate: a callback delivered again after it was
+// processed is a duplicate, acknowledged without the function.
+func TestDeliverySpansDuplicate(t *testing.T) {
+	tel := newTelemetry(t)
+	calls := 0
+	srv := receiver(t, tel, func(context.Context, *travelrule.Callback) error { calls++; return nil })
+	require.Equal(t, 204, deliver(t, srv.URL, resolutionBody, travelruletest.DefaultSigningSecret))
+	require.Equal(t, 204, deliver(t, srv.URL, resolutionBody, travelruletest.DefaultSigningSecret))
+	assert.Equal(t, 1, calls)
+	spans := tel.ended()
+	require.Len(t, spans, 2)
+	assert.Equal(t, "first", attrs(spans[0])["travelrule.callback.dedup"])
+	assert.Equal(t, map[attribute.Key]any{
+		"travelrule.callback.kind": "transfer_resolution", "travelrule.callback.result": "duplicate",
+		"travelrule.callback.verification": "passed", "travelrule.callback.dedup": "duplicate", "http.response.status_code": int64(204),
+	}, attrs(spans[1]))
+}
+
+// TestDeliveredIsNeutral: the observer never makes a handler refuse a
+// delivery.
+func TestDeliveredIsNeutral(t *testing.T) {
+	tel := newTelemetry(t)
+	assert.NoError(t, tel.obs.Delivered(context.Background(), &callback.Delivery{ID: "x"}))
+}
+
+// TestEndDeliveryEndsOnlyItsOwnSpan: given a context without its own span
+// (a caller's span in it), EndDelivery ends nothing.
+func TestEndDeliveryEndsOnlyItsOwnSpan(t *testing.T) {
+	tel := newTelemetry(t)
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(tel.spans))
+	ctx, caller := tp.Tracer("test").Start(context.Background(), "caller")
+	tel.obs.EndDelivery(ctx, &callback.DeliveryEnd{Result: callback.DeliveryProcessed, Status: 204})
+	assert.True(t, caller.IsRecording(), "the caller's span is not ended")
+	assert.Empty(t, tel.ended())
+}
