@@ -58,6 +58,43 @@ func BenchmarkHandler(b *testing.B) {
 	_ = sink
 }
 
+// BenchmarkHandlerObserved is BenchmarkHandler's handler with observers:
+// none, a plain Observer (as package journal's), which the request path
+// must not pay for beyond its Delivered, and a DeliveryObserver that does
+// nothing, which measures the hooks' own cost.
+func BenchmarkHandlerObserved(b *testing.B) {
+	body := []byte(`{"transferId":"6f1c2b9e-4d1a-4c8e-9a57-2f0d8b3e7c11","status":"approved","txId":"0x5c504ed4","timestamp":"2026-11-23T08:00:00Z"}`)
+	var sink int
+	fn := func(_ context.Context, cb *travelrule.Callback) error {
+		sink += len(cb.Status)
+		return nil
+	}
+	for _, bc := range []struct {
+		name string
+		opts []callback.Option
+	}{
+		{"observer=none", nil},
+		{"observer=plain", []callback.Option{callback.WithObserver(idleObserver{})}},
+		{"observer=delivery", []callback.Option{callback.WithObserver(idleDeliveryObserver{})}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			serveCallbacks(b, body, nil, nil, callback.NewHandler(fn, append(bc.opts, callback.WithoutDedup())...))
+		})
+	}
+	_ = sink
+}
+
+// idleObserver is an Observer that does nothing.
+type idleObserver struct{}
+
+func (idleObserver) Delivered(context.Context, *callback.Delivery) error { return nil }
+
+// idleDeliveryObserver is a DeliveryObserver that does nothing.
+type idleDeliveryObserver struct{ idleObserver }
+
+func (idleDeliveryObserver) StartDelivery(ctx context.Context) context.Context  { return ctx }
+func (idleDeliveryObserver) EndDelivery(context.Context, *callback.DeliveryEnd) {}
+
 // BenchmarkHandlerLive compares the handler verifying and decoding the live
 // service's TRANSFER_RESOLUTION, signed with x-data-integrity, with a floor
 // that does the same work by hand: read the body, HMAC-SHA512 its base64,

@@ -20,25 +20,30 @@ import (
 // (503) without calling the function, and afterwards releases the claim if
 // the function failed; if it succeeded, it returns the claim to complete
 // once the answer is sent (see Handler.complete).
-func (h *Handler) callOnce(ctx context.Context, key string, cb *travelrule.Callback, path, attr slog.Attr) (int, completion) {
+func (h *Handler) callOnce(ctx context.Context, key string, cb *travelrule.Callback, path, attr slog.Attr, p *progress) (int, completion) {
 	store := h.dedup
 	claim, token, err := store.ClaimFenced(ctx, key)
 	switch {
 	case err != nil:
 		h.log(ctx, slog.LevelError, "callback: de-duplication store failed", path, attr, slog.String("error", err.Error()))
+		p.out, p.dedup = outStoreFailed, DedupFailed
 		return http.StatusInternalServerError, completion{}
 	case claim == ClaimDone:
 		h.log(ctx, slog.LevelDebug, "callback: duplicate delivery acknowledged", path, attr)
+		p.out, p.dedup = outDuplicate, DedupDuplicate
 		return http.StatusNoContent, completion{}
 	case claim == ClaimBusy:
 		h.log(ctx, slog.LevelInfo, "callback: duplicate delivery still in progress", path, attr)
+		p.out, p.dedup = outBusy, DedupInProgress
 		return http.StatusServiceUnavailable, completion{}
 	case claim != ClaimNew:
 		h.log(ctx, slog.LevelError, "callback: de-duplication store returned an invalid claim", path, attr, slog.Int("claim", int(claim)))
+		p.out, p.dedup = outStoreFailed, DedupFailed
 		return http.StatusInternalServerError, completion{}
 	}
+	p.dedup = DedupFirst
 
-	code := h.call(ctx, cb, path, attr)
+	code := h.call(ctx, cb, path, attr, p)
 	if code == http.StatusNoContent {
 		// fn has done its work: whatever the store answers, answering 5xx
 		// would only run it again.

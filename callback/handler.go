@@ -61,6 +61,9 @@ type Handler struct {
 	dedup FencedStore   // cfg.store, seen as a FencedStore; nil without de-duplication
 	lease time.Duration // how long the store's claims hold: the bound of a completion's retries
 	stats *handlerStats // behind a pointer: Format and LogValue copy the Handler
+	// watchers are the observers that are also DeliveryObservers, in the
+	// order given; none (nil) costs the request path nothing.
+	watchers []DeliveryObserver
 }
 
 // Stats counts what a [Handler]'s completions (the records, after the
@@ -123,6 +126,11 @@ func NewHandler(fn func(ctx context.Context, cb *travelrule.Callback) error, opt
 			h.lease = l.Lease()
 		}
 	}
+	for _, o := range h.cfg.observers {
+		if d, ok := o.(DeliveryObserver); ok {
+			h.watchers = append(h.watchers, d)
+		}
+	}
 	if h.cfg.err != nil {
 		h.log(context.Background(), slog.LevelError, "callback: handler misconfigured, refusing every request", slog.String("error", h.cfg.err.Error()))
 	}
@@ -171,7 +179,19 @@ func (h Handler) LogValue() slog.Value {
 // function it returns once the delivery is recorded as processed, or the
 // handler gave up (see [Handler]).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	code, c := h.serve(w, r)
+	if len(h.watchers) > 0 {
+		h.serveWatched(w, r)
+		return
+	}
+	var p progress
+	h.answer(w, r, &p)
+}
+
+// answer serves r, answers it and, after a successful function, records
+// the delivery as processed; p follows the request.
+func (h *Handler) answer(w http.ResponseWriter, r *http.Request, p *progress) {
+	code, c := h.serve(w, r, p)
+	p.status = code
 	switch {
 	case c.key != "":
 		h.complete(w, r, c) // answers 204
@@ -188,51 +208,61 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // serve does the work of ServeHTTP and returns the status to answer, and
-// the completion to record after answering, if any.
-func (h *Handler) serve(w http.ResponseWriter, r *http.Request) (code int, c completion) {
+// the completion to record after answering, if any. It notes in p how far
+// the request got and where it ended (see outcome).
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request, p *progress) (code int, c completion) {
 	ctx := r.Context()
 	defer func() {
 		if v := recover(); v != nil {
 			h.log(ctx, slog.LevelError, "callback: panic while handling a callback",
 				slog.String("panic", fmt.Sprintf("%T", v)), slog.String("stack", string(debug.Stack())))
 			code, c = http.StatusInternalServerError, completion{}
+			p.out = outPanicked
 		}
 	}()
 	if h.cfg.err != nil {
 		h.log(ctx, slog.LevelError, "callback: handler misconfigured", slog.String("error", h.cfg.err.Error()))
+		p.out = outMisconfigured
 		return http.StatusInternalServerError, c
 	}
 	if r.Method != http.MethodPost {
+		p.out = outMethod
 		return http.StatusMethodNotAllowed, c
 	}
 	path := slog.String("path", r.URL.Path)
-	ref, body, code := h.admit(w, r, path)
+	ref, body, code := h.admit(w, r, path, p)
 	if code != 0 {
 		return code, c
 	}
 	cb, err := travelrule.ParseCallback(body)
 	if err != nil {
 		h.log(ctx, slog.LevelWarn, "callback: refused malformed body", path, slog.String("error", err.Error()))
+		p.out = outMalformed
 		return http.StatusBadRequest, c
 	}
 	cb.Ref = ref
+	p.kind = cb.Kind
 	if h.namesAnotherTransfer(cb, ref) {
 		h.log(ctx, slog.LevelWarn, "callback: refused a callback whose body names another transfer's callback URL", path)
+		p.out, p.verification = outOtherTransfer, VerificationFailed
 		return http.StatusUnauthorized, c
 	}
 	attr := slog.Any("callback", cb)
 	var key string
 	if h.dedup != nil || len(h.cfg.observers) > 0 {
 		key = dedupKey(deliveryID(r.Header, h.cfg.verifiers), ref, body)
+		p.id = key
 	}
 	if err := h.observe(ctx, key, cb); err != nil {
 		h.log(ctx, slog.LevelError, "callback: an observer failed, asking for redelivery", path, attr, slog.String("error", err.Error()))
+		p.out = outObserverFailed
 		return http.StatusInternalServerError, c
 	}
 	if h.dedup == nil {
-		return h.call(ctx, cb, path, attr), c
+		p.dedup = DedupOff
+		return h.call(ctx, cb, path, attr, p), c
 	}
-	return h.callOnce(ctx, key, cb, path, attr)
+	return h.callOnce(ctx, key, cb, path, attr, p)
 }
 
 // namesAnotherTransfer reports whether the body's callback URL is a
@@ -257,25 +287,35 @@ func (h *Handler) namesAnotherTransfer(cb *travelrule.Callback, ref string) bool
 // admit authenticates a request and reads its body: it checks the
 // capability, reads the body through the size limit and runs the
 // verifiers. code is 0 when the request passed, else the status to answer.
-func (h *Handler) admit(w http.ResponseWriter, r *http.Request, path slog.Attr) (ref string, body []byte, code int) {
+// It notes in p the outcome of a refusal, and the verification.
+func (h *Handler) admit(w http.ResponseWriter, r *http.Request, path slog.Attr, p *progress) (ref string, body []byte, code int) {
 	ctx := r.Context()
 	if h.cfg.capKey != nil {
 		var err error
 		if ref, err = travelrule.VerifyCallbackURL(r.URL, h.cfg.capKey); err != nil {
 			h.log(ctx, slog.LevelWarn, "callback: refused request without a valid capability", path, slog.String("error", err.Error()))
+			p.out, p.verification = outCapability, VerificationFailed
 			return "", nil, http.StatusUnauthorized
 		}
 	}
 	body, code = h.readBody(w, r)
 	if code != 0 {
 		h.log(ctx, slog.LevelWarn, "callback: refused unreadable or oversized body", path, slog.Int("status", code))
+		p.out = outUnreadable
+		if code == http.StatusRequestEntityTooLarge {
+			p.out = outTooLarge
+		}
 		return "", nil, code
 	}
 	for _, v := range h.cfg.verifiers {
 		if err := v.Verify(r, body); err != nil {
 			h.log(ctx, slog.LevelWarn, "callback: refused request that failed verification", path, slog.String("error", err.Error()))
+			p.out, p.verification = outVerifier, VerificationFailed
 			return "", nil, http.StatusUnauthorized
 		}
+	}
+	if h.cfg.capKey != nil || len(h.cfg.verifiers) > 0 {
+		p.verification = VerificationPassed
 	}
 	return ref, body, 0
 }
@@ -319,20 +359,23 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) (body []byte,
 	}
 }
 
-// call runs fn, turning a panic into a 500.
-func (h *Handler) call(ctx context.Context, cb *travelrule.Callback, path, attr slog.Attr) (code int) {
+// call runs fn, turning a panic into a 500, and notes its outcome in p.
+func (h *Handler) call(ctx context.Context, cb *travelrule.Callback, path, attr slog.Attr, p *progress) (code int) {
 	defer func() {
 		if v := recover(); v != nil {
 			h.log(ctx, slog.LevelError, "callback: function panicked", path, attr,
 				slog.String("panic", fmt.Sprintf("%T", v)), slog.String("stack", string(debug.Stack())))
 			code = http.StatusInternalServerError
+			p.out = outFuncPanicked
 		}
 	}()
 	if err := h.fn(ctx, cb); err != nil {
 		h.log(ctx, slog.LevelError, "callback: function failed, asking for redelivery", path, attr, slog.String("error", err.Error()))
+		p.out = outFuncFailed
 		return http.StatusInternalServerError
 	}
 	h.log(ctx, slog.LevelDebug, "callback: delivered", path, attr)
+	p.out = outProcessed
 	return http.StatusNoContent
 }
 
