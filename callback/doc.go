@@ -97,6 +97,20 @@
 // its retention or size, a lease shorter than your function's call lets a
 // redelivery in), so your function should still be idempotent.
 //
+// # Observing deliveries
+//
+// [WithObserver] adds an [Observer], which sees every delivery the handler
+// accepts, before de-duplication and your function (package journal's
+// journal is one). An observer that is also a [DeliveryObserver] (package
+// oteltravelrule's, for OpenTelemetry) watches every request besides,
+// accepted or not: StartDelivery on its arrival, whose context your
+// function is called with (so a tracer's span is the parent of yours), and
+// EndDelivery once it is answered, with a [DeliveryEnd]: the callback's
+// kind, what the authentication checks and de-duplication found, the
+// result (a fixed word fit for a metric's label), the status answered and
+// the time taken, and never personal data. A handler without one measures
+// nothing and costs nothing more.
+//
 // # Logging
 //
 // The handler logs nothing unless given a logger ([WithLogger]). It never

@@ -79,8 +79,14 @@ func (h *Handler) observe(ctx context.Context, id string, cb *travelrule.Callbac
 // for each StartDelivery, on the context it returned, once the handler has
 // answered and, after a successful function, recorded the delivery as
 // processed (see [Handler]). Both run on the request's goroutine and
-// should be quick. Neither is given personal data, the request's URL,
-// headers or body.
+// should be quick, and must not panic: the handler does not recover their
+// panics. Neither is given personal data, the request's URL, headers or
+// body.
+//
+// Several DeliveryObservers start in the order given to [WithObserver],
+// each on the context the one before returned (a nil context keeps the one
+// it was given), and end in reverse order, each on its own context and
+// with its own DeliveryEnd.
 type DeliveryObserver interface {
 	Observer
 	StartDelivery(ctx context.Context) context.Context
@@ -103,8 +109,9 @@ type DeliveryEnd struct {
 	Result DeliveryResult
 	// Status is the HTTP status the handler answered.
 	Status int
-	// Duration is the time from StartDelivery to the answer (to the
-	// completion, after a successful function).
+	// Duration is the time from the request's arrival (just before the
+	// first StartDelivery) to the answer (to the completion, after a
+	// successful function), read on the monotonic clock.
 	Duration time.Duration
 	// ID is the delivery's ID (see [Delivery]), when the handler computed
 	// one; "" otherwise.
@@ -118,7 +125,9 @@ type Verification string
 // The verification results.
 const (
 	// VerificationNone: the handler has no capability key and no
-	// verifier, or the request was refused before it was checked.
+	// verifier, or the request was refused (or the handler panicked)
+	// before every check had run: a method other than POST, a handler
+	// that refuses every request, a body too large or unreadable.
 	VerificationNone Verification = "none"
 	// VerificationPassed: the capability and every verifier accepted it.
 	VerificationPassed Verification = "passed"
@@ -144,7 +153,8 @@ const (
 	// DedupInProgress: another request is processing the same callback;
 	// the delivery was answered 503 with Retry-After.
 	DedupInProgress Dedup = "in_progress"
-	// DedupFailed: the store failed; the delivery was answered 500.
+	// DedupFailed: the store failed (or answered an invalid claim); the
+	// delivery was answered 500.
 	DedupFailed Dedup = "store_failed"
 )
 
@@ -162,8 +172,10 @@ const (
 	// DeliveryBusy: the same callback is being processed by another
 	// request (503).
 	DeliveryBusy DeliveryResult = "busy"
-	// DeliveryFailed: the function returned an error or panicked, or the
-	// store failed (500): the sender should deliver it again.
+	// DeliveryFailed: the function returned an error or panicked, the
+	// store failed, or the handler panicked elsewhere (in a verifier, an
+	// observer's Delivered or the store) (500): the sender should deliver
+	// it again.
 	DeliveryFailed DeliveryResult = "failed"
 	// DeliveryObserverFailed: an observer's Delivered failed (500).
 	DeliveryObserverFailed DeliveryResult = "observer_failed"
