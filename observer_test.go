@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/oauth2"
 
 	"github.com/vaspkit/travelrule"
 )
@@ -224,3 +226,283 @@ func TestObserverSeesResolutionsAndTxIDs(t *testing.T) {
 		})
 	}
 }
+
+// watcher is an observer of calls, attempts, invalid calls and token
+// fetches: what telemetry is. It adds a header to each attempt.
+type watcher struct {
+	recorder
+	mu       sync.Mutex
+	attempts []travelrule.AttemptInfo
+	ends     []travelrule.AttemptEnd
+	invalid  []string
+	fetches  []travelrule.TokenFetch
+	header   func(n int) http.Header // what to add to attempt n
+	endCtxOK bool
+}
+
+type attemptKey struct{}
+
+func newWatcher() *watcher {
+	var log []string
+	return &watcher{recorder: recorder{name: "w", log: &log}, endCtxOK: true}
+}
+
+func (w *watcher) StartAttempt(ctx context.Context, _ *travelrule.CallInfo, a *travelrule.AttemptInfo) context.Context {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.header != nil {
+		for k, v := range w.header(a.N) {
+			a.Header[k] = v
+		}
+	}
+	w.attempts = append(w.attempts, *a)
+	return context.WithValue(ctx, attemptKey{}, a.N)
+}
+
+func (w *watcher) EndAttempt(ctx context.Context, _ *travelrule.CallInfo, a *travelrule.AttemptInfo, end *travelrule.AttemptEnd) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.endCtxOK = w.endCtxOK && ctx.Value(attemptKey{}) == a.N
+	w.ends = append(w.ends, *end)
+}
+
+func (w *watcher) InvalidCall(_ context.Context, op string, err *travelrule.ValidationError) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.invalid = append(w.invalid, op+": "+err.Error())
+}
+
+func (w *watcher) TokenFetched(_ context.Context, f *travelrule.TokenFetch) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.fetches = append(w.fetches, *f)
+}
+
+// scripted answers the n-th request (from 1) with script(n, r), and keeps
+// each request's headers and the attempt number its context carried.
+type scripted struct {
+	*httptest.Server
+	mu      sync.Mutex
+	headers []http.Header
+	urls    []string
+}
+
+func newScripted(t *testing.T, script func(n int, w http.ResponseWriter, r *http.Request)) *scripted {
+	s := &scripted{}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		s.mu.Lock()
+		s.headers = append(s.headers, r.Header.Clone())
+		s.urls = append(s.urls, r.URL.String())
+		n := len(s.headers)
+		s.mu.Unlock()
+		script(n, w, r)
+	})
+	s.Server = httptest.NewServer(mux)
+	t.Cleanup(s.Close)
+	return s
+}
+
+// seenAttempt is a transport that records the attempt number in each
+// request's context: the context StartAttempt returned reaches the
+// transport.
+type seenAttempt struct {
+	mu   sync.Mutex
+	seen []any
+}
+
+func (s *seenAttempt) RoundTrip(r *http.Request) (*http.Response, error) {
+	s.mu.Lock()
+	s.seen = append(s.seen, r.Context().Value(attemptKey{}))
+	s.mu.Unlock()
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestAttemptObserverSeesEachAttempt: a resolution answered 503, then 200,
+// is two attempts, each with its facts, its own context down to the
+// transport, and the headers its observer added (those of the first
+// attempt do not stay on the second; the SDK's own are never replaced).
+func TestAttemptObserverSeesEachAttempt(t *testing.T) {
+	srv := newScripted(t, func(n int, w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("X-Request-Id", "req-"+fmt.Sprint(n))
+		if n == 1 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		io.WriteString(w, `{"status":true}`)
+	})
+	w := newWatcher()
+	w.header = func(n int) http.Header {
+		h := http.Header{"Traceparent": {fmt.Sprintf("00-trace-%d", n)}, "Authorization": {"Bearer stolen"}, "Bad\nName": {"x"}}
+		if n == 1 {
+			h["X-First-Only"] = []string{"1"}
+		}
+		return h
+	}
+	rt := &seenAttempt{}
+	c, err := travelrule.NewClient(srv.URL+"/api/v3", travelrule.WithTokenSource(travelrule.StaticToken("observer-bearer-token")),
+		travelrule.WithRetryWait(0, 0), travelrule.WithObserver(w), travelrule.WithHTTPClient(&http.Client{Transport: rt}))
+	require.NoError(t, err)
+	_, err = c.ResolveInquiry(context.Background(), "tr-secret-id", travelrule.Reject())
+	require.NoError(t, err)
+
+	require.Len(t, w.attempts, 2)
+	require.Len(t, w.ends, 2)
+	host, port := srv.Listener.Addr().(*net.TCPAddr).IP.String(), srv.Listener.Addr().(*net.TCPAddr).Port
+	for i, a := range w.attempts {
+		assert.Equal(t, i+1, a.N)
+		assert.Equal(t, "POST", a.Method)
+		assert.Equal(t, host, a.ServerAddress)
+		assert.Equal(t, port, a.ServerPort)
+		assert.Equal(t, "/api/v3/transfers/inquiryResolution", a.URLTemplate, "the path, never the query")
+	}
+	first, second := w.ends[0], w.ends[1]
+	assert.Equal(t, 503, first.Status)
+	assert.True(t, first.Retry)
+	assert.True(t, first.Written)
+	assert.Equal(t, "status 503 without Retry-After", first.Reason)
+	assert.Empty(t, first.ErrorType)
+	assert.NoError(t, first.Err)
+	assert.Equal(t, 200, second.Status)
+	assert.False(t, second.Retry)
+	assert.Zero(t, second.Wait)
+	assert.True(t, w.endCtxOK, "EndAttempt gets the context its StartAttempt returned")
+	assert.Equal(t, []any{1, 2}, rt.seen, "each attempt's request carries its own context")
+
+	require.Len(t, srv.headers, 2)
+	for i, h := range srv.headers {
+		assert.Equal(t, fmt.Sprintf("00-trace-%d", i+1), h.Get("Traceparent"))
+		assert.Equal(t, "Bearer observer-bearer-token", h.Get("Authorization"), "the SDK's own header wins")
+	}
+	assert.Equal(t, "1", srv.headers[0].Get("X-First-Only"))
+	assert.Empty(t, srv.headers[1].Get("X-First-Only"), "an attempt's headers do not stay on the next")
+
+	require.Len(t, w.recorder.ends, 1)
+	end := w.recorder.ends[0]
+	assert.Equal(t, 200, end.Status)
+	assert.Equal(t, "req-2", end.RequestID)
+	assert.Equal(t, 2, end.Attempts)
+}
+
+// TestAttemptObserverSeesFailuresBelowHTTP: an attempt that got no answer
+// names its failure with a fixed type and the client's words, without the
+// query.
+func TestAttemptObserverSeesFailuresBelowHTTP(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close()) // nothing listens: the dial is refused
+	w := newWatcher()
+	c, err := travelrule.NewClient("http://"+addr, travelrule.WithTokenSource(travelrule.StaticToken("observer-bearer-token")),
+		travelrule.WithRetryMax(1), travelrule.WithRetryWait(0, 0), travelrule.WithObserver(w))
+	require.NoError(t, err)
+	_, err = c.SubmitTxID(context.Background(), "tr-secret-id", "0xsecret-tx")
+	require.Error(t, err)
+	require.Len(t, w.ends, 2)
+	for i, end := range w.ends {
+		assert.Zero(t, end.Status)
+		assert.Equal(t, "connection_refused", end.ErrorType)
+		require.Error(t, end.Err)
+		assert.NotContains(t, end.Err.Error(), "tr-secret-id")
+		assert.False(t, end.Written)
+		assert.Equal(t, i == 0, end.Retry)
+	}
+	assert.Contains(t, w.ends[1].Reason, "no retries left")
+}
+
+// TestCallEndCarriesTheAnswer: the status, the codes and the request id of
+// the last answer, none that holds a personal value.
+func TestCallEndCarriesTheAnswer(t *testing.T) {
+	tests := []struct {
+		name      string
+		status    int
+		body      string
+		requestID string
+		codes     []string
+		wantID    string
+	}{
+		{"stored", 200, `{"status":true,"data":{"transferId":"tr-1"}}`, "req-ok", nil, "req-ok"},
+		{"refused", 400, `{"status":false,"errors":[{"code":"VALIDATION_ERROR"},{"code":"INVALID_ASSET"}]}`, "req-400", []string{"VALIDATION_ERROR", "INVALID_ASSET"}, "req-400"},
+		{"a code and an id that echo a personal value", 400, `{"status":false,"errors":[{"code":"VALIDATION_ERROR"},{"code":"ID_123456789"}]}`, "id-123456789", nil, ""},
+		{"no answer worth an id", 502, `bad gateway`, "", nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newScripted(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+				if tt.requestID != "" {
+					w.Header().Set("X-Request-Id", tt.requestID)
+				}
+				w.WriteHeader(tt.status)
+				io.WriteString(w, tt.body)
+			})
+			w := newWatcher()
+			_, _ = observedClient(t, srv.URL, w).InitiateTransfer(context.Background(), fullRequest())
+			require.Len(t, w.recorder.ends, 1)
+			end := w.recorder.ends[0]
+			assert.Equal(t, tt.status, end.Status)
+			assert.Equal(t, tt.codes, end.Codes)
+			assert.Equal(t, tt.wantID, end.RequestID)
+		})
+	}
+}
+
+// TestValidationObserverSeesInvalidCalls: a call that fails the client's
+// checks, its options' included, is told to a ValidationObserver, never
+// to StartCall, and nothing is sent.
+func TestValidationObserverSeesInvalidCalls(t *testing.T) {
+	srv := newObservedServer(t, 200, `{"status":true}`)
+	w := newWatcher()
+	c := observedClient(t, srv.URL, w)
+	ctx := context.Background()
+	_, err := c.InitiateTransfer(ctx, &travelrule.TransferRequest{})
+	require.ErrorIs(t, err, travelrule.ErrInvalidRequest)
+	_, err = c.ResolveInquiry(ctx, "", travelrule.Reject())
+	require.Error(t, err)
+	_, err = c.SubmitTxID(ctx, "tr-1", "0xabc", travelrule.WithCallHeader("Authorization", "Bearer other"))
+	require.Error(t, err)
+	_, err = c.SearchVASPs(ctx, nil)
+	require.Error(t, err)
+	require.Len(t, w.invalid, 4)
+	assert.Contains(t, w.invalid[0], "InitiateTransfer: travelrule: invalid request")
+	assert.Contains(t, w.invalid[1], "ResolveInquiry: ")
+	assert.Contains(t, w.invalid[2], "SubmitTxID: travelrule: invalid request: WithCallHeader: Authorization is set by the client")
+	assert.Contains(t, w.invalid[3], "SearchVASPs: ")
+	assert.Empty(t, w.recorder.starts)
+	assert.Zero(t, srv.n.Load())
+}
+
+// TestTokenObserverSeesFetches: each fetch of a token is told once, with
+// a fixed type for a failure, before the calls that waited for it end.
+func TestTokenObserverSeesFetches(t *testing.T) {
+	srv := newObservedServer(t, 200, `{"status":true}`)
+	failing := oauth2.TokenSource(tokenFunc(func() (*oauth2.Token, error) { return nil, nil }))
+	w := newWatcher()
+	c, err := travelrule.NewClient(srv.URL, travelrule.WithTokenSource(failing), travelrule.WithObserver(w))
+	require.NoError(t, err)
+	_, err = c.SubmitTxID(context.Background(), "tr-1", "0xabc")
+	require.Error(t, err)
+	w.mu.Lock()
+	require.Len(t, w.fetches, 1, "reported before the call ended")
+	assert.Equal(t, "token_source", w.fetches[0].ErrorType)
+	assert.Error(t, w.fetches[0].Err)
+	w.mu.Unlock()
+
+	w = newWatcher()
+	c, err = travelrule.NewClient(srv.URL, travelrule.WithTokenSource(tokenFunc(func() (*oauth2.Token, error) {
+		return &oauth2.Token{AccessToken: "fetched-bearer-token"}, nil
+	})), travelrule.WithObserver(w))
+	require.NoError(t, err)
+	for range 3 {
+		_, err = c.SubmitTxID(context.Background(), "tr-1", "0xabc")
+		require.NoError(t, err)
+	}
+	require.Len(t, w.fetches, 1, "one fetch serves the calls after it")
+	assert.Empty(t, w.fetches[0].ErrorType)
+	assert.NoError(t, w.fetches[0].Err)
+	assert.NotContains(t, fmt.Sprintf("%+v", w.fetches), "fetched-bearer-token")
+}
+
+type tokenFunc func() (*oauth2.Token, error)
+
+func (f tokenFunc) Token() (*oauth2.Token, error) { return f() }
