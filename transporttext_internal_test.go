@@ -84,3 +84,44 @@ func TestTransportText(t *testing.T) {
 		})
 	}
 }
+
+// TestFaultType names each failure below HTTP with a fixed word, in the
+// same order of precedence as transportText.
+func TestFaultType(t *testing.T) {
+	wrap := func(err error) error { return &url.Error{Op: "Post", URL: "https://svc.example/x?q=secret", Err: err} }
+	for _, tt := range []struct {
+		err  error
+		want string
+	}{
+		{nil, ""},
+		{wrap(&tokenError{errors.New("down")}), "token"},
+		{wrap(context.Canceled), "canceled"},
+		{wrap(fmt.Errorf("reading: %w", context.DeadlineExceeded)), "timeout"},
+		{wrap(errAttemptTimedOut), "timeout"},
+		{wrap(errNotReplayed), "resend_refused"},
+		{wrap(errTooLarge), "response_too_large"},
+		{wrap(errTooMany1xx), "too_many_1xx"},
+		{wrap(http.ErrSchemeMismatch), "scheme_mismatch"},
+		{wrap(x509.HostnameError{Certificate: &x509.Certificate{}, Host: "h"}), "certificate"},
+		{wrap(errors.New("tls: server selected unsupported protocol version 301")), "tls"},
+		{wrap(errors.New("stream error: stream ID 1; INTERNAL_ERROR; received from peer")), "protocol"},
+		{wrap(&net.OpError{Op: "dial", Err: &net.DNSError{Err: "no such host", Name: "x"}}), "dns"},
+		{wrap(&net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}), "connection_refused"},
+		{wrap(&net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}), "connection_reset"},
+		{wrap(&net.OpError{Op: "dial", Net: "tcp", Err: errors.New("no route")}), "connection_failed"},
+		{wrap(&net.OpError{Op: "write", Net: "tcp", Err: syscall.EPIPE}), "connection_failed"},
+		{wrap(io.EOF), "connection_closed"},
+		{wrap(io.ErrUnexpectedEOF), "connection_closed"},
+		{wrap(timeoutErr{}), "timeout"},
+		{wrap(errors.New("something else")), "_OTHER"},
+	} {
+		t.Run(tt.want, func(t *testing.T) {
+			assert.Equal(t, tt.want, faultType(tt.err))
+		})
+	}
+}
+
+type timeoutErr struct{}
+
+func (timeoutErr) Error() string { return "i/o timeout" }
+func (timeoutErr) Timeout() bool { return true }
