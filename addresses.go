@@ -144,6 +144,7 @@ type generateAnswer struct {
 // dropped after the request was written, within the retry budget; if the
 // budget runs out after such a failure, the error is an
 // [*OutcomeUnknownError], and sending the same request again is safe.
+// opts set this call's own settings (see [CallOption]).
 func (c *Client) GenerateTravelAddress(ctx context.Context, req *TravelAddressRequest, opts ...CallOption) (*TravelAddressResult, error) {
 	const op = "GenerateTravelAddress"
 	if req == nil {
@@ -260,7 +261,8 @@ type travelAddressBody struct {
 // [ErrInvalidTravelAddress] or [ErrNotFound]). To read an address's URI
 // without asking, use [DecodeTravelAddress].
 //
-// It changes nothing, so it is retried like [Client.ResolveInquiry].
+// It changes nothing, so it is retried like [Client.ResolveInquiry]. opts
+// set this call's own settings (see [CallOption]).
 func (c *Client) LookupTravelAddress(ctx context.Context, travelAddress string, opts ...CallOption) (*TravelAddressInfo, error) {
 	const op = "LookupTravelAddress"
 	var errs []FieldError

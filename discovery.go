@@ -149,7 +149,8 @@ type searchAnswer struct {
 //
 // It changes nothing, so it is retried like [Client.ResolveInquiry]. The
 // request carries the client's bearer token like every other, although the
-// docs' example sends none.
+// docs' example sends none. opts set this call's own settings (see
+// [CallOption]).
 func (c *Client) SearchVASPs(ctx context.Context, q *VASPQuery, opts ...CallOption) (*VASPSearchResult, error) {
 	const op = "SearchVASPs"
 	if q == nil {

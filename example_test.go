@@ -418,3 +418,41 @@ func ExampleTransferRequest_IVMS101() {
 	// {"originator":{"originatorPersons":[{"naturalPerson":{"name":{"nameIdentifier":[{"primaryIdentifier":"Hopper","secondaryIdentifier":"Grace","nameIdentifierType":"LEGL"}]},"dateAndPlaceOfBirth":{"dateOfBirth":"1906-12-09"},"countryOfResidence":"US"}}],"accountNumber":["0x742d35Cc6634C0532925a3b844Bc454e4438f44e"]},"beneficiary":{"beneficiaryPersons":[{"legalPerson":{"name":{"nameIdentifier":[{"legalPersonName":"Analytical Engines Ltd","legalPersonNameIdentifierType":"LEGL"}]}}}]}}
 	// unmapped: [beneficiary.email]
 }
+
+// Per-call options: this initiation has its own deadline per attempt, no
+// more than one retry, a header for the integrator's gateway and the
+// payment's own idempotency key, all without a second client. None of them
+// makes the initiation repeatable.
+func ExampleCallOption() {
+	srv := travelruletest.NewServer()
+	defer srv.Close()
+	client, err := travelrule.NewClient(srv.URL, travelrule.WithTokenSource(srv.TokenSource()))
+	if err != nil {
+		log.Fatal(err)
+	}
+	req := &travelrule.TransferRequest{
+		TxID:        "0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060",
+		Asset:       "BTC",
+		Amount:      "0.25",
+		Callback:    "https://vasp-a.example/travelrule/callback",
+		Originator:  travelrule.Party{PersonType: "natural", FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1815-12-10"},
+		Beneficiary: travelrule.Party{PersonType: "natural", FirstName: "Alan", LastName: "Turing", DateOfBirth: "1912-06-23"},
+	}
+	res, err := client.InitiateTransfer(context.Background(), req,
+		travelrule.WithCallAttemptTimeout(5*time.Second),
+		travelrule.WithCallRetryMax(1),
+		travelrule.WithCallHeader("X-Tenant", "eu-1"),
+		travelrule.WithCallIdempotencyKey("payment-2026-0042"),
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.OK(), res.IdempotencyKey)
+
+	// An option that is not allowed fails the call before anything is sent.
+	_, err = client.InitiateTransfer(context.Background(), req, travelrule.WithCallHeader("Authorization", "Bearer another"))
+	fmt.Println(err)
+	// Output:
+	// true payment-2026-0042
+	// travelrule: invalid request: WithCallHeader: Authorization is set by the client
+}

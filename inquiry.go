@@ -135,7 +135,8 @@ type inquiryAnswer struct {
 // An answer whose status is false ({"status":false}, with or without the
 // live service's "errors") means the service did not apply the decision:
 // the error is an [*APIError] that matches [ErrNotApplied]. A nil error
-// means the decision was applied.
+// means the decision was applied. opts set this call's own settings (see
+// [CallOption]).
 func (c *Client) ResolveInquiry(ctx context.Context, transferID string, r *InquiryResolution, opts ...CallOption) (*InquiryResult, error) {
 	const op = "ResolveInquiry"
 	var errs []FieldError

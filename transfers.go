@@ -281,6 +281,10 @@ type initiateAnswer struct {
 // 501, a final 1xx, and a dropped connection or reset stream after the
 // request was written. See [WithIdempotency] for a service that honours
 // Idempotency-Key.
+//
+// opts set this call's own retry budget, attempt time-out, extra headers
+// or idempotency key (see [CallOption]); none of them makes the call
+// repeatable.
 func (c *Client) InitiateTransfer(ctx context.Context, req *TransferRequest, opts ...CallOption) (*TransferResult, error) {
 	const op = "InitiateTransfer"
 	if req == nil {

@@ -69,6 +69,7 @@ type txIDBody struct {
 // beneficiary's VASP a second confirmation callback with the same txid,
 // which that VASP's de-duplication absorbs. The answer's shape is not documented: any 2xx JSON object (or
 // empty body) whose status is not false is success, its body kept in Raw.
+// opts set this call's own settings (see [CallOption]).
 func (c *Client) SubmitTxID(ctx context.Context, transferID, txID string, opts ...CallOption) (*TxIDResult, error) {
 	const op = "SubmitTxID"
 	var errs []FieldError
