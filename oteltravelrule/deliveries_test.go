@@ -91,6 +91,7 @@ func TestDeliverySpans(t *testing.T) {
 				return nil
 			})
 			require.Equal(t, tt.status, deliver(t, srv.URL, tt.body, tt.secret))
+			srv.Close() // waits for the handler to return: the span has ended
 			spans := tel.ended()
 			require.Len(t, spans, 1)
 			s := spans[0]
@@ -117,6 +118,7 @@ func TestDeliverySpansDuplicate(t *testing.T) {
 	srv := receiver(t, tel, func(context.Context, *travelrule.Callback) error { calls++; return nil })
 	require.Equal(t, 204, deliver(t, srv.URL, resolutionBody, travelruletest.DefaultSigningSecret))
 	require.Equal(t, 204, deliver(t, srv.URL, resolutionBody, travelruletest.DefaultSigningSecret))
+	srv.Close()
 	assert.Equal(t, 1, calls)
 	spans := tel.ended()
 	require.Len(t, spans, 2)

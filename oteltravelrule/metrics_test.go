@@ -50,6 +50,7 @@ func TestMetrics(t *testing.T) {
 	require.Equal(t, 204, deliver(t, cb.URL, resolutionBody, travelruletest.DefaultSigningSecret))
 	require.Equal(t, 204, deliver(t, cb.URL, resolutionBody, travelruletest.DefaultSigningSecret))
 	require.Equal(t, 401, deliver(t, cb.URL, resolutionBody, "another-secret-of-16-bytes-or-more"))
+	cb.Close() // waits for the handler to return: the deliveries are counted
 
 	rm := tel.metrics(t)
 	assert.Equal(t, map[string]int64{

@@ -262,6 +262,10 @@ func TestNothingPersonal(t *testing.T) {
 	forbidden = append(forbidden, travelruletest.DefaultAPIKey, travelruletest.InactiveAPIKey, ta.TravelAddress,
 		res.TransferID, inquiry.TransferID, unknownTransfer, txHash, cbURL, confirmURL, ref, confirmRef,
 		hex.EncodeToString(key), hex.EncodeToString(confirmKey), integratorError, "Deutschland", "q=", "tr_tag", "tr_ref", "?")
+	// Every delivery's span has ended once the listener has shut down.
+	srv.Close()
+	require.NoError(t, listener.Shutdown(ctx))
+
 	for _, kind := range []string{"query", "Authorization", "X-Api-Key", "Idempotency-Key"} {
 		require.Positive(t, w.kinds[kind], "the wire carried %s", kind)
 	}
