@@ -15,8 +15,8 @@ import (
 
 // TestMetrics: the metrics' values after a scripted run with faults: one
 // initiation that succeeds, one after a 429, one whose outcome is unknown,
-// one invalid, one resolution refused, one call whose login is refused,
-// and three callbacks (one processed, one duplicate, one with a bad
+// one whose connection dropped after storing, one invalid, one resolution
+// refused, one call whose login is refused, and three callbacks (one processed, one duplicate, one with a bad
 // signature).
 func TestMetrics(t *testing.T) {
 	tel := newTelemetry(t)
@@ -31,6 +31,9 @@ func TestMetrics(t *testing.T) {
 	_, err = client.InitiateTransfer(ctx, transfer())
 	require.NoError(t, err)
 	srv.SetFaults(travelruletest.Fault{Kind: travelruletest.FaultInternal, Rate: 1, Times: 1, Ops: travelruletest.OpInitiate})
+	_, err = client.InitiateTransfer(ctx, transfer())
+	require.ErrorIs(t, err, travelrule.ErrOutcomeUnknown)
+	srv.SetFaults(travelruletest.Fault{Kind: travelruletest.FaultDrop, Rate: 1, Times: 1, Ops: travelruletest.OpInitiate})
 	_, err = client.InitiateTransfer(ctx, transfer())
 	require.ErrorIs(t, err, travelrule.ErrOutcomeUnknown)
 	_, err = client.InitiateTransfer(ctx, &travelrule.TransferRequest{})
@@ -55,7 +58,7 @@ func TestMetrics(t *testing.T) {
 	rm := tel.metrics(t)
 	assert.Equal(t, map[string]int64{
 		"travelrule.operation=InitiateTransfer,travelrule.outcome=success":         2,
-		"travelrule.operation=InitiateTransfer,travelrule.outcome=outcome_unknown": 1,
+		"travelrule.operation=InitiateTransfer,travelrule.outcome=outcome_unknown": 2,
 		"travelrule.operation=InitiateTransfer,travelrule.outcome=validation":      1,
 		"travelrule.operation=InitiateTransfer,travelrule.outcome=error":           1,
 		"travelrule.operation=ResolveInquiry,travelrule.outcome=refused":           1,
@@ -65,8 +68,9 @@ func TestMetrics(t *testing.T) {
 		"http.response.status_code=429,travelrule.operation=InitiateTransfer,travelrule.retry=true":  1,
 		"http.response.status_code=500,travelrule.operation=InitiateTransfer,travelrule.retry=false": 1,
 		"http.response.status_code=404,travelrule.operation=ResolveInquiry,travelrule.retry=false":   1,
+		"error.type=connection_closed,travelrule.operation=InitiateTransfer,travelrule.retry=false":  1,
 	}, points(t, rm, "travelrule.client.attempts"))
-	assert.Equal(t, map[string]int64{"travelrule.operation=InitiateTransfer": 1}, points(t, rm, "travelrule.client.outcome_unknown"))
+	assert.Equal(t, map[string]int64{"travelrule.operation=InitiateTransfer": 2}, points(t, rm, "travelrule.client.outcome_unknown"))
 	assert.Equal(t, map[string]int64{
 		"travelrule.token.result=ok":                             2,
 		"error.type=token_refused,travelrule.token.result=error": 1,
@@ -83,6 +87,7 @@ func TestMetrics(t *testing.T) {
 		"error.type=429,http.request.method=POST,http.response.status_code=429," + server + ",url.template=/transfers/initiate":          1,
 		"error.type=500,http.request.method=POST,http.response.status_code=500," + server + ",url.template=/transfers/initiate":          1,
 		"error.type=404,http.request.method=POST,http.response.status_code=404," + server + ",url.template=/transfers/inquiryResolution": 1,
+		"error.type=connection_closed,http.request.method=POST," + server + ",url.template=/transfers/initiate":                          1,
 	}, points(t, rm, "http.client.request.duration"))
 
 	// The instruments' kinds and units.

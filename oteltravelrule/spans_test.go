@@ -147,6 +147,22 @@ func TestSpans(t *testing.T) {
 			})}},
 		},
 		{
+			name:   "connection dropped after storing: outcome unknown, no answer",
+			faults: []travelruletest.Fault{{Kind: travelruletest.FaultDrop, Rate: 1, Times: 1, Ops: travelruletest.OpInitiate}},
+			call: func(ctx context.Context, c *travelrule.Client) error {
+				_, err := c.InitiateTransfer(ctx, transfer())
+				require.ErrorIs(t, err, travelrule.ErrOutcomeUnknown)
+				return nil
+			},
+			want: span{"travelrule.InitiateTransfer", trace.SpanKindInternal, codes.Error, "outcome unknown: the service may have acted", map[attribute.Key]any{
+				"travelrule.operation": "InitiateTransfer", "travelrule.outcome": "outcome_unknown", "travelrule.outcome_unknown": true,
+				"travelrule.attempts": int64(1), "error.type": "connection_closed",
+			}},
+			attempts: []span{{"POST /transfers/initiate", trace.SpanKindClient, codes.Error, "no answer", initiateAttempt(map[attribute.Key]any{
+				"error.type": "connection_closed", "travelrule.retry": false, "travelrule.retry.reason": "connection failed after sending",
+			})}},
+		},
+		{
 			name: "the client's own validation",
 			call: func(ctx context.Context, c *travelrule.Client) error {
 				_, err := c.InitiateTransfer(ctx, &travelrule.TransferRequest{Asset: "BTC"})
