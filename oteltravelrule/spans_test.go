@@ -281,3 +281,34 @@ func TestSpanParent(t *testing.T) {
 		assert.Equal(t, parent.SpanContext().SpanID(), c.Parent().SpanID(), "the caller's span is the parent, valid call or not")
 	}
 }
+
+// TestAttemptSpanNames: an attempt span is named by its method and its
+// url.template, the base URL's path included and the query left out.
+func TestAttemptSpanNames(t *testing.T) {
+	tel := newTelemetry(t)
+	srv := travelruletest.NewServer(travelruletest.WithoutCallbacks(), travelruletest.WithPathPrefix("/api/v3"))
+	t.Cleanup(srv.Close)
+	client, err := travelrule.NewClient(srv.URL, travelrule.WithTokenSource(srv.TokenSource()), travelrule.WithObserver(tel.obs))
+	require.NoError(t, err)
+	ctx := context.Background()
+	res, err := client.InitiateTransfer(ctx, transfer())
+	require.NoError(t, err)
+	_, err = client.SubmitTxID(ctx, res.TransferID, "0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060")
+	require.NoError(t, err)
+	_, err = client.SearchVASPs(ctx, &travelrule.VASPQuery{Name: "Example VASP"})
+	require.NoError(t, err)
+
+	want := map[string]string{
+		"POST /api/v3/transfers/initiate": "/api/v3/transfers/initiate",
+		"POST /api/v3/transfers/txId":     "/api/v3/transfers/txId",
+		"GET /api/v3/discovery/vasp":      "/api/v3/discovery/vasp",
+	}
+	got := map[string]string{}
+	for _, s := range tel.ended() {
+		if s.SpanKind() == trace.SpanKindClient {
+			got[s.Name()], _ = attrs(s)["url.template"].(string)
+		}
+	}
+	assert.Equal(t, want, got)
+	assert.Len(t, tel.named("travelrule.SearchVASPs"), 1)
+}
