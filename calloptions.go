@@ -88,9 +88,11 @@ func WithCallAttemptTimeout(d time.Duration) CallOption {
 // Accept, User-Agent, Idempotency-Key: see [WithCallIdempotencyKey]) or
 // one that shapes the connection or the message (Host, Content-Length,
 // Transfer-Encoding, Connection, Expect, TE, Trailer, Upgrade and the
-// like): such a key, or a key or value net/http would refuse, makes the
-// call fail before anything is sent. The client never logs or shows
-// header values.
+// like, Accept-Encoding and Range included): such a key, or a key or
+// value net/http would refuse, makes the call fail before anything is
+// sent. The client never logs header values, and a value of five
+// characters or more is kept out of error text, results and observers as
+// a bearer token is (a server that echoes it in a request id, say).
 func WithCallHeader(key, value string) CallOption {
 	return func(o *callOptions) {
 		k := http.CanonicalHeaderKey(key)
@@ -138,6 +140,11 @@ var messageHeaders = map[string]bool{
 	"Host": true, "Content-Length": true, "Transfer-Encoding": true, "Connection": true, "Keep-Alive": true,
 	"Proxy-Connection": true, "Te": true, "Trailer": true, "Upgrade": true, "Expect": true,
 	"Http2-Settings": true,
+	// net/http asks for gzip and decodes it only when the request does
+	// not: a gzipped 2xx would not be understood, and a created transfer
+	// would end ErrOutcomeUnknown. A range or an encoding of the request
+	// body changes the message the same way.
+	"Accept-Encoding": true, "Content-Encoding": true, "Range": true, "If-Range": true,
 }
 
 // headerRefusal says why a header named k (canonical) may not be added to

@@ -40,7 +40,7 @@ type Observer interface {
 // CallInfo describes a call about to be sent. It holds no personal data.
 type CallInfo struct {
 	// Op is the operation: "InitiateTransfer", "ResolveInquiry",
-	// "SubmitTxID", "GenerateTravelAddress", "DecodeTravelAddress" or
+	// "SubmitTxID", "GenerateTravelAddress", "LookupTravelAddress" or
 	// "SearchVASPs".
 	Op string
 	// TransferID is the transfer the call is about: ResolveInquiry's and
@@ -112,6 +112,13 @@ type CallEnd struct {
 	// RequestID is the last answer's X-Request-Id, when it has a request
 	// id's shape and holds no personal value; "" otherwise.
 	RequestID string
+	// ErrorType is a short, fixed name of the call's failure when it is
+	// not an answer of the service's (an [*APIError]): a failure below
+	// HTTP or the caller's context ("timeout", "canceled",
+	// "connection_refused", as [AttemptEnd].ErrorType) or the token's
+	// ("token_refused", "token_source", see [TokenFetch]); "" when the
+	// call succeeded or the service answered.
+	ErrorType string
 	// Err is the call's error: nil when it succeeded.
 	Err error
 }
@@ -213,6 +220,8 @@ func (cl *call) finishAs(o CallOutcome, err error) {
 		if !ae.hideRequestID {
 			end.RequestID = ae.RequestID
 		}
+	case err != nil:
+		end.ErrorType = callFaultType(err)
 	case cl.answered2xx != nil:
 		end.RequestID = requestID(answer{header: cl.answered2xx, tokens: cl.tokenParts()}, cl.piiValues())
 	}
@@ -230,11 +239,13 @@ func (cl *call) finishAs(o CallOutcome, err error) {
 //
 // StartAttempt is called before each attempt is handed to the transport,
 // on the context the call goes on with (the one StartCall returned), and
-// returns the context the attempt's request is sent with: a tracer starts
-// a span there, and the transport's httptrace hooks and the attempt
-// time-out go on under it. a.Header is empty and may be given headers to
+// returns the context the attempt's request is sent with, which must be
+// derived from the one it was given (or be it): a tracer starts a span
+// there, and the client's httptrace hooks (which decide what may be sent
+// again), the caller's cancellation and the attempt time-out go on under
+// it. a.Header is empty and may be given headers to
 // add to this attempt's request only (trace context such as traceparent);
-// a header the SDK sets, or one given with [WithHeader], is not replaced,
+// a header the SDK sets, or one given with [WithCallHeader], is not replaced,
 // and a name or value net/http would refuse is dropped.
 //
 // EndAttempt is called once for each attempt StartAttempt was called for,
@@ -287,7 +298,9 @@ type AttemptEnd struct {
 	// words (its text quotes nothing the server sent); nil when an answer
 	// came.
 	Err error
-	// Retry reports whether the client sends the request again.
+	// Retry reports whether the client decided to send the request
+	// again. The caller's context ending during the wait, or a failure to
+	// obtain a token for the next attempt, can still end the call first.
 	Retry bool
 	// Wait is how long the client waits before it does; 0 when Retry is
 	// false.
@@ -372,6 +385,16 @@ func (c *Client) invalid(ctx context.Context, op string, err error) error {
 		o.InvalidCall(ctx, op, ve)
 	}
 	return err
+}
+
+// callFaultType is CallEnd.ErrorType for a call that got no answer and
+// ended with err: the token's failure, or the one below HTTP.
+func callFaultType(err error) string {
+	var te *tokenError
+	if errors.As(err, &te) {
+		return tokenFaultType(te.err)
+	}
+	return faultType(err)
 }
 
 // startAttempt starts the observation of attempt n, if the call is

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -506,3 +507,90 @@ func TestTokenObserverSeesFetches(t *testing.T) {
 type tokenFunc func() (*oauth2.Token, error)
 
 func (f tokenFunc) Token() (*oauth2.Token, error) { return f() }
+
+// TestCallEndKeepsTheLastAnswerWhenTheWaitIsCut: a 429 whose retry never
+// comes (the caller gives up during the wait) still ends the call with the
+// 429 as its last answer.
+func TestCallEndKeepsTheLastAnswerWhenTheWaitIsCut(t *testing.T) {
+	srv := newScripted(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Retry-After", "20")
+		w.WriteHeader(http.StatusTooManyRequests)
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := &cancelOnEnd{watcher: newWatcher(), cancel: cancel}
+	c, err := travelrule.NewClient(srv.URL, travelrule.WithTokenSource(travelrule.StaticToken("observer-bearer-token")),
+		travelrule.WithRetryAfterMax(time.Minute), travelrule.WithObserver(w))
+	require.NoError(t, err)
+	_, err = c.SubmitTxID(ctx, "tr-1", "0xabc")
+	require.ErrorIs(t, err, context.Canceled)
+	require.Len(t, w.ends, 1)
+	assert.True(t, w.ends[0].Retry, "the client had decided to retry")
+	require.Len(t, w.recorder.ends, 1)
+	assert.Equal(t, http.StatusTooManyRequests, w.recorder.ends[0].Status)
+	assert.Equal(t, "canceled", w.recorder.ends[0].ErrorType)
+}
+
+// cancelOnEnd cancels the call's context once its first attempt ended:
+// the caller gives up during the wait.
+type cancelOnEnd struct {
+	*watcher
+	cancel context.CancelFunc
+}
+
+func (c *cancelOnEnd) EndAttempt(ctx context.Context, info *travelrule.CallInfo, a *travelrule.AttemptInfo, end *travelrule.AttemptEnd) {
+	c.watcher.EndAttempt(ctx, info, a, end)
+	c.cancel()
+}
+
+// panicky is a transport that panics.
+type panicky struct{}
+
+func (panicky) RoundTrip(*http.Request) (*http.Response, error) { panic("transport bug") }
+
+// TestObserversEndWhenTheTransportPanics: the attempt and the call an
+// observer started are ended (outcome unknown: the request may have left)
+// before the panic goes on to the caller.
+func TestObserversEndWhenTheTransportPanics(t *testing.T) {
+	w := newWatcher()
+	c, err := travelrule.NewClient("https://trp.example", travelrule.WithTokenSource(travelrule.StaticToken("observer-bearer-token")),
+		travelrule.WithObserver(w), travelrule.WithHTTPClient(&http.Client{Transport: panicky{}}))
+	require.NoError(t, err)
+	require.PanicsWithValue(t, "transport bug", func() {
+		_, _ = c.InitiateTransfer(context.Background(), fullRequest())
+	})
+	require.Len(t, w.ends, 1)
+	assert.Equal(t, "panic", w.ends[0].ErrorType)
+	require.Len(t, w.recorder.ends, 1)
+	assert.Equal(t, travelrule.CallOutcomeUnknown, w.recorder.ends[0].Outcome)
+	assert.Equal(t, "panic", w.recorder.ends[0].ErrorType)
+}
+
+// TestCallHeaderValuesStayOut: a server that echoes a WithCallHeader value
+// (a gateway's key) in its request id gets it into no error text and no
+// observer's CallEnd.
+func TestCallHeaderValuesStayOut(t *testing.T) {
+	const gatewayKey = "gwkey-7f3a9c0d1e2b"
+	for _, status := range []int{200, 400} {
+		t.Run(fmt.Sprint(status), func(t *testing.T) {
+			srv := newScripted(t, func(_ int, w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("X-Request-Id", r.Header.Get("X-Gateway-Key"))
+				w.WriteHeader(status)
+				io.WriteString(w, `{"status":`+map[int]string{200: "true", 400: "false"}[status]+`}`)
+			})
+			w := newWatcher()
+			res, err := observedClient(t, srv.URL, w).ResolveInquiry(context.Background(), "tr-1", travelrule.Reject(),
+				travelrule.WithCallHeader("X-Gateway-Key", gatewayKey))
+			if status == 200 {
+				require.NoError(t, err)
+				assert.Empty(t, res.RequestID)
+			} else {
+				require.Error(t, err)
+				assert.NotContains(t, err.Error(), gatewayKey)
+				assert.NotContains(t, fmt.Sprintf("%+v", err), gatewayKey)
+			}
+			require.Len(t, w.recorder.ends, 1)
+			assert.Empty(t, w.recorder.ends[0].RequestID)
+		})
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hashicorp/go-retryablehttp"
 )
@@ -118,6 +119,7 @@ func (cl *call) send(ctx context.Context) (answer, error) {
 		return answer{}, fmt.Errorf("travelrule: %s: %w", cl.op, err)
 	}
 	defer cl.endAttempts()
+	defer cl.endOnPanic()
 	hr.Body, hr.ContentLength = cl.newBody(), int64(len(cl.body))
 	if cl.repeatable {
 		// A call that may not be repeated gets no GetBody: see getBody.
@@ -157,6 +159,25 @@ func (cl *call) send(ctx context.Context) (answer, error) {
 	}
 	defer resp.Body.Close()
 	return cl.read(resp)
+}
+
+// errPanicked is the error observers are told a call ended with when the
+// transport (or a hook of the client's) panicked during it.
+var errPanicked = errors.New("travelrule: the transport panicked during the call; the service may have acted")
+
+// endOnPanic ends the observation of the current attempt and of the call,
+// if they are observed, when send panics (a transport of the caller's,
+// say), so that no observer's span or journal entry stays open; the panic
+// goes on. Without observers it recovers nothing.
+func (cl *call) endOnPanic() {
+	if cl.info == nil && cl.attempt == nil {
+		return
+	}
+	if v := recover(); v != nil {
+		cl.endAttempt(&attempt{n: cl.attempts, written: true}, errPanicked, decision{acted: true, why: "the transport panicked"})
+		cl.finishAs(CallOutcomeUnknown, errPanicked)
+		panic(v)
+	}
 }
 
 // settle takes the client's settings and the call's options over them.
@@ -208,6 +229,9 @@ func (cl *call) checkRetry(_ context.Context, resp *http.Response, err error) (b
 		resp.Body.Close()
 	}
 	d := decide(a, cl.policy)
+	if a.status != 0 {
+		cl.status = a.status
+	}
 	cl.endAttempt(&a, err, d)
 	cl.next = d
 	cl.acted = cl.acted || d.acted
@@ -479,7 +503,26 @@ func isAuthStatus(status int) bool {
 // a 401 or 403 rejected too, which a retry replaced), which a hostile
 // server may echo in a header or a code.
 func (cl *call) piiValues() []string {
-	return slices.Concat(cl.pii.piiValues(), cl.tokenParts())
+	return slices.Concat(cl.pii.piiValues(), cl.tokenParts(), cl.headerValues())
+}
+
+// headerValues lists the values of the call's WithCallHeader options of
+// five characters or more: a gateway's key is a secret of the caller's. A
+// shorter one (a tenant "eu-1") would hide every request id that holds
+// it.
+func (cl *call) headerValues() []string {
+	if cl.opts == nil {
+		return nil
+	}
+	var v []string
+	for _, vv := range cl.opts.header {
+		for _, s := range vv {
+			if utf8.RuneCountInString(s) >= 5 {
+				v = append(v, s)
+			}
+		}
+	}
+	return v
 }
 
 // tokenParts returns the parts (see tokenParts) of every bearer token the

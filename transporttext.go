@@ -87,6 +87,8 @@ func faultType(err error) string {
 	switch {
 	case err == nil:
 		return ""
+	case errors.Is(err, errPanicked):
+		return "panic"
 	case errors.As(err, &te):
 		return "token"
 	case errors.Is(err, context.Canceled):

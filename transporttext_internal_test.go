@@ -94,6 +94,7 @@ func TestFaultType(t *testing.T) {
 		want string
 	}{
 		{nil, ""},
+		{errPanicked, "panic"},
 		{wrap(&tokenError{errors.New("down")}), "token"},
 		{wrap(context.Canceled), "canceled"},
 		{wrap(fmt.Errorf("reading: %w", context.DeadlineExceeded)), "timeout"},

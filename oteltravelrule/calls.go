@@ -64,6 +64,9 @@ func (o *Observer) EndCall(ctx context.Context, info *travelrule.CallInfo, end *
 	st.mu.Lock()
 	attemptType := st.attemptType
 	st.mu.Unlock()
+	if attemptType == "" {
+		attemptType = end.ErrorType // a failure before any attempt: the token's
+	}
 	endCallSpan(st.span, out, callErrorType(out, end.Status, attemptType), attrs, now)
 	o.recordCall(ctx, info.Op, out, now.Sub(st.start))
 }
