@@ -252,16 +252,35 @@ func (t *tokenCache) report(start time.Time, err error) {
 	defer func() { _ = recover() }()
 	f := &TokenFetch{Duration: time.Since(start)}
 	if err != nil {
-		f.Err, f.ErrorType = &tokenError{err}, tokenFaultType(err)
+		f.Err, f.ErrorType = &tokenError{withoutBody(err)}, tokenFaultType(err)
 	}
 	t.observe(f)
+}
+
+// withoutBody returns err without the answer body it may carry: a token
+// endpoint's answer may hold a token (a login answered 2xx that the client
+// did not understand) or echo the client's secret, and an observer is
+// given neither.
+func withoutBody(err error) error {
+	switch e := err.(type) {
+	case *LoginError:
+		c := *e
+		c.Body = nil
+		return &c
+	case *oauth2.RetrieveError:
+		c := *e
+		c.Body, c.Response = nil, nil
+		return &c
+	}
+	return err
 }
 
 // tokenFaultType is a short, fixed name of a fetch's failure, for
 // TokenFetch.ErrorType: "token_refused" when the token endpoint answered
 // and refused (an OAuth2 error, the live service's login refusal),
-// "token_source" for a source that misbehaved, and otherwise the name of
-// the failure below HTTP (faultType).
+// "token_answer_invalid" for a login answered 2xx without a token the
+// client understood, "token_source" for a source that misbehaved, and
+// otherwise the name of the failure below HTTP (faultType).
 func tokenFaultType(err error) string {
 	var (
 		re *oauth2.RetrieveError
@@ -271,6 +290,8 @@ func tokenFaultType(err error) string {
 	switch {
 	case errors.As(err, &le) && le.Err != nil:
 		return faultType(le.Err)
+	case errors.As(err, &le) && le.StatusCode >= 200 && le.StatusCode <= 299 && le.Refusal == KeyNotRefused:
+		return "token_answer_invalid"
 	case errors.As(err, &le), errors.As(err, &re):
 		return "token_refused"
 	case errors.As(err, &sf):

@@ -23,6 +23,8 @@ func TestTokenFaultType(t *testing.T) {
 	}{
 		{"OAuth2 refusal", &oauth2.RetrieveError{ErrorCode: "invalid_client"}, "token_refused"},
 		{"login refused", &LoginError{StatusCode: 401}, "token_refused"},
+		{"login refused in a 200", &LoginError{StatusCode: 200, Refusal: KeyInactive}, "token_refused"},
+		{"login answer not understood", &LoginError{StatusCode: 200}, "token_answer_invalid"},
 		{"login unreachable", &LoginError{Err: &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}}, "connection_refused"},
 		{"login timed out", &LoginError{Err: context.DeadlineExceeded}, "timeout"},
 		{"no token", errNoToken, "token_source"},

@@ -207,6 +207,12 @@ func (cl *call) finishAs(o CallOutcome, err error) {
 	if cl.info == nil {
 		return
 	}
+	if cl.callEnd != nil {
+		// An EndCall panicked: the observers before it end the call as
+		// it ended.
+		cl.endCallRest()
+		return
+	}
 	end := &CallEnd{Outcome: o, TransferID: cl.info.TransferID, Attempts: cl.sent(), Status: cl.status, Err: err}
 	if cl.op == "InitiateTransfer" && !cl.hidesTransferID() {
 		end.TransferID = cl.transferID
@@ -214,22 +220,54 @@ func (cl *call) finishAs(o CallOutcome, err error) {
 	var ae *APIError
 	switch {
 	case errors.As(err, &ae):
-		if codes := ae.visibleCodes(); len(codes) > 0 {
-			end.Codes = codes
+		unshown := cl.unshown()
+		for _, c := range ae.visibleCodes() {
+			if !containsAnywhere(c, unshown) {
+				end.Codes = append(end.Codes, c)
+			}
 		}
-		if !ae.hideRequestID {
+		if !ae.hideRequestID && showRequestID(ae.RequestID, unshown) {
 			end.RequestID = ae.RequestID
 		}
 	case err != nil:
 		end.ErrorType = callFaultType(err)
 	case cl.answered2xx != nil:
-		end.RequestID = requestID(answer{header: cl.answered2xx, tokens: cl.tokenParts()}, cl.piiValues())
+		if id := cl.answered2xx.Get("X-Request-Id"); showRequestID(id, cl.unshown()) && !holdsTokenPart(id, cl.tokenParts()) {
+			end.RequestID = id
+		}
 	}
+	cl.callEnd = end
+	defer cl.endCallRest() // if an EndCall panics, the others still end theirs
+	cl.endCallRest()
+}
+
+// endCallRest tells the observers that have not yet been told that the
+// call ended, in reverse order, each once.
+func (cl *call) endCallRest() {
 	obs := cl.client.observers
-	for j := len(obs) - 1; j >= 0; j-- {
-		obs[j].EndCall(cl.obsCtx[j], cl.info, end)
+	for len(cl.obsCtx) > 0 {
+		j := len(cl.obsCtx) - 1
+		ctx := cl.obsCtx[j]
+		cl.obsCtx = cl.obsCtx[:j]
+		obs[j].EndCall(ctx, cl.info, cl.callEnd)
 	}
-	cl.info = nil
+	cl.info, cl.callEnd = nil, nil
+}
+
+// unshown lists what an observer is never told in a request id or an
+// error code, whatever the server echoes there: the call's personal and
+// secret values (piiValues), its transfer id, txid and idempotency key,
+// and the client's API key or client secret. Telemetry exports what
+// observers are told, and holds none of these.
+func (cl *call) unshown() []string {
+	v := append(cl.piiValues(), cl.transferID, cl.txID, cl.key)
+	switch s := cl.client.tokenSource.(type) {
+	case *apiKeySource:
+		v = append(v, string(s.key))
+	case *clientCredentialsSource:
+		v = append(v, s.cfg.ClientSecret)
+	}
+	return v
 }
 
 // AttemptObserver is an [Observer] that also watches each attempt of the
@@ -414,14 +452,35 @@ func (cl *call) startAttempt(ctx context.Context, n int) context.Context {
 		Header:        http.Header{},
 	}
 	cl.attemptCtx = cl.attemptCtx[:0]
+	cl.resentAt = cl.resent.Load()
 	for _, o := range obs {
-		if next := o.StartAttempt(ctx, cl.info, cl.attempt); next != nil {
+		if next := o.StartAttempt(ctx, cl.info, cl.attempt); derivedFrom(next, ctx) {
 			ctx = next
 		}
 		cl.attemptCtx = append(cl.attemptCtx, ctx)
 	}
-	cl.resentAt = cl.resent.Load()
 	return ctx
+}
+
+// attemptMark marks the context of a call's attempts (see send), so that
+// a context an AttemptObserver returns can be told derived from it.
+type attemptMark struct{}
+
+// derivedFrom reports whether next, an AttemptObserver's context, can
+// replace ctx, the one it was given: it carries the call's mark (and so
+// the client's httptrace hooks, which decide what net/http may send
+// again) and ends when ctx ends. A context that does not, such as one
+// made from context.Background, is not used: the attempt goes on in ctx.
+func derivedFrom(next, ctx context.Context) bool {
+	switch {
+	case next == nil || next == ctx:
+		return false
+	case next.Value(attemptMark{}) != ctx.Value(attemptMark{}):
+		return false
+	case ctx.Done() != nil && next.Done() == nil:
+		return false
+	}
+	return true
 }
 
 // route is the path of the call's URL, without the query.
@@ -467,6 +526,12 @@ func (cl *call) endAttempt(a *attempt, err error, d decision) {
 	if cl.attempt == nil {
 		return
 	}
+	if cl.attemptEnd != nil {
+		// An EndAttempt panicked: the observers before it end the
+		// attempt as it ended.
+		cl.endAttemptRest()
+		return
+	}
 	end := &AttemptEnd{
 		Status:  a.status,
 		Written: a.written,
@@ -481,9 +546,21 @@ func (cl *call) endAttempt(a *attempt, err error, d decision) {
 	if !d.retry {
 		end.Wait = 0
 	}
+	cl.attemptEnd = end
+	cl.endAttemptRest() // if an EndAttempt panics, send's endOnPanic ends the others' attempt
+
+}
+
+// endAttemptRest tells the AttemptObservers that have not yet been told
+// that the current attempt ended, in reverse order: only those whose
+// StartAttempt returned (one may have panicked), each once.
+func (cl *call) endAttemptRest() {
 	obs := cl.client.watch.attempts
-	for j := len(obs) - 1; j >= 0; j-- {
-		obs[j].EndAttempt(cl.attemptCtx[j], cl.info, cl.attempt, end)
+	for len(cl.attemptCtx) > 0 {
+		j := len(cl.attemptCtx) - 1
+		ctx := cl.attemptCtx[j]
+		cl.attemptCtx = cl.attemptCtx[:j]
+		obs[j].EndAttempt(ctx, cl.info, cl.attempt, cl.attemptEnd)
 	}
-	cl.attempt = nil
+	cl.attempt, cl.attemptEnd = nil, nil
 }

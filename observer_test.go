@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -592,5 +593,188 @@ func TestCallHeaderValuesStayOut(t *testing.T) {
 			require.Len(t, w.recorder.ends, 1)
 			assert.Empty(t, w.recorder.ends[0].RequestID)
 		})
+	}
+}
+
+// TestTokenFetchHoldsNoToken: a login answered 2xx in a shape the client
+// does not understand may hold the token in its body; the observer gets
+// the error without it.
+func TestTokenFetchHoldsNoToken(t *testing.T) {
+	const access = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ2YXNwIn0.c2lnbmF0dXJlLW9mLXRoZS10b2tlbg"
+	srv := newScripted(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+		io.WriteString(w, `{"status":"pending","accessToken":"`+access+`"}`)
+	})
+	w := newWatcher()
+	c, err := travelrule.NewClient(srv.URL, travelrule.WithAPIKey("observer-api-key-0123456789"), travelrule.WithObserver(w))
+	require.NoError(t, err)
+	_, err = c.SubmitTxID(context.Background(), "tr-1", "0xabc")
+	require.ErrorIs(t, err, travelrule.ErrLoginFailed)
+	require.Len(t, w.fetches, 1)
+	f := w.fetches[0]
+	assert.Equal(t, "token_answer_invalid", f.ErrorType)
+	var le *travelrule.LoginError
+	require.ErrorAs(t, f.Err, &le)
+	assert.Empty(t, le.Body)
+	assert.NotContains(t, fmt.Sprintf("%+v %#v", f, le), "c2lnbmF0dXJlLW9mLXRoZS10b2tlbg")
+	require.Len(t, w.recorder.ends, 1)
+	assert.Equal(t, "token_answer_invalid", w.recorder.ends[0].ErrorType)
+}
+
+// detacher is an AttemptObserver that returns a context of its own,
+// made from context.Background: the client does not use it, since it
+// lacks the client's httptrace hooks (which keep net/http from sending a
+// request again by itself) and the caller's cancellation.
+type detacher struct{ headerSetter }
+
+func (detacher) StartAttempt(context.Context, *travelrule.CallInfo, *travelrule.AttemptInfo) context.Context {
+	return context.Background()
+}
+
+// TestDetachedAttemptContextIsNotUsed: on a reused HTTP/1 connection the
+// server reads the whole request and closes unanswered. With a detached
+// context net/http would send it again below the retry policy; the client
+// keeps its own, so the request is sent once.
+func TestDetachedAttemptContextIsNotUsed(t *testing.T) {
+	var n atomic.Int32
+	c, ts := setup(t, func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) == 2 {
+			rawAnswer(func(io.Writer, *http.Request) {})(w, r)
+			return
+		}
+		answer(200, `{"status":true}`)(w, r)
+	}, travelrule.WithObserver(detacher{}))
+	_, err := c.SubmitTxID(context.Background(), "tr-1", "0xabc") // primes a kept-alive connection
+	require.NoError(t, err)
+	// A call that may be repeated, with an Idempotency-Key header: one
+	// net/http's HTTP/1 transport would send again by itself.
+	_, err = c.SubmitTxID(context.Background(), "tr-1", "0xabc", travelrule.WithCallRetryMax(0), travelrule.WithCallIdempotencyKey("k-1"))
+	require.ErrorIs(t, err, travelrule.ErrOutcomeUnknown)
+	assert.EqualValues(t, 2, ts.hits.Load(), "sent once")
+}
+
+// attemptPanicker panics in StartAttempt of attempt n, or in EndAttempt.
+type attemptPanicker struct {
+	*watcher
+	startN int
+	inEnd  bool
+}
+
+func (p *attemptPanicker) StartAttempt(ctx context.Context, info *travelrule.CallInfo, a *travelrule.AttemptInfo) context.Context {
+	if a.N == p.startN {
+		panic("observer bug")
+	}
+	return p.watcher.StartAttempt(ctx, info, a)
+}
+
+func (p *attemptPanicker) EndAttempt(ctx context.Context, info *travelrule.CallInfo, a *travelrule.AttemptInfo, end *travelrule.AttemptEnd) {
+	p.watcher.EndAttempt(ctx, info, a, end)
+	if p.inEnd {
+		panic("observer bug")
+	}
+}
+
+// TestAttemptObserverPanics: a panicking AttemptObserver's panic reaches
+// the caller as it was; every attempt and the call observed are ended
+// once, the call not done when nothing was handed to the transport.
+func TestAttemptObserverPanics(t *testing.T) {
+	tests := []struct {
+		name     string
+		startN   int
+		inEnd    bool
+		attempts int
+		outcome  travelrule.CallOutcome
+	}{
+		{"StartAttempt of the first attempt", 1, false, 0, travelrule.CallNotDone},
+		{"StartAttempt of the second attempt", 2, false, 1, travelrule.CallOutcomeUnknown},
+		{"EndAttempt", 0, true, 1, travelrule.CallOutcomeUnknown},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newObservedServer(t, http.StatusBadGateway, ``)
+			first := newWatcher() // an observer before the panicking one
+			p := &attemptPanicker{watcher: newWatcher(), startN: tt.startN, inEnd: tt.inEnd}
+			c, err := travelrule.NewClient(srv.URL, travelrule.WithTokenSource(travelrule.StaticToken("observer-bearer-token")),
+				travelrule.WithRetryWait(0, 0), travelrule.WithObserver(first), travelrule.WithObserver(p))
+			require.NoError(t, err)
+			require.PanicsWithValue(t, "observer bug", func() {
+				_, _ = c.ResolveInquiry(context.Background(), "tr-1", travelrule.Reject())
+			})
+			assert.Len(t, first.ends, len(first.attempts), "each attempt started is ended once")
+			assert.Len(t, p.ends, len(p.attempts))
+			require.Len(t, first.recorder.ends, 1, "the call is ended once")
+			assert.Equal(t, tt.outcome, first.recorder.ends[0].Outcome)
+			if tt.outcome == travelrule.CallOutcomeUnknown {
+				assert.ErrorIs(t, first.recorder.ends[0].Err, travelrule.ErrOutcomeUnknown)
+			}
+			assert.EqualValues(t, tt.attempts, srv.n.Load())
+		})
+	}
+}
+
+// endPanicker panics in EndCall.
+type endPanicker struct{ recorder }
+
+func (p *endPanicker) EndCall(ctx context.Context, info *travelrule.CallInfo, end *travelrule.CallEnd) {
+	p.recorder.EndCall(ctx, info, end)
+	panic("observer bug")
+}
+
+// TestEndCallPanics: an observer whose EndCall panics does not keep the
+// observers before it (a journal, say) from ending the call, once.
+func TestEndCallPanics(t *testing.T) {
+	srv := newObservedServer(t, 200, `{"status":true}`)
+	var log []string
+	journal := &recorder{name: "journal", log: &log}
+	bad := &endPanicker{recorder{name: "bad", log: &log}}
+	c := observedClient(t, srv.URL, journal, bad)
+	require.PanicsWithValue(t, "observer bug", func() {
+		_, _ = c.SubmitTxID(context.Background(), "tr-1", "0xabc")
+	})
+	assert.Equal(t, []string{"start journal", "start bad", "end bad", "end journal"}, log)
+	require.Len(t, journal.ends, 1)
+	assert.Equal(t, travelrule.CallSucceeded, journal.ends[0].Outcome)
+}
+
+// TestCallEndHidesEchoes: a server that echoes the call's txid, transfer
+// id, idempotency key or the client's API key, or free text, in its
+// request id or its codes gets none of them into CallEnd, which
+// telemetry exports.
+func TestCallEndHidesEchoes(t *testing.T) {
+	const (
+		apiKey     = "observer-api-key-0123456789"
+		transferID = "3f1c2b4a-1111-4222-8333-444455556666"
+		txID       = "0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060"
+		key        = "idem-key-secret-12345678"
+	)
+	for _, echo := range []string{apiKey, transferID, txID, key, "Dear ops: customer flagged"} {
+		for _, status := range []int{200, 404} {
+			t.Run(fmt.Sprint(status, " ", echo[:8]), func(t *testing.T) {
+				srv := newScripted(t, func(_ int, w http.ResponseWriter, r *http.Request) {
+					if r.URL.Path == "/auth/token" {
+						io.WriteString(w, `{"accessToken":"echo-test-token","expiresIn":3600}`)
+						return
+					}
+					w.Header().Set("X-Request-Id", "id-"+echo)
+					w.WriteHeader(status)
+					if status == 200 {
+						io.WriteString(w, `{"status":true}`)
+						return
+					}
+					io.WriteString(w, `{"status":false,"errors":[{"code":"TRANSFER_NOT_FOUND"},{"code":"X`+strings.NewReplacer(" ", "_", ":", "_").Replace(echo)+`"}]}`)
+				})
+				w := newWatcher()
+				c, err := travelrule.NewClient(srv.URL, travelrule.WithAPIKey(apiKey), travelrule.WithObserver(w))
+				require.NoError(t, err)
+				_, _ = c.SubmitTxID(context.Background(), transferID, txID, travelrule.WithCallIdempotencyKey(key))
+				require.Len(t, w.recorder.ends, 1)
+				end := w.recorder.ends[0]
+				assert.Empty(t, end.RequestID)
+				told := fmt.Sprintf("%v %v %v", end.RequestID, end.Codes, end.ErrorType)
+				assert.NotContains(t, told, echo)
+				if status == 404 {
+					assert.Contains(t, end.Codes, "TRANSFER_NOT_FOUND", "the service's own codes are told")
+				}
+			})
+		}
 	}
 }

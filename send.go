@@ -52,7 +52,9 @@ type call struct {
 	info     *CallInfo         // while observers watch the call (observer.go)
 	obsCtx   []context.Context // the context each observer's StartCall returned
 
+	callEnd    *CallEnd          // what the observers are told of the call's end, while they are
 	attempt    *AttemptInfo      // the current attempt, while AttemptObservers watch it
+	attemptEnd *AttemptEnd       // what they are told of its end, while they are
 	attemptCtx []context.Context // the context each AttemptObserver's StartAttempt returned
 	added      []string          // the headers the observers added to the current attempt's request
 	resentAt   int32             // resent when the current attempt started
@@ -100,6 +102,7 @@ func (cl *call) send(ctx context.Context) (answer, error) {
 	if err != nil {
 		return answer{}, err // nothing was sent
 	}
+	defer cl.endOnPanic()
 	auth, err := c.tokens.header(ctx)
 	if err != nil {
 		return answer{}, cl.transportError(err) // nothing was sent
@@ -110,6 +113,9 @@ func (cl *call) send(ctx context.Context) (answer, error) {
 		cl.trace.Got1xxResponse = cl.got1xx
 	}
 	cl.ctx = httptrace.WithClientTrace(ctx, &cl.trace)
+	if cl.info != nil && len(c.watch.attempts) > 0 {
+		cl.ctx = context.WithValue(cl.ctx, attemptMark{}, cl) // see derivedFrom
+	}
 	if cl.method == "" {
 		cl.method = http.MethodPost
 	}
@@ -119,7 +125,6 @@ func (cl *call) send(ctx context.Context) (answer, error) {
 		return answer{}, fmt.Errorf("travelrule: %s: %w", cl.op, err)
 	}
 	defer cl.endAttempts()
-	defer cl.endOnPanic()
 	hr.Body, hr.ContentLength = cl.newBody(), int64(len(cl.body))
 	if cl.repeatable {
 		// A call that may not be repeated gets no GetBody: see getBody.
@@ -163,19 +168,26 @@ func (cl *call) send(ctx context.Context) (answer, error) {
 
 // errPanicked is the error observers are told a call ended with when the
 // transport (or a hook of the client's) panicked during it.
-var errPanicked = errors.New("travelrule: the transport panicked during the call; the service may have acted")
+var errPanicked = errors.New("a panic ended the call (the transport's or an observer's)")
 
 // endOnPanic ends the observation of the current attempt and of the call,
-// if they are observed, when send panics (a transport of the caller's,
-// say), so that no observer's span or journal entry stays open; the panic
-// goes on. Without observers it recovers nothing.
+// if they are observed, when send panics (a transport of the caller's, or
+// an observer), so that no observer's span or journal entry stays open;
+// the panic goes on. Once the request was handed to the transport, the
+// call's outcome is unknown (an *OutcomeUnknownError). Without observers
+// it recovers nothing.
 func (cl *call) endOnPanic() {
 	if cl.info == nil && cl.attempt == nil {
 		return
 	}
 	if v := recover(); v != nil {
-		cl.endAttempt(&attempt{n: cl.attempts, written: true}, errPanicked, decision{acted: true, why: "the transport panicked"})
-		cl.finishAs(CallOutcomeUnknown, errPanicked)
+		cl.endAttempt(&attempt{n: cl.attempts, written: true}, errPanicked, decision{acted: true, why: "a panic ended the attempt"})
+		if cl.attempts == 0 {
+			cl.finishAs(CallNotDone, errPanicked) // nothing was handed to the transport
+		} else {
+			cl.acted = true
+			cl.finishAs(CallOutcomeUnknown, cl.end(errPanicked))
+		}
 		panic(v)
 	}
 }
@@ -597,7 +609,10 @@ func (cl *call) end(err error) error {
 func (cl *call) hidesTransferID() bool {
 	if cl.hidden == 0 || cl.hiddenID != cl.transferID {
 		cl.hidden, cl.hiddenID = 1, cl.transferID
-		if containsAny(cl.transferID, cl.piiValues()) || holdsTokenPart(cl.transferID, cl.tokenParts()) {
+		// Not the WithCallHeader values: a gateway that puts a tenant
+		// header's value in its transfer ids would lose the journal's
+		// joins, and they are the caller's, not a person's.
+		if containsAny(cl.transferID, cl.pii.piiValues()) || holdsTokenPart(cl.transferID, cl.tokenParts()) {
 			cl.hidden = 2
 		}
 	}

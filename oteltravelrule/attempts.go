@@ -22,7 +22,8 @@ type attemptState struct {
 	span  trace.Span
 }
 
-type attemptKey struct{}
+// attemptKey holds an observer's attemptState in the attempt's context.
+type attemptKey struct{ o *Observer }
 
 // StartAttempt implements [travelrule.AttemptObserver]: it starts the
 // attempt's span, a CLIENT span named "{method} {url.template}" under the
@@ -36,33 +37,29 @@ func (o *Observer) StartAttempt(ctx context.Context, _ *travelrule.CallInfo, a *
 	if a.N > 1 {
 		attrs = append(attrs, semconv.HTTPRequestResendCount(a.N-1))
 	}
+	if cs, _ := ctx.Value(callKey{o}).(*callState); cs != nil {
+		// Under this observer's own call span, not under the span of
+		// another observer that started after it.
+		ctx = trace.ContextWithSpan(ctx, cs.span)
+	}
 	ctx, st.span = o.tracer.Start(ctx, a.Method+" "+a.URLTemplate, trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithTimestamp(st.start), trace.WithAttributes(attrs...))
 	if o.propagator != nil && a.Header != nil {
 		o.propagator.Inject(ctx, propagation.HeaderCarrier(a.Header))
 	}
-	return context.WithValue(ctx, attemptKey{}, st)
+	return context.WithValue(ctx, attemptKey{o}, st)
 }
 
 // EndAttempt implements [travelrule.AttemptObserver]: it ends the
 // attempt's span with its answer and the client's retry decision, and
 // records the attempt's metrics.
 func (o *Observer) EndAttempt(ctx context.Context, call *travelrule.CallInfo, a *travelrule.AttemptInfo, end *travelrule.AttemptEnd) {
-	st, _ := ctx.Value(attemptKey{}).(*attemptState)
+	st, _ := ctx.Value(attemptKey{o}).(*attemptState)
 	if st == nil {
 		return
 	}
 	now := time.Now()
 	errType := attemptErrorType(end.Status, end.ErrorType)
-	if cs, _ := ctx.Value(callKey{}).(*callState); cs != nil {
-		cs.mu.Lock()
-		cs.attemptType = ""
-		if end.Status == 0 {
-			cs.attemptType = errType
-		}
-		cs.mu.Unlock()
-	}
-
 	attrs := make([]attribute.KeyValue, 0, 5)
 	if end.Status > 0 {
 		attrs = append(attrs, semconv.HTTPResponseStatusCode(end.Status))

@@ -2,7 +2,6 @@ package oteltravelrule
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -19,12 +18,11 @@ import (
 type callState struct {
 	start time.Time
 	span  trace.Span
-
-	mu          sync.Mutex
-	attemptType string // the last attempt's failure below HTTP, "" when it was answered
 }
 
-type callKey struct{}
+// callKey holds an observer's callState in the call's context: each
+// observer finds its own, when several watch the same call.
+type callKey struct{ o *Observer }
 
 // StartCall implements [travelrule.Observer]: it starts the call's span,
 // named "travelrule.<Op>", and returns a context that carries it.
@@ -32,13 +30,13 @@ func (o *Observer) StartCall(ctx context.Context, info *travelrule.CallInfo) (co
 	st := &callState{start: time.Now()}
 	ctx, st.span = o.tracer.Start(ctx, callSpanPrefix+info.Op, trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithTimestamp(st.start), trace.WithAttributes(operationKey.String(info.Op)))
-	return context.WithValue(ctx, callKey{}, st), nil
+	return context.WithValue(ctx, callKey{o}, st), nil
 }
 
 // EndCall implements [travelrule.Observer]: it ends the call's span with
 // the call's outcome and records the call's metrics.
 func (o *Observer) EndCall(ctx context.Context, info *travelrule.CallInfo, end *travelrule.CallEnd) {
-	st, _ := ctx.Value(callKey{}).(*callState)
+	st, _ := ctx.Value(callKey{o}).(*callState)
 	if st == nil {
 		return
 	}
@@ -61,13 +59,7 @@ func (o *Observer) EndCall(ctx context.Context, info *travelrule.CallInfo, end *
 	if o.transferIDs && end.TransferID != "" {
 		attrs = append(attrs, transferIDKey.String(end.TransferID))
 	}
-	st.mu.Lock()
-	attemptType := st.attemptType
-	st.mu.Unlock()
-	if attemptType == "" {
-		attemptType = end.ErrorType // a failure before any attempt: the token's
-	}
-	endCallSpan(st.span, out, callErrorType(out, end.Status, attemptType), attrs, now)
+	endCallSpan(st.span, out, callErrorType(out, end.Status, end.ErrorType), attrs, now)
 	o.recordCall(ctx, info.Op, out, now.Sub(st.start))
 }
 

@@ -23,19 +23,19 @@ func (o *Observer) Delivered(context.Context, *callback.Delivery) error { return
 // parent of the spans the handler's function starts.
 func (o *Observer) StartDelivery(ctx context.Context) context.Context {
 	ctx, span := o.tracer.Start(ctx, deliverySpanName, trace.WithSpanKind(trace.SpanKindServer))
-	return context.WithValue(ctx, deliveryKey{}, span)
+	return context.WithValue(ctx, deliveryKey{o}, span)
 }
 
 // deliveryKey holds the delivery's span in its context: the span
 // EndDelivery ends is the observer's own, never one of the caller's.
-type deliveryKey struct{}
+type deliveryKey struct{ o *Observer }
 
 // EndDelivery implements [callback.DeliveryObserver]: it ends the
 // request's span with what the handler made of it (status Error when it
 // answered 5xx, so that the sender delivers it again) and counts the
 // delivery, and the duplicates suppressed.
 func (o *Observer) EndDelivery(ctx context.Context, end *callback.DeliveryEnd) {
-	span, _ := ctx.Value(deliveryKey{}).(trace.Span)
+	span, _ := ctx.Value(deliveryKey{o}).(trace.Span)
 	if span == nil {
 		return
 	}

@@ -40,18 +40,19 @@ func outcome(err error) string {
 }
 
 // callErrorType is the error.type of a call that ended with the outcome o,
-// whose last answer had status (0 when none came) and whose last attempt
-// failed below HTTP with attemptType ("" when it did not): the status as a
-// string for 400 and above, as the HTTP conventions say, else the
-// attempt's failure, else the outcome's own word. "" for a success.
-func callErrorType(o string, status int, attemptType string) string {
+// whose last answer had status (0 when none came) and whose failure was
+// not the service's answer but failureType (CallEnd.ErrorType: a time-out,
+// a refused login; "" when the service answered): that failure, else the
+// status as a string for 400 and above, as the HTTP conventions say, else
+// the outcome's own word. "" for a success.
+func callErrorType(o string, status int, failureType string) string {
 	switch {
 	case o == outcomeSuccess:
 		return ""
+	case failureType != "":
+		return failureType
 	case status >= 400:
 		return strconv.Itoa(status)
-	case attemptType != "":
-		return attemptType
 	}
 	return o
 }

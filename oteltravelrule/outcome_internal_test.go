@@ -40,7 +40,7 @@ func TestCallErrorType(t *testing.T) {
 	tests := []struct {
 		outcome     string
 		status      int
-		attemptType string
+		failureType string
 		want        string
 	}{
 		{"success", 200, "", ""},
@@ -51,10 +51,14 @@ func TestCallErrorType(t *testing.T) {
 		{"refused", 200, "", "refused"}, // a 2xx whose status said false
 		{"validation", 0, "", "validation"},
 		{"error", 0, "", "error"},
-		{"error", 0, "token", "token"},
+		{"error", 0, "token_refused", "token_refused"},
+		// A 503 retried, then a time-out: the call ended on the time-out
+		// (CallEnd.ErrorType), the 503 being only its last answer.
+		{"outcome_unknown", 503, "timeout", "timeout"},
+		{"error", 429, "canceled", "canceled"},
 	}
 	for _, tt := range tests {
-		assert.Equal(t, tt.want, callErrorType(tt.outcome, tt.status, tt.attemptType), "%+v", tt)
+		assert.Equal(t, tt.want, callErrorType(tt.outcome, tt.status, tt.failureType), "%+v", tt)
 	}
 }
 
