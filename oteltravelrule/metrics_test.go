@@ -3,6 +3,7 @@ package oteltravelrule_test
 import (
 	"context"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -52,6 +53,10 @@ func TestMetrics(t *testing.T) {
 	cb := receiver(t, tel, func(context.Context, *travelrule.Callback) error { return nil })
 	require.Equal(t, 204, deliver(t, cb.URL, resolutionBody, travelruletest.DefaultSigningSecret))
 	require.Equal(t, 204, deliver(t, cb.URL, resolutionBody, travelruletest.DefaultSigningSecret))
+	// Another transfer's resolution: a second first delivery, so that
+	// firsts and duplicates count differently.
+	other := strings.Replace(resolutionBody, "6b1e4c1e", "7c2f5d2f", 1)
+	require.Equal(t, 204, deliver(t, cb.URL, other, travelruletest.DefaultSigningSecret))
 	require.Equal(t, 401, deliver(t, cb.URL, resolutionBody, "another-secret-of-16-bytes-or-more"))
 	cb.Close() // waits for the handler to return: the deliveries are counted
 
@@ -76,7 +81,7 @@ func TestMetrics(t *testing.T) {
 		"error.type=token_refused,travelrule.token.result=error": 1,
 	}, points(t, rm, "travelrule.client.token.fetches"), "the first client's token source, the good login, the refused one")
 	assert.Equal(t, map[string]int64{
-		"travelrule.callback.kind=transfer_resolution,travelrule.callback.result=processed": 1,
+		"travelrule.callback.kind=transfer_resolution,travelrule.callback.result=processed": 2,
 		"travelrule.callback.kind=transfer_resolution,travelrule.callback.result=duplicate": 1,
 		"travelrule.callback.result=unauthenticated":                                        1,
 	}, points(t, rm, "travelrule.callback.deliveries"))

@@ -312,3 +312,29 @@ func TestAttemptSpanNames(t *testing.T) {
 	assert.Equal(t, want, got)
 	assert.Len(t, tel.named("travelrule.SearchVASPs"), 1)
 }
+
+// TestTwoObservers: two observers on one client, each with its own
+// tracer provider, each see a whole tree of their own: every attempt span
+// is a child of the observer's own call span.
+func TestTwoObservers(t *testing.T) {
+	a, b := newTelemetry(t), newTelemetry(t)
+	srv := travelruletest.NewServer(travelruletest.WithoutCallbacks())
+	t.Cleanup(srv.Close)
+	client, err := travelrule.NewClient(srv.URL, travelrule.WithTokenSource(srv.TokenSource()),
+		travelrule.WithObserver(a.obs), travelrule.WithObserver(b.obs), travelrule.WithRetryWait(0, 0))
+	require.NoError(t, err)
+	srv.SetFaults(travelruletest.Fault{Kind: travelruletest.FaultRateLimit, Rate: 1, Times: 1, Ops: travelruletest.OpInitiate})
+	_, err = client.InitiateTransfer(context.Background(), transfer())
+	require.NoError(t, err)
+	for name, tel := range map[string]*telemetry{"first": a, "second": b} {
+		calls := tel.named("travelrule.InitiateTransfer")
+		require.Len(t, calls, 1, name)
+		attempts := tel.named("POST /transfers/initiate")
+		require.Len(t, attempts, 2, name)
+		for _, at := range attempts {
+			assert.Equal(t, calls[0].SpanContext().SpanID(), at.Parent().SpanID(), "%s observer's attempt under its own call", name)
+			assert.Equal(t, calls[0].SpanContext().TraceID(), at.SpanContext().TraceID())
+		}
+		assert.Equal(t, "429", attrs(attempts[0])["error.type"])
+	}
+}
