@@ -2,6 +2,7 @@ package travelrule
 
 import (
 	"net/http"
+	"strings"
 	"time"
 
 	"golang.org/x/net/http/httpguts"
@@ -113,8 +114,9 @@ func WithCallHeader(key, value string) CallOption {
 
 // WithCallIdempotencyKey makes the call carry key as its Idempotency-Key
 // header, on every attempt. With a client made [WithIdempotency] it takes
-// the place of the random key (as [ContextWithIdempotencyKey] does), and
-// the call is retried as that option describes. Without it, the header is
+// the place of the random key and of one given with
+// [ContextWithIdempotencyKey] (which is then not looked at), and the call
+// is retried as that option describes. Without it, the header is
 // sent and the call is retried only as it would be without a key: the
 // key alone does not tell the client that the service honours it. A key
 // must be 1 to 255 letters, digits and "-_.:".
@@ -150,13 +152,17 @@ var messageHeaders = map[string]bool{
 // headerRefusal says why a header named k (canonical) may not be added to
 // a call's request by WithCallHeader or an AttemptObserver, or returns "".
 // It is the one place that decides which headers are the client's.
+// A name with "_" for "-" is the same header to a server that maps both to
+// one (CGI and the frameworks that follow it), and so refused alike.
 func headerRefusal(k string) string {
-	switch {
-	case !httpguts.ValidHeaderFieldName(k):
+	if !httpguts.ValidHeaderFieldName(k) {
 		return "the key is not a valid header name"
-	case clientHeaders[k]:
+	}
+	same := http.CanonicalHeaderKey(strings.ReplaceAll(k, "_", "-"))
+	switch {
+	case clientHeaders[same]:
 		return k + " is set by the client"
-	case messageHeaders[k]:
+	case messageHeaders[same]:
 		return k + " shapes the connection or the message and may not be set"
 	}
 	return ""

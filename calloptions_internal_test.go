@@ -42,6 +42,9 @@ func TestHeaderRefusal(t *testing.T) {
 		{"Bad Name", true},
 		{"Bad\r\nName", true},
 		{":authority", true},
+		{"Idempotency_Key", true},
+		{"Content_Length", true},
+		{"X_Tenant", false},
 	} {
 		t.Run(tt.key, func(t *testing.T) {
 			assert.Equal(t, tt.refused, headerRefusal(tt.key) != "", headerRefusal(tt.key))

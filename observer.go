@@ -16,8 +16,9 @@ import (
 // journal is one, and telemetry can be another. Set one with
 // [WithObserver]. With none set, a call costs nothing more.
 //
-// StartCall is called once for each call that passed validation, before
-// anything of it leaves the process (before the bearer token is fetched).
+// StartCall is called once for each call that passed validation and whose
+// context had not ended, before anything of it leaves the process (before
+// the bearer token is fetched).
 // It returns the context the call goes on with (the one it was given, or
 // one derived from it) and nil, or an error: the call then ends at once
 // with an error that wraps it, nothing is sent, and EndCall is not called.
@@ -74,7 +75,9 @@ const (
 	// never reached it, or failed before the service could have acted.
 	CallNotDone
 	// CallOutcomeUnknown means the service may have acted: the call's
-	// error is an [*OutcomeUnknownError].
+	// error is an [*OutcomeUnknownError] (also when a panic, of the
+	// transport's or an observer's, ended the call after the request was
+	// handed to the transport; the panic then goes on to the caller).
 	CallOutcomeUnknown
 )
 
@@ -363,7 +366,10 @@ type ValidationObserver interface {
 // bearer token from the client's token source (its login, with
 // [WithAPIKey]). Fetches are shared by the calls that wait for them, so
 // TokenFetched is called on the fetch's own goroutine, with
-// context.Background, once the fetch has ended.
+// context.Background, once the fetch has ended and before the calls that
+// waited for it go on: it should be quick. A client fetches one token at
+// a time; an observer shared by several clients is called concurrently.
+// A panic in TokenFetched is dropped.
 type TokenObserver interface {
 	Observer
 	TokenFetched(ctx context.Context, f *TokenFetch)
