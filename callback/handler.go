@@ -314,6 +314,7 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request, path slog.Attr, 
 			return "", nil, http.StatusUnauthorized
 		}
 	}
+	p.verification = VerificationNone // nothing to check: accepted unauthenticated
 	if h.cfg.capKey != nil || len(h.cfg.verifiers) > 0 {
 		p.verification = VerificationPassed
 	}

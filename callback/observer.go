@@ -114,7 +114,11 @@ type DeliveryEnd struct {
 	// successful function), read on the monotonic clock.
 	Duration time.Duration
 	// ID is the delivery's ID (see [Delivery]), when the handler computed
-	// one; "" otherwise.
+	// one; "" otherwise. It is a digest of the capability reference and
+	// the body, the same on every node: whoever knows both (a
+	// TRANSFER_CONFIRMATION's txid is public on its chain) can check a
+	// guess against it, so export it no further than the journal's own
+	// records (package oteltravelrule does not export it).
 	ID string
 }
 
@@ -125,10 +129,15 @@ type Verification string
 // The verification results.
 const (
 	// VerificationNone: the handler has no capability key and no
-	// verifier, or the request was refused (or the handler panicked)
-	// before every check had run: a method other than POST, a handler
-	// that refuses every request, a body too large or unreadable.
+	// verifier: the request was accepted without any check of its
+	// authenticity. A count of these that is not zero in production is a
+	// handler mounted without WithVerifier or WithCapabilityKey.
 	VerificationNone Verification = "none"
+	// VerificationNotChecked: the request was refused (or the handler
+	// panicked) before its authenticity was checked: a method other than
+	// POST, a handler that refuses every request, a body too large or
+	// unreadable, a verifier that panicked.
+	VerificationNotChecked Verification = "not_checked"
 	// VerificationPassed: the capability and every verifier accepted it.
 	VerificationPassed Verification = "passed"
 	// VerificationFailed: the capability or a verifier refused it, or
@@ -235,7 +244,7 @@ type progress struct {
 func (p *progress) end(d time.Duration) DeliveryEnd {
 	v := p.verification
 	if v == "" {
-		v = VerificationNone
+		v = VerificationNotChecked
 	}
 	return DeliveryEnd{Kind: p.kind, Verification: v, Dedup: p.dedup, Result: p.out.result(), Status: p.status, Duration: d, ID: p.id}
 }

@@ -221,7 +221,7 @@ func TestDeliveryEnd(t *testing.T) {
 		{name: "function panicked", fn: panicFn, opts: []callback.Option{callback.WithoutDedup()}, body: statusBody, wantID: true,
 			want: callback.DeliveryEnd{Kind: kind, Verification: callback.VerificationNone, Dedup: callback.DedupOff, Result: callback.DeliveryFailed, Status: 500}},
 		{name: "handler panicked", opts: []callback.Option{callback.WithVerifier(explode)}, body: statusBody,
-			want: callback.DeliveryEnd{Verification: callback.VerificationNone, Result: callback.DeliveryFailed, Status: 500}},
+			want: callback.DeliveryEnd{Verification: callback.VerificationNotChecked, Result: callback.DeliveryFailed, Status: 500}},
 		{name: "observer failed", opts: []callback.Option{callback.WithObserver(&deliveries{fail: errors.New("journal down")})}, body: statusBody, wantID: true,
 			want: callback.DeliveryEnd{Kind: kind, Verification: callback.VerificationNone, Result: callback.DeliveryObserverFailed, Status: 500}},
 		{name: "capability refused", opts: []callback.Option{callback.WithCapabilityKey(capKey)}, target: "/cb?tr_ref=pay-1&tr_tag=forged", body: statusBody,
@@ -233,13 +233,13 @@ func TestDeliveryEnd(t *testing.T) {
 		{name: "malformed body", body: `not json`,
 			want: callback.DeliveryEnd{Verification: callback.VerificationNone, Result: callback.DeliveryMalformed, Status: 400}},
 		{name: "body too large", opts: []callback.Option{callback.WithMaxBodyBytes(16)}, body: statusBody,
-			want: callback.DeliveryEnd{Verification: callback.VerificationNone, Result: callback.DeliveryMalformed, Status: 413}},
+			want: callback.DeliveryEnd{Verification: callback.VerificationNotChecked, Result: callback.DeliveryMalformed, Status: 413}},
 		{name: "body unreadable", broken: true,
-			want: callback.DeliveryEnd{Verification: callback.VerificationNone, Result: callback.DeliveryMalformed, Status: 400}},
+			want: callback.DeliveryEnd{Verification: callback.VerificationNotChecked, Result: callback.DeliveryMalformed, Status: 400}},
 		{name: "method not allowed", method: http.MethodGet,
-			want: callback.DeliveryEnd{Verification: callback.VerificationNone, Result: callback.DeliveryMalformed, Status: 405}},
+			want: callback.DeliveryEnd{Verification: callback.VerificationNotChecked, Result: callback.DeliveryMalformed, Status: 405}},
 		{name: "misconfigured", opts: []callback.Option{callback.WithCapabilityKey([]byte("short"))}, body: statusBody,
-			want: callback.DeliveryEnd{Verification: callback.VerificationNone, Result: callback.DeliveryMisconfigured, Status: 500}},
+			want: callback.DeliveryEnd{Verification: callback.VerificationNotChecked, Result: callback.DeliveryMisconfigured, Status: 500}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fn, method, target := tc.fn, tc.method, tc.target
