@@ -17,64 +17,24 @@ import (
 // names in a certificate), so they are never used; the error itself stays
 // reachable with errors.Is and errors.As.
 func transportText(err error) string {
-	var (
-		te      *tokenError
-		dnsErr  *net.DNSError
-		opErr   *net.OpError
-		alert   tls.AlertError
-		recErr  tls.RecordHeaderError
-		errno   syscall.Errno
-		timeout interface{ Timeout() bool }
-	)
-	switch {
-	case errors.As(err, &te):
-		return te.Error()
-	case errors.Is(err, context.Canceled):
-		return "context canceled"
-	case errors.Is(err, context.DeadlineExceeded):
-		return "context deadline exceeded or attempt timed out"
-	case errors.Is(err, errNotReplayed):
-		return errNotReplayed.Error()
-	case errors.Is(err, errTooLarge):
-		return errTooLarge.Error()
-	case errors.Is(err, errTooMany1xx):
-		return "the server sent 1xx informational answers beyond the client's limit"
-	case errors.Is(err, http.ErrSchemeMismatch):
-		return "the server answered plain HTTP to a TLS request: use http:// or the server's TLS port"
-	case isCertError(err):
-		return "the server's certificate is not trusted"
-	case errors.As(err, &recErr):
-		return "TLS handshake failed: the server does not speak TLS"
-	case errors.As(err, &alert):
-		return "TLS handshake failed: " + alert.Error()
-	case strings.HasPrefix(innermost(err).Error(), "tls: "):
-		// Not its text: crypto/tls appends x509's parse errors, which quote
-		// the certificate, and a proxy's refusal can spell anything.
-		return "TLS handshake failed"
-	case knownCause(err) != "":
-		return knownCause(err)
-	case errors.As(err, &dnsErr):
-		return "DNS lookup failed"
-	case errors.As(err, &opErr) && opErr.Op == "dial":
-		if errors.As(err, &errno) {
-			return "connection failed: " + errno.Error()
-		}
-		return "connection failed"
-	case errors.As(err, &errno):
-		return "connection failed: " + errno.Error()
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return "connection closed before the answer was complete"
-	case errors.As(err, &timeout) && timeout.Timeout():
-		return "timed out"
-	}
-	return "connection or protocol failure"
+	_, text := transportFault(err)
+	return text
 }
 
 // faultType is a short, fixed name of a failure below HTTP, for
-// telemetry's error.type: the same cases as transportText, in the same
-// order, each named in lower case with underscores; "_OTHER" (the
-// OpenTelemetry conventions' word) for the rest.
+// telemetry's error.type (AttemptEnd.ErrorType): "" for no failure.
 func faultType(err error) string {
+	if err == nil {
+		return ""
+	}
+	typ, _ := transportFault(err)
+	return typ
+}
+
+// transportFault is where a failure below HTTP is named: its type, in
+// lower case with underscores ("_OTHER", the OpenTelemetry conventions'
+// word, for the rest), and its description in the client's words.
+func transportFault(err error) (typ, text string) {
 	var (
 		te      *tokenError
 		dnsErr  *net.DNSError
@@ -85,46 +45,60 @@ func faultType(err error) string {
 		timeout interface{ Timeout() bool }
 	)
 	switch {
-	case err == nil:
-		return ""
 	case errors.Is(err, errPanicked):
-		return "panic"
+		return "panic", errPanicked.Error()
 	case errors.As(err, &te):
-		return "token"
+		return "token", te.Error()
 	case errors.Is(err, context.Canceled):
-		return "canceled"
+		return "canceled", "context canceled"
 	case errors.Is(err, context.DeadlineExceeded):
-		return "timeout"
+		return "timeout", "context deadline exceeded or attempt timed out"
 	case errors.Is(err, errNotReplayed):
-		return "resend_refused"
+		return "resend_refused", errNotReplayed.Error()
 	case errors.Is(err, errTooLarge):
-		return "response_too_large"
+		return "response_too_large", errTooLarge.Error()
 	case errors.Is(err, errTooMany1xx):
-		return "too_many_1xx"
+		return "too_many_1xx", "the server sent 1xx informational answers beyond the client's limit"
 	case errors.Is(err, http.ErrSchemeMismatch):
-		return "scheme_mismatch"
+		return "scheme_mismatch", "the server answered plain HTTP to a TLS request: use http:// or the server's TLS port"
 	case isCertError(err):
-		return "certificate"
-	case errors.As(err, &recErr), errors.As(err, &alert), strings.HasPrefix(innermost(err).Error(), "tls: "):
-		return "tls"
+		return "certificate", "the server's certificate is not trusted"
+	case errors.As(err, &recErr):
+		return "tls", "TLS handshake failed: the server does not speak TLS"
+	case errors.As(err, &alert):
+		return "tls", "TLS handshake failed: " + alert.Error()
+	case strings.HasPrefix(innermost(err).Error(), "tls: "):
+		// Not its text: crypto/tls appends x509's parse errors, which quote
+		// the certificate, and a proxy's refusal can spell anything.
+		return "tls", "TLS handshake failed"
 	case knownCause(err) != "":
-		return "protocol"
+		return "protocol", knownCause(err)
 	case errors.As(err, &dnsErr):
-		return "dns"
-	case errors.As(err, &errno) && errno == syscall.ECONNREFUSED:
-		return "connection_refused"
-	case errors.As(err, &errno) && errno == syscall.ECONNRESET:
-		return "connection_reset"
+		return "dns", "DNS lookup failed"
 	case errors.As(err, &opErr) && opErr.Op == "dial":
-		return "connection_failed"
+		if errors.As(err, &errno) {
+			return errnoType(errno), "connection failed: " + errno.Error()
+		}
+		return "connection_failed", "connection failed"
 	case errors.As(err, &errno):
-		return "connection_failed"
+		return errnoType(errno), "connection failed: " + errno.Error()
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return "connection_closed"
+		return "connection_closed", "connection closed before the answer was complete"
 	case errors.As(err, &timeout) && timeout.Timeout():
-		return "timeout"
+		return "timeout", "timed out"
 	}
-	return "_OTHER"
+	return "_OTHER", "connection or protocol failure"
+}
+
+// errnoType names a connection's failure by its errno.
+func errnoType(errno syscall.Errno) string {
+	switch errno {
+	case syscall.ECONNREFUSED:
+		return "connection_refused"
+	case syscall.ECONNRESET:
+		return "connection_reset"
+	}
+	return "connection_failed"
 }
 
 // innermost follows err's chain of single causes to its end.
