@@ -92,8 +92,11 @@ func WithCallAttemptTimeout(d time.Duration) CallOption {
 // like, Accept-Encoding and Range included): such a key, or a key or
 // value net/http would refuse, makes the call fail before anything is
 // sent. The client never logs header values, and a value of five
-// characters or more is kept out of error text, results and observers as
-// a bearer token is (a server that echoes it in a request id, say).
+// characters or more is kept out of error text and out of the request ids
+// and codes of results and observers, as a bearer token is (a server that
+// echoes it in a request id, say); not out of a transfer id, which joins
+// a transfer's records (a gateway that puts a tenant in its ids would
+// otherwise lose them).
 func WithCallHeader(key, value string) CallOption {
 	return func(o *callOptions) {
 		k := http.CanonicalHeaderKey(key)

@@ -13,6 +13,7 @@ import (
 // (for these calls, sending the same request again is safe).
 func (c *Client) run(ctx context.Context, cl *call, parse func(body []byte) outcome) (answer, error) {
 	cl.client, cl.repeatable = c, true
+	defer cl.endOnPanic()
 	ans, err := cl.send(ctx)
 	if err != nil {
 		return answer{}, cl.finish(cl.end(err))

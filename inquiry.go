@@ -163,6 +163,7 @@ func (c *Client) ResolveInquiry(ctx context.Context, transferID string, r *Inqui
 		client: c, op: op, url: c.inquiryURL + "?q=" + url.QueryEscape(transferID), body: body,
 		repeatable: true, pii: r, transferID: transferID, callback: r.Callback, decision: decisionOf(r.Approved), opts: co,
 	}
+	defer cl.endOnPanic()
 	ans, err := cl.send(ctx)
 	if err != nil {
 		return nil, cl.finish(cl.end(err))

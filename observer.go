@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Observer watches the calls a [Client] makes: package journal's write-ahead
@@ -122,7 +123,11 @@ type CallEnd struct {
 	// ("token_refused", "token_source", see [TokenFetch]); "" when the
 	// call succeeded or the service answered.
 	ErrorType string
-	// Err is the call's error: nil when it succeeded.
+	// Err is the call's error, as the caller gets it: nil when it
+	// succeeded. Its text holds no personal data; its fields that hold
+	// what the server sent ([APIError].Body, [LoginError].Body) may, as
+	// the caller is told: an observer that exports errors exports their
+	// text, never those fields.
 	Err error
 }
 
@@ -177,15 +182,19 @@ func (cl *call) observe(ctx context.Context) (context.Context, error) {
 		cl.info.CallbackRef = ""
 	}
 	cl.obsCtx = make([]context.Context, 0, len(obs))
-	for i, o := range obs {
+	started := false
+	defer func() {
+		if !started && cl.info != nil {
+			// A StartCall panicked: the observers started before it end
+			// the call, not done, and the panic goes on.
+			cl.endStarted(errPanicked)
+		}
+	}()
+	for _, o := range obs {
 		next, err := o.StartCall(ctx, cl.info)
 		if err != nil {
 			err = fmt.Errorf("travelrule: %s: an observer refused the call, nothing was sent: %w", cl.op, err)
-			end := &CallEnd{Outcome: CallNotDone, TransferID: cl.info.TransferID, Err: err}
-			for j := i - 1; j >= 0; j-- {
-				obs[j].EndCall(cl.obsCtx[j], cl.info, end)
-			}
-			cl.info = nil
+			cl.endStarted(err)
 			return ctx, err
 		}
 		if next == nil {
@@ -194,7 +203,15 @@ func (cl *call) observe(ctx context.Context) (context.Context, error) {
 		cl.obsCtx = append(cl.obsCtx, next)
 		ctx = next
 	}
+	started = true
 	return ctx, nil
+}
+
+// endStarted ends, not done with err, the call of the observers whose
+// StartCall returned, when another refused it or panicked.
+func (cl *call) endStarted(err error) {
+	cl.callEnd = &CallEnd{Outcome: CallNotDone, TransferID: cl.info.TransferID, Err: err}
+	cl.endCallRest()
 }
 
 // finish ends the call's observation, if it was observed, and returns err.
@@ -225,28 +242,36 @@ func (cl *call) finishAs(o CallOutcome, err error) {
 	case errors.As(err, &ae):
 		unshown := cl.unshown()
 		for _, c := range ae.visibleCodes() {
-			if !containsAnywhere(c, unshown) {
+			if !codeHoldsPII(c, unshown) && !cl.holdsCredential(c) {
 				end.Codes = append(end.Codes, c)
 			}
 		}
-		if !ae.hideRequestID && showRequestID(ae.RequestID, unshown) {
-			end.RequestID = ae.RequestID
+		if id := ae.RequestID; !ae.hideRequestID && showRequestID(id, unshown) && !cl.holdsCredential(id) {
+			end.RequestID = id
 		}
 	case err != nil:
 		end.ErrorType = callFaultType(err)
 	case cl.answered2xx != nil:
-		if id := cl.answered2xx.Get("X-Request-Id"); showRequestID(id, cl.unshown()) && !holdsTokenPart(id, cl.tokenParts()) {
+		if id := cl.answered2xx.Get("X-Request-Id"); showRequestID(id, cl.unshown()) && !cl.holdsCredential(id) {
 			end.RequestID = id
 		}
 	}
 	cl.callEnd = end
-	defer cl.endCallRest() // if an EndCall panics, the others still end theirs
 	cl.endCallRest()
 }
 
 // endCallRest tells the observers that have not yet been told that the
-// call ended, in reverse order, each once.
+// call ended, in reverse order, each once: if an EndCall panics, the
+// others are told all the same (by the deferred call, as many times as
+// they panic), and the panic goes on.
 func (cl *call) endCallRest() {
+	defer func() {
+		if len(cl.obsCtx) > 0 {
+			cl.endCallRest()
+			return
+		}
+		cl.info, cl.callEnd = nil, nil
+	}()
 	obs := cl.client.observers
 	for len(cl.obsCtx) > 0 {
 		j := len(cl.obsCtx) - 1
@@ -254,23 +279,41 @@ func (cl *call) endCallRest() {
 		cl.obsCtx = cl.obsCtx[:j]
 		obs[j].EndCall(ctx, cl.info, cl.callEnd)
 	}
-	cl.info, cl.callEnd = nil, nil
 }
 
 // unshown lists what an observer is never told in a request id or an
 // error code, whatever the server echoes there: the call's personal and
-// secret values (piiValues), its transfer id, txid and idempotency key,
-// and the client's API key or client secret. Telemetry exports what
-// observers are told, and holds none of these.
+// secret values (piiValues), and its transfer id, txid and idempotency
+// key when they have five characters or more (a shorter one, such as the
+// docs' "abc", would hide every request id that holds it). Telemetry
+// exports what observers are told, and holds none of these; see also
+// holdsCredential.
 func (cl *call) unshown() []string {
-	v := append(cl.piiValues(), cl.transferID, cl.txID, cl.key)
-	switch s := cl.client.tokenSource.(type) {
-	case *apiKeySource:
-		v = append(v, string(s.key))
-	case *clientCredentialsSource:
-		v = append(v, s.cfg.ClientSecret)
+	v := cl.piiValues()
+	for _, id := range [...]string{cl.transferID, cl.txID, cl.key} {
+		if utf8.RuneCountInString(id) >= 5 {
+			v = append(v, id)
+		}
 	}
 	return v
+}
+
+// holdsCredential reports whether s, a request id or a code, holds a part
+// of the call's bearer tokens (holdsTokenPart) or of the client's API key
+// or client secret (holdsKeyPart: any eight characters of it, as for a
+// login's errors).
+func (cl *call) holdsCredential(s string) bool {
+	if holdsTokenPart(s, cl.tokenParts()) {
+		return true
+	}
+	var secret string
+	switch src := cl.client.tokenSource.(type) {
+	case *apiKeySource:
+		secret = string(src.key)
+	case *clientCredentialsSource:
+		secret = src.cfg.ClientSecret
+	}
+	return secret != "" && holdsKeyPart(s, secret)
 }
 
 // AttemptObserver is an [Observer] that also watches each attempt of the
@@ -280,11 +323,12 @@ func (cl *call) unshown() []string {
 //
 // StartAttempt is called before each attempt is handed to the transport,
 // on the context the call goes on with (the one StartCall returned), and
-// returns the context the attempt's request is sent with, which must be
-// derived from the one it was given (or be it): a tracer starts a span
-// there, and the client's httptrace hooks (which decide what may be sent
-// again), the caller's cancellation and the attempt time-out go on under
-// it. a.Header is empty and may be given headers to
+// returns a context derived from it whose values the attempt's request is
+// sent with: a tracer starts a span there. The attempt keeps the given
+// context's deadline and cancellation whatever the returned context says,
+// and the given context's values where the returned one has none (the
+// client's httptrace hooks, which decide what net/http may send again, are
+// found even in a context made from context.Background). a.Header is empty and may be given headers to
 // add to this attempt's request only (trace context such as traceparent);
 // a header the SDK sets, or one given with [WithCallHeader], is not replaced,
 // and a name or value net/http would refuse is dropped.
@@ -380,7 +424,9 @@ type TokenFetch struct {
 	// Duration is how long the source took.
 	Duration time.Duration
 	// Err is the fetch's failure, nil when a token came; its text is
-	// the client's (see [WithTokenSource]): it quotes no secret.
+	// the client's (see [WithTokenSource]): it quotes no secret. A
+	// [*LoginError] or *oauth2.RetrieveError the source returned comes
+	// without its Body; an error of a source of yours comes as it was.
 	Err error
 	// ErrorType is a short, fixed name of the failure ("" on success).
 	ErrorType string
@@ -460,33 +506,36 @@ func (cl *call) startAttempt(ctx context.Context, n int) context.Context {
 	cl.attemptCtx = cl.attemptCtx[:0]
 	cl.resentAt = cl.resent.Load()
 	for _, o := range obs {
-		if next := o.StartAttempt(ctx, cl.info, cl.attempt); derivedFrom(next, ctx) {
-			ctx = next
+		next := o.StartAttempt(ctx, cl.info, cl.attempt)
+		if next == nil {
+			next = ctx
 		}
-		cl.attemptCtx = append(cl.attemptCtx, ctx)
+		cl.attemptCtx = append(cl.attemptCtx, next) // the observer's own, for its EndAttempt
+		if next != ctx {
+			ctx = observedContext{Context: ctx, values: next}
+		}
 	}
 	return ctx
 }
 
-// attemptMark marks the context of a call's attempts (see send), so that
-// a context an AttemptObserver returns can be told derived from it.
-type attemptMark struct{}
+// observedContext is the context an attempt goes on with after an
+// AttemptObserver returned values: its deadline, Done and Err are the
+// context the observer was given (the caller's, which the observer cannot
+// loosen: a context made from context.Background or WithoutCancel does
+// not outlive the caller's), its values the observer's first (its span),
+// then the given one's (the client's httptrace hooks, which decide what
+// net/http may send again, whatever the observer's context holds).
+type observedContext struct {
+	context.Context                 // the context the observer was given
+	values          context.Context // the one it returned
+}
 
-// derivedFrom reports whether next, an AttemptObserver's context, can
-// replace ctx, the one it was given: it carries the call's mark (and so
-// the client's httptrace hooks, which decide what net/http may send
-// again) and ends when ctx ends. A context that does not, such as one
-// made from context.Background, is not used: the attempt goes on in ctx.
-func derivedFrom(next, ctx context.Context) bool {
-	switch {
-	case next == nil || next == ctx:
-		return false
-	case next.Value(attemptMark{}) != ctx.Value(attemptMark{}):
-		return false
-	case ctx.Done() != nil && next.Done() == nil:
-		return false
+// Value returns the observer's value for key, or the given context's.
+func (c observedContext) Value(key any) any {
+	if v := c.values.Value(key); v != nil {
+		return v
 	}
-	return true
+	return c.Context.Value(key)
 }
 
 // route is the path of the call's URL, without the query.
@@ -553,14 +602,21 @@ func (cl *call) endAttempt(a *attempt, err error, d decision) {
 		end.Wait = 0
 	}
 	cl.attemptEnd = end
-	cl.endAttemptRest() // if an EndAttempt panics, send's endOnPanic ends the others' attempt
-
+	cl.endAttemptRest()
 }
 
 // endAttemptRest tells the AttemptObservers that have not yet been told
 // that the current attempt ended, in reverse order: only those whose
-// StartAttempt returned (one may have panicked), each once.
+// StartAttempt returned (one may have panicked), each once, even if one
+// panics (see endCallRest).
 func (cl *call) endAttemptRest() {
+	defer func() {
+		if len(cl.attemptCtx) > 0 {
+			cl.endAttemptRest()
+			return
+		}
+		cl.attempt, cl.attemptEnd = nil, nil
+	}()
 	obs := cl.client.watch.attempts
 	for len(cl.attemptCtx) > 0 {
 		j := len(cl.attemptCtx) - 1
@@ -568,5 +624,4 @@ func (cl *call) endAttemptRest() {
 		cl.attemptCtx = cl.attemptCtx[:j]
 		obs[j].EndAttempt(ctx, cl.info, cl.attempt, cl.attemptEnd)
 	}
-	cl.attempt, cl.attemptEnd = nil, nil
 }

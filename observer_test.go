@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -621,9 +622,10 @@ func TestTokenFetchHoldsNoToken(t *testing.T) {
 }
 
 // detacher is an AttemptObserver that returns a context of its own,
-// made from context.Background: the client does not use it, since it
-// lacks the client's httptrace hooks (which keep net/http from sending a
-// request again by itself) and the caller's cancellation.
+// made from context.Background: the client takes only its values, and
+// the given context's where it has none, so that its httptrace hooks
+// (which keep net/http from sending a request again by itself) and the
+// caller's cancellation stay.
 type detacher struct{ headerSetter }
 
 func (detacher) StartAttempt(context.Context, *travelrule.CallInfo, *travelrule.AttemptInfo) context.Context {
@@ -776,5 +778,190 @@ func TestCallEndHidesEchoes(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// uncanceler is an AttemptObserver that returns a context that never
+// ends: the attempt still ends with the caller's.
+type uncanceler struct{ headerSetter }
+
+func (uncanceler) StartAttempt(ctx context.Context, _ *travelrule.CallInfo, _ *travelrule.AttemptInfo) context.Context {
+	return context.WithoutCancel(ctx)
+}
+
+// TestAttemptEndsWithTheCaller: the caller cancels once the server has
+// the request; the server sees the request's context end, though the
+// observer's context never would.
+func TestAttemptEndsWithTheCaller(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ended := make(chan bool, 1)
+	c, _ := setup(t, func(w http.ResponseWriter, r *http.Request) {
+		cancel()
+		select {
+		case <-r.Context().Done():
+			ended <- true
+		case <-time.After(10 * time.Second): // a guard, not a wait: the attempt should have ended at once
+			ended <- false
+		}
+	}, travelrule.WithObserver(uncanceler{}))
+	_, err := c.SubmitTxID(ctx, "tr-1", "0xabc")
+	require.ErrorIs(t, err, context.Canceled)
+	assert.True(t, <-ended, "the attempt ended with the caller's context")
+}
+
+// TestCallEndShowsWhatIsNotAnEcho: the service's documented codes are told
+// even when a short personal value ("Li") is inside them, and a request
+// id is told even when a short transfer id ("12") is inside it; a part of
+// the API key in a request id is not.
+func TestCallEndShowsWhatIsNotAnEcho(t *testing.T) {
+	const apiKey = "trp_live_0123456789abcdef"
+	tests := []struct {
+		name      string
+		requestID string
+		wantID    string
+	}{
+		{"an ordinary request id", "req_1207", "req_1207"},
+		{"the API key's start", "req-trp_live_0123456789a", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newScripted(t, func(_ int, w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/auth/token" {
+					io.WriteString(w, `{"accessToken":"echo-test-token","expiresIn":3600}`)
+					return
+				}
+				w.Header().Set("X-Request-Id", tt.requestID)
+				w.WriteHeader(http.StatusBadRequest)
+				io.WriteString(w, `{"status":false,"errors":[{"code":"VALIDATION_ERROR"},{"code":"INVALID_REQUEST"}]}`)
+			})
+			w := newWatcher()
+			c, err := travelrule.NewClient(srv.URL, travelrule.WithAPIKey(apiKey), travelrule.WithObserver(w))
+			require.NoError(t, err)
+			req := fullRequest()
+			req.Originator.FirstName = "Li"
+			_, err = c.InitiateTransfer(context.Background(), req)
+			require.Error(t, err)
+			_, err = c.SubmitTxID(context.Background(), "12", "0xabc")
+			require.Error(t, err)
+			require.Len(t, w.recorder.ends, 2)
+			for _, end := range w.recorder.ends {
+				assert.Equal(t, []string{"VALIDATION_ERROR", "INVALID_REQUEST"}, end.Codes)
+				assert.Equal(t, tt.wantID, end.RequestID)
+			}
+		})
+	}
+}
+
+// faulty is an observer of calls and attempts that panics (or refuses)
+// where it is told to, and logs what it is told.
+type faulty struct {
+	name                            string
+	log                             *[]string
+	startPanics, endPanics, refuses bool
+	attemptPanics, endAttemptPanics bool
+}
+
+func (f *faulty) StartCall(ctx context.Context, _ *travelrule.CallInfo) (context.Context, error) {
+	*f.log = append(*f.log, "start "+f.name)
+	switch {
+	case f.startPanics:
+		panic(f.name)
+	case f.refuses:
+		return ctx, errors.New("refused")
+	}
+	return ctx, nil
+}
+
+func (f *faulty) EndCall(context.Context, *travelrule.CallInfo, *travelrule.CallEnd) {
+	*f.log = append(*f.log, "end "+f.name)
+	if f.endPanics {
+		panic(f.name)
+	}
+}
+
+func (f *faulty) StartAttempt(ctx context.Context, _ *travelrule.CallInfo, _ *travelrule.AttemptInfo) context.Context {
+	*f.log = append(*f.log, "attempt "+f.name)
+	if f.attemptPanics {
+		panic(f.name)
+	}
+	return ctx
+}
+
+func (f *faulty) EndAttempt(context.Context, *travelrule.CallInfo, *travelrule.AttemptInfo, *travelrule.AttemptEnd) {
+	*f.log = append(*f.log, "attempt end "+f.name)
+	if f.endAttemptPanics {
+		panic(f.name)
+	}
+}
+
+// panicHandler is a slog handler that panics: a logger of the caller's
+// that fails inside the client.
+type panicHandler struct{ slog.Handler }
+
+func (panicHandler) Enabled(context.Context, slog.Level) bool  { return true }
+func (panicHandler) Handle(context.Context, slog.Record) error { panic("logger") }
+
+// TestEveryObserverEndsWhateverPanics: whatever panics (observers, one
+// after another, the transport, the caller's logger), every observer
+// whose StartCall returned is told the call ended, once, and every one
+// whose StartAttempt returned is told the attempt ended, once; a panic
+// reaches the caller (the transport's, when an observer panics after it).
+func TestEveryObserverEndsWhateverPanics(t *testing.T) {
+	tests := []struct {
+		name      string
+		observers func(log *[]string) []*faulty
+		transport http.RoundTripper
+		logger    bool
+		want      []string
+		panicked  any
+	}{
+		{"two EndCalls panic", func(log *[]string) []*faulty {
+			return []*faulty{{name: "journal", log: log}, {name: "bad1", log: log, endPanics: true}, {name: "bad2", log: log, endPanics: true}}
+		}, nil, false, []string{"start journal", "start bad1", "start bad2", "attempt journal", "attempt bad1", "attempt bad2",
+			"attempt end bad2", "attempt end bad1", "attempt end journal", "end bad2", "end bad1", "end journal"}, "bad1"},
+		{"a StartCall panics", func(log *[]string) []*faulty {
+			return []*faulty{{name: "journal", log: log}, {name: "bad", log: log, startPanics: true}}
+		}, nil, false, []string{"start journal", "start bad", "end journal"}, "bad"},
+		{"a StartCall refuses and an EndCall panics", func(log *[]string) []*faulty {
+			return []*faulty{{name: "journal", log: log}, {name: "bad", log: log, endPanics: true}, {name: "refuser", log: log, refuses: true}}
+		}, nil, false, []string{"start journal", "start bad", "start refuser", "end bad", "end journal"}, "bad"},
+		{"two EndAttempts panic", func(log *[]string) []*faulty {
+			return []*faulty{{name: "journal", log: log}, {name: "bad1", log: log, endAttemptPanics: true}, {name: "bad2", log: log, endAttemptPanics: true}}
+		}, nil, false, []string{"start journal", "start bad1", "start bad2", "attempt journal", "attempt bad1", "attempt bad2",
+			"attempt end bad2", "attempt end bad1", "attempt end journal", "end bad2", "end bad1", "end journal"}, "bad1"},
+		{"the transport panics, then an EndAttempt", func(log *[]string) []*faulty {
+			return []*faulty{{name: "journal", log: log}, {name: "bad", log: log, endAttemptPanics: true}}
+		}, panicky{}, false, []string{"start journal", "start bad", "attempt journal", "attempt bad",
+			"attempt end bad", "attempt end journal", "end bad", "end journal"}, "transport bug"},
+		{"the caller's logger panics after the answer", func(log *[]string) []*faulty {
+			return []*faulty{{name: "journal", log: log}}
+		}, nil, true, []string{"start journal", "attempt journal", "attempt end journal", "end journal"}, "logger"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status := 200
+			if tt.logger {
+				status = 502 // an outcome unknown, logged at Warn
+			}
+			srv := newObservedServer(t, status, `{"status":true,"transferId":"tr-1"}`)
+			var log []string
+			opts := []travelrule.Option{travelrule.WithTokenSource(travelrule.StaticToken("observer-bearer-token")), travelrule.WithRetryMax(0)}
+			for _, o := range tt.observers(&log) {
+				opts = append(opts, travelrule.WithObserver(o))
+			}
+			if tt.transport != nil {
+				opts = append(opts, travelrule.WithHTTPClient(&http.Client{Transport: tt.transport}))
+			}
+			if tt.logger {
+				opts = append(opts, travelrule.WithLogger(slog.New(panicHandler{})))
+			}
+			c, err := travelrule.NewClient(srv.URL, opts...)
+			require.NoError(t, err)
+			require.PanicsWithValue(t, tt.panicked, func() {
+				_, _ = c.InitiateTransfer(context.Background(), fullRequest())
+			})
+			assert.Equal(t, tt.want, log)
+		})
 	}
 }

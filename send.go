@@ -102,7 +102,6 @@ func (cl *call) send(ctx context.Context) (answer, error) {
 	if err != nil {
 		return answer{}, err // nothing was sent
 	}
-	defer cl.endOnPanic()
 	auth, err := c.tokens.header(ctx)
 	if err != nil {
 		return answer{}, cl.transportError(err) // nothing was sent
@@ -113,9 +112,6 @@ func (cl *call) send(ctx context.Context) (answer, error) {
 		cl.trace.Got1xxResponse = cl.got1xx
 	}
 	cl.ctx = httptrace.WithClientTrace(ctx, &cl.trace)
-	if cl.info != nil && len(c.watch.attempts) > 0 {
-		cl.ctx = context.WithValue(cl.ctx, attemptMark{}, cl) // see derivedFrom
-	}
 	if cl.method == "" {
 		cl.method = http.MethodPost
 	}
@@ -180,16 +176,26 @@ func (cl *call) endOnPanic() {
 	if cl.info == nil && cl.attempt == nil {
 		return
 	}
-	if v := recover(); v != nil {
-		cl.endAttempt(&attempt{n: cl.attempts, written: true}, errPanicked, decision{acted: true, why: "a panic ended the attempt"})
+	v := recover()
+	if v == nil {
+		return
+	}
+	// Deferred, so that each runs even if an observer panics in the one
+	// before: the call is ended after the attempt, and the first panic
+	// goes on last, as it was.
+	defer panic(v)
+	defer func() {
 		if cl.attempts == 0 {
 			cl.finishAs(CallNotDone, errPanicked) // nothing was handed to the transport
-		} else {
-			cl.acted = true
-			cl.finishAs(CallOutcomeUnknown, cl.end(errPanicked))
+			return
 		}
-		panic(v)
-	}
+		cl.acted = true
+		e := &OutcomeUnknownError{Op: cl.op, Attempts: cl.sent(), TxID: cl.txID, TransferID: cl.transferID,
+			hideTransferID: cl.hidesTransferID(), Callback: cl.callback, CallbackRef: CallbackRef(cl.callback),
+			IdempotencyKey: cl.key, Err: errPanicked}
+		cl.finishAs(CallOutcomeUnknown, e)
+	}()
+	cl.endAttempt(&attempt{n: cl.attempts, written: true}, errPanicked, decision{acted: true, why: "a panic ended the attempt"})
 }
 
 // settle takes the client's settings and the call's options over them.

@@ -313,6 +313,7 @@ func (c *Client) InitiateTransfer(ctx context.Context, req *TransferRequest, opt
 			return nil, c.invalid(ctx, op, &ValidationError{Fields: []FieldError{{Field: "Idempotency-Key", Reason: "must be 1..255 letters, digits and -_.:"}}})
 		}
 	}
+	defer cl.endOnPanic()
 	ans, err := cl.send(ctx)
 	if err != nil {
 		return nil, cl.finish(cl.end(err))
