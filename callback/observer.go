@@ -134,9 +134,10 @@ const (
 	// handler mounted without WithVerifier or WithCapabilityKey.
 	VerificationNone Verification = "none"
 	// VerificationNotChecked: the request was refused (or the handler
-	// panicked) before its authenticity was checked: a method other than
-	// POST, a handler that refuses every request, a body too large or
-	// unreadable, a verifier that panicked.
+	// panicked) before every check of its authenticity had run: a method
+	// other than POST, a handler that refuses every request, a body too
+	// large or unreadable (after a capability that passed, too), a
+	// verifier that panicked.
 	VerificationNotChecked Verification = "not_checked"
 	// VerificationPassed: the capability and every verifier accepted it.
 	VerificationPassed Verification = "passed"
