@@ -965,3 +965,61 @@ func TestEveryObserverEndsWhateverPanics(t *testing.T) {
 		})
 	}
 }
+
+// TestObserversAgainstTheLiveService: what observers are told of the live
+// service's ways (live-service.md), against its double, not the sandbox:
+// the API-key login is a token fetch; an expired JWT is a 403 answered
+// with a new login and one retry; a refused login names the key in its
+// message, which no observer is told; TRANSFER_NOT_FOUND names the
+// transfer id, and observers get the code alone.
+func TestObserversAgainstTheLiveService(t *testing.T) {
+	live := newLiveService(t)
+	w := newWatcher()
+	c := live.client(t, liveKey, travelrule.WithObserver(w))
+	ctx := context.Background()
+
+	_, err := c.InitiateTransfer(ctx, minimalRequest())
+	require.NoError(t, err)
+	live.expireTokens()
+	_, err = c.InitiateTransfer(ctx, minimalRequest())
+	require.NoError(t, err)
+	_, err = c.ResolveInquiry(ctx, "no-such-transfer-0001", travelrule.Reject())
+	require.ErrorIs(t, err, travelrule.CodeTransferNotFound)
+
+	w.mu.Lock()
+	require.Len(t, w.fetches, 2, "the first login, and one after the expired JWT's 403")
+	for _, f := range w.fetches {
+		assert.Empty(t, f.ErrorType)
+	}
+	w.mu.Unlock()
+	require.Len(t, w.ends, 4, "one attempt, two for the expired JWT, one for the resolution")
+	assert.Equal(t, http.StatusForbidden, w.ends[1].Status)
+	assert.True(t, w.ends[1].Retry)
+	assert.Contains(t, w.ends[1].Reason, "retrying with a new token")
+	assert.Equal(t, 2, w.attempts[2].N)
+	assert.Equal(t, "/v1/transfers/initiate", w.attempts[2].URLTemplate)
+	assert.Equal(t, http.StatusOK, w.ends[2].Status)
+	assert.Equal(t, "/v1/transfers/inquiryResolution", w.attempts[3].URLTemplate)
+
+	require.Len(t, w.recorder.ends, 3)
+	assert.Equal(t, 2, w.recorder.ends[1].Attempts)
+	notFound := w.recorder.ends[2]
+	assert.Equal(t, http.StatusNotFound, notFound.Status)
+	assert.Equal(t, []string{"TRANSFER_NOT_FOUND"}, notFound.Codes)
+
+	refused := newWatcher()
+	live.setKey(liveInactiveKey, "inactive")
+	_, err = live.client(t, liveInactiveKey, travelrule.WithObserver(refused)).InitiateTransfer(ctx, minimalRequest())
+	require.ErrorIs(t, err, travelrule.ErrAPIKeyRefused)
+	require.Len(t, refused.fetches, 1)
+	assert.Equal(t, "token_refused", refused.fetches[0].ErrorType)
+	require.Len(t, refused.recorder.ends, 1)
+	assert.Equal(t, "token_refused", refused.recorder.ends[0].ErrorType)
+
+	told := fmt.Sprintf("%+v %+v %+v %+v %v %v", w.attempts, w.ends, w.recorder.ends, refused.recorder.ends, refused.fetches[0].Err, refused.recorder.ends[0].Err)
+	// The transfer id is told as CallEnd.TransferID (the journal joins on
+	// it), never as a query.
+	for _, secret := range []string{liveKey, liveInactiveKey, "eyJhbGciOiJFZERTQSJ9", "q=", "publicId"} {
+		assert.NotContains(t, told, secret)
+	}
+}
