@@ -275,6 +275,10 @@ func describe(r record) string {
 	case kindNotStored:
 		b.WriteString("not stored: the service refused it, or it never reached the service")
 	case kindUnknown:
+		if r.Op == "ResolveInquiry" {
+			b.WriteString("ResolveInquiry's outcome unknown (ErrOutcomeUnknown): the service may have applied it")
+			break
+		}
 		b.WriteString("outcome unknown (ErrOutcomeUnknown): the service may have stored it")
 	case kindResolution:
 		fmt.Fprintf(&b, "ResolveInquiry applied: %s", r.Decision)

@@ -363,3 +363,27 @@ func TestJoinNotWritten(t *testing.T) {
 	}
 	assert.True(t, approved, "the early approval is listed")
 }
+
+// TestConfirmationAfterAnUnknownResolution: a resolution whose outcome is
+// unknown may have been applied; the confirmation that follows comes to
+// its callback URL, naming no transfer, and is filed on the inbound
+// entry, whose decision stays unrecorded.
+func TestConfirmationAfterAnUnknownResolution(t *testing.T) {
+	ctx := context.Background()
+	j, _ := hostileJournal(t, journal.NewMemoryStore(0, 0))
+	info := &travelrule.CallInfo{Op: "ResolveInquiry", TransferID: "in-5", CallbackRef: "conf-5", Decision: "approved"}
+	c, err := j.StartCall(ctx, info)
+	require.NoError(t, err)
+	j.EndCall(c, info, &travelrule.CallEnd{Outcome: travelrule.CallOutcomeUnknown, TransferID: "in-5", Attempts: 2})
+	require.NoError(t, j.Delivered(ctx, &callback.Delivery{ID: "d-conf-5", Callback: &travelrule.Callback{Kind: travelrule.KindTransferConfirmation, Ref: "conf-5"}}))
+	e, err := j.Entry(ctx, "in-5")
+	require.NoError(t, err)
+	require.NotNil(t, e)
+	assert.Equal(t, journal.StageConfirmed, e.Stage)
+	assert.Empty(t, e.Decision, "an unknown outcome records no decision")
+	var told []string
+	for _, ev := range e.Timeline {
+		told = append(told, ev.What)
+	}
+	assert.Contains(t, strings.Join(told, "\n"), "ResolveInquiry's outcome unknown")
+}

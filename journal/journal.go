@@ -244,6 +244,15 @@ func (j *Journal) endCall(ctx context.Context, st callState, info *travelrule.Ca
 		// an unattached entry: join it (see join).
 		return j.joinIfAny(ctx, *key, r.TransferID)
 	case "ResolveInquiry":
+		if end.Outcome == travelrule.CallOutcomeUnknown && isID(info.TransferID) && isID(info.CallbackRef) {
+			// The service may have applied it: its confirmation would come
+			// to the resolution's callback URL, naming no transfer, so the
+			// reference must name the inbound entry all the same. The
+			// decision is not recorded: it may not have been applied.
+			*key = inboundPrefix + info.TransferID
+			r.Kind, r.TransferID = kindUnknown, info.TransferID
+			return j.append(ctx, *key, "end:"+st.id, &r, refName+info.CallbackRef)
+		}
 		if end.Outcome != travelrule.CallSucceeded || !isID(info.TransferID) || info.Decision == "" {
 			return nil
 		}
