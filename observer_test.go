@@ -1023,3 +1023,14 @@ func TestObserversAgainstTheLiveService(t *testing.T) {
 		assert.NotContains(t, told, secret)
 	}
 }
+
+// TestCallInfoCarriesTheCallsKey: the key of WithCallIdempotencyKey is
+// what an observer (a journal) records as the call's, before sending.
+func TestCallInfoCarriesTheCallsKey(t *testing.T) {
+	srv := newObservedServer(t, 200, `{"status":true,"transferId":"tr-1"}`)
+	w := newWatcher()
+	_, err := observedClient(t, srv.URL, w).InitiateTransfer(context.Background(), fullRequest(), travelrule.WithCallIdempotencyKey("payment-77"))
+	require.NoError(t, err)
+	require.Len(t, w.recorder.starts, 1)
+	assert.Equal(t, "payment-77", w.recorder.starts[0].IdempotencyKey)
+}
