@@ -91,12 +91,14 @@ const (
 // attempts, the first included, run on a context that outlives the
 // request's and ends when the handler gives up, one lease after the
 // function returned: a store that waits on its context (as database/sql
-// does when its server hangs) holds the request no longer.
-func (h *Handler) complete(w http.ResponseWriter, r *http.Request, c completion) {
+// does when its server hangs) holds the request no longer. It reports
+// whether the completion was lost.
+func (h *Handler) complete(w http.ResponseWriter, r *http.Request, c completion) (wasLost bool) {
 	ctx := r.Context()
 	deadline := time.Now().Add(h.lease)
 	answered := false
 	lost := func(msg string, attrs ...slog.Attr) {
+		wasLost = true
 		h.stats.lost.Add(1)
 		h.log(ctx, slog.LevelError, msg, append([]slog.Attr{c.path, c.attr}, attrs...)...)
 	}

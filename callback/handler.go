@@ -194,7 +194,7 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, p *progress) {
 	p.status = code
 	switch {
 	case c.key != "":
-		h.complete(w, r, c) // answers 204
+		p.completionLost = h.complete(w, r, c) // answers 204
 		return
 	case code == http.StatusNoContent:
 		w.WriteHeader(code)

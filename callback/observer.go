@@ -109,6 +109,10 @@ type DeliveryEnd struct {
 	Result DeliveryResult
 	// Status is the HTTP status the handler answered.
 	Status int
+	// CompletionLost reports, for a processed delivery, that the handler
+	// could not record it as processed (see [Stats].CompletionsLost): a
+	// redelivery may call the function again. It should never be true.
+	CompletionLost bool
 	// Duration is the time from the request's arrival (just before the
 	// first StartDelivery) to the answer (to the completion, after a
 	// successful function), read on the monotonic clock.
@@ -233,12 +237,13 @@ func (h *Handler) serveWatched(w http.ResponseWriter, r *http.Request) {
 // DeliveryEnd is made. Without a DeliveryObserver it lives on the stack
 // and is read by nobody.
 type progress struct {
-	out          outcome
-	status       int
-	kind         travelrule.CallbackKind
-	verification Verification // "" until the checks have run
-	dedup        Dedup
-	id           string
+	out            outcome
+	status         int
+	kind           travelrule.CallbackKind
+	verification   Verification // "" until the checks have run
+	dedup          Dedup
+	id             string
+	completionLost bool
 }
 
 // end is the DeliveryEnd of a request that took d.
@@ -247,7 +252,8 @@ func (p *progress) end(d time.Duration) DeliveryEnd {
 	if v == "" {
 		v = VerificationNotChecked
 	}
-	return DeliveryEnd{Kind: p.kind, Verification: v, Dedup: p.dedup, Result: p.out.result(), Status: p.status, Duration: d, ID: p.id}
+	return DeliveryEnd{Kind: p.kind, Verification: v, Dedup: p.dedup, Result: p.out.result(), Status: p.status, Duration: d, ID: p.id,
+		CompletionLost: p.completionLost}
 }
 
 // outcome is where a handler's serving of a request ended: one value for

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 	"testing/iotest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -370,4 +371,25 @@ func TestDeliveryEndHoldsNothingPersonal(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []callback.DeliveryResult{"failed", "processed", "duplicate", "processed", "processed", "processed", "malformed"}, results)
+}
+
+// TestDeliveryEndSaysACompletionWasLost: a processed delivery whose
+// completion the store refused (ErrClaimLost) is still answered 204, and
+// its DeliveryEnd says the completion was lost; one recorded says not.
+func TestDeliveryEndSaysACompletionWasLost(t *testing.T) {
+	for _, lost := range []bool{false, true} {
+		t.Run(fmt.Sprint("lost ", lost), func(t *testing.T) {
+			store := &faultyStore{claim: callback.ClaimNew, lease: time.Minute}
+			if lost {
+				store.completeErr, store.completeFails = fmt.Errorf("wrapped: %w", callback.ErrClaimLost), -1
+			}
+			w := &watcher{name: "w"}
+			h := callback.NewHandler((&recorder{}).fn, callback.WithStore(store), callback.WithObserver(w))
+			require.Equal(t, 204, deliver(h, http.MethodPost, "/cb", strings.NewReader(statusBody)))
+			end := w.last(t).end
+			assert.Equal(t, callback.DeliveryProcessed, end.Result)
+			assert.Equal(t, lost, end.CompletionLost)
+			assert.Equal(t, lost, h.Stats().CompletionsLost == 1)
+		})
+	}
 }

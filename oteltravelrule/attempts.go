@@ -67,6 +67,11 @@ func (o *Observer) EndAttempt(ctx context.Context, call *travelrule.CallInfo, a 
 	if errType != "" {
 		attrs = append(attrs, semconv.ErrorTypeKey.String(errType))
 	}
+	if end.Resent > 0 {
+		// Sent again by a transport within the attempt: the conventions
+		// count resends for any reason.
+		attrs = append(attrs, semconv.HTTPRequestResendCount(a.N-1+end.Resent))
+	}
 	attrs = append(attrs, attemptWrittenKey.Bool(end.Written), retryKey.Bool(end.Retry))
 	if end.Reason != "" {
 		attrs = append(attrs, retryReasonKey.String(end.Reason))
@@ -89,7 +94,9 @@ func (o *Observer) EndAttempt(ctx context.Context, call *travelrule.CallInfo, a 
 	} else {
 		counted = append(counted, semconv.ErrorTypeKey.String(errType))
 	}
-	o.m.attempts.Add(ctx, 1, metric.WithAttributeSet(attribute.NewSet(counted...)))
+	// A request a transport sent again by itself within the attempt (an
+	// HTTP/2 retry of a refused stream) left the client too.
+	o.m.attempts.Add(ctx, int64(1+end.Resent), metric.WithAttributeSet(attribute.NewSet(counted...)))
 
 	rd := o.m.requestDuration
 	extra := make([]attribute.KeyValue, 0, 3)

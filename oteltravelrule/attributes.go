@@ -16,7 +16,7 @@ const (
 
 	attemptWrittenKey = attribute.Key("travelrule.attempt.written")
 	retryKey          = attribute.Key("travelrule.retry")
-	retryReasonKey    = attribute.Key("travelrule.retry.reason")
+	retryReasonKey    = attribute.Key("travelrule.retry_reason")
 
 	tokenResultKey = attribute.Key("travelrule.token.result")
 
@@ -24,6 +24,7 @@ const (
 	callbackResultKey       = attribute.Key("travelrule.callback.result")
 	callbackVerificationKey = attribute.Key("travelrule.callback.verification")
 	callbackDedupKey        = attribute.Key("travelrule.callback.dedup")
+	callbackLostKey         = attribute.Key("travelrule.callback.completion_lost")
 )
 
 // The span and scope names.

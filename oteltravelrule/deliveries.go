@@ -19,10 +19,17 @@ import (
 func (o *Observer) Delivered(context.Context, *callback.Delivery) error { return nil }
 
 // StartDelivery implements [callback.DeliveryObserver]: it starts the
-// request's span, a SERVER span named "travelrule.callback", which is the
-// parent of the spans the handler's function starts.
+// request's span, named "travelrule.callback", which is the parent of the
+// spans the handler's function starts. It is a SERVER span, unless the
+// request's context already holds a span of this process (an otelhttp
+// handler's SERVER span around the mux): then it is an INTERNAL span
+// under it, so that one request is one SERVER span.
 func (o *Observer) StartDelivery(ctx context.Context) context.Context {
-	ctx, span := o.tracer.Start(ctx, deliverySpanName, trace.WithSpanKind(trace.SpanKindServer))
+	kind := trace.SpanKindServer
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() && !sc.IsRemote() {
+		kind = trace.SpanKindInternal
+	}
+	ctx, span := o.tracer.Start(ctx, deliverySpanName, trace.WithSpanKind(kind))
 	return context.WithValue(ctx, deliveryKey{o}, span)
 }
 
@@ -54,6 +61,10 @@ func (o *Observer) EndDelivery(ctx context.Context, end *callback.DeliveryEnd) {
 		attrs = append(attrs, semconv.ErrorTypeKey.String(strconv.Itoa(end.Status)))
 		span.SetStatus(codes.Error, "not processed, to be delivered again")
 	}
+	if end.CompletionLost {
+		attrs = append(attrs, callbackLostKey.Bool(true))
+		span.SetStatus(codes.Error, "processed, but not recorded as processed: a redelivery may call the function again")
+	}
 	span.SetAttributes(attrs...)
 	span.End()
 
@@ -65,5 +76,8 @@ func (o *Observer) EndDelivery(ctx context.Context, end *callback.DeliveryEnd) {
 		append([]attribute.KeyValue{callbackResultKey.String(string(end.Result))}, kind...)...)))
 	if end.Dedup == callback.DedupDuplicate {
 		o.m.duplicates.Add(ctx, 1, metric.WithAttributeSet(attribute.NewSet(kind...)))
+	}
+	if end.CompletionLost {
+		o.m.completionsLost.Add(ctx, 1, metric.WithAttributeSet(attribute.NewSet(kind...)))
 	}
 }

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -146,3 +149,86 @@ func TestEndDeliveryEndsOnlyItsOwnSpan(t *testing.T) {
 	assert.True(t, caller.IsRecording(), "the caller's span is not ended")
 	assert.Empty(t, tel.ended())
 }
+
+// The live service's four signed callbacks (live-service.md, Callbacks):
+// the INQUIRY with its IVMS101 payload (testdata), INQUIRY_RESOLUTION,
+// TRANSFER_RESOLUTION and TRANSFER_CONFIRMATION.
+var (
+	liveInquiryResolution    = `{"approved":{"address":"bc1qodalyswallet00000000000000000000000","callback":"https://trp.travel-rule.com/transfers/txId?q=t-42"},"callback":"https://vasp.example/travelrule/callback"}`
+	liveTransferResolution   = `{"transferId":"t-42","status":"REJECTED","statusComment":"the beneficiary is not our customer","callback":"https://vasp.example/travelrule/callback"}`
+	liveTransferConfirmation = `{"txid":"0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060"}`
+)
+
+// TestDeliverySpansOfTheLiveCallbacks: each of the live service's four
+// callbacks, signed with x-data-integrity as it signs them, is a span of
+// its kind, verified, processed, then a duplicate; none of its content is
+// exported.
+func TestDeliverySpansOfTheLiveCallbacks(t *testing.T) {
+	inquiry, err := os.ReadFile("../testdata/callback_inquiry_live.json")
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		kind travelrule.CallbackKind
+		body string
+	}{
+		{travelrule.KindInquiry, strings.TrimSpace(string(inquiry))},
+		{travelrule.KindInquiryResolution, liveInquiryResolution},
+		{travelrule.KindTransferResolution, liveTransferResolution},
+		{travelrule.KindTransferConfirmation, liveTransferConfirmation},
+	} {
+		t.Run(string(tc.kind), func(t *testing.T) {
+			tel := newTelemetry(t)
+			srv := receiver(t, tel, func(context.Context, *travelrule.Callback) error { return nil })
+			require.Equal(t, 204, deliver(t, srv.URL, tc.body, travelruletest.DefaultSigningSecret))
+			require.Equal(t, 204, deliver(t, srv.URL, tc.body, travelruletest.DefaultSigningSecret))
+			srv.Close()
+			spans := tel.named("travelrule.callback")
+			require.Len(t, spans, 2)
+			for i, s := range spans {
+				a := attrs(s)
+				assert.Equal(t, trace.SpanKindServer, s.SpanKind())
+				assert.Equal(t, string(tc.kind), a["travelrule.callback.kind"])
+				assert.Equal(t, "passed", a["travelrule.callback.verification"])
+				assert.Equal(t, []string{"processed", "duplicate"}[i], a["travelrule.callback.result"])
+			}
+			exported := fmt.Sprint(attrs(spans[0]), attrs(spans[1]))
+			for _, v := range []string{"t-42", "bc1qodalyswallet", "0x5c504ed4", "beneficiary is not", "vasp.example"} {
+				assert.NotContains(t, exported, v)
+			}
+		})
+	}
+}
+
+// TestDeliverySpanUnderAServerSpan: a handler mounted under an otelhttp-like
+// SERVER span gives an INTERNAL span under it, so that one request is one
+// SERVER span; a lost completion is an error, counted.
+func TestDeliverySpanUnderAServerSpan(t *testing.T) {
+	tel := newTelemetry(t)
+	v, err := callback.NewDataIntegrityVerifier(travelruletest.DefaultSigningSecret)
+	require.NoError(t, err)
+	h := callback.NewHandler(func(context.Context, *travelrule.Callback) error { return nil },
+		callback.WithVerifier(v), callback.WithObserver(tel.obs), callback.WithStore(claimLostStore{}))
+	tracer := tel.provider.Tracer("otelhttp-like")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, span := tracer.Start(r.Context(), "POST /travelrule/callback", trace.WithSpanKind(trace.SpanKindServer))
+		defer span.End()
+		h.ServeHTTP(w, r.WithContext(ctx))
+	}))
+	require.Equal(t, 204, deliver(t, srv.URL, liveTransferResolution, travelruletest.DefaultSigningSecret))
+	srv.Close()
+	spans := tel.named("travelrule.callback")
+	require.Len(t, spans, 1)
+	assert.Equal(t, trace.SpanKindInternal, spans[0].SpanKind())
+	assert.Equal(t, true, attrs(spans[0])["travelrule.callback.completion_lost"])
+	assert.Equal(t, codes.Error, spans[0].Status().Code)
+	assert.Equal(t, map[string]int64{"travelrule.callback.kind=transfer_resolution": 1},
+		points(t, tel.metrics(t), "travelrule.callback.completions_lost"))
+}
+
+// claimLostStore claims every delivery and then loses the claim.
+type claimLostStore struct{}
+
+func (claimLostStore) Claim(context.Context, string) (callback.ClaimResult, error) {
+	return callback.ClaimNew, nil
+}
+func (claimLostStore) Complete(context.Context, string) error { return callback.ErrClaimLost }
+func (claimLostStore) Release(context.Context, string) error  { return nil }

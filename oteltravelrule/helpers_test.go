@@ -17,9 +17,10 @@ import (
 // telemetry is an observer whose spans and metrics go to in-memory
 // exporters of the OpenTelemetry SDK.
 type telemetry struct {
-	obs    *oteltravelrule.Observer
-	spans  *tracetest.SpanRecorder
-	reader *sdkmetric.ManualReader
+	obs      *oteltravelrule.Observer
+	spans    *tracetest.SpanRecorder
+	reader   *sdkmetric.ManualReader
+	provider *sdktrace.TracerProvider // the observer's, for a test's own spans
 }
 
 func newTelemetry(t *testing.T, opts ...oteltravelrule.Option) *telemetry {
@@ -34,7 +35,7 @@ func newTelemetry(t *testing.T, opts ...oteltravelrule.Option) *telemetry {
 	obs, err := oteltravelrule.New(append([]oteltravelrule.Option{
 		oteltravelrule.WithTracerProvider(tp), oteltravelrule.WithMeterProvider(mp)}, opts...)...)
 	require.NoError(t, err)
-	tel.obs = obs
+	tel.obs, tel.provider = obs, tp
 	return tel
 }
 

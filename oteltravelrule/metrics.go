@@ -16,6 +16,7 @@ const (
 	tokenFetchesName   = "travelrule.client.token.fetches"
 	deliveriesName     = "travelrule.callback.deliveries"
 	duplicatesName     = "travelrule.callback.duplicates"
+	lostName           = "travelrule.callback.completions_lost"
 )
 
 // instruments are the observer's metrics; docs/telemetry.md describes
@@ -27,6 +28,7 @@ type instruments struct {
 	tokenFetches    metric.Int64Counter
 	deliveries      metric.Int64Counter
 	duplicates      metric.Int64Counter
+	completionsLost metric.Int64Counter
 	requestDuration httpconv.ClientRequestDuration
 }
 
@@ -36,7 +38,7 @@ var durationBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5,
 
 func newInstruments(m metric.Meter) (instruments, error) {
 	var in instruments
-	var errs [7]error
+	var errs [8]error
 	in.callDuration, errs[0] = m.Float64Histogram(callDurationName, metric.WithUnit("s"),
 		metric.WithDescription("Duration of the SDK's logical calls, all attempts and waits included."),
 		metric.WithExplicitBucketBoundaries(durationBuckets...))
@@ -50,7 +52,9 @@ func newInstruments(m metric.Meter) (instruments, error) {
 		metric.WithDescription("Requests a callback handler served, by the callback's kind and the handler's result."))
 	in.duplicates, errs[5] = m.Int64Counter(duplicatesName, metric.WithUnit("{delivery}"),
 		metric.WithDescription("Deliveries of callbacks already processed, acknowledged without calling the handler's function."))
-	in.requestDuration, errs[6] = httpconv.NewClientRequestDuration(m)
+	in.completionsLost, errs[6] = m.Int64Counter(lostName, metric.WithUnit("{delivery}"),
+		metric.WithDescription("Processed deliveries the handler could not record as processed: a redelivery may call its function again. Should stay zero."))
+	in.requestDuration, errs[7] = httpconv.NewClientRequestDuration(m)
 	if err := errors.Join(errs[:]...); err != nil {
 		return instruments{}, fmt.Errorf("oteltravelrule: New: the meter refused an instrument: %w", err)
 	}

@@ -2,6 +2,8 @@ package oteltravelrule_test
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -104,7 +106,7 @@ func TestSpans(t *testing.T) {
 				"http.response.status_code": int64(200), "travelrule.request_id": "REQ",
 			}},
 			attempts: []span{{"POST /transfers/initiate", trace.SpanKindClient, codes.Unset, "", initiateAttempt(map[attribute.Key]any{
-				"http.response.status_code": int64(200), "travelrule.retry": false, "travelrule.retry.reason": "answered",
+				"http.response.status_code": int64(200), "travelrule.retry": false, "travelrule.retry_reason": "answered",
 			})}},
 		},
 		{
@@ -121,11 +123,11 @@ func TestSpans(t *testing.T) {
 			attempts: []span{
 				{"POST /transfers/initiate", trace.SpanKindClient, codes.Error, "error status", initiateAttempt(map[attribute.Key]any{
 					"http.response.status_code": int64(429), "error.type": "429",
-					"travelrule.retry": true, "travelrule.retry.reason": "status 429 with Retry-After",
+					"travelrule.retry": true, "travelrule.retry_reason": "status 429 with Retry-After",
 				})},
 				{"POST /transfers/initiate", trace.SpanKindClient, codes.Unset, "", initiateAttempt(map[attribute.Key]any{
 					"http.request.resend_count": int64(1), "http.response.status_code": int64(200),
-					"travelrule.retry": false, "travelrule.retry.reason": "answered",
+					"travelrule.retry": false, "travelrule.retry_reason": "answered",
 				})},
 			},
 		},
@@ -143,7 +145,7 @@ func TestSpans(t *testing.T) {
 				"travelrule.error_codes": []string{"INTERNAL_ERROR"}, "travelrule.request_id": "REQ",
 			}},
 			attempts: []span{{"POST /transfers/initiate", trace.SpanKindClient, codes.Error, "error status", initiateAttempt(map[attribute.Key]any{
-				"http.response.status_code": int64(500), "error.type": "500", "travelrule.retry": false, "travelrule.retry.reason": "status 500",
+				"http.response.status_code": int64(500), "error.type": "500", "travelrule.retry": false, "travelrule.retry_reason": "status 500",
 			})}},
 		},
 		{
@@ -159,7 +161,7 @@ func TestSpans(t *testing.T) {
 				"travelrule.attempts": int64(1), "error.type": "connection_closed",
 			}},
 			attempts: []span{{"POST /transfers/initiate", trace.SpanKindClient, codes.Error, "no answer", initiateAttempt(map[attribute.Key]any{
-				"error.type": "connection_closed", "travelrule.retry": false, "travelrule.retry.reason": "connection failed after sending",
+				"error.type": "connection_closed", "travelrule.retry": false, "travelrule.retry_reason": "connection failed after sending",
 			})}},
 		},
 		{
@@ -189,7 +191,7 @@ func TestSpans(t *testing.T) {
 			attempts: []span{{"POST /transfers/inquiryResolution", trace.SpanKindClient, codes.Error, "error status", map[attribute.Key]any{
 				"http.request.method": "POST", "server.address": "127.0.0.1", "server.port": "PORT", "url.template": "/transfers/inquiryResolution",
 				"http.response.status_code": int64(404), "error.type": "404", "travelrule.attempt.written": true,
-				"travelrule.retry": false, "travelrule.retry.reason": "status 404",
+				"travelrule.retry": false, "travelrule.retry_reason": "status 404",
 			}}},
 		},
 	}
@@ -337,4 +339,37 @@ func TestTwoObservers(t *testing.T) {
 		}
 		assert.Equal(t, "429", attrs(attempts[0])["error.type"])
 	}
+}
+
+// resender is a transport that reports writing each request twice, as a
+// transport that sends it again by itself (an HTTP/2 retry of a refused
+// stream) does, then sends it once.
+type resender struct{ base http.RoundTripper }
+
+func (r resender) RoundTrip(req *http.Request) (*http.Response, error) {
+	if tr := httptrace.ContextClientTrace(req.Context()); tr != nil && tr.WroteHeaders != nil {
+		tr.WroteHeaders()
+	}
+	return r.base.RoundTrip(req)
+}
+
+// TestTransportResendIsCounted: a request a transport sent again within
+// one attempt counts in the attempt's http.request.resend_count and in
+// travelrule.client.attempts, as the call's travelrule.attempts does.
+func TestTransportResendIsCounted(t *testing.T) {
+	tel := newTelemetry(t)
+	_, client := sandbox(t, tel, travelrule.WithHTTPClient(&http.Client{Transport: resender{http.DefaultTransport}}))
+	_, err := client.SearchVASPs(context.Background(), &travelrule.VASPQuery{Name: "Example"})
+	require.NoError(t, err)
+	call := tel.named("travelrule.SearchVASPs")
+	require.Len(t, call, 1)
+	assert.Equal(t, int64(2), attrs(call[0])["travelrule.attempts"])
+	attempt := tel.named("GET /discovery/vasp")
+	require.Len(t, attempt, 1)
+	assert.Equal(t, int64(1), attrs(attempt[0])["http.request.resend_count"])
+	var sum int64
+	for _, n := range points(t, tel.metrics(t), "travelrule.client.attempts") {
+		sum += n
+	}
+	assert.Equal(t, int64(2), sum)
 }
