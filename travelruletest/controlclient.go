@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/vaspkit/travelrule"
@@ -30,8 +29,8 @@ type ControlClient struct {
 	apiKey string
 	hc     *http.Client
 
-	mu    sync.Mutex // guards token
-	token string     // the bearer token, "" before the login
+	login chan struct{} // held (one slot) while logging in: guards token
+	token string        // the bearer token, "" before the login
 }
 
 // ControlOption configures a [ControlClient].
@@ -45,21 +44,28 @@ func WithControlAPIKey(key string) ControlOption {
 
 // WithControlHTTPClient sets the HTTP client of the requests (default one
 // with a time-out of 30 seconds), such as one that trusts the certificate
-// of "travelrule sandbox --tls".
+// of "travelrule sandbox --tls". The client follows no redirect whatever
+// hc's CheckRedirect says: its API key and token go to the sandbox alone.
 func WithControlHTTPClient(hc *http.Client) ControlOption {
 	return func(c *ControlClient) {
 		if hc != nil {
-			c.hc = hc
+			copied := *hc
+			copied.CheckRedirect = noRedirect
+			c.hc = &copied
 		}
 	}
 }
+
+// noRedirect is the control client's CheckRedirect: net/http drops
+// Authorization on a redirect to another host, but not x-api-key.
+func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // NewControlClient returns a client of the control plane of the sandbox at
 // baseURL, its base URL with the path prefix (what "travelrule sandbox"
 // prints as TRAVELRULE_BASE_URL, or [Server.URL]).
 func NewControlClient(baseURL string, opts ...ControlOption) *ControlClient {
 	c := &ControlClient{base: strings.TrimSuffix(baseURL, "/"), apiKey: DefaultAPIKey,
-		hc: &http.Client{Timeout: 30 * time.Second}}
+		hc: &http.Client{Timeout: 30 * time.Second, CheckRedirect: noRedirect}, login: make(chan struct{}, 1)}
 	for _, opt := range opts {
 		if opt != nil {
 			opt(c)
@@ -187,8 +193,14 @@ func (c *ControlClient) call(ctx context.Context, op, method, path string, in, o
 // bearer returns the client's token, logging in first if it has none or
 // renew is set.
 func (c *ControlClient) bearer(ctx context.Context, renew bool) (string, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	// One login at a time; a caller waiting for another's ends with its
+	// own context.
+	select {
+	case c.login <- struct{}{}:
+	case <-ctx.Done():
+		return "", fmt.Errorf("travelruletest: ControlClient: logging in: %w", ctx.Err())
+	}
+	defer func() { <-c.login }()
 	if c.token != "" && !renew {
 		return c.token, nil
 	}

@@ -3,8 +3,10 @@ package travelruletest_test
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -236,4 +238,45 @@ func TestControlClientRenewsItsToken(t *testing.T) {
 	}
 	assert.Equal(t, 2, logins)
 	assert.Equal(t, 1, refused, "the expired token")
+}
+
+// TestControlClientFollowsNoRedirect: a redirect of the login to another
+// host gets neither the API key nor anything else; the login fails.
+func TestControlClientFollowsNoRedirect(t *testing.T) {
+	var leaked atomic.Value
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		leaked.Store(r.Header.Get("X-Api-Key"))
+	}))
+	defer other.Close()
+	redirecting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	defer redirecting.Close()
+	for _, opts := range [][]travelruletest.ControlOption{nil, {travelruletest.WithControlHTTPClient(&http.Client{})}} {
+		c := travelruletest.NewControlClient(redirecting.URL, append(opts, travelruletest.WithControlAPIKey("planted-api-key-123"))...)
+		err := c.SetDecision(context.Background(), travelruletest.DecisionApprove)
+		require.Error(t, err)
+		assert.Nil(t, leaked.Load(), "the other host got a request")
+	}
+}
+
+// TestControlClientWaitEndsWithItsContext: a caller waiting behind
+// another's login gives up when its own context ends.
+func TestControlClientWaitEndsWithItsContext(t *testing.T) {
+	release := make(chan struct{})
+	entered := make(chan struct{}, 2)
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		entered <- struct{}{}
+		<-release
+	}))
+	defer hang.Close()
+	defer close(release)
+	c := travelruletest.NewControlClient(hang.URL)
+	go func() { _ = c.SetDecision(context.Background(), travelruletest.DecisionApprove) }()
+	<-entered // the first caller's login is held
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.SetDecision(ctx, travelruletest.DecisionReject) }()
+	cancel()
+	require.ErrorIs(t, <-done, context.Canceled)
 }

@@ -85,6 +85,10 @@ func TestControlFaultsEndpoint(t *testing.T) {
 
 	// Like the rest of the control plane: a token, and POST or GET.
 	assert.Equal(t, http.StatusUnauthorized, post(t, u, "", `{"faults":[]}`).Status)
+	resp, err = http.Get(u) // the list, without a token
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "the list needs a token too")
 	req, err = http.NewRequest(http.MethodPut, u, nil)
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+tok)
