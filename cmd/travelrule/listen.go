@@ -130,6 +130,11 @@ func (c *cli) verification(sigFile string) ([]callback.Option, []string, error) 
 	if err != nil {
 		return nil, nil, err
 	}
+	if capKey != "" && len(capKey) < 16 {
+		// Said here, with its source, before the handler would refuse it
+		// in words of its own.
+		return nil, nil, fmt.Errorf("%s: the capability key is shorter than 16 bytes", capSource)
+	}
 	if signing != "" && secret != "" {
 		return nil, nil, errors.New("both a signing secret (x-data-integrity) and a Standard Webhooks secret are set: a callback carries one signature; set one")
 	}

@@ -132,6 +132,8 @@ func TestListenSecretErrors(t *testing.T) {
 			"the capability key file of TRAVELRULE_CALLBACK_KEY_FILE: no such file"},
 		{"a capability key of two lines", map[string]string{"TRAVELRULE_CALLBACK_KEY": secret + "\nmore"},
 			"TRAVELRULE_CALLBACK_KEY: the capability key has a line break or a control character"},
+		{"a short capability key", map[string]string{"TRAVELRULE_CALLBACK_KEY": "PLANTED"},
+			"TRAVELRULE_CALLBACK_KEY: the capability key is shorter than 16 bytes"},
 		{"two signatures", map[string]string{"TRAVELRULE_SIGNING_SECRET": secret, "TRAVELRULE_WEBHOOK_SECRET_FILE": file},
 			"both a signing secret (x-data-integrity) and a Standard Webhooks secret are set"},
 	}
