@@ -633,11 +633,15 @@ func (c Callback) Format(f fmt.State, verb rune) {
 	fmt.Fprintf(f, " Unmapped:[%d paths] Raw:[%d bytes]}", len(c.Unmapped), len(c.Raw))
 }
 
-// SafeTransferID returns TransferID when the callback's fmt and log/slog
-// forms show it, and "" when they hide it: when it is not a short
-// identifier, or when it repeats one of the callback's personal or secret
+// SafeTransferID returns TransferID, or "" when it is not a short
+// identifier or when it repeats one of the callback's personal or secret
 // values (the sender chose both, so a transfer id may be a wallet address
-// or a name). Keep or show this one, as package journal does.
+// or a name). A value of five letters or more counts wherever it stands, a
+// shorter one only as a word (see redact.go), so that a transfer id that
+// holds a short number or name inside a longer word ("trngx-42" beside the
+// comment "Ng") still joins a transfer's records. The fmt and log/slog
+// forms are stricter: they hide such an id. Keep or show this one, as
+// package journal does.
 func (c Callback) SafeTransferID() string {
 	if c.TransferID == "" || !isIdentifier(c.TransferID, maxRequestID) || containsAny(c.TransferID, c.piiValues()) {
 		return ""

@@ -367,3 +367,34 @@ func TestNotFoundNamesTheRoute(t *testing.T) {
 		assert.NotContains(t, err.Error(), "POST", "only a 404 or 405 without the service's code names the route")
 	}
 }
+
+// TestAPIKeyEchoedInARequestIDStaysOut: a server that echoes the client's
+// API key, or its start, in X-Request-Id gets it into no error text, no
+// %+v and no result.
+func TestAPIKeyEchoedInARequestIDStaysOut(t *testing.T) {
+	const apiKey = "trp_live_0123456789abcdef"
+	for _, status := range []int{200, 400} {
+		for _, echo := range []string{"req-" + apiKey, "req-trp_live_0123456789a"} {
+			t.Run(fmt.Sprint(status, echo), func(t *testing.T) {
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if r.URL.Path == "/auth/token" {
+						io.WriteString(w, `{"accessToken":"echo-test-token","expiresIn":3600}`)
+						return
+					}
+					w.Header().Set("X-Request-Id", echo)
+					w.WriteHeader(status)
+					io.WriteString(w, map[int]string{200: `{"status":true}`, 400: `{"status":false,"errors":[{"code":"VALIDATION_ERROR"}]}`}[status])
+				}))
+				defer srv.Close()
+				c, err := travelrule.NewClient(srv.URL, travelrule.WithAPIKey(apiKey))
+				require.NoError(t, err)
+				res, err := c.SubmitTxID(context.Background(), "tr-1", "0xabc")
+				shown := fmt.Sprintf("%v %+v %+v", err, err, res)
+				if res != nil {
+					shown += res.RequestID
+				}
+				assert.NotContains(t, shown, "trp_live_0123456789")
+			})
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptrace"
 	"slices"
 	"strconv"
 	"strings"
@@ -240,9 +241,17 @@ func (cl *call) finishAs(o CallOutcome, err error) {
 	var ae *APIError
 	switch {
 	case errors.As(err, &ae):
+		// Each code on its own: the error's text hides them all when one
+		// holds a value, observers lose only that one. The service's
+		// documented codes are always told.
 		unshown := cl.unshown()
-		for _, c := range ae.visibleCodes() {
-			if !codeHoldsPII(c, unshown) && !cl.holdsCredential(c) {
+		codes := ae.Codes
+		if len(codes) == 0 && ae.Code != "" {
+			codes = []string{ae.Code}
+		}
+		for _, c := range codes {
+			if showCode(c, nil) && !slices.Contains(end.Codes, c) &&
+				(documentedCode(c) || !containsAnywhere(c, unshown) && !cl.holdsCredential(c)) {
 				end.Codes = append(end.Codes, c)
 			}
 		}
@@ -299,22 +308,9 @@ func (cl *call) unshown() []string {
 }
 
 // holdsCredential reports whether s, a request id or a code, holds a part
-// of the call's bearer tokens (holdsTokenPart) or of the client's API key
-// or client secret (holdsKeyPart: any eight characters of it, as for a
-// login's errors).
-func (cl *call) holdsCredential(s string) bool {
-	if holdsTokenPart(s, cl.tokenParts()) {
-		return true
-	}
-	var secret string
-	switch src := cl.client.tokenSource.(type) {
-	case *apiKeySource:
-		secret = string(src.key)
-	case *clientCredentialsSource:
-		secret = src.cfg.ClientSecret
-	}
-	return secret != "" && holdsKeyPart(s, secret)
-}
+// of the call's bearer tokens or of the client's API key or client secret
+// (see call.tokenParts and holdsTokenPart: any eight characters of one).
+func (cl *call) holdsCredential(s string) bool { return holdsTokenPart(s, cl.tokenParts()) }
 
 // AttemptObserver is an [Observer] that also watches each attempt of the
 // calls it observes: telemetry is one (package oteltravelrule). The
@@ -512,11 +508,22 @@ func (cl *call) startAttempt(ctx context.Context, n int) context.Context {
 		}
 		cl.attemptCtx = append(cl.attemptCtx, next) // the observer's own, for its EndAttempt
 		if next != ctx {
-			ctx = observedContext{Context: ctx, values: next}
+			values := next
+			if next.Value(attemptMark{}) != cl {
+				// Not made from the context given: an httptrace of its
+				// own would hide the client's hooks. Put them back.
+				values = httptrace.WithClientTrace(next, &cl.trace)
+			}
+			ctx = observedContext{Context: ctx, values: values}
 		}
 	}
 	return ctx
 }
+
+// attemptMark marks the context of an observed call's attempts (see send):
+// a context an AttemptObserver returns that lacks it was not made from the
+// one given.
+type attemptMark struct{}
 
 // observedContext is the context an attempt goes on with after an
 // AttemptObserver returned values: its deadline, Done and Err are the

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -427,7 +428,7 @@ func TestCallEndCarriesTheAnswer(t *testing.T) {
 	}{
 		{"stored", 200, `{"status":true,"data":{"transferId":"tr-1"}}`, "req-ok", nil, "req-ok"},
 		{"refused", 400, `{"status":false,"errors":[{"code":"VALIDATION_ERROR"},{"code":"INVALID_ASSET"}]}`, "req-400", []string{"VALIDATION_ERROR", "INVALID_ASSET"}, "req-400"},
-		{"a code and an id that echo a personal value", 400, `{"status":false,"errors":[{"code":"VALIDATION_ERROR"},{"code":"ID_123456789"}]}`, "id-123456789", nil, ""},
+		{"a code and an id that echo a personal value", 400, `{"status":false,"errors":[{"code":"VALIDATION_ERROR"},{"code":"ID_123456789"}]}`, "id-123456789", []string{"VALIDATION_ERROR"}, ""},
 		{"no answer worth an id", 502, `bad gateway`, "", nil, ""},
 	}
 	for _, tt := range tests {
@@ -1033,4 +1034,33 @@ func TestCallInfoCarriesTheCallsKey(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, w.recorder.starts, 1)
 	assert.Equal(t, "payment-77", w.recorder.starts[0].IdempotencyKey)
+}
+
+// tracer is an AttemptObserver that returns, made from
+// context.Background, a context with an httptrace of its own: the
+// client's hooks, which keep net/http from sending a request again by
+// itself, are put back under it.
+type tracer struct{ headerSetter }
+
+func (tracer) StartAttempt(context.Context, *travelrule.CallInfo, *travelrule.AttemptInfo) context.Context {
+	return httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{})
+}
+
+// TestObserversHttptraceHidesNotTheClients: as
+// TestDetachedAttemptContextIsNotUsed, with an observer whose context
+// carries its own httptrace.
+func TestObserversHttptraceHidesNotTheClients(t *testing.T) {
+	var n atomic.Int32
+	c, ts := setup(t, func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) == 2 {
+			rawAnswer(func(io.Writer, *http.Request) {})(w, r)
+			return
+		}
+		answer(200, `{"status":true}`)(w, r)
+	}, travelrule.WithObserver(tracer{}))
+	_, err := c.SubmitTxID(context.Background(), "tr-1", "0xabc")
+	require.NoError(t, err)
+	_, err = c.SubmitTxID(context.Background(), "tr-1", "0xabc", travelrule.WithCallRetryMax(0), travelrule.WithCallIdempotencyKey("k-1"))
+	require.ErrorIs(t, err, travelrule.ErrOutcomeUnknown)
+	assert.EqualValues(t, 2, ts.hits.Load(), "sent once")
 }

@@ -487,18 +487,28 @@ func scrub(msg string, pii []string) string {
 	for _, v := range pii {
 		longest = max(longest, utf8.RuneCountInString(v))
 	}
+	full := msg
 	msg = cutRunes(msg, maxMessage+longest)
-	if spans := personalSpans(msg, pii); len(spans) > 0 {
-		var b strings.Builder
-		last := 0
-		for _, sp := range spans {
-			b.WriteString(msg[last:sp.start])
-			b.WriteString(redacted)
-			last = sp.end
+	// The kept text ends at the original text's rune maxMessage, or after
+	// the replaced value that crosses it: cut after the replacements, a
+	// value that replacements pulled back under the limit would be cut in
+	// two and its first half kept.
+	limit := len(cutRunes(msg, maxMessage))
+	var b strings.Builder
+	last := 0
+	for _, sp := range personalSpans(msg, pii) {
+		if sp.start >= limit {
+			break
 		}
-		b.WriteString(msg[last:])
-		msg = b.String()
+		b.WriteString(msg[last:sp.start])
+		b.WriteString(redacted)
+		last = sp.end
 	}
+	if last < limit {
+		b.WriteString(msg[last:limit])
+	}
+	cut := max(last, limit) < len(full) // msg is a prefix of full: the same offsets
+	msg = b.String()
 	if containsAny(msg, pii) {
 		// A value reshaped where no span matches it loosely ("OEDEGAARD
 		// MUELLER", "ab-123-456", hex or base64 of it): the text goes.
@@ -510,8 +520,8 @@ func scrub(msg string, pii []string) string {
 		}
 		return r
 	}, msg)
-	if utf8.RuneCountInString(msg) > maxMessage {
-		msg = cutRunes(msg, maxMessage) + "…"
+	if cut {
+		msg += "…"
 	}
 	return msg
 }

@@ -103,7 +103,9 @@ func TestScrub(t *testing.T) {
 		{"id ab-123-456 refused", "[redacted]"},
 		{hex.EncodeToString([]byte("Quarterfield")), "[redacted]"},
 		{strings.Repeat("x", maxMessage) + "Quarterfield", strings.Repeat("x", maxMessage) + "…"},
-		{strings.Repeat("x", maxMessage-3) + "Quarterfield", strings.Repeat("x", maxMessage-3) + "[re…"},
+		// A value that crosses the limit is replaced whole, the marker kept whole.
+		{strings.Repeat("x", maxMessage-3) + "Quarterfield", strings.Repeat("x", maxMessage-3) + "[redacted]"},
+		{strings.Repeat("x", maxMessage-3) + "Quarterfield and more", strings.Repeat("x", maxMessage-3) + "[redacted]…"},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, scrub(tt.msg, testPII), "%q", tt.msg)
@@ -296,4 +298,20 @@ func TestContainsAnywhereCoversContainsAny(t *testing.T) {
 	for _, s := range []string{"tr-42", "req-7", ""} {
 		assert.False(t, containsAnywhere(s, values), s)
 	}
+}
+
+// TestScrubCutsNoValueInTwo: values replaced before the cut pull a later
+// value back under the limit; it is replaced whole or left out, never cut
+// in two with its first half kept.
+func TestScrubCutsNoValueInTwo(t *testing.T) {
+	const addr = "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq"
+	for n := 1; n <= 12; n++ {
+		msg := strings.TrimSpace(strings.Repeat(addr+" ", n))
+		got := scrub(msg, []string{addr})
+		assert.NotContains(t, got, "bc1q", "%d values: %q", n, got)
+		assert.LessOrEqual(t, utf8.RuneCountInString(got), maxMessage+len(redacted)+1)
+	}
+	assert.Equal(t, "short text", scrub("short text", []string{addr}))
+	long := strings.Repeat("x", maxMessage+50)
+	assert.Equal(t, strings.Repeat("x", maxMessage)+"…", scrub(long, nil))
 }

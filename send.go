@@ -112,6 +112,9 @@ func (cl *call) send(ctx context.Context) (answer, error) {
 		cl.trace.Got1xxResponse = cl.got1xx
 	}
 	cl.ctx = httptrace.WithClientTrace(ctx, &cl.trace)
+	if cl.info != nil && len(c.watch.attempts) > 0 {
+		cl.ctx = context.WithValue(cl.ctx, attemptMark{}, cl) // see startAttempt
+	}
 	if cl.method == "" {
 		cl.method = http.MethodPost
 	}
@@ -544,13 +547,19 @@ func (cl *call) headerValues() []string {
 }
 
 // tokenParts returns the parts (see tokenParts) of every bearer token the
-// call sent.
+// call sent, and the client's credential (its API key or client secret),
+// which no answer may get into an error, a result or an observer's view
+// either: a server may echo any of them, or eight characters of one
+// (holdsTokenPart).
 func (cl *call) tokenParts() []string {
 	var v []string
 	for _, auth := range cl.auths {
 		if tok, ok := strings.CutPrefix(auth, "Bearer "); ok {
 			v = append(v, tokenParts(tok)...)
 		}
+	}
+	if s := cl.client.credential(); s != "" {
+		v = append(v, s)
 	}
 	return v
 }
