@@ -309,8 +309,9 @@ func (cl *call) unshown() []string {
 
 // holdsCredential reports whether s, a request id or a code, holds a part
 // of the call's bearer tokens or of the client's API key or client secret
-// (see call.tokenParts and holdsTokenPart: any eight characters of one).
-func (cl *call) holdsCredential(s string) bool { return holdsTokenPart(s, cl.tokenParts()) }
+// (see call.credentialParts and holdsTokenPart: any eight characters of
+// one).
+func (cl *call) holdsCredential(s string) bool { return holdsTokenPart(s, cl.credentialParts()) }
 
 // AttemptObserver is an [Observer] that also watches each attempt of the
 // calls it observes: telemetry is one (package oteltravelrule). The

@@ -87,7 +87,7 @@ type answer struct {
 	status int
 	header http.Header
 	body   []byte
-	tokens []string // the parts of the bearer tokens the call sent (call.tokenParts)
+	tokens []string // the parts of the bearer tokens the call sent and the credential (call.credentialParts)
 }
 
 // send sends the call's body with POST and returns the 2xx answer, or the
@@ -222,7 +222,7 @@ func (cl *call) read(resp *http.Response) (answer, error) {
 	cl.status = resp.StatusCode
 	data, err := readBody(resp, cl.client.maxResponse)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		e := newAPIError(cl.op, resp.StatusCode, resp.Header, data, cl.piiValues()).hideTokenParts(cl.tokenParts()).withRoute(cl.method, cl.url)
+		e := newAPIError(cl.op, resp.StatusCode, resp.Header, data, cl.piiValues()).hideTokenParts(cl.credentialParts()).withRoute(cl.method, cl.url)
 		if isAuthStatus(resp.StatusCode) {
 			e.cause = cl.noToken
 		}
@@ -231,12 +231,12 @@ func (cl *call) read(resp *http.Response) (answer, error) {
 	if err != nil {
 		// The service answered 2xx, so it may have acted; its answer could
 		// not be read.
-		e := unexpectedAnswer(cl.op, resp.StatusCode, resp.Header, data, cl.piiValues()).hideTokenParts(cl.tokenParts())
+		e := unexpectedAnswer(cl.op, resp.StatusCode, resp.Header, data, cl.piiValues()).hideTokenParts(cl.credentialParts())
 		e.Message = transportText(err)
 		return answer{}, e
 	}
 	cl.answered2xx = resp.Header
-	return answer{status: resp.StatusCode, header: resp.Header, body: data, tokens: cl.tokenParts()}, nil
+	return answer{status: resp.StatusCode, header: resp.Header, body: data, tokens: cl.credentialParts()}, nil
 }
 
 // checkRetry runs after every attempt: it gathers the attempt's facts,
@@ -547,10 +547,7 @@ func (cl *call) headerValues() []string {
 }
 
 // tokenParts returns the parts (see tokenParts) of every bearer token the
-// call sent, and the client's credential (its API key or client secret),
-// which no answer may get into an error, a result or an observer's view
-// either: a server may echo any of them, or eight characters of one
-// (holdsTokenPart).
+// call sent.
 func (cl *call) tokenParts() []string {
 	var v []string
 	for _, auth := range cl.auths {
@@ -558,6 +555,18 @@ func (cl *call) tokenParts() []string {
 			v = append(v, tokenParts(tok)...)
 		}
 	}
+	return v
+}
+
+// credentialParts is tokenParts and the client's credential (its API key
+// or client secret): what no request id, code or transfer id of an answer
+// may hold eight characters of (holdsTokenPart), lest an error, a result
+// or an observer show it. The credential is checked that way only, not
+// searched for in texts as the personal values are (piiValues): that
+// search costs an initiation a third more for a value that, unlike a
+// name, a server has no reason to reshape.
+func (cl *call) credentialParts() []string {
+	v := cl.tokenParts()
 	if s := cl.client.credential(); s != "" {
 		v = append(v, s)
 	}
@@ -627,7 +636,7 @@ func (cl *call) hidesTransferID() bool {
 		// Not the WithCallHeader values: a gateway that puts a tenant
 		// header's value in its transfer ids would lose the journal's
 		// joins, and they are the caller's, not a person's.
-		if containsAny(cl.transferID, cl.pii.piiValues()) || holdsTokenPart(cl.transferID, cl.tokenParts()) {
+		if containsAny(cl.transferID, cl.pii.piiValues()) || holdsTokenPart(cl.transferID, cl.credentialParts()) {
 			cl.hidden = 2
 		}
 	}
