@@ -57,32 +57,37 @@ func (s *Server) deliver(ctx context.Context, ev *event) Delivery {
 	if !s.pause(ctx, 0) {
 		return d
 	}
-	s.records.progress(d, false)
+	s.records.progress(d, false, time.Time{})
 	delays := s.cfg.cbDelays
-	var retryAfter time.Duration
+	var wait time.Duration
 	for i := 0; i <= len(delays); i++ {
-		if i > 0 && !s.pause(ctx, retryWait(delays, i-1, retryAfter)) {
+		if i > 0 && !s.pause(ctx, wait) {
 			break
 		}
 		at := Attempt{Time: time.Now()}
-		code, ra, err := s.post(ctx, ev)
-		at.StatusCode = code
+		code, retryAfter, err := s.post(ctx, ev)
+		at.StatusCode, at.Latency = code, time.Since(at.Time)
 		if err != nil {
 			at.Err = attemptError(err)
 		}
 		d.Attempts = append(d.Attempts, at)
-		s.records.progress(d, true)
+		ok := code >= 200 && code <= 299
+		var next time.Time
+		if !ok && i < len(delays) && ctx.Err() == nil {
+			wait = retryWait(delays, i, retryAfter)
+			next = time.Now().Add(wait)
+		}
+		s.records.progress(d, true, next)
 		s.log(ctx, "travelruletest: callback attempt",
 			slog.String("transferId", ev.transferID), slog.String("kind", string(ev.kind)),
 			slog.String("status", string(ev.status)), slog.Int("attempt", i+1), slog.Int("answer", code))
-		if code >= 200 && code <= 299 {
+		if ok {
 			d.Delivered = true
 			break
 		}
 		if ctx.Err() != nil {
 			break
 		}
-		retryAfter = ra
 	}
 	return d
 }

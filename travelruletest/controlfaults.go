@@ -186,7 +186,9 @@ func (s *Server) faultsAnswer() *answer {
 	fs.mu.Lock()
 	out := struct {
 		Faults []shownFault `json:"faults"`
-	}{make([]shownFault, len(fs.slots))}
+		// Off is true while the console's switch holds the faults off.
+		Off bool `json:"off,omitempty"`
+	}{make([]shownFault, len(fs.slots)), fs.off}
 	for i, slot := range fs.slots {
 		out.Faults[i] = shownFault{wireFault: slot.toWire(), Fired: slot.fired}
 	}

@@ -190,13 +190,16 @@ type transferState struct {
 
 // callbackState is a callback of a transferState.
 type callbackState struct {
-	WebhookID string         `json:"webhookId"`
-	Kind      CallbackKind   `json:"kind"`
-	Status    State          `json:"status"`
-	URL       string         `json:"url"`
-	Delivered bool           `json:"delivered"`
-	Pending   bool           `json:"pending"`
-	Attempts  []attemptState `json:"attempts"`
+	WebhookID string       `json:"webhookId"`
+	Kind      CallbackKind `json:"kind"`
+	Status    State        `json:"status"`
+	URL       string       `json:"url"`
+	Delivered bool         `json:"delivered"`
+	Pending   bool         `json:"pending"`
+	// NextAttempt is when the next attempt of a pending callback is due,
+	// if it waits for one.
+	NextAttempt string         `json:"nextAttempt,omitempty"`
+	Attempts    []attemptState `json:"attempts"`
 }
 
 // attemptState is an attempt of a callbackState.
@@ -204,6 +207,8 @@ type attemptState struct {
 	Time       string `json:"time"`
 	StatusCode int    `json:"statusCode"`
 	Error      string `json:"error,omitempty"`
+	// Latency is how long the attempt took, as a Go duration ("12.5ms").
+	Latency string `json:"latency"`
 }
 
 // serveTransferState is GET {base}/sandbox/transfers/{id}.
@@ -227,7 +232,11 @@ func (s *Server) serveTransferState(r *http.Request, id string) *answer {
 		out.Callbacks = append(out.Callbacks, callbackOf(d, false))
 	}
 	for _, d := range sending {
-		out.Callbacks = append(out.Callbacks, callbackOf(d, true))
+		cs := callbackOf(d.Delivery, true)
+		if !d.next.IsZero() {
+			cs.NextAttempt = timestamp(d.next)
+		}
+		out.Callbacks = append(out.Callbacks, cs)
 	}
 	body, _ := json.Marshal(out)
 	return &answer{status: http.StatusOK, body: body, transferID: t.ID}
@@ -239,7 +248,7 @@ func callbackOf(d Delivery, pending bool) callbackState {
 	cs := callbackState{WebhookID: d.ID, Kind: d.Kind, Status: d.Status, URL: shownURL(d.URL), Delivered: d.Delivered,
 		Pending: pending, Attempts: make([]attemptState, len(d.Attempts))}
 	for i, a := range d.Attempts {
-		cs.Attempts[i] = attemptState{Time: timestamp(a.Time), StatusCode: a.StatusCode, Error: a.Err}
+		cs.Attempts[i] = attemptState{Time: timestamp(a.Time), StatusCode: a.StatusCode, Error: a.Err, Latency: a.Latency.String()}
 	}
 	return cs
 }

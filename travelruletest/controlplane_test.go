@@ -338,7 +338,7 @@ func assertKeys(t *testing.T, raw []byte) {
 	var attempts []map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal(cbs[0]["attempts"], &attempts))
 	require.NotEmpty(t, attempts)
-	assert.ElementsMatch(t, []string{"time", "statusCode"}, slices.Collect(maps.Keys(attempts[0])))
+	assert.ElementsMatch(t, []string{"time", "statusCode", "latency"}, slices.Collect(maps.Keys(attempts[0])))
 }
 
 // TestTransferStateShowsRetries: a receiver that answers 500 and then

@@ -38,9 +38,10 @@ func (s *Server) SetDecision(d Decision) {
 	}
 	if d == "" {
 		s.decision.Store(nil)
-		return
+	} else {
+		s.decision.Store(&d)
 	}
-	s.decision.Store(&d)
+	s.records.changedNow()
 }
 
 // check reports an unknown decision.
@@ -72,9 +73,9 @@ func (s *Server) decide(t *transferRec) []*event {
 	case DecisionNone:
 		return nil
 	case DecisionReject:
-		t.decision = StateRejected
+		t.decision, t.decidedBy, t.decided = StateRejected, decidedBySandbox, t.Created
 		return s.resolutionEvents(t, false)
 	}
-	t.decision = StateApproved
+	t.decision, t.decidedBy, t.decided = StateApproved, decidedBySandbox, t.Created
 	return s.resolutionEvents(t, true)
 }

@@ -440,19 +440,20 @@
 //	 "created":"<RFC 3339, UTC>","updated":"<RFC 3339, UTC: last change of state>",
 //	 "callbacks":[{"webhookId":"msg_…","kind":"INQUIRY","status":"inquiry",
 //	   "url":"https://vasp.example/inbound","delivered":true,"pending":false,
-//	   "attempts":[{"time":"<RFC 3339, UTC>","statusCode":500},
-//	     {"time":"…","statusCode":204}]}]}
+//	   "attempts":[{"time":"<RFC 3339, UTC>","statusCode":500,"latency":"3.2ms"},
+//	     {"time":"…","statusCode":204,"latency":"1.1ms"}]}]}
 //
 // callbacks lists, in the order they were sent, the transfer's callbacks
 // (inbound inquiry included), each with its kind ([CallbackKind]), the
 // State it announces (Delivery.Status) and its delivery id (sent as
 // webhook-id only under [WithStandardWebhooks]), that finished, delivered or given up
 // (delivered false), kept within [WithRecordLimit], then the one being
-// delivered now, if any (pending true, with its attempts so far; the
-// attempt under way is not listed until it ends). Callbacks still queued
+// delivered now, if any (pending true, with its attempts so far and,
+// while it waits for the next, nextAttempt, when that is due; the attempt
+// under way is not listed until it ends). Callbacks still queued
 // behind it are not listed: state tells how far the transfer got. An
 // attempt's statusCode is the receiver's answer, 0 if none came, and then
-// error says why. The state carries none of the request's values (no
+// error says why; latency is how long it took, as a Go duration. The state carries none of the request's values (no
 // party, name, date of birth, address, national id, account or wallet
 // number, travel address, email, txId, asset, amount or callback body); a callback's url is cut to scheme, host
 // and path, without user information, query or fragment (where a

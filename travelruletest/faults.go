@@ -249,6 +249,7 @@ type faultSchedule struct {
 	mu    sync.Mutex  // guards every field
 	slots []faultSlot // the faults, in list order
 	gen   uint64      // bumped by each set, so that a refund never reaches a fault that replaced the one drawn
+	off   bool        // the console's switch turned injection off: no fault fires, until it or a set turns it on
 	rng   *mrand.Rand
 }
 
@@ -272,7 +273,19 @@ func (s *Server) SetFaults(faults ...Fault) {
 	fs.mu.Lock()
 	fs.slots = slots
 	fs.gen++
+	fs.off = false
 	fs.mu.Unlock()
+	s.records.changedNow()
+}
+
+// switchFaults turns the injection of the faults set on or off, keeping
+// them and their counts: the console's switch.
+func (s *Server) switchFaults(on bool) {
+	fs := s.faults
+	fs.mu.Lock()
+	fs.off = !on
+	fs.mu.Unlock()
+	s.records.changedNow()
 }
 
 // draw decides the faults of one request to op.
@@ -281,6 +294,9 @@ func (fs *faultSchedule) draw(op Operation) faultPlan {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	p.gen = fs.gen
+	if fs.off {
+		return p
+	}
 	for i := range fs.slots {
 		f := &fs.slots[i]
 		if !f.appliesTo(op) || f.Times > 0 && f.fired >= f.Times {

@@ -110,3 +110,28 @@ func operationsNamed(names []string) (Operation, error) {
 	}
 	return ops, nil
 }
+
+// spec is f written as ParseFault reads it, with only the keys that differ
+// from the defaults: ParseFault(f.spec()) is f.
+func (f Fault) spec() string {
+	var args []string
+	if f.Rate != 1 {
+		args = append(args, "rate="+strconv.FormatFloat(f.Rate, 'g', -1, 64))
+	}
+	if f.Times != 0 {
+		args = append(args, "times="+strconv.Itoa(f.Times))
+	}
+	if f.Ops != 0 {
+		args = append(args, "ops="+strings.ReplaceAll(f.Ops.String(), "|", "+"))
+	}
+	if f.RetryAfter != 0 {
+		args = append(args, "retry-after="+f.RetryAfter.String())
+	}
+	if f.Latency != 0 {
+		args = append(args, "latency="+f.Latency.String())
+	}
+	if len(args) == 0 {
+		return f.Kind.String()
+	}
+	return f.Kind.String() + ":" + strings.Join(args, ",")
+}

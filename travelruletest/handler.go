@@ -31,6 +31,16 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.gate.leave()
+	if s.console != nil && isConsolePath(r.URL.Path) {
+		// The console is not the service: its requests are neither
+		// recorded nor hit by faults.
+		if !st.take() {
+			drop(w)
+			return
+		}
+		s.console.ServeHTTP(w, r)
+		return
+	}
 
 	rec := Request{
 		Method: r.Method,

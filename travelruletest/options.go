@@ -4,6 +4,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"time"
@@ -61,6 +62,8 @@ type config struct {
 	recordLimit        int
 	idemWindow         time.Duration
 	logger             *slog.Logger
+	console            bool
+	consoleFrom        []netip.Prefix
 	now                func() time.Time // the clock tokens are minted and verified by; nil is time.Now
 	err                error
 }
@@ -429,4 +432,27 @@ func WithIdempotencyWindow(d time.Duration) Option {
 // request_id, as the client sent it.
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) { c.logger = l }
+}
+
+// WithConsole makes the server serve the sandbox console, a web page for
+// a person, at "/" of its address (see [Server.ConsoleURL]): the transfers
+// as they arrive, each one's timeline (its requests, the decision, every
+// attempt at each callback with its answer, latency and next retry), the
+// faults with a switch, and Approve and Reject buttons on the transfers
+// that wait for the decision of the beneficiary's VASP (under
+// [DecisionNone]). Personal data shows redacted until the person reveals
+// it; no secret shows. It answers loopback clients, and those in from;
+// its buttons refuse requests from pages of other origins. Its paths, "/"
+// and those under "/console/", are outside the service's: the path prefix
+// (see [WithPathPrefix]) must not be "/console".
+func WithConsole(from ...netip.Prefix) Option {
+	return func(c *config) {
+		for _, p := range from {
+			if !p.IsValid() {
+				c.fail(errors.New("travelruletest: WithConsole: an invalid address prefix"))
+			}
+		}
+		c.console = true
+		c.consoleFrom = append(c.consoleFrom, from...)
+	}
 }

@@ -176,6 +176,9 @@ type Attempt struct {
 	// Err says why no answer came, if none did, without the URL (which
 	// Delivery.URL holds).
 	Err string
+	// Latency is how long the attempt took: until the receiver's answer
+	// was read, or until it failed.
+	Latency time.Duration
 }
 
 // Stats counts what the server did, since it started: the counts take in
@@ -222,8 +225,10 @@ type transferRec struct {
 	held       bool   // in records.held, not records.order
 	resolvable bool   // the integrator resolves it: an inquiry, or an initiation sent to its inquiry URL
 	decision   State  // StateApproved or StateRejected once resolved
-	wallet     string // the beneficiary's wallet address, which an approval carries back
-	confirmURL string // where the TRANSFER_CONFIRMATION goes: the callback of the approving resolution
+	decided    time.Time
+	decidedBy  decider // who made the decision, for the console
+	wallet     string  // the beneficiary's wallet address, which an approval carries back
+	confirmURL string  // where the TRANSFER_CONFIRMATION goes: the callback of the approving resolution
 }
 
 // pending reports whether the transfer must be kept: an inquiry awaiting
@@ -252,9 +257,21 @@ type records struct {
 	idemOrder  []*idemEntry            // oldest first
 	requests   []Request               // the newest, oldest first
 	deliveries []Delivery              // the newest, oldest first
-	sending    map[string]Delivery     // callbacks being delivered, by webhook-id, with their attempts so far
+	sending    map[string]sendingRec   // callbacks being delivered, by webhook-id, with their attempts so far
 	delivered  chan struct{}           // closed and replaced when a callback finishes
 	stats      Stats
+
+	// version counts the changes to what the records show; changed, made
+	// by watch for a watcher, is closed by the next change.
+	version uint64
+	changed chan struct{}
+}
+
+// sendingRec is a callback being delivered: its attempts so far, and when
+// the next one is due (zero while one is being made, or none follows).
+type sendingRec struct {
+	Delivery
+	next time.Time
 }
 
 func newRecords(limit int, window time.Duration, queue *callbackQueue) *records {
@@ -265,7 +282,7 @@ func newRecords(limit int, window time.Duration, queue *callbackQueue) *records 
 		transfers: make(map[string]*transferRec),
 		held:      make(map[string]*transferRec),
 		idem:      make(map[string]*idemEntry),
-		sending:   make(map[string]Delivery),
+		sending:   make(map[string]sendingRec),
 		delivered: make(chan struct{}),
 		stats:     Stats{ByStatus: make(map[int]int), ByFault: make(map[FaultKind]int)},
 	}
@@ -283,6 +300,7 @@ func (rs *records) add(t *transferRec, evs ...*event) {
 		rs.stats.Initiated++
 	}
 	rs.enqueue(t, evs...)
+	rs.touch()
 }
 
 // enqueue queues callbacks of the transfer t, counted as pending until
@@ -354,17 +372,58 @@ func (rs *records) resolve(id string, decision State, cbURL string, then func(t 
 	res := resolution{found: true, ok: true}
 	switch t.decision {
 	case "":
-		t.decision = decision
+		t.decision, t.decidedBy = decision, decidedByIntegrator
 		t.State, t.Updated = decision, time.Now()
+		t.decided = t.Updated
 		rs.stats.Resolutions++
 		res.changed = true
 		rs.enqueue(t, then(t, cbURL)...)
 		rs.release(t)
+		rs.touch()
 	case decision:
 	default:
 		res.ok = false
 	}
 	return res
+}
+
+// decider is who decided on a transfer.
+type decider uint8
+
+const (
+	decidedBySandbox    decider = iota + 1 // at initiation: WithApproval or SetDecision
+	decidedByIntegrator                    // its inquiryResolution
+	decidedByConsole                       // a person, with the console's buttons
+)
+
+// awaitsSandbox reports whether t waits for the decision of the
+// beneficiary's VASP that the sandbox plays: initiated under
+// DecisionNone, which decides nothing, and not yet decided.
+func (t *transferRec) awaitsSandbox() bool {
+	return !t.Inquiry && !t.resolvable && t.decision == "" && t.State == StateReceived
+}
+
+// decideNow records a decision, as the beneficiary's VASP, on the transfer
+// id that awaits one (see awaitsSandbox), and queues the callbacks that
+// then returns for it. It reports whether the transfer is kept, and
+// whether this call decided it.
+func (rs *records) decideNow(id string, approved bool, then func(t *transferRec, approved bool) []*event) (found, decided bool) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	t := rs.transfers[id]
+	if t == nil {
+		return false, false
+	}
+	if !t.awaitsSandbox() {
+		return true, false
+	}
+	t.decision, t.decidedBy, t.decided = StateRejected, decidedByConsole, time.Now()
+	if approved {
+		t.decision = StateApproved
+	}
+	rs.enqueue(t, then(t, approved)...)
+	rs.touch()
+	return true, true
 }
 
 // txIDOutcome is what submitting a txId did.
@@ -394,6 +453,7 @@ func (rs *records) submitTxID(id, txID string) txIDOutcome {
 		return txIDRejected
 	}
 	t.TxID = txID
+	rs.touch()
 	if !t.Confirmed {
 		t.Confirmed = true
 		rs.stats.Confirmations++
@@ -410,20 +470,56 @@ func (rs *records) advance(id string, st State, now time.Time) {
 	defer rs.mu.Unlock()
 	if t := rs.transfers[id]; t != nil {
 		t.State, t.Updated = st, now
+		rs.touch()
 	}
 }
 
 // progress records that the callback d is being delivered, with its
-// attempts so far; attempted says it has just made one more, to count.
-func (rs *records) progress(d Delivery, attempted bool) {
+// attempts so far and when the next is due (zero: none is waited for);
+// attempted says it has just made one more, to count.
+func (rs *records) progress(d Delivery, attempted bool, next time.Time) {
 	d.Body = nil // never shown
 	d.Attempts = slices.Clone(d.Attempts)
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	rs.sending[d.ID] = d
+	rs.sending[d.ID] = sendingRec{Delivery: d, next: next}
 	if attempted {
 		rs.stats.CallbackAttempts++
 	}
+	rs.touch()
+}
+
+// touch counts a change to what the records show and wakes the watchers.
+// rs.mu is held.
+func (rs *records) touch() {
+	rs.version++
+	if rs.changed != nil {
+		close(rs.changed)
+		rs.changed = nil
+	}
+}
+
+// watch returns the records' version and a channel closed by the next
+// change.
+func (rs *records) watch() (uint64, <-chan struct{}) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.changed == nil {
+		rs.changed = make(chan struct{})
+	}
+	return rs.version, rs.changed
+}
+
+// changedNow counts a change made outside the records (the faults, the
+// decision) that the console shows; nothing for no records (a Server made
+// by a test of its own parts).
+func (rs *records) changedNow() {
+	if rs == nil {
+		return
+	}
+	rs.mu.Lock()
+	rs.touch()
+	rs.mu.Unlock()
 }
 
 // Transfers returns the transfers kept, in the order they were created:
@@ -465,7 +561,7 @@ func (s *Server) Transfer(id string) (Transfer, bool) {
 // kept, in the order they finished, and those being delivered now (at most
 // one, as a transfer's callbacks go one after the other). Their bodies are
 // left out.
-func (rs *records) callbacksOf(id string) (t Transfer, finished, sending []Delivery, ok bool) {
+func (rs *records) callbacksOf(id string) (t Transfer, finished []Delivery, sending []sendingRec, ok bool) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	rec, ok := rs.transfers[id]
@@ -484,10 +580,10 @@ func (rs *records) callbacksOf(id string) (t Transfer, finished, sending []Deliv
 	}
 	for _, d := range rs.sending {
 		if d.TransferID == id {
-			sending = append(sending, copyOf(d))
+			sending = append(sending, sendingRec{Delivery: copyOf(d.Delivery), next: d.next})
 		}
 	}
-	slices.SortFunc(sending, func(a, b Delivery) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortFunc(sending, func(a, b sendingRec) int { return cmp.Compare(a.ID, b.ID) })
 	return rec.Transfer, finished, sending, true
 }
 
@@ -581,6 +677,7 @@ func (rs *records) record(r Request) {
 	if r.Replayed {
 		rs.stats.Replayed++
 	}
+	rs.touch()
 }
 
 // finish stores the record of a finished callback and wakes WaitCallbacks.
@@ -601,6 +698,7 @@ func (rs *records) finish(d Delivery, queued bool) {
 	}
 	close(rs.delivered)
 	rs.delivered = make(chan struct{})
+	rs.touch()
 }
 
 // appendLimited appends v to list and drops the oldest elements beyond

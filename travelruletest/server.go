@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -11,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -72,6 +74,9 @@ type Server struct {
 	// decision is the decision SetDecision set; nil: WithApproval's.
 	decision atomic.Pointer[Decision]
 
+	// console serves the console's paths; nil without WithConsole.
+	console *console
+
 	// inquirySlots bounds the control plane's inquiries being delivered:
 	// one value per delivery in flight.
 	inquirySlots chan struct{}
@@ -100,6 +105,9 @@ func start(useTLS bool, opts []Option) *Server {
 		if opt != nil {
 			opt(&cfg)
 		}
+	}
+	if cfg.console && (cfg.prefix == "/console" || strings.HasPrefix(cfg.prefix, consoleAssetsPrefix)) {
+		cfg.fail(errors.New("travelruletest: WithConsole: the path prefix " + strconv.Quote(cfg.prefix) + " is the console's"))
 	}
 	if cfg.err != nil {
 		panic(cfg.err)
@@ -134,6 +142,9 @@ func start(useTLS bool, opts []Option) *Server {
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.cbClient, _ = newCallbackClient(cfg.cbClient)
 	s.SetFaults(cfg.faults...)
+	if cfg.console {
+		s.console = newConsole(s, cfg.consoleFrom)
+	}
 	s.hs = s.httpServer(useTLS)
 	go func() {
 		defer close(s.served)
@@ -229,6 +240,16 @@ func dialAddr(a net.Addr) string {
 		return a.String()
 	}
 	return net.JoinHostPort("127.0.0.1", strconv.Itoa(tcp.Port))
+}
+
+// ConsoleURL returns the URL of the server's console, its origin and "/"
+// (such as "http://127.0.0.1:39215/"), or "" if it serves none (see
+// [WithConsole]).
+func (s *Server) ConsoleURL() string {
+	if s.console == nil {
+		return ""
+	}
+	return s.origin + "/"
 }
 
 // Close stops the server: it stops sending callbacks (those not yet
