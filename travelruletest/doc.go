@@ -351,6 +351,40 @@
 //     default a day). [Server.Stats] counts everything since the start.
 //     Recorded requests carry neither Authorization nor x-api-key.
 //
+// # Console
+//
+// With [WithConsole] (on by default in "travelrule sandbox") the server
+// serves a web page for a person at "/" of its own address
+// ([Server.ConsoleURL]), outside the path prefix: the transfers kept, the
+// newest 200 first, as they arrive (time, asset, amount, flow, state,
+// the parties redacted as their fmt forms are, unless the person reveals
+// them); the transfer opened, with its timeline: the requests that named
+// it (status, faults, replays), the decision and who made it, and each
+// callback with its URL cut to scheme, host and path, how it is signed,
+// and every attempt with its answer (or why none came), its latency
+// ([Attempt.Latency]) and, while it waits, when the next is due; Approve
+// and Reject buttons on a transfer that waits for the decision of the
+// beneficiary's VASP (initiated under [DecisionNone]), which decide it as
+// that VASP would, with the same callbacks [own]; and the faults, set as
+// "--fault" takes them, with a switch that holds them off ([Server.SetFaults]
+// and the control plane turn them back on), and the decision. It updates
+// as the sandbox changes (server-sent events, at most 20 a second), with
+// no reload; without script it is a plain page whose forms post and come
+// back.
+//
+// Its requests are not the service's: they are not recorded, counted, or
+// hit by faults. It answers clients on loopback, and those in the prefixes
+// WithConsole names, and a Host that is an IP address, localhost or a
+// name under .localhost (421 otherwise: a name could be another site's
+// page that its DNS turned to this address); its forms refuse requests
+// from pages of other origins (net/http's CrossOriginProtection: 403);
+// every answer forbids framing and any script, style or connection but
+// its own (Content-Security-Policy), and is not cached. It shows no API
+// key, token, signing secret, callback body, or URL query, user
+// information or fragment (where a capability tag goes); html/template
+// escapes everything it shows. It has no login: anyone it answers can
+// reveal the personal data and decide the transfers.
+//
 // # Control plane
 //
 // Integrators in other languages run the sandbox as a server ("travelrule
@@ -386,7 +420,8 @@
 // 400 VALIDATION_ERROR with the field's path, such as "faults[0].kind";
 // nothing is changed then. The answer, as that of GET {URL}/sandbox/faults,
 // is 200 {"faults":[…]}, each fault as set with its rate and "fired", how
-// many requests it has hit since it was set.
+// many requests it has hit since it was set, and "off":true while the
+// console's switch holds them off (a POST turns them back on).
 //
 // POST {URL}/sandbox/decision {"decision":"reject"} sets, as
 // [Server.SetDecision] does, what the sandbox decides on the transfers

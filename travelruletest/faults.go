@@ -258,7 +258,8 @@ func newFaultSchedule(seed uint64) *faultSchedule {
 }
 
 // SetFaults replaces the injected faults with faults (none turns injection
-// off) and resets their Times counts. It is safe to call while requests are
+// off) and resets their Times counts; it turns the console's switch (see
+// [WithConsole]) back on. It is safe to call while requests are
 // served; a request already past its draw keeps the faults it drew. It
 // panics on an invalid fault.
 func (s *Server) SetFaults(faults ...Fault) {
