@@ -25,15 +25,16 @@ type answer struct {
 // its answer, or drops or resets it as a fault says.
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	st := streamOf(r)
-	if !s.gate.enter() {
+	console := s.console != nil && isConsolePath(r.URL.Path)
+	if !s.gate.enter(!console) {
 		w.Header().Set("Connection", "close")
 		writeAnswer(w, errorAnswer(http.StatusServiceUnavailable, codeServiceUnavailable, "server closing"))
 		return
 	}
-	defer s.gate.leave()
-	if s.console != nil && isConsolePath(r.URL.Path) {
+	defer s.gate.leave(!console)
+	if console {
 		// The console is not the service: its requests are neither
-		// recorded nor hit by faults.
+		// recorded, counted in Stats, nor hit by faults.
 		if !st.take() {
 			drop(w)
 			return

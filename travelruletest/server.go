@@ -300,24 +300,29 @@ type gate struct {
 	mu       sync.Mutex     // guards closed, and orders each inflight.Add before Close's inflight.Wait
 	closed   bool           // the server is closing: no request is admitted
 	inflight sync.WaitGroup // the requests admitted and not yet done
-	serving  atomic.Int64   // how many inflight counts, for Stats.InFlight
+	serving  atomic.Int64   // how many of inflight are the service's, for Stats.InFlight
 }
 
-// enter admits a request, unless the server is closing.
-func (g *gate) enter() bool {
+// enter admits a request, unless the server is closing; service says it
+// is the service's, to count in Stats.InFlight (the console's are not).
+func (g *gate) enter(service bool) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.closed {
 		return false
 	}
 	g.inflight.Add(1)
-	g.serving.Add(1)
+	if service {
+		g.serving.Add(1)
+	}
 	return true
 }
 
 // leave ends what enter began.
-func (g *gate) leave() {
-	g.serving.Add(-1)
+func (g *gate) leave(service bool) {
+	if service {
+		g.serving.Add(-1)
+	}
 	g.inflight.Done()
 }
 
