@@ -172,6 +172,9 @@ func TestConsoleInBrowser(t *testing.T) {
 
 	do(t, ctx, chromedp.Navigate(srv.ConsoleURL()))
 	waitFor(t, ctx, "the event stream", `document.getElementById("live").textContent === "Live"`)
+	weight := eval[[]float64](t, ctx, `[performance.getEntriesByType("navigation")[0].decodedBodySize,
+		...["console.css", "console.js"].map(f => performance.getEntriesByType("resource").find(e => e.name.endsWith("/console/" + f)).decodedBodySize)]`)
+	t.Logf("page weight, empty sandbox: %.0f bytes (HTML %.0f, CSS %.0f, JS %.0f)", weight[0]+weight[1]+weight[2], weight[0], weight[1], weight[2])
 	// A mark that a reload would wipe, and the time each row appears.
 	eval[chromedp.Void](t, ctx, `window.loadedOnce = true;
 		window.appeared = {};
