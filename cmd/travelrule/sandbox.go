@@ -69,6 +69,8 @@ Faults (--fault KIND[:KEY=VALUE,...], repeatable, or the control plane), on the 
     (initiate, resolve, generate-travel-address, decode-travel-address, submit-txid;
     default: all), retry-after=2s, latency=300ms
   such as --fault rate-limit:retry-after=2s,times=1 --fault internal:ops=initiate,times=1
+Console (--console=false: none): a web page at "/" of the sandbox's address, no login,
+  for this machine (and --console-allow): the transfers live, their callbacks, Approve/Reject, faults
 Control plane (bearer token as for the operations):
   POST {base}/sandbox/inquiries       {"callback":"<url>", ...} starts an inbound inquiry: 201 {"transferId"}
   GET  {base}/sandbox/transfers/{id}  a transfer's state and the callbacks delivered for it
@@ -81,10 +83,13 @@ Control plane (bearer token as for the operations):
 // processes and languages. It prints, on stdout, the environment a client
 // needs (the sandbox's demo API key among it) and a curl transcript of the
 // five stages of the service's guide (together a shell script), and on
-// stderr how to get each answer.
+// stderr how to get each answer. Unless --console=false it also serves the
+// sandbox console, a web page at "/" of its address, to this machine (and
+// the clients --console-allow lets in), and prints its URL on stderr.
 func (c *cli) sandbox(ctx context.Context, args []string) int {
 	fs := c.newFlagSet("sandbox", "[--addr HOST:PORT] [--prefix /api/v3] [--token-lifetime 24h] [--inquiry-url URL]\n"+
-		"    [--fault KIND[:KEY=VALUE,...]]... [--decision approve|reject|none] [--tls [--tls-ca-file FILE]] [flags]")
+		"    [--fault KIND[:KEY=VALUE,...]]... [--decision approve|reject|none] [--tls [--tls-ca-file FILE]]\n"+
+		"    [--console=false | --console-allow PREFIX...] [flags]")
 	usage := fs.Usage
 	fs.Usage = func() {
 		usage()
@@ -149,6 +154,8 @@ type sandboxSetup struct {
 	published publishedCreds // which credentials are the sandbox's published defaults
 	clientID  string         // the client id of the client credentials
 	faults    []string       // the --fault values, as given
+	console   bool           // serve the console
+	consoleIn []netip.Prefix // the clients beyond loopback the console answers (--console-allow)
 	decision  travelruletest.Decision
 	tls       bool   // serve HTTPS under a self-signed certificate
 	caFile    string // where the certificate goes: --tls-ca-file, or "" for a temporary file
@@ -178,6 +185,10 @@ func (c *cli) sandboxOptions(fs *flag.FlagSet) func() (sandboxSetup, error) {
 	decision := fs.String("decision", "approve", "what the sandbox, the beneficiary's VASP, decides on the transfers you initiate: approve, reject, or none (never: the transfer stays received, no callback)")
 	useTLS := fs.Bool("tls", false, "serve HTTPS (HTTP/2 or HTTP/1.1) under a self-signed certificate made at start, for 127.0.0.1, ::1, localhost and the --addr IP; the certificate (public, PEM) goes to a temporary file, or --tls-ca-file, whose path it prints: curl --cacert FILE")
 	caFile := fs.String("tls-ca-file", "", "with --tls, write the sandbox's certificate (PEM) to this file, for clients to trust, instead of a temporary file removed at exit")
+	console := fs.Bool("console", true, `serve the sandbox console, a web page at "/" of the sandbox's address (the transfers live, each one's callbacks, Approve and Reject, the faults), to this machine only; --console=false serves none`)
+	var allow stringList
+	fs.Var(&allow, "console-allow", "let the clients in `PREFIX`, a CIDR such as 10.0.0.0/8 or an IP address, use the console too (repeatable). "+
+		"The console has no login: anyone in PREFIX can see the transfers, reveal their personal data and approve them")
 	return func() (sandboxSetup, error) {
 		o := []travelruletest.Option{travelruletest.WithTravelAddresses(known...), travelruletest.WithUnknownTravelAddresses(unknown...)}
 		set, err := parseFaults(faults)
@@ -191,6 +202,16 @@ func (c *cli) sandboxOptions(fs *flag.FlagSet) func() (sandboxSetup, error) {
 		}
 		if *caFile != "" && !*useTLS {
 			return sandboxSetup{}, errors.New("--tls-ca-file needs --tls")
+		}
+		from, err := parseConsoleAllow(allow)
+		if err != nil {
+			return sandboxSetup{}, err
+		}
+		if len(allow) > 0 && !*console {
+			return sandboxSetup{}, errors.New("--console-allow needs the console: drop --console=false")
+		}
+		if *console {
+			o = append(o, travelruletest.WithConsole(from...))
 		}
 		if *prefix != "" {
 			o = append(o, travelruletest.WithPathPrefix(*prefix))
@@ -224,7 +245,7 @@ func (c *cli) sandboxOptions(fs *flag.FlagSet) func() (sandboxSetup, error) {
 		}
 		published.signingSecret = publishedSecret
 		return sandboxSetup{opts: append(o, creds...), signing: signing, published: published, clientID: clientID,
-			faults: faults, decision: d, tls: *useTLS, caFile: *caFile}, nil
+			faults: faults, decision: d, tls: *useTLS, caFile: *caFile, console: *console, consoleIn: from}, nil
 	}
 }
 
@@ -377,6 +398,9 @@ func (c *cli) sandboxBanner(srv *travelruletest.Server, lifetime time.Duration, 
 	if setup.decision != travelruletest.DecisionApprove {
 		fmt.Fprintf(c.stderr, "deciding %s on the transfers initiated (--decision)\n", setup.decision)
 	}
+	if u := srv.ConsoleURL(); u != "" {
+		fmt.Fprintln(c.stderr, consoleLine(u, setup.consoleIn))
+	}
 	answers := strings.NewReplacer("{base}", srv.URL, "{key}", key).Replace(sandboxAnswers)
 	fmt.Fprintf(c.stderr, "sandbox listening on %s (API key %s; tokens valid for %s); stop with Ctrl-C\n%s",
 		srv.URL, key, lifetime, answers)
@@ -456,6 +480,9 @@ func (l *stringList) Set(v string) error {
 
 // sandboxFlags names, in an option's error, the flag that set it.
 var sandboxFlags = strings.NewReplacer(
+	"travelruletest: WithConsole: the path prefix", "--prefix: the path prefix",
+	" is the console's", ` is the console's: choose another --prefix, or serve no console (--console=false)`,
+	"travelruletest: WithConsole:", "--console-allow:",
 	"travelruletest: WithInquiryURL:", "--inquiry-url:",
 	"travelruletest: WithPathPrefix:", "--prefix:",
 	"travelruletest: WithAddr:", "--addr:",
@@ -493,6 +520,43 @@ func parseFaults(specs []string) ([]travelruletest.Fault, error) {
 		faults[i] = f
 	}
 	return faults, nil
+}
+
+// parseConsoleAllow reads the --console-allow values: a CIDR prefix, or an
+// IP address taken as a prefix of that one address. An IPv4-mapped IPv6
+// address or prefix becomes the IPv4 one, as the console sees its
+// clients' addresses.
+func parseConsoleAllow(values []string) ([]netip.Prefix, error) {
+	var from []netip.Prefix
+	for _, v := range values {
+		p, err := netip.ParsePrefix(v)
+		if err != nil {
+			ip, err2 := netip.ParseAddr(v)
+			if err2 != nil || ip.Zone() != "" {
+				return nil, fmt.Errorf("--console-allow %q: want a CIDR prefix such as 10.0.0.0/8 or an IP address such as 192.168.1.5", v)
+			}
+			p = netip.PrefixFrom(ip, ip.BitLen())
+		}
+		if a := p.Addr(); a.Is4In6() && p.Bits() >= 96 {
+			p = netip.PrefixFrom(a.Unmap(), p.Bits()-96)
+		}
+		from = append(from, p.Masked())
+	}
+	return from, nil
+}
+
+// consoleLine is the banner's line that gives the console's URL and who it
+// answers: this machine, and the clients in from, who need no login.
+func consoleLine(url string, from []netip.Prefix) string {
+	if len(from) == 0 {
+		return "console: " + url + " (open it in a browser; it answers this machine only)"
+	}
+	in := make([]string, len(from))
+	for i, p := range from {
+		in[i] = p.String()
+	}
+	return "console: " + url + " (open it in a browser; it answers this machine and " + strings.Join(in, ", ") +
+		" (--console-allow), with no login: anyone there can see the transfers, reveal their personal data and approve them)"
 }
 
 // parseDecision reads the --decision value.
