@@ -4,6 +4,7 @@ import (
 	"math"
 	"net/http"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -96,9 +97,10 @@ func TestConsoleViewLink(t *testing.T) {
 		{consoleView{}, id, "/?transfer=" + id},
 		{consoleView{Reveal: true}, id, "/?transfer=" + id + "&reveal=1"},
 		{consoleView{Open: "other", Reveal: true}, "", "/?reveal=1"},
-		{consoleView{Open: "other"}, "", "/?"},
+		{consoleView{Open: "other"}, "", "/"},
 	} {
-		assert.Equal(t, tt.want, tt.view.Link(tt.id))
+		// "/?" is "/" with an empty query.
+		assert.Equal(t, tt.want, strings.TrimSuffix(tt.view.Link(tt.id), "?"))
 	}
 }
 
@@ -224,9 +226,12 @@ func TestTimelineOrder(t *testing.T) {
 			{Method: "POST", Path: "/transfers/txId", Time: at.Add(5 * time.Second), Status: 503, Faults: []FaultKind{FaultUnavailable}},
 			{Method: "GET", Path: "/sandbox/transfers/t1", Time: at.Add(6 * time.Second), Status: 0},
 		},
-		finished: []Delivery{{Kind: KindInquiryResolution, Status: StateApproved, Delivered: true,
-			Attempts: []Attempt{{Time: at.Add(4 * time.Second), StatusCode: 204}}}},
-		sending: []sendingRec{{Delivery: Delivery{Kind: KindTransferResolution, Status: StateCompleted}}},
+		finished: []Delivery{
+			{Kind: KindInquiryResolution, Status: StateApproved, Delivered: true, Attempts: []Attempt{{Time: at.Add(4 * time.Second), StatusCode: 204}}},
+			{Kind: KindTransferConfirmation, Status: StateApproved}, // WithoutCallbacks: never attempted
+		},
+		sending: []sendingRec{{Delivery: Delivery{Kind: KindTransferResolution, Status: StateCompleted,
+			Attempts: []Attempt{{Time: at.Add(7 * time.Second), StatusCode: 500}}}, next: at.Add(8 * time.Second)}},
 	}
 	var titles, outcomes []string
 	for _, e := range snap.timeline("s") {
@@ -234,7 +239,8 @@ func TestTimelineOrder(t *testing.T) {
 		outcomes = append(outcomes, e.Outcome)
 	}
 	assert.Equal(t, []string{"POST /transfers/initiate", "Initiated", "Decision", "INQUIRY_RESOLUTION callback",
-		"POST /transfers/txId", "GET /sandbox/transfers/t1", "TRANSFER_RESOLUTION callback"}, titles)
+		"POST /transfers/txId", "GET /sandbox/transfers/t1", "TRANSFER_RESOLUTION callback", "TRANSFER_CONFIRMATION callback"}, titles)
 	assert.Equal(t, []string{"answered 200", "stored in state received", "approved by the console's button (as the beneficiary's VASP)",
-		"delivered (announces approved)", "answered 503", "no answer (dropped, reset or abandoned)", "sending (announces completed)"}, outcomes)
+		"delivered (announces approved)", "answered 503", "no answer (dropped, reset or abandoned)", "retrying (announces completed)",
+		"not sent (the sandbox sends no callbacks)"}, outcomes)
 }

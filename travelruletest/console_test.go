@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -281,7 +282,7 @@ func TestConsoleSecurityHeaders(t *testing.T) {
 		})
 	}
 	t.Run("the event stream", func(t *testing.T) {
-		resp, _ := openEvents(t, srv)
+		resp, _, _ := openEvents(t, srv)
 		assert.Equal(t, http.StatusOK, resp.StatusCode)
 		assertConsoleHeaders(t, resp.Header)
 	})
@@ -424,21 +425,22 @@ func TestConsoleShowsNoSecret(t *testing.T) {
 	}
 }
 
-// openEvents opens srv's console event stream, ended when the test ends
-// (or after 30 seconds, so that a test waiting for an event that never
-// comes fails), and returns the answer and a reader of its body.
-func openEvents(t *testing.T, srv *travelruletest.Server) (*http.Response, *bufio.Reader) {
+// openEvents opens srv's console event stream, ended by stop, when the
+// test ends, or after 30 seconds (so that a test waiting for an event that
+// never comes fails), and returns the answer and a reader of its body.
+func openEvents(t *testing.T, srv *travelruletest.Server) (resp *http.Response, r *bufio.Reader, stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.ConsoleURL()+"console/events", nil)
 	require.NoError(t, err)
-	resp, err := consoleClient(t).Do(req)
+	resp, err = consoleClient(t).Do(req)
 	require.NoError(t, err)
-	t.Cleanup(func() {
+	stop = func() {
 		cancel()
 		_ = resp.Body.Close()
-	})
-	return resp, bufio.NewReader(resp.Body)
+	}
+	t.Cleanup(stop)
+	return resp, bufio.NewReader(resp.Body), stop
 }
 
 // nextData reads the stream up to its next data event and returns its
@@ -458,7 +460,7 @@ func nextData(t *testing.T, r *bufio.Reader) string {
 // it read.
 func readEvents(t *testing.T, srv *travelruletest.Server, n int) string {
 	t.Helper()
-	_, r := openEvents(t, srv)
+	_, r, _ := openEvents(t, srv)
 	var all strings.Builder
 	for range n {
 		all.WriteString(nextData(t, r))
@@ -471,7 +473,7 @@ func readEvents(t *testing.T, srv *travelruletest.Server, n int) string {
 func TestConsoleEvents(t *testing.T) {
 	srv := travelruletest.NewServer(travelruletest.WithConsole(), travelruletest.WithoutCallbacks())
 	t.Cleanup(srv.Close)
-	resp, r := openEvents(t, srv)
+	resp, r, _ := openEvents(t, srv)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
 	line, err := r.ReadString('\n')
@@ -506,33 +508,27 @@ func TestConsoleEvents(t *testing.T) {
 // 17th is answered 503, until one closes.
 func TestConsoleBoundsStreams(t *testing.T) {
 	srv := consoleServer(t)
-	cancels := make([]context.CancelFunc, 16)
-	for i := range cancels {
-		ctx, cancel := context.WithCancel(context.Background())
-		cancels[i] = cancel
-		t.Cleanup(cancel)
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.ConsoleURL()+"console/events", nil)
-		require.NoError(t, err)
-		resp, err := consoleClient(t).Do(req)
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = resp.Body.Close() })
+	stops := make([]func(), 16)
+	for i := range stops {
+		resp, r, stop := openEvents(t, srv)
 		require.Equal(t, http.StatusOK, resp.StatusCode, "stream %d", i+1)
-		nextData(t, bufio.NewReader(resp.Body))
+		nextData(t, r)
+		stops[i] = stop
 	}
-	a := consoleDo(t, srv, "/console/events", nil)
-	assert.Equal(t, http.StatusServiceUnavailable, a.Status)
-	assert.Contains(t, string(a.Body), "too many console pages open")
+	resp, r, _ := openEvents(t, srv)
+	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	body, err := io.ReadAll(r)
+	require.NoError(t, err)
+	assert.Contains(t, string(body), "too many console pages open")
 
-	cancels[0]()
+	stops[0]()
 	require.Eventually(t, func() bool {
-		ctx, cancel := context.WithCancel(context.Background())
-		t.Cleanup(cancel)
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.ConsoleURL()+"console/events", nil)
-		require.NoError(t, err)
-		resp, err := consoleClient(t).Do(req)
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = resp.Body.Close() })
-		return resp.StatusCode == http.StatusOK
+		resp, _, stop := openEvents(t, srv)
+		if resp.StatusCode != http.StatusOK {
+			stop()
+			return false
+		}
+		return true
 	}, 10*time.Second, 5*time.Millisecond, "a stream closed frees its place")
 }
 
@@ -570,6 +566,7 @@ func TestConsoleDecide(t *testing.T) {
 			assert.Contains(t, string(a.Body), tt.answer)
 		})
 	}
+
 	waitCallbacks(t, srv, 2+3*2)
 	for id, want := range map[string]travelruletest.State{
 		toApprove: travelruletest.StateCompleted, toReject: travelruletest.StateRejected, twice: travelruletest.StateRejected,
@@ -586,6 +583,69 @@ func TestConsoleDecide(t *testing.T) {
 	waitingDetail := consoleLive(t, srv, "transfer="+badDecision).Detail
 	assert.Contains(t, waitingDetail, `action="/console/transfers/`+badDecision+`/decision"`)
 	assert.Contains(t, text(fragment(t, consoleLive(t, srv, "").List)), "awaits the counterparty's decision")
+}
+
+// TestConsoleDecidesOnce: Approve pressed many times at once decides the
+// transfer once, even while its callbacks wait for a worker (every worker
+// is held by a receiver that does not answer): until they go, the
+// transfer is decided but not yet advanced, and no longer offers Approve.
+func TestConsoleDecidesOnce(t *testing.T) {
+	entered, release := make(chan struct{}, 64), make(chan struct{})
+	rc := newReceiver(t, func(r *http.Request, _ []byte, _ int) int {
+		if strings.HasPrefix(r.URL.Path, "/held/") {
+			entered <- struct{}{}
+			<-release
+		}
+		return http.StatusNoContent
+	})
+	srv := consoleServer(t)
+	releaseOnce := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(releaseOnce) // before the server's and the receiver's Close
+	const workers = 32     // callbackWorkers
+	for i := range workers {
+		consoleInitiate(t, srv, validRequest(rc.URL+"/held/"+strconv.Itoa(i)))
+	}
+	for range workers {
+		<-entered
+	}
+	srv.SetDecision(travelruletest.DecisionNone)
+	raced := consoleInitiate(t, srv, validRequest(rc.URL+"/cb"))
+
+	answers := make(chan int, 16)
+	client := consoleClient(t)
+	concurrently(16, func() bool {
+		req, err := http.NewRequest(http.MethodPost, srv.ConsoleURL()+"console/transfers/"+raced+"/decision", strings.NewReader("decision=approve"))
+		if !assert.NoError(t, err) {
+			return false
+		}
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Accept", "text/plain")
+		resp, err := client.Do(req)
+		if !assert.NoError(t, err) {
+			return false
+		}
+		_ = resp.Body.Close()
+		answers <- resp.StatusCode
+		return true
+	})
+	close(answers)
+	counts := map[int]int{}
+	for status := range answers {
+		counts[status]++
+	}
+	assert.Equal(t, map[int]int{http.StatusOK: 1, http.StatusConflict: 15}, counts)
+	tr, ok := srv.Transfer(raced)
+	require.True(t, ok)
+	assert.Equal(t, travelruletest.StateReceived, tr.State, "its callbacks wait for a worker")
+	live := consoleLive(t, srv, "transfer="+raced)
+	assert.NotContains(t, live.Detail, `id="approve"`)
+	assert.NotContains(t, live.List, "awaits the counterparty")
+	assert.Contains(t, text(fragment(t, live.Detail)), "Decision approved by the console's button")
+
+	releaseOnce()
+	ds := byTransfer(waitCallbacks(t, srv, 2*workers+2))[raced]
+	assert.Equal(t, resolutionKinds, kinds(ds))
+	assert.Equal(t, "approved,completed", statuses(ds))
 }
 
 // TestConsoleFormsRedirect: a form sent without the page's script (not
@@ -908,10 +968,14 @@ func TestConsoleIsNotTheService(t *testing.T) {
 	}
 	a := consoleAct(t, srv, "/console/decision", url.Values{"decision": {"none"}})
 	assert.Equal(t, http.StatusOK, a.Status)
+	resp, r, _ := openEvents(t, srv)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	nextData(t, r)
 	assert.Empty(t, srv.Requests())
 	st := srv.Stats()
 	assert.Empty(t, st.ByFault)
 	assert.Empty(t, st.ByStatus)
+	assert.Zero(t, st.InFlight, "an open page's event stream is not a request in flight")
 }
 
 // TestConsoleHost: the console answers an IP address or localhost as the
