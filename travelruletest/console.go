@@ -162,7 +162,8 @@ type consoleSettings struct {
 	Faults    []consoleFault
 	Specs     string // the faults, a line each, as ParseFault reads them
 	Kinds     []string
-	Decision  string
+	Decision  string // as shown
+	Selected  string // the option the form shows selected
 	Decisions []string
 }
 
@@ -191,9 +192,9 @@ func (c *console) data(v consoleView) consoleData {
 // settings are the faults and the decision now.
 func (c *console) settings() consoleSettings {
 	st := consoleSettings{Kinds: faultKindNames(), Decision: "approve (the default: WithApproval's, else approval)",
-		Decisions: []string{string(DecisionApprove), string(DecisionReject), string(DecisionNone)}}
+		Selected: string(DecisionApprove), Decisions: []string{string(DecisionApprove), string(DecisionReject), string(DecisionNone)}}
 	if d := c.s.decision.Load(); d != nil {
-		st.Decision = string(*d)
+		st.Decision, st.Selected = string(*d), string(*d)
 	}
 	fs := c.s.faults
 	fs.mu.Lock()

@@ -93,7 +93,10 @@ type consoleView struct {
 
 // Link is the console's URL of the view with the transfer id open.
 func (v consoleView) Link(id string) string {
-	return "/?" + v.query(id)
+	if q := v.query(id); q != "" {
+		return "/?" + q
+	}
+	return "/"
 }
 
 // query is the view's query with the transfer id open.
