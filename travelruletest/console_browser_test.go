@@ -82,6 +82,17 @@ func newBrowser(t *testing.T) context.Context {
 	return bctx
 }
 
+// newTab opens another tab of the browser of ctx. A page is loaded once
+// in each tab: a second navigation in one tab can leave chromedp waiting
+// in the execution context of the page before ("Cannot find context with
+// specified id").
+func newTab(t *testing.T, ctx context.Context) context.Context {
+	t.Helper()
+	tab, cancel := chromedp.NewContext(ctx)
+	t.Cleanup(cancel)
+	return tab
+}
+
 // waitFor waits until the JavaScript expression is truthy, re-evaluating
 // it on each change of the page's DOM.
 func waitFor(t *testing.T, ctx context.Context, what, expr string) {
@@ -302,6 +313,7 @@ func TestConsoleEscapesInBrowser(t *testing.T) {
 	assert.Contains(t, fields, hostile[1])
 
 	// As served.
+	ctx = newTab(t, ctx)
 	do(t, ctx, chromedp.Navigate(srv.ConsoleURL()+"?reveal=1&transfer="+id))
 	waitFor(t, ctx, "the page", fmt.Sprintf(`document.getElementById("row-%s")`, id))
 	check(t, id)
@@ -338,6 +350,7 @@ func TestConsoleRefusesOtherOrigins(t *testing.T) {
 	tr, _ := srv.Transfer(res.TransferID)
 	assert.Equal(t, travelruletest.StateReceived, tr.State, "a page of another origin decided nothing")
 
+	ctx = newTab(t, ctx)
 	do(t, ctx, chromedp.Navigate(srv.ConsoleURL()+"?transfer="+res.TransferID))
 	waitFor(t, ctx, "the Approve button", `document.getElementById("approve")`)
 	do(t, ctx, chromedp.Click(`#approve`))
