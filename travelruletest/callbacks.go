@@ -76,6 +76,9 @@ func (s *Server) deliver(ctx context.Context, ev *event) Delivery {
 		if !ok && i < len(delays) && ctx.Err() == nil {
 			wait = retryWait(delays, i, retryAfter)
 			next = time.Now().Add(wait)
+			if dl, has := ctx.Deadline(); has && dl.Before(next) {
+				next = time.Time{} // given up at the deadline, before it
+			}
 		}
 		s.records.progress(d, true, next)
 		s.log(ctx, "travelruletest: callback attempt",

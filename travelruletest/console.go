@@ -222,7 +222,7 @@ func (c *console) servePage(w http.ResponseWriter, r *http.Request) {
 
 // liveParts are the parts of the page that GET /console/live renders, by
 // the id of the element each fills.
-var liveParts = []string{"list", "detail", "settings"}
+var liveParts = []string{"list", "detail", "settings", "controls"}
 
 // serveLive serves the live parts of the page, rendered, as JSON: the
 // page's script swaps them in when the sandbox changes.
@@ -309,7 +309,7 @@ func (c *console) serveDecide(w http.ResponseWriter, r *http.Request) {
 	found, decided := c.s.records.decideNow(id, approved, c.s.resolutionEvents)
 	switch {
 	case !found:
-		http.Error(w, "no transfer with this id is kept", http.StatusNotFound)
+		http.Error(w, "no transfer with this id is kept (the record limit keeps the newest: see WithRecordLimit)", http.StatusNotFound)
 	case !decided:
 		http.Error(w, "this transfer does not wait for the counterparty's decision (decided already, or yours to resolve)", http.StatusConflict)
 	case approved:

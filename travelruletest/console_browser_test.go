@@ -237,12 +237,18 @@ func TestConsoleInBrowser(t *testing.T) {
 
 	// 3. The decision set on the page leaves the next transfer waiting
 	// for the counterparty; Approve decides it, and its callbacks follow.
-	do(t, ctx, chromedp.SetValue(`#decision`, "none"), chromedp.Click(`#decision ~ button`))
+	do(t, ctx, chromedp.SetValue(`#decision`, "none"), chromedp.Click(`#set-decision`))
 	waitFor(t, ctx, "the decision", `document.getElementById("decision-now").textContent === "none"`)
+	// Faults set from elsewhere show in the form, not only in the table.
+	srv.SetFaults(travelruletest.Fault{Kind: travelruletest.FaultRateLimit, Rate: 1, Times: 1, Ops: travelruletest.OpSubmitTxID})
+	waitFor(t, ctx, "the faults set from Go", `document.getElementById("fault-specs").value === "rate-limit:times=1,ops=submit-txid"`)
+	// The keyboard's place survives the update a new transfer brings.
+	do(t, ctx, chromedp.Focus(fmt.Sprintf(`#open-%s`, first)))
 	res, err = client.InitiateTransfer(context.Background(), browserTransfer(recv.URL+"/cb/second"))
 	require.NoError(t, err)
 	second := res.TransferID
 	waitFor(t, ctx, "the second transfer's row", fmt.Sprintf(`document.getElementById("row-%s")`, second))
+	assert.Equal(t, "open-"+first, eval[string](t, ctx, `document.activeElement.id`), "the focus stays on its link")
 	assert.Contains(t, eval[string](t, ctx, fmt.Sprintf(`document.getElementById("row-%s").innerText`, second)), "awaits the counterparty's decision")
 	do(t, ctx, chromedp.Click(fmt.Sprintf(`#row-%s a`, second)))
 	waitFor(t, ctx, "the Approve button", fmt.Sprintf(

@@ -1,8 +1,10 @@
 package travelruletest
 
 import (
+	"context"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"strings"
 	"testing"
@@ -183,7 +185,7 @@ func TestCallbackEvent(t *testing.T) {
 		{"pending, no answer", noAnswer, false, true, next, "retrying (announces approved)", true, []string{"no answer: connection refused"}},
 		{"delivered", ok, true, false, time.Time{}, "delivered (announces approved)", false, []string{"500", "204"}},
 		{"given up", failed, false, false, time.Time{}, "given up (announces approved)", true, []string{"500"}},
-		{"not sent", nil, false, false, time.Time{}, "not sent (the sandbox sends no callbacks)", false, nil},
+		{"not sent", nil, false, false, time.Time{}, "never attempted (the sandbox sends no callbacks, closed, or gave the inquiry up first)", false, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			d := d
@@ -242,5 +244,73 @@ func TestTimelineOrder(t *testing.T) {
 		"POST /transfers/txId", "GET /sandbox/transfers/t1", "TRANSFER_RESOLUTION callback", "TRANSFER_CONFIRMATION callback"}, titles)
 	assert.Equal(t, []string{"answered 200", "stored in state received", "approved by the console's button (as the beneficiary's VASP)",
 		"delivered (announces approved)", "answered 503", "no answer (dropped, reset or abandoned)", "retrying (announces completed)",
-		"not sent (the sandbox sends no callbacks)"}, outcomes)
+		"never attempted (the sandbox sends no callbacks, closed, or gave the inquiry up first)"}, outcomes)
+}
+
+// TestConsoleSeesEveryChange: each change the console shows moves the
+// records' version, so that an open page hears of it: the decision, the
+// faults and their switch, and a callback's attempt.
+func TestConsoleSeesEveryChange(t *testing.T) {
+	s := NewServer(WithConsole(), WithCallbackRetry(2, time.Hour, time.Hour))
+	t.Cleanup(s.Close)
+	for _, tt := range []struct {
+		name   string
+		change func()
+	}{
+		{"SetDecision", func() { s.SetDecision(DecisionNone) }},
+		{"SetFaults", func() { s.SetFaults(Fault{Kind: FaultInternal, Rate: 1}) }},
+		{"the switch", func() { s.switchFaults(false) }},
+		{"an attempt", func() {
+			s.records.progress(Delivery{ID: "msg_1", TransferID: "t"}, true, time.Time{})
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			before, changed := s.records.watch()
+			tt.change()
+			after, _ := s.records.watch()
+			assert.Greater(t, after, before)
+			select {
+			case <-changed:
+			default:
+				t.Fatal("the watcher was not woken")
+			}
+		})
+	}
+}
+
+// TestNextAttemptNotAfterTheEnd: a callback whose context ends before its
+// next attempt is due shows no next attempt: it is given up first.
+func TestNextAttemptNotAfterTheEnd(t *testing.T) {
+	refuse := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusInternalServerError)
+	}))
+	t.Cleanup(refuse.Close)
+	for _, tt := range []struct {
+		name     string
+		deadline time.Duration
+		wantNext bool
+	}{
+		{"a deadline before the retry", time.Minute, false},
+		{"a deadline after it", 3 * time.Hour, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := NewServer(WithCallbackRetry(2, time.Hour, time.Hour))
+			t.Cleanup(s.Close)
+			ctx, cancel := context.WithTimeout(context.Background(), tt.deadline)
+			t.Cleanup(cancel)
+			ev := &event{id: "msg_1", kind: KindInquiry, transferID: "t", status: StateInquiry, url: refuse.URL, body: []byte(`{}`)}
+			done := make(chan Delivery, 1)
+			go func() { done <- s.deliver(ctx, ev) }()
+			var rec sendingRec
+			require.Eventually(t, func() bool {
+				s.records.mu.Lock()
+				defer s.records.mu.Unlock()
+				rec = s.records.sending["msg_1"]
+				return len(rec.Attempts) == 1
+			}, 10*time.Second, time.Millisecond, "the first attempt is recorded")
+			assert.Equal(t, tt.wantNext, !rec.next.IsZero())
+			cancel()
+			<-done
+		})
+	}
 }

@@ -24,7 +24,8 @@ type consoleSnap struct {
 	total   int           // transfers kept
 	rows    []transferRec // the newest, newest first, at most consoleListLimit
 	failed  map[string]int
-	open    *transferRec // the transfer open, if kept
+	busy    map[string]bool // the transfers with a callback being sent
+	open    *transferRec    // the transfer open, if kept
 	// Of the transfer open: its finished callbacks, those being sent, and
 	// the requests that named it, each in order.
 	finished []Delivery
@@ -37,7 +38,12 @@ type consoleSnap struct {
 func (rs *records) consoleSnapshot(open string) consoleSnap {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	snap := consoleSnap{version: rs.version, total: len(rs.order) + len(rs.held), failed: make(map[string]int)}
+	snap := consoleSnap{version: rs.version, total: len(rs.order) + len(rs.held), failed: make(map[string]int),
+		busy: make(map[string]bool, len(rs.sending))}
+	for _, d := range rs.sending {
+		// An inbound inquiry is not among its transfer's callbacks.
+		snap.busy[d.TransferID] = true
+	}
 	for i := len(rs.order) - 1; i >= 0 && len(snap.rows) < consoleListLimit; i-- {
 		snap.rows = append(snap.rows, *rs.order[i])
 	}
@@ -192,6 +198,7 @@ func (snap *consoleSnap) list(v consoleView) consoleList {
 	out := consoleList{Rows: make([]consoleRow, len(snap.rows)), Total: snap.total}
 	for i := range snap.rows {
 		out.Rows[i] = rowOf(&snap.rows[i], snap.failed[snap.rows[i].ID], v)
+		out.Rows[i].Sending = out.Rows[i].Sending || snap.busy[snap.rows[i].ID]
 	}
 	return out
 }
@@ -380,7 +387,7 @@ func callbackEvent(d Delivery, next time.Time, pending bool, scheme string) cons
 	case d.Delivered:
 		e.Outcome = "delivered" + announces
 	case len(d.Attempts) == 0:
-		e.Outcome = "not sent (the sandbox sends no callbacks)"
+		e.Outcome = "never attempted (the sandbox sends no callbacks, closed, or gave the inquiry up first)"
 	default:
 		e.Outcome, e.Bad = "given up"+announces, true
 	}

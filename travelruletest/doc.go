@@ -370,7 +370,11 @@
 // and the control plane turn them back on), and the decision. It updates
 // as the sandbox changes (server-sent events, at most 20 a second), with
 // no reload; without script it is a plain page whose forms post and come
-// back.
+// back. Each page holds one event stream: over HTTP/1.1 a browser opens
+// at most six connections to a host, so a seventh tab waits (serve TLS,
+// HTTP/2, for more); beyond 16 streams the server refuses one, and that
+// page polls every 2 seconds instead. A transfer waiting for its decision
+// is kept as any other: [WithRecordLimit] forgets it among the oldest.
 //
 // Its requests are not the service's: they are not recorded, counted, or
 // hit by faults. It answers clients on loopback, and those in the prefixes

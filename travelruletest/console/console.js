@@ -8,7 +8,7 @@
 (() => {
   const live = document.getElementById("live");
   const notice = document.getElementById("notice");
-  const parts = ["list", "detail", "settings"];
+  const parts = ["list", "detail", "settings", "controls"];
   const shown = new Map(); // the HTML each part holds
   let busy = false;
   let again = false;
@@ -53,11 +53,20 @@
     }
   }
 
+  // editing reports whether the person is changing a form of el: one they
+  // typed in and have not sent, or a field of it that has the focus. Such a
+  // part is not swapped, so that nothing they type is lost.
+  function editing(el) {
+    const active = document.activeElement;
+    return Boolean(el.querySelector("form.dirty")) ||
+      (active && el.contains(active) && active.matches("textarea, select, input"));
+  }
+
   // swap puts html into the element id if it changed, keeping the focus on
   // the element of the same id.
   function swap(id, html) {
     const el = document.getElementById(id);
-    if (!el || typeof html !== "string" || shown.get(id) === html) {
+    if (!el || typeof html !== "string" || shown.get(id) === html || editing(el)) {
       return;
     }
     const active = document.activeElement;
@@ -99,7 +108,19 @@
     show(a.dataset.transfer);
   });
 
-  window.addEventListener("popstate", refresh);
+  // After Back or Forward the reveal switch follows the address.
+  window.addEventListener("popstate", () => {
+    document.getElementById("reveal").checked = new URLSearchParams(location.search).get("reveal") === "1";
+    refresh();
+  });
+
+  // A form typed in is not swapped until it is sent.
+  document.addEventListener("input", (e) => {
+    const form = e.target.closest("form[data-live]");
+    if (form) {
+      form.classList.add("dirty");
+    }
+  });
 
   document.getElementById("reveal").addEventListener("change", (e) => {
     const q = new URLSearchParams(location.search);
@@ -122,6 +143,10 @@
     }
     e.preventDefault();
     const body = new URLSearchParams(new FormData(form, e.submitter));
+    // The view now, not the one the page was served with.
+    body.delete("transfer");
+    body.delete("reveal");
+    const section = form.closest("section");
     try {
       const resp = await fetch(form.action, {
         method: "POST",
@@ -129,10 +154,18 @@
         headers: { Accept: "text/plain" },
       });
       say((await resp.text()).trim(), !resp.ok);
+      if (resp.ok) {
+        form.classList.remove("dirty");
+      }
     } catch (err) {
       say("Could not send: " + err.message, true);
     }
-    refresh();
+    await refresh();
+    // A button the update took away (Approve, once decided) leaves the
+    // focus on its section.
+    if (section && (!document.activeElement || document.activeElement === document.body)) {
+      section.focus();
+    }
   });
 
   for (const id of parts) {
@@ -140,9 +173,16 @@
     shown.set(id, el ? el.innerHTML : "");
   }
 
-  if (!window.EventSource) {
+  // poll updates the page every 2 seconds, where no event stream can be
+  // had: no EventSource, or the sandbox refused one (too many pages open).
+  function poll() {
     live.textContent = "Updating every 2 seconds";
+    live.classList.remove("bad");
     setInterval(refresh, 2000);
+  }
+
+  if (!window.EventSource) {
+    poll();
     return;
   }
   const events = new EventSource("/console/events");
@@ -156,6 +196,10 @@
     }
   };
   events.onerror = () => {
+    if (events.readyState === EventSource.CLOSED) {
+      poll();
+      return;
+    }
     live.textContent = "Reconnecting…";
     live.classList.add("bad");
   };
