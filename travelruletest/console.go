@@ -94,7 +94,33 @@ func (c *console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, why, status)
 		return
 	}
+	if crossSiteRead(r) {
+		http.Error(w, "refused: a page of another origin may not read the console", http.StatusForbidden)
+		return
+	}
+	if r.Method == http.MethodPost {
+		r.Body = http.MaxBytesReader(w, r.Body, maxConsoleForm)
+		if err := r.ParseForm(); err != nil {
+			http.Error(w, "the form could not be read (at most 64 KiB, URL-encoded)", http.StatusBadRequest)
+			return
+		}
+	}
 	c.handler.ServeHTTP(w, r)
+}
+
+// maxConsoleForm bounds the body of a form the console takes.
+const maxConsoleForm = 64 << 10
+
+// crossSiteRead reports whether r is a read of the console's live data
+// that a browser says came from a page of another origin, not from a
+// navigation: no such page can read the answer, but it could hold the
+// console's connections open.
+func crossSiteRead(r *http.Request) bool {
+	if r.URL.Path != "/console/live" && r.URL.Path != "/console/events" {
+		return false
+	}
+	site := r.Header.Get("Sec-Fetch-Site")
+	return site != "" && site != "same-origin" && site != "none"
 }
 
 // consoleRefusal decides whether the console answers a request from the
@@ -109,7 +135,7 @@ func consoleRefusal(remote, host string, from []netip.Prefix) (int, string) {
 	if err != nil {
 		return http.StatusForbidden, "refused: the console answers loopback clients only"
 	}
-	ip := ap.Addr().Unmap()
+	ip := ap.Addr().Unmap().WithZone("")
 	if !ip.IsLoopback() && !slices.ContainsFunc(from, func(p netip.Prefix) bool { return p.Contains(ip) }) {
 		return http.StatusForbidden, "refused: the console answers loopback clients only (travelrule sandbox --console-allow lets others in)"
 	}

@@ -190,7 +190,7 @@ func TestCallbackEvent(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			d := d
 			d.Attempts, d.Delivered = tt.attempts, tt.delivered
-			e := callbackEvent(d, tt.next, tt.pending, "the scheme")
+			e := callbackEvent(d, tt.next, tt.pending, "the scheme", true)
 			assert.Equal(t, "INQUIRY_RESOLUTION callback", e.Title)
 			assert.Equal(t, tt.outcome, e.Outcome)
 			assert.Equal(t, tt.bad, e.Bad)
@@ -236,7 +236,7 @@ func TestTimelineOrder(t *testing.T) {
 			Attempts: []Attempt{{Time: at.Add(7 * time.Second), StatusCode: 500}}}, next: at.Add(8 * time.Second)}},
 	}
 	var titles, outcomes []string
-	for _, e := range snap.timeline("s") {
+	for _, e := range snap.timeline("s", false) {
 		titles = append(titles, e.Title)
 		outcomes = append(outcomes, e.Outcome)
 	}
@@ -313,4 +313,90 @@ func TestNextAttemptNotAfterTheEnd(t *testing.T) {
 			<-done
 		})
 	}
+}
+
+// TestConsoleRedactsAsTheSendersForm: unrevealed, a party's personal
+// fields are redacted and its codes shown only when they are IVMS101's,
+// and the asset, amount and txId only in their own shapes, holding no
+// personal value: an inbound inquiry's are the text of whoever sent it.
+func TestConsoleRedactsAsTheSendersForm(t *testing.T) {
+	req := &travelrule.TransferRequest{Originator: travelrule.Party{FirstName: "Grace", LastName: "Hopper", DateOfBirth: "1906-12-09"}}
+	for _, tt := range []struct {
+		name, v string
+		ok      bool
+		reveal  bool
+		want    string
+	}{
+		{"a ticker", "BTC", true, false, "BTC"},
+		{"not in its shape", "Grace Hopper", false, false, "[redacted]"},
+		{"in its shape but a name", "GRACE", true, false, "[redacted]"},
+		{"a date inside", "tx-1906-12-09", true, false, "[redacted]"},
+		{"revealed", "Grace Hopper", false, true, "Grace Hopper"},
+		{"empty", "", false, false, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, shownValue(tt.v, tt.ok, req, tt.reveal))
+		})
+	}
+	for _, tt := range []struct {
+		v    string
+		want bool
+	}{{"BTC", true}, {"USDT.e", true}, {"Grace Hopper", false}, {"", false}} {
+		assert.Equal(t, tt.want, isTicker(tt.v), "isTicker(%q)", tt.v)
+	}
+	for _, tt := range []struct {
+		v    string
+		want bool
+	}{{"0.25", true}, {"10", true}, {"1.", false}, {".5", false}, {"1e9", false}, {"1906-12-09", false}} {
+		assert.Equal(t, tt.want, isDecimal(tt.v), "isDecimal(%q)", tt.v)
+	}
+	for _, tt := range []struct {
+		v    string
+		want bool
+	}{{"0xabc", true}, {"a:b_c.d-e", true}, {"Grace Hopper", false}, {strings.Repeat("a", 129), false}} {
+		assert.Equal(t, tt.want, isIdentifier(tt.v), "isIdentifier(%q)", tt.v)
+	}
+
+	hostile := &travelrule.Party{PersonType: "Grace Hopper", FirstName: "Grace", Country: "Grace", AddressType: "GEOG",
+		NationalIDType: "<b>", WalletAddress: "bc1q"}
+	assert.Equal(t, []consoleField{
+		{"Person type", "[redacted]"}, {"First name", "[redacted]"}, {"Address type", "GEOG"},
+		{"Country", "[redacted]"}, {"National id type", "[redacted]"}, {"Wallet address", "[redacted]"},
+	}, partyFields(hostile, false))
+	assert.Equal(t, []consoleField{
+		{"Person type", "Grace Hopper"}, {"First name", "Grace"}, {"Address type", "GEOG"},
+		{"Country", "Grace"}, {"National id type", "<b>"}, {"Wallet address", "bc1q"},
+	}, partyFields(hostile, true))
+	assert.Equal(t, []consoleField{{"Person type", "natural"}, {"Country", "GB"}},
+		partyFields(&travelrule.Party{PersonType: "natural", Country: "GB"}, false))
+}
+
+// TestAttemptText: unrevealed, an attempt's error stops at what net/http
+// quotes of the receiver's answer.
+func TestAttemptText(t *testing.T) {
+	for _, tt := range []struct {
+		err    string
+		reveal bool
+		want   string
+	}{
+		{`malformed HTTP status code "none-Lovelace-1815-12-10"`, false, "malformed HTTP status code […]"},
+		{`malformed HTTP status code "none-Lovelace-1815-12-10"`, true, `malformed HTTP status code "none-Lovelace-1815-12-10"`},
+		{"dial tcp 127.0.0.1:1: connect: connection refused", false, "dial tcp 127.0.0.1:1: connect: connection refused"},
+	} {
+		assert.Equal(t, tt.want, attemptText(tt.err, tt.reveal), tt.err)
+	}
+}
+
+// TestWithConsolePrefixes: a prefix of IPv4-mapped addresses is the IPv4
+// one, as the console sees its clients, and a zoned client matches its
+// prefix.
+func TestWithConsolePrefixes(t *testing.T) {
+	var c config
+	WithConsole(netip.MustParsePrefix("::ffff:10.0.0.0/104"), netip.MustParsePrefix("fe80::/10"))(&c)
+	require.NoError(t, c.err)
+	assert.Equal(t, []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("fe80::/10")}, c.consoleFrom)
+	status, _ := consoleRefusal("10.1.2.3:5000", "10.0.0.1", c.consoleFrom)
+	assert.Zero(t, status, "an IPv4 client of the mapped prefix")
+	status, _ = consoleRefusal("[fe80::1%eth0]:5000", "[fe80::2]", c.consoleFrom)
+	assert.Zero(t, status, "a zoned client of its prefix")
 }

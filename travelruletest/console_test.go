@@ -1031,3 +1031,57 @@ func TestWithConsoleRefusals(t *testing.T) {
 	defer srv.Close()
 	assert.Equal(t, http.StatusOK, consoleDo(t, srv, "/", nil).Status)
 }
+
+// TestConsoleRefusesUnreadableForms: a form body that does not parse, or
+// is too long, is a 400 and changes nothing (it is not an empty fault
+// list).
+func TestConsoleRefusesUnreadableForms(t *testing.T) {
+	srv := consoleServer(t)
+	srv.SetFaults(travelruletest.Fault{Kind: travelruletest.FaultInternal, Rate: 1, Ops: travelruletest.OpSubmitTxID})
+	for _, tt := range []struct {
+		name string
+		body string
+	}{
+		{"not URL-encoded", "faults=%zz"},
+		{"too long", "faults=" + strings.Repeat("a", 70<<10)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			req, err := http.NewRequest(http.MethodPost, srv.ConsoleURL()+"console/faults", strings.NewReader(tt.body))
+			require.NoError(t, err)
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			resp, err := consoleClient(t).Do(req)
+			require.NoError(t, err)
+			_ = resp.Body.Close()
+			assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+			fs, _ := faultsOf(t, srv)
+			assert.Len(t, fs.Faults, 1, "the faults set stay")
+		})
+	}
+}
+
+// TestConsoleRefusesCrossSiteReads: the live data and the event stream
+// answer the console's own page (and requests with no Sec-Fetch-Site),
+// not a page of another origin.
+func TestConsoleRefusesCrossSiteReads(t *testing.T) {
+	srv := consoleServer(t)
+	for _, path := range []string{"/console/live", "/console/events"} {
+		for _, tt := range []struct {
+			site string
+			want int
+		}{{"cross-site", http.StatusForbidden}, {"same-site", http.StatusForbidden}, {"same-origin", http.StatusOK}, {"", http.StatusOK}} {
+			t.Run(path+" "+tt.site, func(t *testing.T) {
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(srv.ConsoleURL(), "/")+path, nil)
+				require.NoError(t, err)
+				if tt.site != "" {
+					req.Header.Set("Sec-Fetch-Site", tt.site)
+				}
+				resp, err := consoleClient(t).Do(req)
+				require.NoError(t, err)
+				defer resp.Body.Close()
+				assert.Equal(t, tt.want, resp.StatusCode)
+			})
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vaspkit/travelrule"
+	"github.com/vaspkit/travelrule/ivms101"
 )
 
 // What the console shows: a copy of the records, taken under their lock,
@@ -159,12 +160,11 @@ type consoleDetail struct {
 	CanDecide      bool
 }
 
-// consoleParty is a party of the transfer open: its fmt form, redacted,
-// or its fields when revealed.
+// consoleParty is a party of the transfer open: its fields that are set,
+// the personal ones redacted unless revealed.
 type consoleParty struct {
-	Role     string
-	Redacted string
-	Fields   []consoleField
+	Role   string
+	Fields []consoleField
 }
 
 // consoleField is a party's field, revealed.
@@ -207,8 +207,10 @@ func (snap *consoleSnap) list(v consoleView) consoleList {
 // given up.
 func rowOf(t *transferRec, failed int, v consoleView) consoleRow {
 	r := consoleRow{
-		ID: t.ID, Created: t.Created, Asset: t.Request.Asset, Amount: t.Request.Amount, Flow: t.Flow,
-		State: t.State, Inquiry: t.Inquiry, Sending: t.callbacks > 0, Failed: failed,
+		ID: t.ID, Created: t.Created, Flow: t.Flow,
+		Asset:  shownValue(t.Request.Asset, isTicker(t.Request.Asset), &t.Request, v.Reveal),
+		Amount: shownValue(t.Request.Amount, isDecimal(t.Request.Amount), &t.Request, v.Reveal),
+		State:  t.State, Inquiry: t.Inquiry, Sending: t.callbacks > 0, Failed: failed,
 		Open: t.ID == v.Open, Link: v.Link(t.ID),
 		Originator: partyName(&t.Request.Originator, v.Reveal), Beneficiary: partyName(&t.Request.Beneficiary, v.Reveal),
 	}
@@ -244,7 +246,8 @@ func (snap *consoleSnap) detail(v consoleView, scheme string) *consoleDetail {
 	}
 	req := &t.Request
 	d := &consoleDetail{
-		consoleRow: rowOf(t, snap.failed[t.ID], v), View: v, Updated: t.Updated, TxID: t.TxID,
+		consoleRow: rowOf(t, snap.failed[t.ID], v), View: v, Updated: t.Updated,
+		TxID:      shownValue(t.TxID, isIdentifier(t.TxID), req, v.Reveal),
 		Confirmed: t.Confirmed, EmailDelivered: t.EmailDelivered, Callback: shownURL(req.Callback),
 		TravelAddress: revealed(req.TravelAddress, v.Reveal), Email: revealed(cmp.Or(req.Beneficiary.Email, req.Email), v.Reveal),
 		IdempotencyKey: t.IdempotencyKey != "", CanDecide: t.awaitsSandbox(),
@@ -253,13 +256,9 @@ func (snap *consoleSnap) detail(v consoleView, scheme string) *consoleDetail {
 		role  string
 		party *travelrule.Party
 	}{{"Originator", &req.Originator}, {"Beneficiary", &req.Beneficiary}} {
-		cp := consoleParty{Role: p.role, Redacted: fmt.Sprint(*p.party)}
-		if v.Reveal {
-			cp.Fields = partyFields(p.party)
-		}
-		d.Parties = append(d.Parties, cp)
+		d.Parties = append(d.Parties, consoleParty{Role: p.role, Fields: partyFields(p.party, v.Reveal)})
 	}
-	d.Timeline = snap.timeline(scheme)
+	d.Timeline = snap.timeline(scheme, v.Reveal)
 	return d
 }
 
@@ -271,16 +270,30 @@ func revealed(v string, reveal bool) string {
 	return "[redacted]"
 }
 
-// partyFields are the party's fields that are set.
-func partyFields(p *travelrule.Party) []consoleField {
+// partyFields are the party's fields that are set: when not revealed,
+// the personal ones "[redacted]" and its codes only when they are codes
+// of IVMS101, as the SDK's fmt form shows a party an inbound inquiry
+// carries (the text of whoever sent it).
+func partyFields(p *travelrule.Party, reveal bool) []consoleField {
+	personal := func(v string) string { return revealed(v, reveal) }
+	code := func(v string, ok bool) string {
+		if reveal || ok {
+			return v
+		}
+		return revealed(v, false)
+	}
 	var out []consoleField
 	for _, f := range []consoleField{
-		{"Person type", p.PersonType}, {"First name", p.FirstName}, {"Last name", p.LastName},
-		{"Legal name", p.LegalName}, {"Date of birth", p.DateOfBirth}, {"Email", p.Email},
-		{"Address type", p.AddressType}, {"Street", p.StreetName}, {"Building number", p.BuildingNumber},
-		{"Post code", p.PostCode}, {"Town", p.TownName}, {"Country", p.Country},
-		{"National id", p.NationalID}, {"National id type", p.NationalIDType},
-		{"Account number", p.AccountNumber}, {"Wallet address", p.WalletAddress},
+		{"Person type", code(p.PersonType, strings.EqualFold(p.PersonType, "natural") || strings.EqualFold(p.PersonType, "legal"))},
+		{"First name", personal(p.FirstName)}, {"Last name", personal(p.LastName)},
+		{"Legal name", personal(p.LegalName)}, {"Date of birth", personal(p.DateOfBirth)}, {"Email", personal(p.Email)},
+		{"Address type", code(p.AddressType, ivms101.AddressType(p.AddressType).Valid())},
+		{"Street", personal(p.StreetName)}, {"Building number", personal(p.BuildingNumber)},
+		{"Post code", personal(p.PostCode)}, {"Town", personal(p.TownName)},
+		{"Country", code(p.Country, isCountryCode(p.Country))},
+		{"National id", personal(p.NationalID)},
+		{"National id type", code(p.NationalIDType, ivms101.NationalIdentifierType(p.NationalIDType).Valid())},
+		{"Account number", personal(p.AccountNumber)}, {"Wallet address", personal(p.WalletAddress)},
 	} {
 		if f.Value != "" {
 			out = append(out, f)
@@ -289,11 +302,81 @@ func partyFields(p *travelrule.Party) []consoleField {
 	return out
 }
 
+// isCountryCode reports whether v has the shape of an ISO 3166-1 alpha-2
+// code: two ASCII letters.
+func isCountryCode(v string) bool {
+	return len(v) == 2 && isASCIILetter(v[0]) && isASCIILetter(v[1])
+}
+
+func isASCIILetter(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }
+
+// shownValue is v as the console shows the asset, amount or txId of a
+// transfer when personal data is not revealed: only in its own shape
+// (ok), and holding none of the request's personal values; else
+// "[redacted]". An inbound inquiry's are the text of whoever sent it.
+func shownValue(v string, ok bool, req *travelrule.TransferRequest, reveal bool) string {
+	if reveal || v == "" {
+		return v
+	}
+	if !ok || holdsPersonalValue(v, req) {
+		return "[redacted]"
+	}
+	return v
+}
+
+// holdsPersonalValue reports whether v holds, in any case, a personal
+// value of req of three characters or more.
+func holdsPersonalValue(v string, req *travelrule.TransferRequest) bool {
+	lower := strings.ToLower(v)
+	for _, p := range []*travelrule.Party{&req.Originator, &req.Beneficiary} {
+		for _, pv := range []string{p.FirstName, p.LastName, p.LegalName, p.DateOfBirth, p.Email, p.StreetName,
+			p.BuildingNumber, p.PostCode, p.TownName, p.NationalID, p.AccountNumber, p.WalletAddress} {
+			if len(pv) >= 3 && strings.Contains(lower, strings.ToLower(pv)) {
+				return true
+			}
+		}
+	}
+	for _, pv := range []string{req.TravelAddress, req.Email} {
+		if len(pv) >= 3 && strings.Contains(lower, strings.ToLower(pv)) {
+			return true
+		}
+	}
+	return false
+}
+
+// isTicker, isDecimal and isIdentifier are the shapes of an asset, an
+// amount and a txId.
+func isTicker(v string) bool {
+	return len(v) <= 16 && onlyOf(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.-_")
+}
+
+func isDecimal(v string) bool {
+	whole, frac, _ := strings.Cut(v, ".")
+	return len(v) <= 64 && whole != "" && onlyOf(whole, "0123456789") && (frac == "" || onlyOf(frac, "0123456789")) && !strings.HasSuffix(v, ".")
+}
+
+func isIdentifier(v string) bool {
+	return len(v) <= 128 && onlyOf(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789:._-")
+}
+
+// onlyOf reports whether v is not empty and made only of the bytes of set.
+func onlyOf(v, set string) bool {
+	if v == "" {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if strings.IndexByte(set, v[i]) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // timeline is the steps of the transfer open, in the order they began:
 // its storing, the requests that named it, the decision on it, and its
 // callbacks, each with its attempts. A callback not yet attempted comes
 // last.
-func (snap *consoleSnap) timeline(scheme string) []consoleEvent {
+func (snap *consoleSnap) timeline(scheme string, reveal bool) []consoleEvent {
 	t := snap.open
 	stored := consoleEvent{Time: t.Created, Title: "Initiated", Outcome: "stored in state " + string(StateReceived)}
 	if t.Inquiry {
@@ -320,10 +403,10 @@ func (snap *consoleSnap) timeline(scheme string) []consoleEvent {
 		evs = append(evs, consoleEvent{Time: t.decided, Title: "Decision", Outcome: string(t.decision) + " by " + t.decidedBy.String()})
 	}
 	for _, d := range snap.finished {
-		evs = append(evs, callbackEvent(d, time.Time{}, false, scheme))
+		evs = append(evs, callbackEvent(d, time.Time{}, false, scheme, reveal))
 	}
 	for _, d := range snap.sending {
-		evs = append(evs, callbackEvent(d.Delivery, d.next, true, scheme))
+		evs = append(evs, callbackEvent(d.Delivery, d.next, true, scheme, reveal))
 	}
 	slices.SortStableFunc(evs, func(a, b consoleEvent) int {
 		switch {
@@ -363,9 +446,24 @@ func answerOf(status int) string {
 	return fmt.Sprintf("answered %d", status)
 }
 
+// attemptText is why an attempt got no answer, as the console shows it:
+// net/http quotes what the receiver sent (a malformed status line, say),
+// which could echo the callback's personal data, so unless revealed the
+// text stops at its first quote.
+func attemptText(err string, reveal bool) string {
+	if reveal {
+		return err
+	}
+	if before, _, quoted := strings.Cut(err, `"`); quoted {
+		return strings.TrimSpace(before) + " […]"
+	}
+	return err
+}
+
 // callbackEvent is the timeline's step of the callback d: pending while
-// it is being sent, with its next attempt due at next.
-func callbackEvent(d Delivery, next time.Time, pending bool, scheme string) consoleEvent {
+// it is being sent, with its next attempt due at next; reveal shows the
+// attempts' errors whole.
+func callbackEvent(d Delivery, next time.Time, pending bool, scheme string, reveal bool) consoleEvent {
 	e := consoleEvent{Title: string(d.Kind) + " callback", URL: shownURL(d.URL), Scheme: scheme, Next: next}
 	if len(d.Attempts) > 0 {
 		e.Time = d.Attempts[0].Time
@@ -374,7 +472,7 @@ func callbackEvent(d Delivery, next time.Time, pending bool, scheme string) cons
 		ca := consoleAttempt{N: i + 1, Time: a.Time, OK: a.StatusCode >= 200 && a.StatusCode <= 299, Latency: a.Latency,
 			Answer: fmt.Sprintf("%d", a.StatusCode)}
 		if a.StatusCode == 0 {
-			ca.Answer = "no answer: " + a.Err
+			ca.Answer = "no answer: " + attemptText(a.Err, reveal)
 		}
 		e.Attempts = append(e.Attempts, ca)
 	}

@@ -450,9 +450,14 @@ func WithConsole(from ...netip.Prefix) Option {
 		for _, p := range from {
 			if !p.IsValid() {
 				c.fail(errors.New("travelruletest: WithConsole: an invalid address prefix"))
+				continue
 			}
+			if a := p.Addr(); a.Is4In6() && p.Bits() >= 96 {
+				// The console sees IPv4 clients as IPv4 addresses.
+				p = netip.PrefixFrom(a.Unmap(), p.Bits()-96)
+			}
+			c.consoleFrom = append(c.consoleFrom, p.Masked())
 		}
 		c.console = true
-		c.consoleFrom = append(c.consoleFrom, from...)
 	}
 }

@@ -175,7 +175,12 @@
 
   // poll updates the page every 2 seconds, where no event stream can be
   // had: no EventSource, or the sandbox refused one (too many pages open).
+  let polling = false;
   function poll() {
+    if (polling) {
+      return;
+    }
+    polling = true;
     live.textContent = "Updating every 2 seconds";
     live.classList.remove("bad");
     setInterval(refresh, 2000);
@@ -185,22 +190,57 @@
     poll();
     return;
   }
-  const events = new EventSource("/console/events");
-  events.onopen = () => {
-    live.textContent = "Live";
-    live.classList.remove("bad");
-  };
-  events.onmessage = (e) => {
-    if (document.body.dataset.version !== e.data) {
-      refresh();
-    }
-  };
-  events.onerror = () => {
-    if (events.readyState === EventSource.CLOSED) {
-      poll();
+  // Each page holds one event stream while it is visible: a browser opens
+  // at most six connections to a host over HTTP/1.1, and streams of tabs
+  // in the background would leave none for the page in front.
+  let events = null;
+  function listen() {
+    if (events) {
       return;
     }
-    live.textContent = "Reconnecting…";
-    live.classList.add("bad");
-  };
+    events = new EventSource("/console/events");
+    events.onopen = () => {
+      live.textContent = "Live";
+      live.classList.remove("bad");
+    };
+    events.onmessage = (e) => {
+      if (document.body.dataset.version !== e.data) {
+        refresh();
+      }
+    };
+    events.onerror = (e) => {
+      if (e.target.readyState === EventSource.CLOSED) {
+        if (events === e.target) {
+          events = null;
+        }
+        poll();
+        return;
+      }
+      live.textContent = "Reconnecting…";
+      live.classList.add("bad");
+    };
+  }
+  function unlisten() {
+    if (events) {
+      events.close();
+      events = null;
+      live.textContent = "Paused while hidden";
+    }
+  }
+  document.addEventListener("visibilitychange", () => {
+    if (document.visibilityState === "hidden") {
+      unlisten();
+    } else if (!polling) {
+      listen();
+      refresh();
+    }
+  });
+  window.addEventListener("pagehide", unlisten);
+  window.addEventListener("pageshow", (e) => {
+    if (e.persisted && !polling) {
+      listen();
+      refresh();
+    }
+  });
+  listen();
 })();
