@@ -357,8 +357,12 @@
 // serves a web page for a person at "/" of its own address
 // ([Server.ConsoleURL]), outside the path prefix: the transfers kept, the
 // newest 200 first, as they arrive (time, asset, amount, flow, state,
-// the parties redacted as their fmt forms are, unless the person reveals
-// them); the transfer opened, with its timeline: the requests that named
+// unless the person reveals them, the parties redacted as the SDK's fmt
+// form redacts an inbound inquiry's, the text of whoever sent it:
+// personal fields "[redacted]", codes only when IVMS101's, the asset,
+// amount and txId only in their own shapes and holding no personal
+// value, and an attempt's error cut before what it quotes of the
+// receiver); the transfer opened, with its timeline: the requests that named
 // it (status, faults, replays), the decision and who made it, and each
 // callback with its URL cut to scheme, host and path, how it is signed,
 // and every attempt with its answer (or why none came), its latency
@@ -381,7 +385,9 @@
 // WithConsole names, and a Host that is an IP address, localhost or a
 // name under .localhost (421 otherwise: a name could be another site's
 // page that its DNS turned to this address); its forms refuse requests
-// from pages of other origins (net/http's CrossOriginProtection: 403);
+// from pages of other origins (net/http's CrossOriginProtection: 403), as
+// do its live data and event stream when the browser says another
+// origin's page asks; its forms are read up to 64 KiB;
 // every answer forbids framing and any script, style or connection but
 // its own (Content-Security-Policy), and is not cached. It shows no API
 // key, token, signing secret, callback body, or URL query, user
