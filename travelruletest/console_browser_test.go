@@ -115,6 +115,17 @@ func do(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Voi
 	require.NoError(t, chromedp.Do(ctx, steps...))
 }
 
+// click clicks the element sel names as it is at that moment: the live
+// parts of the page are replaced as the sandbox changes, so a node found
+// before the click may be gone by then ("Could not find node with given
+// id"). The click is a DOM click, which the page's script handles as a
+// mouse click.
+func click(t *testing.T, ctx context.Context, sel string) {
+	t.Helper()
+	ok := eval[bool](t, ctx, fmt.Sprintf(`(() => { const el = document.querySelector(%q); if (!el) return false; el.click(); return true; })()`, sel))
+	require.True(t, ok, "no element %s to click", sel)
+}
+
 // screenshot saves a screenshot (PNG: quality 100) of the whole page as name in the
 // artifacts directory.
 func screenshot(t *testing.T, ctx context.Context, name string) {
@@ -216,7 +227,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	// attempt and its retry.
 	_, err = srv.WaitCallbacks(ctx, 2)
 	require.NoError(t, err)
-	do(t, ctx, chromedp.Click(fmt.Sprintf(`#row-%s a`, first)))
+	click(t, ctx, fmt.Sprintf(`#row-%s a`, first))
 	waitFor(t, ctx, "the first transfer's timeline", fmt.Sprintf(
 		`document.getElementById("detail-h").textContent.includes(%q) &&
 		 document.querySelector(".timeline").innerText.includes("TRANSFER_RESOLUTION callback delivered")`, first))
@@ -237,25 +248,26 @@ func TestConsoleInBrowser(t *testing.T) {
 
 	// 3. The decision set on the page leaves the next transfer waiting
 	// for the counterparty; Approve decides it, and its callbacks follow.
-	do(t, ctx, chromedp.SetValue(`#decision`, "none"), chromedp.Click(`#set-decision`))
+	eval[chromedp.Void](t, ctx, `document.getElementById("decision").value = "none"; null`)
+	click(t, ctx, "#set-decision")
 	waitFor(t, ctx, "the decision", `document.getElementById("decision-now").textContent === "none"`)
 	// Faults set from elsewhere show in the form, not only in the table.
 	srv.SetFaults(travelruletest.Fault{Kind: travelruletest.FaultRateLimit, Rate: 1, Times: 1, Ops: travelruletest.OpSubmitTxID})
 	waitFor(t, ctx, "the faults set from Go", `document.getElementById("fault-specs").value === "rate-limit:times=1,ops=submit-txid"`)
 	// The keyboard's place survives the update a new transfer brings.
-	do(t, ctx, chromedp.Focus(fmt.Sprintf(`#open-%s`, first)))
+	eval[chromedp.Void](t, ctx, fmt.Sprintf(`document.getElementById("open-%s").focus(); null`, first))
 	res, err = client.InitiateTransfer(context.Background(), browserTransfer(recv.URL+"/cb/second"))
 	require.NoError(t, err)
 	second := res.TransferID
 	waitFor(t, ctx, "the second transfer's row", fmt.Sprintf(`document.getElementById("row-%s")`, second))
 	assert.Equal(t, "open-"+first, eval[string](t, ctx, `document.activeElement.id`), "the focus stays on its link")
 	assert.Contains(t, eval[string](t, ctx, fmt.Sprintf(`document.getElementById("row-%s").innerText`, second)), "awaits the counterparty's decision")
-	do(t, ctx, chromedp.Click(fmt.Sprintf(`#row-%s a`, second)))
+	click(t, ctx, fmt.Sprintf(`#row-%s a`, second))
 	waitFor(t, ctx, "the Approve button", fmt.Sprintf(
 		`document.getElementById("detail-h").textContent.includes(%q) && document.getElementById("approve")`, second))
 	tr, _ := srv.Transfer(second)
 	assert.Equal(t, travelruletest.StateReceived, tr.State, "no decision before the button")
-	do(t, ctx, chromedp.Click(`#approve`))
+	click(t, ctx, "#approve")
 	waitFor(t, ctx, "the callbacks that follow the approval",
 		`document.querySelector(".timeline").innerText.includes("TRANSFER_RESOLUTION callback delivered") && !document.getElementById("approve")`)
 	timeline = eval[string](t, ctx, `document.querySelector(".timeline").innerText`)
@@ -311,7 +323,7 @@ func TestConsoleEscapesInBrowser(t *testing.T) {
 	require.NoError(t, err)
 	id := res.TransferID
 	waitFor(t, ctx, "the row", fmt.Sprintf(`document.getElementById("row-%s")`, id))
-	do(t, ctx, chromedp.Click(fmt.Sprintf(`#row-%s a`, id)))
+	click(t, ctx, fmt.Sprintf(`#row-%s a`, id))
 	waitFor(t, ctx, "the parties", `document.querySelector(".detail dl.facts dd") && document.querySelectorAll(".detail h4").length === 2`)
 	check(t, id)
 	fields := eval[[]string](t, ctx, `[...document.querySelectorAll(".detail h4 + dl.facts")].slice(0, 1).flatMap(dl => [...dl.querySelectorAll("dd")].map(dd => dd.textContent))`)
@@ -359,6 +371,6 @@ func TestConsoleRefusesOtherOrigins(t *testing.T) {
 	ctx = newTab(t, ctx)
 	do(t, ctx, chromedp.Navigate(srv.ConsoleURL()+"?transfer="+res.TransferID))
 	waitFor(t, ctx, "the Approve button", `document.getElementById("approve")`)
-	do(t, ctx, chromedp.Click(`#approve`))
+	click(t, ctx, "#approve")
 	waitFor(t, ctx, "the decision", `document.querySelector(".timeline").innerText.includes("Decision approved by the console's button")`)
 }
