@@ -486,7 +486,7 @@ func TestConsoleEvents(t *testing.T) {
 	second, err := strconv.ParseUint(nextData(t, r), 10, 64)
 	require.NoError(t, err)
 	assert.Greater(t, second, first)
-	assert.Equal(t, second, consoleLive(t, srv, "").Version)
+	assert.GreaterOrEqual(t, consoleLive(t, srv, "").Version, second, "the page sees at least what the event said")
 
 	closed := make(chan struct{})
 	go func() {
