@@ -72,8 +72,8 @@
 // whether it did. A transfer initiation is not idempotent, so the client
 // retries it only where the service cannot have acted (a 429, the
 // service's rate limit, honouring its Retry-After; connection failures
-// before anything was written; an HTTP/2 stream the server declared
-// unprocessed; one retry with a new token after a 401 or a 403, the
+// before anything was written; an HTTP/2 stream above a GOAWAY's last
+// stream id; one retry with a new token after a 401 or a 403, the
 // service's answer to an expired token)
 // and returns ErrOutcomeUnknown otherwise, carrying the txId and the
 // callback reference to reconcile with. The other calls may be sent again

@@ -68,8 +68,8 @@ func h2Answer(status int, body string) h2Action {
 	return h2Action{status: status, body: body}
 }
 
-// newH2Server starts the server; act is called with 1 for the first request
-// read whole, 2 for the second, and so on.
+// newH2Server starts the server over TLS; act is called with 1 for the
+// first request read whole, 2 for the second, and so on.
 func newH2Server(t *testing.T, act func(n int) h2Action) *h2Server {
 	t.Helper()
 	// Borrow httptest's certificate and a client that trusts it.
@@ -85,9 +85,29 @@ func newH2Server(t *testing.T, act func(n int) h2Action) *h2Server {
 		NextProtos:   []string{"h2"},
 	})
 	require.NoError(t, err)
+	return startH2Server(t, ln, "https://"+ln.Addr().String(), &http.Client{Transport: tr}, act)
+}
+
+// newH2CServer starts the server over cleartext TCP (h2c, with prior
+// knowledge), as a proxy's upstream.
+func newH2CServer(t *testing.T, act func(n int) h2Action) *h2Server {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	return startH2Server(t, ln, "http://"+ln.Addr().String(), h2cClient(), act)
+}
+
+// h2cClient is an HTTP client that speaks HTTP/2 over cleartext TCP.
+func h2cClient() *http.Client {
+	var p http.Protocols
+	p.SetUnencryptedHTTP2(true)
+	return &http.Client{Transport: &http.Transport{Protocols: &p}}
+}
+
+func startH2Server(t *testing.T, ln net.Listener, url string, client *http.Client, act func(n int) h2Action) *h2Server {
 	s := &h2Server{
-		url:    "https://" + ln.Addr().String(),
-		client: &http.Client{Transport: tr},
+		url:    url,
+		client: client,
 		act:    act,
 		ln:     ln,
 		conns:  map[net.Conn]bool{},

@@ -20,27 +20,30 @@ import (
 const h2Success = `{"status":"succes","transferId":"t-1"}`
 
 // The faults after which the service may have acted: each comes after the
-// server read the whole request, and none declares the stream unprocessed.
-// (net/http's HTTP/2 client of Go 1.26 sends a request again by itself
-// after a PROTOCOL_ERROR when it can rewind the body.)
+// server read the whole request, and none is a GOAWAY below the stream.
+// REFUSED_STREAM is one of them: RFC 9113 says it means "not processed",
+// but haproxy 2.6 sends it after forwarding a request the upstream stored
+// (TestHAProxyResetAfterStoringIsNeverResent). (net/http's HTTP/2 client of
+// Go 1.26 sends a request again by itself after a PROTOCOL_ERROR or a
+// REFUSED_STREAM when it can rewind the body.)
 var h2Faults = []struct {
 	name string
 	act  h2Action
 }{
+	{"RST_STREAM REFUSED_STREAM", h2Reset(http2.ErrCodeRefusedStream)},
 	{"RST_STREAM PROTOCOL_ERROR", h2Reset(http2.ErrCodeProtocol)},
 	{"RST_STREAM INTERNAL_ERROR", h2Reset(http2.ErrCodeInternal)},
 	{"RST_STREAM CANCEL", h2Reset(http2.ErrCodeCancel)},
 	{"GOAWAY naming the stream, then close", h2Action{goAway: true, last: 1<<31 - 1}},
 }
 
-// The ends of a stream that RFC 9113 guarantees the server did not
-// process: RST_STREAM REFUSED_STREAM (section 8.7) and a GOAWAY whose last
-// stream id is below the stream (section 6.8), graceful or not.
+// The ends of a stream that the connection's own peer promises it did not
+// take: a GOAWAY whose last stream id is below the stream (RFC 9113,
+// section 6.8), graceful or not.
 var h2Unprocessed = []struct {
 	name string
 	act  h2Action
 }{
-	{"RST_STREAM REFUSED_STREAM", h2Reset(http2.ErrCodeRefusedStream)},
 	{"GOAWAY last-stream-id 0", h2Action{goAway: true}},
 	{"GOAWAY last-stream-id 0, ENHANCE_YOUR_CALM", h2Action{goAway: true, code: http2.ErrCodeEnhanceYourCalm, debug: "too many requests"}},
 }
@@ -98,7 +101,7 @@ func TestHTTP2ResetAfterBodyIsNotReplayed(t *testing.T) {
 	}
 }
 
-// A stream the server declared unprocessed is sent again, whatever the
+// A stream above a GOAWAY's last stream id is sent again, whatever the
 // call, by the client's retry loop: within its budget, counted in
 // Attempts, never by net/http on its own. When the budget runs out the
 // error is definite: the service never had the transfer.

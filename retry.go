@@ -28,7 +28,7 @@ type attempt struct {
 	err           error         // why no answer came
 
 	written     bool          // the request may have been written: it may have reached the service
-	unprocessed bool          // an HTTP/2 server declared the request's stream unprocessed (see declaredUnprocessed)
+	unprocessed bool          // the HTTP/2 connection's peer went away below the request's stream (see declaredUnprocessed)
 	ctxDone     bool          // the caller's context has ended
 	untilDone   time.Duration // the time left before the caller's deadline, when hasDeadline
 	hasDeadline bool
@@ -61,9 +61,9 @@ type decision struct {
 //   - Retried always: 429 (the live service's rate limit: it did not act),
 //     after its Retry-After within the cap or after the backoff without
 //     one; a connection failure before the request was written (refused
-//     dial, DNS, TLS handshake); an HTTP/2 stream the server declared
-//     unprocessed (RST_STREAM REFUSED_STREAM, or a stream above a GOAWAY's
-//     last stream id: RFC 9113, sections 8.7 and 6.8); and one 401 or 403
+//     dial, DNS, TLS handshake); an HTTP/2 stream above a GOAWAY's last
+//     stream id (RFC 9113, section 6.8: the connection's own peer never
+//     took it); and one 401 or 403
 //     (the live service's answer to an expired token), when a token other
 //     than the rejected one is at hand.
 //   - Retried only when the call may be repeated: 503, with Retry-After
@@ -73,15 +73,16 @@ type decision struct {
 //     with Retry-After for every call under WithTrust503RetryAfterNotForwarded; any
 //     other 5xx but 501 (500, 502, 504, a proxy's 520 or 524); a final 1xx
 //     (101 to a request that asked for no upgrade); and a failure after
-//     the request may have been written (dropped connection, any other
-//     stream reset, a connection closed without GOAWAY, time-out).
+//     the request may have been written (dropped connection, any stream
+//     reset, REFUSED_STREAM included, a connection closed without GOAWAY,
+//     time-out).
 //   - Never retried: any other answer, a context that ended, a failure to
 //     obtain a token, a certificate the client does not trust.
 //
 // The service may have acted after a 2xx, a 5xx but 501 (503 included,
 // with or without Retry-After, unless WithTrust503RetryAfterNotForwarded), a final
 // 1xx, an unfollowed 3xx, and any failure after the request may have been
-// written but a stream the server declared unprocessed. No retry starts
+// written but a stream above a GOAWAY's last stream id. No retry starts
 // beyond the budget or if its wait would end after the caller's deadline.
 func decide(a attempt, p policy) decision {
 	d := judge(a, p)
@@ -164,7 +165,7 @@ func judgeFailure(a attempt, backoff decision) decision {
 	case isCertError(a.err):
 		return decision{acted: a.written, why: "certificate not trusted"}
 	case a.unprocessed:
-		backoff.why = "the HTTP/2 server declared the stream unprocessed"
+		backoff.why = "the HTTP/2 connection went away below the stream"
 		return backoff
 	case !a.written:
 		backoff.why = "connection failed before sending"
@@ -226,42 +227,40 @@ func isCertError(err error) bool {
 }
 
 // The texts of net/http's HTTP/2 client (and golang.org/x/net/http2's,
-// the same code) for a request it would have sent again by itself, had it
-// been able to rewind the body (a call that may not be repeated has no
-// GetBody: send.go): the error types are not exported, so their texts are
-// what tells. The tests check them against the HTTP/2 client of the Go
-// release they run under (.ci/run runs them under the oldest and the newest
-// supported), with a server that sends GOAWAY and REFUSED_STREAM as nginx
-// does (TestHTTP2UnprocessedStreamIsRetried).
+// the same code) for a stream above a GOAWAY's last stream id, which it
+// would have sent again by itself had it been able to rewind the body (a
+// call that may not be repeated has no GetBody: send.go): the error types
+// are not exported, so their texts are what tells. The tests check them
+// against the HTTP/2 client of the Go release they run under (.ci/run runs
+// them under the oldest and the newest supported), with a server that
+// sends GOAWAY as nginx does (TestHTTP2UnprocessedStreamIsRetried).
 const (
 	h2CannotRetry    = "http2: Transport: cannot retry err ["
 	h2CannotRetryEnd = "] after Request.Body was written; define Request.GetBody to avoid this error"
 	h2GracefulGoAway = "http2: Transport received Server's graceful shutdown GOAWAY"
 	h2GoAwayOnFirst  = "http2: Transport received GOAWAY from server ErrCode:"
-	h2StreamError    = "stream error: stream ID "
-	h2RefusedStream  = "; REFUSED_STREAM"
-	h2FromPeer       = "; received from peer"
 )
 
-// declaredUnprocessed reports whether err says that an HTTP/2 server
-// declared the request's stream unprocessed, which RFC 9113 guarantees
-// means the server did nothing with it: a RST_STREAM REFUSED_STREAM
-// (section 8.7), or a GOAWAY whose last stream id is below the stream
-// (section 6.8), graceful (NO_ERROR: nginx's keepalive_requests, a reload,
-// HAProxy closing an idle connection) or not (the first stream of a
-// connection, which net/http does not resend).
+// declaredUnprocessed reports whether err says that the HTTP/2
+// connection's peer sent a GOAWAY whose last stream id is below the
+// request's stream (RFC 9113, section 6.8), graceful (NO_ERROR: nginx's
+// keepalive_requests, a reload, HAProxy closing an idle connection) or not
+// (the first stream of a connection, which net/http does not resend). The
+// peer promises that for its own side of the connection, before it took
+// the stream.
 //
-// Every other reset (PROTOCOL_ERROR, INTERNAL_ERROR, CANCEL...), a GOAWAY
-// at or above the stream, and a connection closed without GOAWAY prove
-// nothing. Only an error in the chain whose whole text is one of the HTTP/2
-// client's counts, never a text that merely contains one: an HTTP/1
-// server's malformed answer, which net/http quotes in its error, cannot
-// pass for it.
+// A RST_STREAM proves nothing, REFUSED_STREAM included: a proxy answers it
+// after it forwarded the whole request (haproxy 2.6, when the upstream
+// resets a stream it stored; docs/reliability.md). Neither does a GOAWAY
+// at or above the stream, nor a connection closed without GOAWAY. Only an
+// error in the chain whose whole text is one of the HTTP/2 client's
+// counts, never a text that merely contains one: an HTTP/1 server's
+// malformed answer, which net/http quotes in its error, cannot pass for it.
 func declaredUnprocessed(err error) bool {
 	for err != nil {
 		msg := err.Error()
 		if inner, ok := strings.CutPrefix(msg, h2CannotRetry); ok {
-			if inner, ok = strings.CutSuffix(inner, h2CannotRetryEnd); ok && (inner == h2GracefulGoAway || refusedStream(inner)) {
+			if inner, ok = strings.CutSuffix(inner, h2CannotRetryEnd); ok && inner == h2GracefulGoAway {
 				return true
 			}
 		}
@@ -271,22 +270,4 @@ func declaredUnprocessed(err error) bool {
 		err = errors.Unwrap(err)
 	}
 	return false
-}
-
-// refusedStream reports whether s is the text of an HTTP/2 stream error
-// REFUSED_STREAM that the server sent: "stream error: stream ID 3;
-// REFUSED_STREAM; received from peer".
-func refusedStream(s string) bool {
-	rest, ok := strings.CutPrefix(s, h2StreamError)
-	if !ok {
-		return false
-	}
-	digits := 0
-	for digits < len(rest) && rest[digits] >= '0' && rest[digits] <= '9' {
-		digits++
-	}
-	if digits == 0 {
-		return false
-	}
-	return rest[digits:] == h2RefusedStream+h2FromPeer
 }

@@ -202,7 +202,7 @@ func TestDeclaredUnprocessed(t *testing.T) {
 		want bool
 	}{
 		{"graceful GOAWAY above the stream", wrap(goAway), true},
-		{"REFUSED_STREAM from the server", wrap(refused), true},
+		{"REFUSED_STREAM from the server: a proxy sends it after forwarding", wrap(refused), false},
 		{"REFUSED_STREAM not from the server", wrap(strings.Replace(refused, "; received from peer", "", 1)), false},
 		{"GOAWAY with an error code on the first stream", wrap("http2: Transport received GOAWAY from server ErrCode:ENHANCE_YOUR_CALM"), true},
 		{"wrapped again", fmt.Errorf("attempt: %w", wrap(goAway)), true},

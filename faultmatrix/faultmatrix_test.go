@@ -54,11 +54,12 @@ func (r *matrixRow) transport() string {
 
 // declines reports whether a fault of kind k is an answer by which the
 // service declares it did not act on the request, for the client of row r:
-// a 429, a REFUSED_STREAM, a GOAWAY (to the streams above its
-// last-stream-id), and a 503 with Retry-After for a client that trusts it.
+// a 429, a GOAWAY (to the streams above its last-stream-id), and a 503
+// with Retry-After for a client that trusts it. Not a REFUSED_STREAM: a
+// proxy sends it after forwarding too (haproxy 2.6), so it proves nothing.
 func (r *matrixRow) declines(k travelruletest.FaultKind) bool {
 	switch k {
-	case travelruletest.FaultRateLimit, travelruletest.FaultResetRefusedStream, travelruletest.FaultGoAway:
+	case travelruletest.FaultRateLimit, travelruletest.FaultGoAway:
 		return true
 	case travelruletest.FaultUnavailable:
 		return r.trust503
@@ -88,8 +89,8 @@ const (
 	// REFUSED_STREAM hits. net/http's HTTP/2 client resends a request after
 	// these by itself when it can rewind the body, waiting 1 s, 2 s, 4 s...
 	// from the second resend on; the client lets it for none of its calls
-	// (send.go, getBody) and retries a REFUSED_STREAM through its own
-	// loop, but a client that let net/http resend would run out of its
+	// (send.go, getBody) and retries a reset only for a call that may be
+	// repeated, but a client that let net/http resend would run out of its
 	// 30 s at a third, so the rows keep the rate that measures one without
 	// hanging: at 1/16 a call is hit six times in a row with 7e-5 per row.
 	resetRate = 1.0 / 16
@@ -371,7 +372,7 @@ func runMatrixRow(t *testing.T, row *matrixRow, seed uint64) {
 				// Outcome unknown: the service may have acted, or the
 				// attempt failed before it was written without the
 				// transport saying so (see abandoning).
-				require.Contains(t, []fate{ambiguous, silent}, f, "%s ended its call as outcome unknown", a.id)
+				require.Contains(t, []fate{ambiguous, unproven, silent}, f, "%s ended its call as outcome unknown", a.id)
 				require.False(t, row.idempotency, "%s: with keys every fault is recovered", a.id)
 			}
 		}
@@ -403,6 +404,7 @@ type fate string
 const (
 	answered  fate = "answered 2xx"
 	declined  fate = "declined: the service said it did not act"
+	unproven  fate = "not acted on, said by a reset, which proves nothing"
 	ambiguous fate = "the service may have acted"
 	unsent    fate = "failed before it was written"
 	silent    fate = "failed before it was written, unseen by the client"
@@ -412,8 +414,9 @@ const (
 // fateOf tells what became of attempt a, from the requests the sandbox
 // received by X-Request-Id. Declined are a 429, a 503 with Retry-After for
 // a client that trusts it, and a request recorded without answer and
-// without a transfer, not held: a REFUSED_STREAM, or a stream above a
-// GOAWAY's last-stream-id. The others are ambiguous: 500, 503, and no
+// without a transfer, not held: a stream above a GOAWAY's last-stream-id.
+// A REFUSED_STREAM is unproven: the sandbox did not act, but a proxy sends
+// the same after forwarding. The others are ambiguous: 500, 503, and no
 // answer otherwise (a dropped connection, a PROTOCOL_ERROR reset, an
 // abandoned attempt).
 func (r *matrixRow) fateOf(a attemptRecord, received map[string]travelruletest.Request) fate {
@@ -427,6 +430,8 @@ func (r *matrixRow) fateOf(a attemptRecord, received map[string]travelruletest.R
 		return silent
 	case req.Status/100 == 2:
 		return answered
+	case slices.Contains(req.Faults, travelruletest.FaultResetRefusedStream):
+		return unproven
 	case req.Status == http.StatusTooManyRequests,
 		req.Status == http.StatusServiceUnavailable && r.trust503,
 		req.Status == 0 && req.TransferID == "" && !slices.Contains(req.Faults, travelruletest.FaultLatency):
@@ -579,8 +584,12 @@ client retries at most 21 times and waits 1-5 ms between attempts.
 The kinds, as the sandbox plays them:
 
 - **Before it acts, and saying so**: a 429 with Retry-After (a rate
-  limiter), and over HTTP/2 a RST_STREAM REFUSED_STREAM, which RFC 9113
-  (section 8.7) reserves for a stream not processed.
+  limiter).
+- **Before it acts, saying so in a way that proves nothing**: over HTTP/2 a
+  RST_STREAM REFUSED_STREAM, which RFC 9113 (section 8.7) reserves for a
+  stream not processed, but which haproxy 2.6 sends after it forwarded a
+  request the upstream stored (` + "`TestHAProxyResetAfterStoringIsNeverResent`" + `):
+  the client sends it again only for a call that may be repeated.
 - **Before it acts, saying nothing**: a 503 with Retry-After in the
   service's envelope (a gateway with no healthy upstream).
 - **After it stored the transfer**, the case a client must never retry
@@ -607,8 +616,8 @@ The kinds, as the sandbox plays them:
 
 After a REFUSED_STREAM, a PROTOCOL_ERROR or a GOAWAY, net/http's HTTP/2
 client resends a request by itself if it can rewind the body; the client
-never lets it, and sends a stream declared unprocessed again through its own
-retry loop, with backoff and budget. The resets are at 1/16 so that a client
+never lets it, and sends a stream above a GOAWAY's last-stream-id again
+through its own retry loop, with backoff and budget. The resets are at 1/16 so that a client
 that let net/http resend, which waits 1 s, 2 s, 4 s... between its own
 resends, would fail the row rather than hang it. The last row trusts a 503
 with Retry-After as "not forwarded" (` + "`WithTrust503RetryAfterNotForwarded`" + `):
@@ -656,7 +665,7 @@ however often net/http resent it underneath); **faults** injected.
   sends an initiation again once the service may have acted on it, and never
   lets net/http resend it underneath; the sandbox stores fewer transfers than
   succeeded + outcome unknown only where it had not acted: a 503 before
-  acting, attempts abandoned while held, and (rarely) an attempt that
+  acting, a REFUSED_STREAM, attempts abandoned while held, and (rarely) an attempt that
   net/http failed unseen before writing it (see the attempts below).
 `)
 	} else {
@@ -665,9 +674,8 @@ however often net/http resent it underneath); **faults** injected.
 	if len(declinedShort) == 0 {
 		b.WriteString(`- **What the service declares it did not act on is always recovered**
   within the retry budget, keys or not, one transfer stored per call: a 429,
-  a REFUSED_STREAM, a GOAWAY (every stream above its last-stream-id is sent
-  again, and none was acted on), and a 503 with Retry-After for a client
-  that trusts it.
+  a GOAWAY (every stream above its last-stream-id is sent again, and none
+  was acted on), and a 503 with Retry-After for a client that trusts it.
 `)
 	} else {
 		b.WriteString("- **What the service declares it did not act on is recovered but in " + strings.Join(declinedShort, ", ") + "**.\n")
@@ -677,7 +685,9 @@ however often net/http resent it underneath); **faults** injected.
   resent: a 503 with Retry-After, from a gateway with no upstream (nothing
   stored) or from its maintenance page (stored), since the client cannot
   tell them apart; a 500; a proxy's 503 without Retry-After; a dropped
-  connection, a PROTOCOL_ERROR reset, an abandoned attempt. Every stored
+  connection, a PROTOCOL_ERROR reset, a REFUSED_STREAM (the sandbox sends
+  it before storing, but haproxy sends it after forwarding, and the client
+  cannot tell them apart), an abandoned attempt. Every stored
   transfer is accounted for by a success or one of these.
 `)
 	if len(keyedShort) == 0 {

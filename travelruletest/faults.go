@@ -109,7 +109,9 @@ const (
 	FaultResetProtocolError
 	// FaultResetRefusedStream resets the request's HTTP/2 stream with
 	// RST_STREAM REFUSED_STREAM before acting, as RFC 9113 (section 8.7)
-	// has it: nothing is stored or recorded as done. On an HTTP/1
+	// has it: nothing is stored or recorded as done. A client cannot tell
+	// it from a proxy's REFUSED_STREAM after forwarding (haproxy 2.6's), so
+	// the SDK resends it only for a call that may be repeated. On an HTTP/1
 	// connection it closes the connection without answering, before
 	// acting.
 	FaultResetRefusedStream
