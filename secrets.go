@@ -12,8 +12,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// keyPart is the bytes of a credential that no shown identifier holds: a
-// server that masks a key's end ("trp_live_…cd**") still shows its start.
+// keyPart is the bytes of a credential no shown identifier holds ("trp_live").
 const keyPart = 8
 
 // secrets are what no identifier a call shows may hold: personal values of
@@ -28,9 +27,8 @@ type secrets struct {
 	windows        []uint64 // of the keys (tabulateKeys)
 }
 
-// A word is one fold of a personal value, text[start:end]; short for a
-// value of under five letters and digits, which echoesWord finds only as a
-// whole word.
+// A word is a fold of a personal value, text[start:end]; short for one of
+// under five letters and digits, which echoesWord finds as a whole word.
 type word struct {
 	start, end   int
 	short, ascii bool
@@ -48,8 +46,7 @@ func (s *secrets) echoes(id string) bool { return s.find(id, false) }
 // other short ones ("tr-li-1", "MaLi"), not inside another ("trngx").
 func (s *secrets) echoesWord(id string) bool { return s.find(id, true) }
 
-// find is echoes, or echoesWord when whole, over id and its hex and base64
-// decodings.
+// find is echoes, or echoesWord when whole, over id and its decodings.
 func (s *secrets) find(id string, whole bool) bool {
 	if id == "" {
 		return false
@@ -80,8 +77,7 @@ func (s *secrets) holds(t []byte, whole bool) bool {
 		return true
 	}
 	if bytes.IndexFunc(t, func(r rune) bool { return r >= utf8.RuneSelf }) >= 0 {
-		// Decoded text beyond ASCII: folded as the values are, and a fold
-		// found counts, as a word or not.
+		// Decoded text beyond ASCII: folded as the values are; a fold counts.
 		for _, spell := range [2]bool{true, false} {
 			f := appendFold(nil, string(t), spell)
 			for _, w := range s.words {
@@ -92,8 +88,8 @@ func (s *secrets) holds(t []byte, whole bool) bool {
 		}
 		return false
 	}
-	// t's letters and digits, lower-cased, with its word breaks: a dropped
-	// separator, a lower-to-upper case change, a letter-digit change.
+	// t's letters and digits, lower-cased; a word breaks at a separator, a
+	// lower-to-upper case change, a letter-digit change.
 	var h [maxRequestID]byte
 	var brk [maxRequestID + 1]bool
 	n, short := 0, false
@@ -129,7 +125,7 @@ func (s *secrets) holds(t []byte, whole bool) bool {
 	return false
 }
 
-// fold folds the personal values, once.
+// fold folds the personal values and tabulates the keys, once.
 func (s *secrets) fold() {
 	if s.folded {
 		return
@@ -142,36 +138,18 @@ func (s *secrets) fold() {
 	}
 	s.text, s.words = make([]byte, 0, size), make([]word, 0, 2*len(s.personal))
 	for _, v := range s.personal {
-		start, n, ascii := len(s.text), 0, true
-		for i := 0; i < len(v) && ascii; i++ { // the common case, in one pass
-			if c := v[i]; isAlnum(c) {
-				s.text, n = append(s.text, lower(c)), n+1
-			}
-			ascii = v[i] < utf8.RuneSelf
-		}
-		if ascii {
-			if n >= 2 {
-				s.words = append(s.words, word{start, len(s.text), n < 5, true})
-			} else {
-				s.text = s.text[:start]
-			}
-			continue
-		}
-		s.text, n = s.text[:start], 0
+		n := 0
 		for _, r := range v {
 			if unicode.IsLetter(r) || unicode.IsDigit(r) {
 				n++
 			}
 		}
 		for _, spell := range [2]bool{true, false} {
-			start := len(s.text)
-			if n < 2 {
-				break
-			}
+			start, last := len(s.text), len(s.words)-1
 			s.text = appendFold(s.text, v, spell)
 			f := s.text[start:]
-			if last := len(s.words) - 1; utf8.RuneCount(f) < 2 || !spell && last >= 0 && s.words[last].end == start && bytes.Equal(f, s.text[s.words[last].start:start]) {
-				s.text = s.text[:start]
+			if n < 2 || utf8.RuneCount(f) < 2 || !spell && last >= 0 && s.words[last].end == start && bytes.Equal(f, s.text[s.words[last].start:start]) {
+				s.text = s.text[:start] // too short to look for, or the same fold again
 				continue
 			}
 			s.words = append(s.words, word{start, len(s.text), n < 5, bytes.IndexFunc(f, func(r rune) bool { return r >= utf8.RuneSelf }) < 0})
@@ -217,10 +195,8 @@ func appendFold(dst []byte, v string, spell bool) []byte {
 	return dst
 }
 
-var (
-	spelledOut = map[rune]string{'ä': "ae", 'ö': "oe", 'ü': "ue", 'ß': "ss", 'æ': "ae", 'œ': "oe", 'ø': "oe", 'å': "aa", 'þ': "th", 'ð': "d"}
-	baseLetter = map[rune]byte{'ø': 'o', 'ł': 'l', 'đ': 'd', 'ħ': 'h', 'ı': 'i', 'ŧ': 't', 'ƀ': 'b', 'ƶ': 'z'}
-)
+var spelledOut = map[rune]string{'ä': "ae", 'ö': "oe", 'ü': "ue", 'ß': "ss", 'æ': "ae", 'œ': "oe", 'ø': "oe", 'å': "aa", 'þ': "th", 'ð': "d"}
+var baseLetter = map[rune]byte{'ø': 'o', 'ł': 'l', 'đ': 'd', 'ħ': 'h', 'ı': 'i', 'ŧ': 't', 'ƀ': 'b', 'ƶ': 'z'}
 
 // holdsKey reports whether t holds keyPart consecutive bytes of one of
 // the keys, in any case (looked up in the table of their windows), or a
@@ -233,12 +209,10 @@ func (s *secrets) holdsKey(t []byte) bool {
 			}
 		}
 	}
-	for i, w := 0, uint64(0); len(s.windows) > 0 && i < len(t); i++ {
+	for i, w := 0, uint64(0); i < len(t); i++ {
 		if w = w<<8 | uint64(lower(t[i])); i >= keyPart-1 && w != 0 {
-			for j := s.slot(w); s.windows[j] != 0; j = (j + 1) & (len(s.windows) - 1) {
-				if s.windows[j] == w {
-					return true
-				}
+			if s.windows[s.probe(w)] == w {
+				return true
 			}
 		}
 	}
@@ -252,25 +226,24 @@ func (s *secrets) tabulateKeys() {
 	for _, k := range s.keys {
 		n += max(0, len(k)-keyPart+1)
 	}
-	if n == 0 {
-		return
-	}
 	s.windows = make([]uint64, 1<<bits.Len(uint(2*n)))
 	for _, k := range s.keys {
 		for i, w := 0, uint64(0); len(k) >= keyPart && i < len(k); i++ {
 			if w = w<<8 | uint64(lower(k[i])); i >= keyPart-1 && w != 0 {
-				j := s.slot(w)
-				for s.windows[j] != 0 && s.windows[j] != w {
-					j = (j + 1) & (len(s.windows) - 1)
-				}
-				s.windows[j] = w
+				s.windows[s.probe(w)] = w
 			}
 		}
 	}
 }
 
-func (s *secrets) slot(w uint64) int {
-	return int(w*0x9e3779b97f4a7c15>>(64-bits.Len(uint(len(s.windows)-1)))) & (len(s.windows) - 1)
+// probe returns the slot of w in the windows' table, or the empty one it
+// would go in.
+func (s *secrets) probe(w uint64) int {
+	j := int(w*0x9e3779b97f4a7c15>>40) & (len(s.windows) - 1)
+	for s.windows[j] != 0 && s.windows[j] != w {
+		j = (j + 1) & (len(s.windows) - 1)
+	}
+	return j
 }
 
 func isAlnum(c byte) bool { return isASCIILetter(c) || isDigit(c) }
