@@ -184,7 +184,7 @@ func (c *Client) GenerateTravelAddress(ctx context.Context, req *TravelAddressRe
 	return &TravelAddressResult{
 		TravelAddress: ta,
 		Form:          form,
-		RequestID:     requestID(ans, append(cl.piiValues(), ta)),
+		RequestID:     requestID(ans, newSecrets(append(cl.piiValues(), ta), cl.credentialParts())),
 		Attempts:      cl.sent(),
 		Raw:           ans.body,
 	}, nil
@@ -308,6 +308,6 @@ func (c *Client) LookupTravelAddress(ctx context.Context, travelAddress string, 
 		return nil, err
 	}
 	shown := append(cl.piiValues(), info.FirstName, info.LastName, info.LegalName, info.WalletAddress, info.ExternalID)
-	info.RequestID, info.Attempts, info.Raw = requestID(ans, shown), cl.sent(), ans.body
+	info.RequestID, info.Attempts, info.Raw = requestID(ans, newSecrets(shown, cl.credentialParts())), cl.sent(), ans.body
 	return &info, nil
 }

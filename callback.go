@@ -612,12 +612,13 @@ func cbFindAddress(body []byte) string {
 func (c Callback) Format(f fmt.State, verb rune) {
 	goSyntaxName(f, verb, "travelrule.Callback")
 	pii := c.piiValues()
+	sec := newSecrets(pii, nil)
 	var ts string
 	if !c.Timestamp.IsZero() {
 		ts = c.Timestamp.Format(time.RFC3339Nano)
 	}
 	fmt.Fprintf(f, "{Kind:%s TransferID:%s Status:%s StatusComment:%s TxID:%s Timestamp:%s Ref:%s Address:%s ApprovedCallback:%s Reason:%s CallbackURL:%s Decision:%s Inquiry:",
-		shownID(string(c.Kind)), shownIDNotIn(c.TransferID, pii), shownIDNotIn(c.Status, pii), mask(c.StatusComment), shownIDNotIn(c.TxID, pii), ts, shownID(c.Ref),
+		shownID(string(c.Kind)), shownIDNotIn(c.TransferID, &sec), shownIDNotIn(c.Status, &sec), mask(c.StatusComment), shownIDNotIn(c.TxID, &sec), ts, shownID(c.Ref),
 		mask(c.Address), mask(c.ApprovedCallback), mask(c.Reason), mask(c.CallbackURL), c.Decision())
 	if c.Inquiry == nil {
 		fmt.Fprint(f, "<nil>")
@@ -637,27 +638,28 @@ func (c Callback) Format(f fmt.State, verb rune) {
 // identifier or when it repeats one of the callback's personal or secret
 // values (the sender chose both, so a transfer id may be a wallet address
 // or a name). A value of five letters or more counts wherever it stands, a
-// shorter one only as a word (see redact.go), so that a transfer id that
+// shorter one only as a word (see secrets.echoesWord), so that a transfer id that
 // holds a short number or name inside a longer word ("trngx-42" beside the
 // comment "Ng") still joins a transfer's records. The fmt and log/slog
 // forms are stricter: they hide such an id. Keep or show this one, as
 // package journal does.
 func (c Callback) SafeTransferID() string {
-	if c.TransferID == "" || !isIdentifier(c.TransferID, maxRequestID) || containsAny(c.TransferID, c.piiValues()) {
+	sec := newSecrets(c.piiValues(), nil)
+	if c.TransferID == "" || !isIdentifier(c.TransferID, maxRequestID) || sec.echoesWord(c.TransferID) {
 		return ""
 	}
 	return c.TransferID
 }
 
-// shownIDNotIn is shownID, but also "[redacted]" when the value holds one
-// of pii, the callback's own personal or secret values (see piiValues):
-// the sender chose both, so an identifier may repeat a wallet address, a
+// shownIDNotIn is shownID, but also "[redacted]" when the value echoes
+// sec, the callback's own personal or secret values (see piiValues): the
+// sender chose both, so an identifier may repeat a wallet address, a
 // reason, a capability tag or a name.
-func shownIDNotIn(s string, pii []string) string {
+func shownIDNotIn(s string, sec *secrets) string {
 	if s == "" || !isIdentifier(s, maxRequestID) {
 		return shownID(s)
 	}
-	if containsAnywhere(s, pii) {
+	if sec.echoes(s) {
 		return redacted
 	}
 	return s
@@ -723,13 +725,14 @@ func ivmsCode(s string) bool {
 // status only; an inquiry is logged as a [TransferRequest] is.
 func (c Callback) LogValue() slog.Value {
 	pii := c.piiValues()
+	sec := newSecrets(pii, nil)
 	attrs := make([]slog.Attr, 0, 10)
 	attrs = append(attrs,
 		slog.String("kind", shownID(string(c.Kind))),
-		slog.String("transferId", shownIDNotIn(c.TransferID, pii)),
-		slog.String("status", shownIDNotIn(c.Status, pii)),
+		slog.String("transferId", shownIDNotIn(c.TransferID, &sec)),
+		slog.String("status", shownIDNotIn(c.Status, &sec)),
 		slog.String("decision", string(c.Decision())),
-		slog.String("txId", shownIDNotIn(c.TxID, pii)),
+		slog.String("txId", shownIDNotIn(c.TxID, &sec)),
 		slog.String("ref", shownID(c.Ref)),
 	)
 	if !c.Timestamp.IsZero() {

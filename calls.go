@@ -30,22 +30,21 @@ func (c *Client) run(ctx context.Context, cl *call, parse func(body []byte) outc
 // refusedAnswer is the error of the call's 2xx answer whose status said
 // false (see refusedAnswer).
 func (cl *call) refusedAnswer(ans answer) *APIError {
-	return refusedAnswer(cl.op, ans.status, ans.header, ans.body, cl.piiValues()).hideTokenParts(ans.tokens)
+	return refusedAnswer(cl.op, ans.status, ans.header, ans.body, cl.secrets())
 }
 
 // unexpectedAnswer is the error of the call's 2xx answer that does not
 // mean success (see unexpectedAnswer).
 func (cl *call) unexpectedAnswer(ans answer) *APIError {
-	return unexpectedAnswer(cl.op, ans.status, ans.header, ans.body, cl.piiValues()).hideTokenParts(ans.tokens)
+	return unexpectedAnswer(cl.op, ans.status, ans.header, ans.body, cl.secrets())
 }
 
-// requestID is the answer's X-Request-Id for a result, or "" when it holds
-// one of pii (a server that echoes what it was sent, or said) or a part of
-// a bearer token the call sent (holdsTokenPart): a result's fmt and slog
-// forms check only its shape.
-func requestID(ans answer, pii []string) string {
+// requestID is the answer's X-Request-Id for a result, or "" when, of a
+// request id's shape, it echoes one of sec (a server that echoes what it
+// was sent, or said); a result's fmt and slog forms check its shape.
+func requestID(ans answer, sec secrets) string {
 	id := ans.header.Get("X-Request-Id")
-	if containsAnywhere(id, pii) || holdsTokenPart(id, ans.tokens) {
+	if showRequestID(id) && sec.echoes(id) {
 		return ""
 	}
 	return id

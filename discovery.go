@@ -198,6 +198,6 @@ func (c *Client) SearchVASPs(ctx context.Context, q *VASPQuery, opts ...CallOpti
 	if err != nil {
 		return nil, err
 	}
-	res.RequestID, res.Attempts, res.Raw = requestID(ans, cl.piiValues()), cl.sent(), ans.body
+	res.RequestID, res.Attempts, res.Raw = requestID(ans, cl.secrets()), cl.sent(), ans.body
 	return &res, nil
 }

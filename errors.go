@@ -123,7 +123,7 @@ func matchesCode(codes []string, target error) bool {
 // could not understand. Its Error method names the operation, the status,
 // the server's error code and the paths of the fields it refused, and never
 // any free text of the server, which may echo personal data: the raw body
-// stays in Body and the server's message in Message.
+// stays in Body and the server's message behind ServerMessage.
 type APIError struct {
 	// Op is the SDK operation, such as "InitiateTransfer" or "SubmitTxID".
 	Op string
@@ -141,13 +141,9 @@ type APIError struct {
 	// Codes lists every error code of the answer's "errors" array, in
 	// order (Code is the first); errors.Is matches each as an [ErrorCode].
 	Codes []string
-	// Message is the server's message from the body's "message", "error"
-	// or "detail" field, shortened and with the request's personal values
-	// replaced by "[redacted]". The server may still echo personal data the
-	// client cannot recognise: treat it as you treat Body.
-	Message string
 	// Fields lists the fields the server named as invalid, when its error
-	// body carried them (see docs/assumptions.md for the shape).
+	// body carried them (see docs/assumptions.md for the shape). Their
+	// Reason is the server's text, masked in every printed form.
 	Fields []FieldError
 	// RequestID is the value of the answer's X-Request-Id header, if any.
 	// Error's text shows it only when it has a request id's shape (at most
@@ -165,14 +161,16 @@ type APIError struct {
 	earlierMayHaveActed bool   // a status false after an attempt the service may have acted on
 	route               string // "METHOD /path" of a 404 or 405, without the query
 	cause               error  // after a 401 or 403: why no new token could be had
-	hideCode            bool   // Code contains a personal value of the request
+	hideCode            bool   // a code holds a secret of the call
+	reason              string // the client's own words for an answer not understood or a 3xx
+	message             string // the server's message (ServerMessage)
 	hideRequestID       bool   // RequestID is not of a request id's shape, or contains a personal value
 }
 
 // Error implements error. It names the operation and the status, then the
 // server's error code, the request's field paths the server named, and the
 // request id, each only when it cannot carry server text or personal data
-// (see redact.go); never the body or the message.
+// (see shown.go); never the body or the message.
 func (e *APIError) Error() string {
 	var b strings.Builder
 	b.WriteString("travelrule: ")
@@ -201,7 +199,7 @@ func (e *APIError) Error() string {
 		b.WriteString(joinShown(codes))
 	case e.unexpected || e.StatusCode/100 == 3:
 		b.WriteString(": ")
-		b.WriteString(e.Message) // the client's own words
+		b.WriteString(e.reason)
 	}
 	if len(e.Fields) > 0 {
 		paths := requestPaths()
@@ -217,7 +215,7 @@ func (e *APIError) Error() string {
 			b.WriteByte(')')
 		}
 	}
-	if !e.hideRequestID && showRequestID(e.RequestID, nil) {
+	if !e.hideRequestID && showRequestID(e.RequestID) {
 		b.WriteString(" (request id ")
 		b.WriteString(e.RequestID)
 		b.WriteString(")")
@@ -229,10 +227,16 @@ func (e *APIError) Error() string {
 	return b.String()
 }
 
+// ServerMessage returns the server's message, from the body's "message",
+// "error" or "detail" field, as the server sent it. It may hold personal
+// data or a credential the server echoed: treat it as you treat Body. No
+// printed form of the error shows it.
+func (e *APIError) ServerMessage() string { return e.message }
+
 // redirectReason is the client's words for an unfollowed 3xx, or "".
 func (e *APIError) redirectReason() string {
 	if e.StatusCode/100 == 3 {
-		return e.Message
+		return e.reason
 	}
 	return ""
 }
@@ -250,7 +254,7 @@ func (e *APIError) visibleCodes() []string {
 	}
 	out := make([]string, 0, len(codes))
 	for _, c := range codes {
-		if showCode(c, nil) && !slices.Contains(out, c) {
+		if showCode(c) && !slices.Contains(out, c) {
 			out = append(out, c)
 		}
 	}
@@ -282,7 +286,7 @@ func (e APIError) Format(f fmt.State, verb rune) {
 		io.WriteString(f, e.Error())
 		io.WriteString(f, " ")
 		code, requestID := e.Code, e.RequestID
-		if e.hideCode || !showCode(code, nil) {
+		if e.hideCode || !showCode(code) {
 			code = mask(code)
 		}
 		if e.hideRequestID {
@@ -294,7 +298,7 @@ func (e APIError) Format(f fmt.State, verb rune) {
 			fields, more = fields[:maxShown], " (+"+strconv.Itoa(len(e.Fields)-maxShown)+" more)"
 		}
 		fmt.Fprintf(f, "&travelrule.APIError{Op:%s StatusCode:%d Code:%s Codes:%s Message:%s Fields:%v%s RequestID:%s RetryAfter:%s Body:%s Header:[%d keys]}",
-			e.Op, e.StatusCode, code, joinShown(e.visibleCodes()), mask(e.Message), fields, more, shownRequestID(requestID), e.RetryAfter, size(e.Body), len(e.Header))
+			e.Op, e.StatusCode, code, joinShown(e.visibleCodes()), mask(e.message), fields, more, shownRequestID(requestID), e.RetryAfter, size(e.Body), len(e.Header))
 		return
 	}
 	writeError(f, verb, e.Error())
@@ -360,7 +364,9 @@ func (e *APIError) allCodes() []string {
 type FieldError struct {
 	// Field is the JSON path of the field, such as "originator.country".
 	Field string `json:"field"`
-	// Reason says what is wrong, without the value.
+	// Reason says what is wrong, without the value. From the service's
+	// answer it is the server's text, which may hold personal data: every
+	// printed form masks it.
 	Reason string `json:"reason"`
 
 	server bool // from the service's answer: Reason is its text
@@ -586,10 +592,9 @@ type errorBody struct {
 	Errors  errorList       `json:"errors"` // the live service's envelope
 }
 
-// newAPIError builds the *APIError of a non-2xx answer. Its message is
-// short, free of control characters, and scrubbed of the request's
-// personal values pii, which a server may echo.
-func newAPIError(op string, status int, h http.Header, body []byte, pii []string) *APIError {
+// newAPIError builds the *APIError of a non-2xx answer to a call with the
+// secrets sec, which its request id and codes are shown only without.
+func newAPIError(op string, status int, h http.Header, body []byte, sec secrets) *APIError {
 	e := &APIError{
 		Op:         op,
 		StatusCode: status,
@@ -597,25 +602,25 @@ func newAPIError(op string, status int, h http.Header, body []byte, pii []string
 		RequestID:  h.Get("X-Request-Id"),
 		Header:     boundedHeader(h),
 	}
-	e.hideRequestID = !showRequestID(e.RequestID, pii)
+	e.hideRequestID = sec.echoes(e.RequestID)
 	if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
 		e.RetryAfter, _ = retryAfter(h, time.Now())
 	}
 	if status >= 300 && status <= 399 {
-		e.Message = "redirect not followed"
+		e.reason = "redirect not followed"
 		return e
 	}
 	var eb errorBody
 	if len(body) == 0 || json.Unmarshal(body, &eb) != nil {
 		return e
 	}
-	e.readErrorBody(&eb, pii)
+	e.readErrorBody(&eb, &sec)
 	return e
 }
 
 // readErrorBody sets the code, codes, message and fields of an error body:
 // the live service's "errors" array first, then the other shapes.
-func (e *APIError) readErrorBody(eb *errorBody, pii []string) {
+func (e *APIError) readErrorBody(eb *errorBody, sec *secrets) {
 	msg := e.readErrorField(eb.Error)
 	if codes := eb.Errors.codes(); len(codes) > 0 {
 		e.Code, e.Codes = codes[0], codes
@@ -633,32 +638,19 @@ func (e *APIError) readErrorBody(eb *errorBody, pii []string) {
 		msg = string(eb.Message)
 	}
 	for _, c := range e.allCodes() {
-		if codeHoldsPII(c, pii) {
+		if !documentedCode(c) && sec.echoes(c) {
 			e.hideCode = true
 		}
 	}
-	e.Message = scrub(msg, pii)
+	e.message = msg
 	for _, f := range eb.Fields[:min(len(eb.Fields), maxErrorItems)] {
-		e.Fields = append(e.Fields, FieldError{Field: scrub(f.Field, pii), Reason: scrub(f.Reason, pii), server: true})
+		e.Fields = append(e.Fields, FieldError{Field: f.Field, Reason: f.Reason, server: true})
 	}
 	for _, it := range eb.Errors {
 		if it.Field != "" {
-			e.Fields = append(e.Fields, FieldError{Field: scrub(it.Field, pii), Reason: scrub(it.Message, pii), server: true})
+			e.Fields = append(e.Fields, FieldError{Field: it.Field, Reason: it.Message, server: true})
 		}
 	}
-}
-
-// hideTokenParts hides the request id and the codes of e when one of them
-// holds a part of one of tokens (see holdsTokenPart): a server that echoes
-// a piece of the bearer token, not all of it. It returns e.
-func (e *APIError) hideTokenParts(tokens []string) *APIError {
-	e.hideRequestID = e.hideRequestID || holdsTokenPart(e.RequestID, tokens)
-	for _, c := range e.allCodes() {
-		if holdsTokenPart(c, tokens) {
-			e.hideCode = true
-		}
-	}
-	return e
 }
 
 // withRoute names, in the text of a 404 or 405 that carries no error code
@@ -678,8 +670,8 @@ func (e *APIError) withRoute(method, rawURL string) *APIError {
 
 // refusedAnswer is the error of a 2xx answer whose status said false: the
 // service refused, with the codes of its "errors" array.
-func refusedAnswer(op string, status int, h http.Header, body []byte, pii []string) *APIError {
-	e := newAPIError(op, status, h, body, pii)
+func refusedAnswer(op string, status int, h http.Header, body []byte, sec secrets) *APIError {
+	e := newAPIError(op, status, h, body, sec)
 	e.refused = true
 	return e
 }
@@ -710,16 +702,16 @@ func (e *APIError) readErrorField(raw json.RawMessage) (msg string) {
 
 // unexpectedAnswer is the error of a 2xx answer whose body does not mean
 // success, or could not be read.
-func unexpectedAnswer(op string, status int, h http.Header, body []byte, pii []string) *APIError {
+func unexpectedAnswer(op string, status int, h http.Header, body []byte, sec secrets) *APIError {
 	return &APIError{
 		Op:            op,
 		StatusCode:    status,
 		Body:          body,
-		Message:       "answer body not understood",
+		reason:        "answer body not understood",
 		RequestID:     h.Get("X-Request-Id"),
 		Header:        boundedHeader(h),
 		unexpected:    true,
-		hideRequestID: !showRequestID(h.Get("X-Request-Id"), pii),
+		hideRequestID: sec.echoes(h.Get("X-Request-Id")),
 	}
 }
 

@@ -37,6 +37,16 @@ func assertNoPersonalData(t *testing.T, s string, r *travelrule.TransferRequest)
 	}
 }
 
+// printedForms is every printed form of v: its fmt verbs, its JSON, and
+// the lines log/slog's text and JSON handlers write of it.
+func printedForms(t *testing.T, v any) string {
+	t.Helper()
+	var logs bytes.Buffer
+	slog.New(slog.NewTextHandler(&logs, nil)).Info("x", "v", v)
+	slog.New(slog.NewJSONHandler(&logs, nil)).Info("x", "v", v)
+	return fmt.Sprintf("%v %+v %#v %s %q ", v, v, v, v, v) + mustJSON(t, v) + logs.String()
+}
+
 // An error string carries only the operation, the status, a code that is
 // an identifier free of the request's personal values, a bounded request id
 // and the request's field paths; the rest stays in the fields.
@@ -78,7 +88,7 @@ func TestAPIErrorTextCarriesNoServerText(t *testing.T) {
 			require.ErrorAs(t, err, &apiErr)
 			assert.Equal(t, tt.wantText, err.Error())
 			assertNoPersonalData(t, err.Error(), req)
-			assertNoPersonalData(t, apiErr.Message, req)
+			assertNoPersonalData(t, printedForms(t, err), req)
 			assert.Equal(t, tt.requestID, apiErr.RequestID, "the field keeps what the server sent")
 			assert.Equal(t, tt.body, string(apiErr.Body))
 		})
@@ -193,7 +203,8 @@ func TestAPIErrors(t *testing.T) {
 				assert.Equal(t, tt.status, apiErr.StatusCode)
 				assert.Equal(t, op, apiErr.Op)
 				assert.Equal(t, body, string(apiErr.Body), "raw body kept")
-				assert.Equal(t, "asset is not supported", apiErr.Message)
+				assert.Equal(t, "asset is not supported", apiErr.ServerMessage())
+				assert.NotContains(t, printedForms(t, err), "not supported")
 				assert.Equal(t, "bad_request", apiErr.Code)
 				assert.Contains(t, err.Error(), "bad_request (fields: asset)")
 				assert.NotContains(t, err.Error(), "not supported", "free server text stays out of the error string")

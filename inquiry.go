@@ -178,7 +178,7 @@ func (c *Client) ResolveInquiry(ctx context.Context, transferID string, r *Inqui
 	cl.finish(nil)
 	return &InquiryResult{
 		Status:    true,
-		RequestID: requestID(ans, cl.piiValues()),
+		RequestID: requestID(ans, cl.secrets()),
 		Attempts:  cl.sent(),
 		Raw:       ans.body,
 	}, nil

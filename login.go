@@ -89,9 +89,6 @@ type LoginError struct {
 	Refusal KeyRefusal
 	// Codes are the codes of the answer's "errors" array, in order.
 	Codes []string
-	// Message is the service's message, shortened, with the key replaced
-	// by "[redacted]".
-	Message string
 	// RequestID is the answer's X-Request-Id header, if any.
 	RequestID string
 	// Body is the raw answer body, through the client's size limit. It may
@@ -101,6 +98,7 @@ type LoginError struct {
 	Err error
 
 	reason        string // the client's own words for a 2xx that holds no token
+	message       string // the service's message (ServerMessage)
 	shownCode     []string
 	hideRequestID bool // RequestID holds (a part of) the key, or is not of a request id's shape
 }
@@ -141,13 +139,18 @@ func (e *LoginError) text() string {
 		b.WriteString(": ")
 		b.WriteString(e.reason)
 	}
-	if !e.hideRequestID && showRequestID(e.RequestID, nil) {
+	if !e.hideRequestID && showRequestID(e.RequestID) {
 		b.WriteString(" (request id ")
 		b.WriteString(e.RequestID)
 		b.WriteByte(')')
 	}
 	return b.String()
 }
+
+// ServerMessage returns the service's message as it sent it. It may hold
+// personal data, the key or a token the service echoed: treat it as you
+// treat Body. No printed form of the error shows it.
+func (e *LoginError) ServerMessage() string { return e.message }
 
 // Format implements fmt.Formatter with the text of Error under every verb.
 func (e LoginError) Format(f fmt.State, verb rune) { writeError(f, verb, e.Error()) }
@@ -269,9 +272,6 @@ func (s *apiKeySource) Token() (*oauth2.Token, error) {
 		// it may show in the error.
 		for _, access := range answerTokens(body) {
 			e.hideRequestID = e.hideRequestID || holdsKeyPart(e.RequestID, access)
-			if holdsKeyPart(e.Message, access) {
-				e.Message = redacted
-			}
 		}
 		return nil, e
 	}
@@ -279,20 +279,18 @@ func (s *apiKeySource) Token() (*oauth2.Token, error) {
 }
 
 // loginRefused is the error of a login answered with an error: its codes,
-// its message scrubbed of the key, and the refusal they say.
+// its message, and the refusal they say.
 func loginRefused(url string, resp *http.Response, body []byte, key string) *LoginError {
-	ae := newAPIError("", resp.StatusCode, resp.Header, body, []string{key})
+	ae := newAPIError("", resp.StatusCode, resp.Header, body, newSecrets([]string{key}, []string{key}))
 	e := &LoginError{
-		URL:        url,
-		StatusCode: resp.StatusCode,
-		Refusal:    keyRefusal(resp.StatusCode, ae.allCodes(), ae.Message),
-		Message:    ae.Message,
-		RequestID:  ae.RequestID,
-		Body:       body,
-		reason:     ae.redirectReason(),
-	}
-	if holdsKeyPart(e.Message, key) {
-		e.Message = redacted // a server that masks part of the key still shows the rest
+		URL:           url,
+		StatusCode:    resp.StatusCode,
+		Refusal:       keyRefusal(resp.StatusCode, ae.allCodes(), ae.message),
+		RequestID:     ae.RequestID,
+		Body:          body,
+		reason:        ae.redirectReason(),
+		message:       ae.message,
+		hideRequestID: ae.hideRequestID,
 	}
 	for _, c := range ae.allCodes() {
 		if !holdsKeyPart(c, key) {
@@ -304,14 +302,8 @@ func loginRefused(url string, resp *http.Response, body []byte, key string) *Log
 			e.shownCode = append(e.shownCode, c)
 		}
 	}
-	e.hideRequestID = holdsKeyPart(e.RequestID, key) || !showRequestID(e.RequestID, []string{key})
 	return e
 }
-
-// keyPart is the length of the shortest part of an API key that no server
-// text may hold: a server that masks the key's end ("trp_live_…cd**")
-// still shows its start.
-const keyPart = 8
 
 // holdsKeyPart reports whether s holds keyPart or more consecutive
 // characters of key, in any case.

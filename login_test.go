@@ -241,7 +241,7 @@ func TestRefusedKey(t *testing.T) {
 			assert.Empty(t, live.requests("/transfers/initiate"), "nothing was sent to the transfer endpoint")
 			var js bytes.Buffer
 			slog.New(slog.NewJSONHandler(&js, nil)).Info("failed", "err", err, "login", le)
-			for _, shown := range []string{err.Error(), fmt.Sprintf("%v %+v %#v %s %q", err, err, err, err, err), fmt.Sprintf("%+v %#v", le, le), le.Message, js.String(), logs.String()} {
+			for _, shown := range []string{err.Error(), fmt.Sprintf("%v %+v %#v %s %q", err, err, err, err, err), fmt.Sprintf("%+v %#v", le, le), printedForms(t, le), js.String(), logs.String()} {
 				assert.NotContains(t, shown, tt.key)
 			}
 		})
@@ -480,7 +480,7 @@ func TestLoginErrorsHoldNoPartOfTheKey(t *testing.T) {
 			var js bytes.Buffer
 			slog.New(slog.NewTextHandler(&js, nil)).Info("x", "err", err)
 			fragment := liveInactiveKey[4:16]
-			for _, shown := range []string{err.Error(), fmt.Sprintf("%+v %#v %q", err, le, err), le.Message, strings.Join(le.Codes, " "), js.String(), mustJSON(t, le)} {
+			for _, shown := range []string{err.Error(), fmt.Sprintf("%+v %#v %q", err, le, err), printedForms(t, le), strings.Join(le.Codes, " "), js.String(), mustJSON(t, le)} {
 				assert.NotContains(t, shown, fragment)
 			}
 		})

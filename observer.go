@@ -250,18 +250,17 @@ func (cl *call) finishAs(o CallOutcome, err error) {
 			codes = []string{ae.Code}
 		}
 		for _, c := range codes {
-			if showCode(c, nil) && !slices.Contains(end.Codes, c) &&
-				(documentedCode(c) || !containsAnywhere(c, unshown) && !cl.holdsCredential(c)) {
+			if showCode(c) && !slices.Contains(end.Codes, c) && (documentedCode(c) || !unshown.echoes(c)) {
 				end.Codes = append(end.Codes, c)
 			}
 		}
-		if id := ae.RequestID; !ae.hideRequestID && showRequestID(id, unshown) && !cl.holdsCredential(id) {
+		if id := ae.RequestID; !ae.hideRequestID && showRequestID(id) && !unshown.echoes(id) {
 			end.RequestID = id
 		}
 	case err != nil:
 		end.ErrorType = callFaultType(err)
 	case cl.answered2xx != nil:
-		if id := cl.answered2xx.Get("X-Request-Id"); showRequestID(id, cl.unshown()) && !cl.holdsCredential(id) {
+		if id, unshown := cl.answered2xx.Get("X-Request-Id"), cl.unshown(); showRequestID(id) && !unshown.echoes(id) {
 			end.RequestID = id
 		}
 	}
@@ -290,28 +289,20 @@ func (cl *call) endCallRest() {
 	}
 }
 
-// unshown lists what an observer is never told in a request id or an
-// error code, whatever the server echoes there: the call's personal and
-// secret values (piiValues), and its transfer id, txid and idempotency
-// key when they have five characters or more (a shorter one, such as the
-// docs' "abc", would hide every request id that holds it). Telemetry
-// exports what observers are told, and holds none of these; see also
-// holdsCredential.
-func (cl *call) unshown() []string {
+// unshown is what an observer is never told in a request id or an error
+// code, whatever the server echoes there: the call's secrets, and its
+// transfer id, txid and idempotency key when they have five characters or
+// more (a shorter one, such as the docs' "abc", would hide every request
+// id that holds it). Telemetry exports what observers are told.
+func (cl *call) unshown() secrets {
 	v := cl.piiValues()
 	for _, id := range [...]string{cl.transferID, cl.txID, cl.key} {
 		if utf8.RuneCountInString(id) >= 5 {
 			v = append(v, id)
 		}
 	}
-	return v
+	return newSecrets(v, cl.credentialParts())
 }
-
-// holdsCredential reports whether s, a request id or a code, holds a part
-// of the call's bearer tokens or of the client's API key or client secret
-// (see call.credentialParts and holdsTokenPart: any eight characters of
-// one).
-func (cl *call) holdsCredential(s string) bool { return holdsTokenPart(s, cl.credentialParts()) }
 
 // AttemptObserver is an [Observer] that also watches each attempt of the
 // calls it observes: telemetry is one (package oteltravelrule). The

@@ -158,22 +158,25 @@ func TestEveryTypeIsRedacted(t *testing.T) {
 	}
 }
 
-func TestServerMessageIsScrubbedOfPersonalData(t *testing.T) {
+func TestServerMessageIsBehindItsAccessor(t *testing.T) {
 	req := fullRequest()
 	echo := fmt.Sprintf(`{"message":"cannot route %s %s born %s at %s","fields":[{"field":"beneficiary.walletAddress","reason":"unknown wallet %s"}]}`,
 		req.Originator.FirstName, req.Originator.LastName, req.Originator.DateOfBirth, req.Beneficiary.WalletAddress, req.Beneficiary.WalletAddress)
 	c, _ := setup(t, answer(400, echo))
-	// The error string carries no server text at all; Message is scrubbed
-	// of the request's personal values.
+	// No printed form carries server text; ServerMessage and the fields'
+	// Reason return it as it came.
 	_, err := c.InitiateTransfer(context.Background(), req)
 	var apiErr *travelrule.APIError
 	require.ErrorAs(t, err, &apiErr)
 	for _, pii := range piiOf(req) {
 		assert.NotContains(t, err.Error(), pii)
-		assert.NotContains(t, apiErr.Message, pii)
-		assert.NotContains(t, fmt.Sprint(apiErr.Fields), pii)
+		assert.NotContains(t, printedForms(t, err), pii)
+		assert.NotContains(t, printedForms(t, apiErr.Fields), pii)
 	}
-	assert.Contains(t, apiErr.Message, "cannot route")
+	assert.Equal(t, fmt.Sprintf("cannot route %s %s born %s at %s", req.Originator.FirstName, req.Originator.LastName,
+		req.Originator.DateOfBirth, req.Beneficiary.WalletAddress), apiErr.ServerMessage())
+	require.Len(t, apiErr.Fields, 1)
+	assert.Equal(t, "unknown wallet "+req.Beneficiary.WalletAddress, apiErr.Fields[0].Reason)
 	assert.Equal(t, echo, string(apiErr.Body), "the raw body is kept for the caller")
 }
 
@@ -328,7 +331,7 @@ func TestShortPersonalValuesHideOnlyAsWords(t *testing.T) {
 			name: "the name as a word", code: "INVALID_MA", requestID: "req-ma-1",
 			message: `beneficiary "Ma" unknown`, reason: "firstName=MA, refused",
 			hiddenText:  []string{"INVALID_MA", "req-ma-1"},
-			wantMessage: `beneficiary "[redacted]" unknown`, wantReason: "firstName=[redacted], refused",
+			wantMessage: `beneficiary "Ma" unknown`, wantReason: "firstName=MA, refused",
 		},
 	}
 	for _, tt := range tests {
@@ -340,9 +343,11 @@ func TestShortPersonalValuesHideOnlyAsWords(t *testing.T) {
 			_, err := c.InitiateTransfer(context.Background(), req)
 			var apiErr *travelrule.APIError
 			require.ErrorAs(t, err, &apiErr)
-			assert.Equal(t, tt.wantMessage, apiErr.Message)
+			assert.Equal(t, tt.wantMessage, apiErr.ServerMessage())
 			require.Len(t, apiErr.Fields, 1)
 			assert.Equal(t, tt.wantReason, apiErr.Fields[0].Reason)
+			assert.NotContains(t, printedForms(t, err), tt.message)
+			assert.NotContains(t, printedForms(t, apiErr.Fields), tt.reason)
 			for _, s := range tt.wantText {
 				assert.Contains(t, err.Error(), s)
 			}

@@ -87,7 +87,6 @@ type answer struct {
 	status int
 	header http.Header
 	body   []byte
-	tokens []string // the parts of the bearer tokens the call sent and the credential (call.credentialParts)
 }
 
 // send sends the call's body with POST and returns the 2xx answer, or the
@@ -222,7 +221,7 @@ func (cl *call) read(resp *http.Response) (answer, error) {
 	cl.status = resp.StatusCode
 	data, err := readBody(resp, cl.client.maxResponse)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		e := newAPIError(cl.op, resp.StatusCode, resp.Header, data, cl.piiValues()).hideTokenParts(cl.credentialParts()).withRoute(cl.method, cl.url)
+		e := newAPIError(cl.op, resp.StatusCode, resp.Header, data, cl.secrets()).withRoute(cl.method, cl.url)
 		if isAuthStatus(resp.StatusCode) {
 			e.cause = cl.noToken
 		}
@@ -231,12 +230,12 @@ func (cl *call) read(resp *http.Response) (answer, error) {
 	if err != nil {
 		// The service answered 2xx, so it may have acted; its answer could
 		// not be read.
-		e := unexpectedAnswer(cl.op, resp.StatusCode, resp.Header, data, cl.piiValues()).hideTokenParts(cl.credentialParts())
-		e.Message = transportText(err)
+		e := unexpectedAnswer(cl.op, resp.StatusCode, resp.Header, data, cl.secrets())
+		e.reason = transportText(err)
 		return answer{}, e
 	}
 	cl.answered2xx = resp.Header
-	return answer{status: resp.StatusCode, header: resp.Header, body: data, tokens: cl.credentialParts()}, nil
+	return answer{status: resp.StatusCode, header: resp.Header, body: data}, nil
 }
 
 // checkRetry runs after every attempt: it gathers the attempt's facts,
@@ -519,13 +518,15 @@ func isAuthStatus(status int) bool {
 	return status == http.StatusUnauthorized || status == http.StatusForbidden
 }
 
-// piiValues lists what no error string of the call may show: the
-// request's personal values and every bearer token the call sent (the one
-// a 401 or 403 rejected too, which a retry replaced), which a hostile
-// server may echo in a header or a code.
+// piiValues lists the personal values no identifier the call shows may
+// hold: the request's, and its long WithCallHeader values.
 func (cl *call) piiValues() []string {
-	return slices.Concat(cl.pii.piiValues(), cl.tokenParts(), cl.headerValues())
+	return slices.Concat(cl.pii.piiValues(), cl.headerValues())
 }
+
+// secrets is what no identifier of the call's answer may show (see
+// secrets): its personal values and credential parts.
+func (cl *call) secrets() secrets { return newSecrets(cl.piiValues(), cl.credentialParts()) }
 
 // headerValues lists the values of the call's WithCallHeader options of
 // five characters or more: a gateway's key is a secret of the caller's. A
@@ -560,11 +561,8 @@ func (cl *call) tokenParts() []string {
 
 // credentialParts is tokenParts and the client's credential (its API key
 // or client secret): what no request id, code or transfer id of an answer
-// may hold eight characters of (holdsTokenPart), lest an error, a result
-// or an observer show it. The credential is checked that way only, not
-// searched for in texts as the personal values are (piiValues): that
-// search costs an initiation a third more for a value that, unlike a
-// name, a server has no reason to reshape.
+// may hold keyPart characters of, every token the call sent (the one a 401
+// or 403 rejected too).
 func (cl *call) credentialParts() []string {
 	v := cl.tokenParts()
 	if s := cl.client.credential(); s != "" {
@@ -636,7 +634,8 @@ func (cl *call) hidesTransferID() bool {
 		// Not the WithCallHeader values: a gateway that puts a tenant
 		// header's value in its transfer ids would lose the journal's
 		// joins, and they are the caller's, not a person's.
-		if containsAny(cl.transferID, cl.pii.piiValues()) || holdsTokenPart(cl.transferID, cl.credentialParts()) {
+		sec := newSecrets(cl.pii.piiValues(), cl.credentialParts())
+		if cl.transferID != "" && (!isIdentifier(cl.transferID, maxRequestID) || sec.echoesWord(cl.transferID)) {
 			cl.hidden = 2
 		}
 	}

@@ -73,9 +73,10 @@ func TestLoginAnswerNotUnderstoodHidesItsToken(t *testing.T) {
 	require.ErrorIs(t, err, travelrule.ErrLoginFailed)
 	var le *travelrule.LoginError
 	require.ErrorAs(t, err, &le)
-	for _, out := range []string{err.Error(), fmt.Sprintf("%+v", le), le.Message} {
+	for _, out := range []string{err.Error(), fmt.Sprintf("%+v", le), printedForms(t, err), printedForms(t, le)} {
 		assert.NotContains(t, out, echoJWT[len(echoJWT)-40:])
 	}
+	assert.Equal(t, "your token is "+echoJWT, le.ServerMessage(), "the message is the service's, as it came")
 	assert.Equal(t, int32(1), logins.Load())
 }
 

@@ -198,9 +198,9 @@ func (r TransferRequest) shownValues(sender bool, extra []string) (txID, asset, 
 	if !sender {
 		return r.TxID, r.Asset, r.Amount
 	}
-	pii := append(r.piiValues(), extra...)
-	txID = shownIf(r.TxID, isIdentifier(r.TxID, maxRequestID) && !containsAnywhere(r.TxID, pii))
-	return txID, shownIf(r.Asset, isTicker(r.Asset) && !containsAnywhere(r.Asset, pii)), shownIf(r.Amount, isDecimal(r.Amount))
+	sec := newSecrets(append(r.piiValues(), extra...), nil)
+	txID = shownIf(r.TxID, isIdentifier(r.TxID, maxRequestID) && !sec.echoes(r.TxID))
+	return txID, shownIf(r.Asset, isTicker(r.Asset) && !sec.echoes(r.Asset)), shownIf(r.Amount, isDecimal(r.Amount))
 }
 
 // Format implements fmt.Formatter so that no verb prints the answer's body
@@ -330,12 +330,12 @@ func (c *Client) InitiateTransfer(ctx context.Context, req *TransferRequest, opt
 		// must reconcile, exactly as after a dropped connection.
 		return nil, cl.finish(cl.end(cl.unexpectedAnswer(ans)))
 	}
-	pii := cl.piiValues()
+	sec := cl.secrets()
 	cl.finish(nil)
 	return &TransferResult{
 		Status:         status,
 		TransferID:     transferID,
-		RequestID:      requestID(ans, pii),
+		RequestID:      requestID(ans, sec),
 		IdempotencyKey: cl.key,
 		Attempts:       cl.sent(),
 		Raw:            ans.body,

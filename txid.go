@@ -116,5 +116,5 @@ func (c *Client) SubmitTxID(ctx context.Context, transferID, txID string, opts .
 	if err != nil {
 		return nil, err
 	}
-	return &TxIDResult{Status: status, RequestID: requestID(ans, cl.piiValues()), Attempts: cl.sent(), Raw: ans.body}, nil
+	return &TxIDResult{Status: status, RequestID: requestID(ans, cl.secrets()), Attempts: cl.sent(), Raw: ans.body}, nil
 }

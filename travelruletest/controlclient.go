@@ -264,7 +264,7 @@ func controlError(op string, status int, h http.Header, body []byte) error {
 			}
 		}
 		if len(eb.Errors) > 0 {
-			e.Code, e.Message = eb.Errors[0].Code, eb.Errors[0].Message
+			e.Code = eb.Errors[0].Code
 		}
 	}
 	return e

@@ -82,5 +82,5 @@ func TestUnknownTravelAddressThroughTheClient(t *testing.T) {
 	require.ErrorIs(t, err, travelrule.ErrInvalidTravelAddress)
 	var ae *travelrule.APIError
 	require.ErrorAs(t, err, &ae)
-	assert.Contains(t, ae.Message, ".invalid")
+	assert.Contains(t, ae.ServerMessage(), ".invalid")
 }

@@ -71,7 +71,7 @@ func TestAddressGenerateFailures(t *testing.T) {
 		{"a file of broken JSON", []string{"-f", broken}, exitFailed, []string{broken + ": not a beneficiary: line 2, column 16 (byte offset 17): invalid character (a letter) looking for beginning of value"}},
 		{"a missing file", []string{"-f", "/nonexistent.json"}, exitFailed, []string{"/nonexistent.json: no such file or directory"}},
 		{"the service refuses", []string{"--first-name", plantedFirst, "--last-name", plantedLast}, exitFailed, []string{
-			"address generate: travelrule: GenerateTravelAddress: 400 Bad Request: VALIDATION_ERROR", `the service said: "[redacted] is not allowed"`,
+			"address generate: travelrule: GenerateTravelAddress: 400 Bad Request: VALIDATION_ERROR",
 		}},
 	}
 	for _, tt := range tests {

@@ -85,7 +85,7 @@ func TestFailureJSON(t *testing.T) {
 		want string
 	}{
 		{"nothing sent", errNotSent, `{"outcome":"refused","command":"initiate"}`},
-		{"refused", &travelrule.APIError{StatusCode: 400, Code: "PLANTED_CODE", Message: "PLANTED message"},
+		{"refused", &travelrule.APIError{StatusCode: 400, Code: "PLANTED_CODE", Body: []byte(`{"message":"PLANTED message"}`)},
 			`{"outcome":"refused","command":"initiate","statusCode":400}`},
 		{"refused, with a wait", &travelrule.APIError{StatusCode: 429, RetryAfter: 2 * time.Second},
 			`{"outcome":"refused","command":"initiate","statusCode":429,"retryAfterSeconds":2}`},

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/vaspkit/travelrule"
 )
@@ -23,13 +22,10 @@ func (c *cli) printError(op string, err error) {
 	}
 	var apiErr *travelrule.APIError
 	if errors.As(err, &apiErr) {
-		if apiErr.Message != "" && !strings.Contains(err.Error(), apiErr.Message) && !isFieldReason(apiErr) {
-			fmt.Fprintf(c.stderr, "  the service said: %q\n", apiErr.Message)
-		}
+		// The service's text may echo personal data: each field as the
+		// SDK prints it, its reason masked.
 		for _, f := range apiErr.Fields {
-			// The live envelope's messages may start with the path
-			// already ("asset: required"): it is said once.
-			fmt.Fprintf(c.stderr, "  %s: %s\n", shownPath(f), strings.TrimPrefix(f.Reason, f.Field+": "))
+			fmt.Fprintf(c.stderr, "  %v\n", f)
 		}
 	}
 	if errors.Is(err, travelrule.ErrAPIKeyRefused) {
@@ -40,31 +36,6 @@ func (c *cli) printError(op string, err error) {
 		fmt.Fprintf(c.stderr, "  the service may have acted: reconcile before sending again (txId %q, callback ref %q, idempotency key %q)\n",
 			unknown.TxID, unknown.CallbackRef, unknown.IdempotencyKey)
 	}
-}
-
-// isFieldReason reports whether the error's message is the reason of one
-// of its fields, which is printed with its path.
-func isFieldReason(e *travelrule.APIError) bool {
-	for _, f := range e.Fields {
-		if f.Reason == e.Message {
-			return true
-		}
-	}
-	return false
-}
-
-// shownPath is the path of a field the service named as the SDK shows it: a
-// path of the request as it is, anything else (which may be text the
-// service made up) redacted. The SDK's FieldError.Error decides; it ends
-// with ": " and the reason, redacted for a reason from the service (whose
-// Reason the SDK has scrubbed of the request's personal values, so it is
-// printed as it is).
-func shownPath(f travelrule.FieldError) string {
-	s := f.Error()
-	if i := strings.LastIndex(s, ": "); i >= 0 {
-		return s[:i]
-	}
-	return s
 }
 
 // printJSON prints v as a line of JSON on stdout.

@@ -191,7 +191,7 @@ func TestSandboxTravelAddressFlags(t *testing.T) {
 		want    string
 	}{
 		{travelruletest.UnknownTravelAddress, exitOK, ""},
-		{travelruletest.KnownTravelAddress, exitFailed, "registered as unknown"},
+		{travelruletest.KnownTravelAddress, exitFailed, "404 Not Found: INVALID_TRAVEL_ADDRESS"},
 	} {
 		t.Run(tt.address, func(t *testing.T) {
 			body := strings.Replace(validTransfer, `"asset"`, `"travelAddress": "`+tt.address+`", "asset"`, 1)
