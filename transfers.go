@@ -297,48 +297,36 @@ func (c *Client) InitiateTransfer(ctx context.Context, req *TransferRequest, opt
 	if err != nil {
 		return nil, c.invalid(ctx, op, err)
 	}
-	body, err := encodeJSON(req)
+	body, err := encodeBody(op, req)
 	if err != nil {
-		return nil, fmt.Errorf("travelrule: %s: encoding request: %w", op, err)
+		return nil, err
 	}
-	cl := &call{client: c, op: op, url: c.initiateURL, body: body, pii: req, txID: req.TxID, callback: req.Callback, opts: co}
-	if c.idempotency {
-		cl.repeatable = true
-		if co == nil || co.key == "" {
-			cl.key = idempotencyKeyFrom(ctx)
-		}
-		if !isIdentifier(cl.key, 255) && (co == nil || co.key == "") {
+	spec := callSpec{op: op, url: c.initiateURL, body: body, repeatable: c.idempotency, pii: req, txID: req.TxID, callback: req.Callback}
+	if c.idempotency && (co == nil || co.key == "") {
+		spec.key = idempotencyKeyFrom(ctx)
+		if !isIdentifier(spec.key, 255) {
 			// Nothing was sent: net/http would refuse a key that cannot go
 			// in a header, after the call had been counted as sent.
 			return nil, c.invalid(ctx, op, &ValidationError{Fields: []FieldError{{Field: "Idempotency-Key", Reason: "must be 1..255 letters, digits and -_.:"}}})
 		}
 	}
-	defer cl.endOnPanic()
-	ans, err := cl.send(ctx)
+	var status string
+	ans, err := c.do(ctx, spec, co, func(a *answer) outcome {
+		var o outcome
+		status, a.transferID, o = parseInitiateAnswer(a.body)
+		return o
+	})
 	if err != nil {
-		return nil, cl.finish(cl.end(err))
+		return nil, err
 	}
-	status, transferID, o := parseInitiateAnswer(ans.body)
-	cl.transferID = transferID // what an *OutcomeUnknownError reports
-	switch o {
-	case outcomeRefused:
-		// The service said no: nothing was made, whatever the status.
-		return nil, cl.finish(cl.refused(cl.refusedAnswer(ans)))
-	case outcomeOther, outcomeNone:
-		// The service said 2xx, so a transfer may well exist: the caller
-		// must reconcile, exactly as after a dropped connection.
-		return nil, cl.finish(cl.end(cl.unexpectedAnswer(ans)))
-	}
-	pii := cl.piiValues()
-	cl.finish(nil)
 	return &TransferResult{
 		Status:         status,
-		TransferID:     transferID,
-		RequestID:      requestID(ans, pii),
-		IdempotencyKey: cl.key,
-		Attempts:       cl.sent(),
+		TransferID:     ans.transferID,
+		RequestID:      ans.shown.requestID(ans.header),
+		IdempotencyKey: ans.key,
+		Attempts:       ans.attempts,
 		Raw:            ans.body,
-		hideTransferID: cl.hidesTransferID(),
+		hideTransferID: ans.shown.hidesTransferID(ans.transferID),
 	}, nil
 }
 

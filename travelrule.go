@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
@@ -165,27 +166,6 @@ func (c *Client) newHTTPClient() *http.Client {
 	}
 }
 
-// reportsWrites reports whether rt is known, before it sent anything, to
-// report through httptrace each request it writes: net/http's own
-// transport, speaking HTTP/1 or its own HTTP/2, does. A connection it hands
-// to a protocol of the user's (another TLSNextProto) or HTTP/3 is
-// written by code that may report nothing; so may any other transport,
-// which send.go believes once it has reported a write.
-func reportsWrites(rt http.RoundTripper) bool {
-	t, ok := rt.(*http.Transport)
-	if !ok {
-		return false
-	}
-	for proto := range t.TLSNextProto {
-		// net/http's own HTTP/2 puts these two in once the transport is
-		// used (or cloned); x/net's ConfigureTransport puts "h2".
-		if proto != "h2" && proto != "unencrypted_http2" {
-			return false
-		}
-	}
-	return t.Protocols == nil || !strings.Contains(t.Protocols.String(), "HTTP3")
-}
-
 // defaultTransport is the standard library's transport tuned for a service
 // client: TLS 1.2 at least, at most 64 KiB of answer headers, and enough
 // idle connections per host that concurrent callers reuse connections
@@ -320,4 +300,13 @@ func encodeJSON(v any) ([]byte, error) {
 	}
 	b := buf.Bytes()
 	return b[:len(b)-1], nil // drop Encode's newline
+}
+
+// encodeBody encodes a call's request body, or says why it cannot.
+func encodeBody(op string, v any) ([]byte, error) {
+	body, err := encodeJSON(v)
+	if err != nil {
+		return nil, fmt.Errorf("travelrule: %s: encoding request: %w", op, err)
+	}
+	return body, nil
 }
