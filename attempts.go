@@ -22,6 +22,10 @@ type loop struct {
 	req retryablehttp.Request // the request of the current attempt
 }
 
+// jsonType is the value of the Content-Type and Accept headers of every
+// request: one slice that no layer changes (a RoundTripper may not).
+var jsonType = []string{"application/json"}
+
 // send sends the first attempt and lets the loop send the others. It
 // returns the last attempt's answer, or its failure.
 func (cl *call) send(ctx context.Context) (*http.Response, error) {
@@ -45,8 +49,8 @@ func (cl *call) send(ctx context.Context) (*http.Response, error) {
 	h := hr.Header
 	h["Authorization"] = []string{auth}
 	cl.shown.sent(auth)
-	h["Content-Type"] = []string{"application/json"}
-	h["Accept"] = []string{"application/json"}
+	h["Content-Type"] = jsonType
+	h["Accept"] = jsonType
 	h["User-Agent"] = []string{c.userAgent}
 	if cl.plan.key != "" {
 		h["Idempotency-Key"] = []string{cl.plan.key}

@@ -14,7 +14,6 @@ type answer struct {
 	status     int
 	header     http.Header
 	body       []byte
-	tokens     []string // the parts of the bearer tokens the call sent and the credential (secrets.credentialParts)
 	transferID string   // the transfer the answer names, when its parse says (InitiateTransfer's)
 	attempts   int      // the requests that left the client
 	key        string   // the Idempotency-Key the request carried, or ""
@@ -78,12 +77,12 @@ func (t *tally) verdict(c *Client, r reckoning, resp *http.Response, err error, 
 		return ans, nil
 	case outcomeRefused:
 		// The service said no: nothing was made, whatever the status.
-		e := refusedAnswer(r.spec.op, ans.status, ans.header, ans.body, r.shown.piiValues()).hideTokenParts(ans.tokens)
+		e := refusedAnswer(r.spec.op, ans.status, ans.header, ans.body, r.shown.piiValues()).hideTokenParts(r.shown.credentialParts())
 		return answer{}, t.refused(c, r, e)
 	}
 	// The service said 2xx, so it may well have acted: the caller must
 	// reconcile, exactly as after a dropped connection.
-	e := unexpectedAnswer(r.spec.op, ans.status, ans.header, ans.body, r.shown.piiValues()).hideTokenParts(ans.tokens)
+	e := unexpectedAnswer(r.spec.op, ans.status, ans.header, ans.body, r.shown.piiValues()).hideTokenParts(r.shown.credentialParts())
 	return answer{}, t.final(c, r, e)
 }
 
@@ -107,7 +106,7 @@ func (t *tally) read(limit int64, r reckoning, resp *http.Response) (answer, err
 		return answer{}, e
 	}
 	t.header2xx = resp.Header
-	return answer{status: resp.StatusCode, header: resp.Header, body: data, tokens: r.shown.credentialParts()}, nil
+	return answer{status: resp.StatusCode, header: resp.Header, body: data}, nil
 }
 
 // refused returns the error of a 2xx answer whose status said false: the

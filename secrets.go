@@ -12,10 +12,12 @@ import (
 // the client's credential. Every check of what the call shows against
 // them is one of its methods.
 type secrets struct {
-	pii        interface{ piiValues() []string }
+	pii        []string    // the request's personal values, listed once
 	auths      []string    // every Authorization header the call sent, the rejected ones too
 	header     http.Header // the call's WithCallHeader values; nil without
 	credential string      // the client's API key or client secret; "" without
+	parts      []string    // credentialParts, for partsOf of the auths
+	partsOf    int
 
 	hidden   int8   // hidesTransferID's answer for hiddenID: 0 not asked, 1 shown, 2 hidden
 	hiddenID string // the transfer id hidden is about
@@ -33,7 +35,7 @@ func (s *secrets) sent(auth string) {
 // a 401 or 403 rejected too, which a retry replaced), which a hostile
 // server may echo in a header or a code.
 func (s *secrets) piiValues() []string {
-	return slices.Concat(s.pii.piiValues(), s.tokenParts(), s.headerValues())
+	return slices.Concat(s.pii, s.tokenParts(), s.headerValues())
 }
 
 // headerValues lists the values of the call's WithCallHeader options of
@@ -70,13 +72,16 @@ func (s *secrets) tokenParts() []string {
 // The credential is checked that way only, not searched for in texts as
 // the personal values are (piiValues): that search costs an initiation a
 // third more for a value that, unlike a name, a server has no reason to
-// reshape.
+// reshape. The list is the call's own: it is not to be changed.
 func (s *secrets) credentialParts() []string {
-	v := s.tokenParts()
-	if s.credential != "" {
-		v = append(v, s.credential)
+	if s.parts == nil || s.partsOf != len(s.auths) {
+		v := s.tokenParts()
+		if s.credential != "" {
+			v = append(v, s.credential)
+		}
+		s.parts, s.partsOf = slices.Clip(v), len(s.auths)
 	}
-	return v
+	return s.parts
 }
 
 // hidesTransferID reports whether id, the call's transfer id, which may be
@@ -89,7 +94,7 @@ func (s *secrets) hidesTransferID(id string) bool {
 		// Not the WithCallHeader values: a gateway that puts a tenant
 		// header's value in its transfer ids would lose the journal's
 		// joins, and they are the caller's, not a person's.
-		if containsAny(id, s.pii.piiValues()) || holdsTokenPart(id, s.credentialParts()) {
+		if containsAny(id, s.pii) || holdsTokenPart(id, s.credentialParts()) {
 			s.hidden = 2
 		}
 	}
