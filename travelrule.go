@@ -42,10 +42,10 @@ type Client struct {
 	userAgent      string        // the User-Agent header
 	attemptTimeout time.Duration // the longest one attempt may take, answer body included
 
-	hc *http.Client // the transport under the retry loop of send.go
+	hc *http.Client // the transport under the retry loop (attempts.go)
 	// tracesWrites is set once the transport is known to report through
 	// httptrace each request it writes: net/http's own transport does,
-	// and any other once it has (send.go). A pointer, so that a Client
+	// and any other once it has (guard.go). A pointer, so that a Client
 	// value may still be copied (and printed).
 	tracesWrites *atomic.Bool
 	tokens       *tokenCache
@@ -136,7 +136,7 @@ func hostPort(u *url.URL) (string, int) {
 
 // newHTTPClient makes the client's HTTP client over the transport, cookie
 // jar and redirect policy of WithHTTPClient's client, or the default
-// transport. Its time-out becomes the attempt time-out of send.go, which
+// transport. Its time-out becomes the attempt time-out (timeout.go), which
 // covers the answer body too; the http.Client itself has none, so that no
 // request costs a timer of net/http's.
 func (c *Client) newHTTPClient() *http.Client {
@@ -169,7 +169,7 @@ func (c *Client) newHTTPClient() *http.Client {
 // defaultTransport is the standard library's transport tuned for a service
 // client: TLS 1.2 at least, at most 64 KiB of answer headers, and enough
 // idle connections per host that concurrent callers reuse connections
-// instead of opening new ones. The attempt time-out of send.go bounds each
+// instead of opening new ones. The attempt time-out (timeout.go) bounds each
 // request.
 func defaultTransport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
