@@ -162,10 +162,10 @@ func (c *Client) GenerateTravelAddress(ctx context.Context, req *TravelAddressRe
 		return nil, err
 	}
 	var ta string
-	cl := &call{op: op, url: c.baseURL + "/travel-address/generate", body: body, pii: req, opts: co}
-	ans, err := c.run(ctx, cl, func(b []byte) outcome {
+	spec := callSpec{op: op, url: c.baseURL + "/travel-address/generate", body: body, repeatable: true, pii: req}
+	ans, err := c.do(ctx, spec, co, func(got *answer) outcome {
 		var a generateAnswer
-		if !decodeLenient(b, &a) {
+		if !decodeLenient(got.body, &a) {
 			return outcomeOther
 		}
 		ta = first(a.Data.TravelAddress, a.TravelAddress)
@@ -184,8 +184,8 @@ func (c *Client) GenerateTravelAddress(ctx context.Context, req *TravelAddressRe
 	return &TravelAddressResult{
 		TravelAddress: ta,
 		Form:          form,
-		RequestID:     requestID(ans, newSecrets(append(cl.piiValues(), ta), cl.credentialParts())),
-		Attempts:      cl.sent(),
+		RequestID:     ans.shown.requestID(ans.header, ta),
+		Attempts:      ans.attempts,
 		Raw:           ans.body,
 	}, nil
 }
@@ -280,10 +280,10 @@ func (c *Client) LookupTravelAddress(ctx context.Context, travelAddress string, 
 		return nil, err
 	}
 	var info TravelAddressInfo
-	cl := &call{op: op, url: c.baseURL + "/travel-address/decode", body: body, pii: piiList{travelAddress}, opts: co}
-	ans, err := c.run(ctx, cl, func(b []byte) outcome {
+	spec := callSpec{op: op, url: c.baseURL + "/travel-address/decode", body: body, repeatable: true, pii: piiList{travelAddress}}
+	ans, err := c.do(ctx, spec, co, func(got *answer) outcome {
 		var a decodeAnswer
-		if !decodeLenient(b, &a) {
+		if !decodeLenient(got.body, &a) {
 			return outcomeOther
 		}
 		top, d := &a.beneficiaryFields, &a.Data
@@ -307,7 +307,7 @@ func (c *Client) LookupTravelAddress(ctx context.Context, travelAddress string, 
 	if err != nil {
 		return nil, err
 	}
-	shown := append(cl.piiValues(), info.FirstName, info.LastName, info.LegalName, info.WalletAddress, info.ExternalID)
-	info.RequestID, info.Attempts, info.Raw = requestID(ans, newSecrets(shown, cl.credentialParts())), cl.sent(), ans.body
+	info.RequestID = ans.shown.requestID(ans.header, info.FirstName, info.LastName, info.LegalName, info.WalletAddress, info.ExternalID)
+	info.Attempts, info.Raw = ans.attempts, ans.body
 	return &info, nil
 }

@@ -1,9 +1,12 @@
 package travelrule
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -353,6 +356,82 @@ func (t *tokenCache) forbidden(auth string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return auth != "" && t.forbiddenAuth == auth && t.auth == auth
+}
+
+// refusal is what the token cache is told of an attempt that met a 401 or
+// 403.
+type refusal struct {
+	resp       *http.Response // the answer
+	repeatable bool           // the call may be sent twice
+	refreshed  bool           // an earlier 401 or 403 of the call was retried with a new token
+	canRetry   bool           // the retry budget allows another attempt
+	limit      int64          // the client's answer size limit
+}
+
+// afterRefusal reports whether, after the 401 or 403 r, a token other than
+// the rejected one is at hand, or why none could be had (a *tokenError).
+// A 401 always asks for one. A 403 is how the live service answers an
+// expired token, and also a forbidden operation, a proxy's or a firewall's
+// refusal:
+//
+//   - a call that may not be repeated asks for a new token only when the
+//     403 is the service's own answer about the token (its envelope, with
+//     the code FORBIDDEN or UNAUTHORIZED): a firewall's 403 may come after
+//     the service acted, and the retry would send the transfer again;
+//   - a token that already met a 403 that a new token did not cure (the
+//     operation is forbidden) is not replaced again, so that a lasting 403
+//     costs no login per call; it is renewed before it expires all the same.
+func (t *tokenCache) afterRefusal(ctx context.Context, r refusal) (newToken bool, noToken error) {
+	var rejected string // unknown if the transport gave no request back: refresh anyway
+	if r.resp.Request != nil {
+		rejected = r.resp.Request.Header.Get("Authorization")
+	}
+	if r.resp.StatusCode == http.StatusForbidden {
+		switch {
+		case !r.repeatable && !serviceRefusedToken(r.resp, r.limit):
+			return false, nil
+		case t.forbidden(rejected):
+			return false, nil
+		case r.refreshed:
+			// A new token met the same 403: the operation is forbidden.
+			t.markForbidden(rejected)
+			return false, nil
+		}
+	}
+	switch {
+	case !r.refreshed && r.canRetry:
+		return t.refresh(ctx, rejected)
+	case r.resp.StatusCode == http.StatusUnauthorized || !r.refreshed:
+		// No retry follows: the next call fetches a new token.
+		t.reject(rejected)
+	}
+	return false, nil
+}
+
+// serviceRefusedToken reports whether a 403 answer is the service's own
+// refusal of a token: its error envelope with the code FORBIDDEN or
+// UNAUTHORIZED. It reads the body (through the size limit) and puts it
+// back for the answer's reader.
+func serviceRefusedToken(resp *http.Response, limit int64) bool {
+	body, err := readBody(resp, limit)
+	resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	resp.ContentLength = int64(len(body))
+	if err != nil {
+		return false
+	}
+	var eb errorBody
+	if json.Unmarshal(body, &eb) != nil {
+		return false
+	}
+	codes := eb.Errors.codes()
+	return matchesCode(codes, ErrForbidden) || matchesCode(codes, ErrUnauthorized)
+}
+
+// isAuthStatus reports whether status refuses the request's token: 401,
+// or 403, which is how the live service answers an expired one.
+func isAuthStatus(status int) bool {
+	return status == http.StatusUnauthorized || status == http.StatusForbidden
 }
 
 // authorization is the Authorization header a token makes, as

@@ -290,7 +290,7 @@ func TestTokenSourceNeverRunsInTheCallersGoroutine(t *testing.T) {
 		// A token inside the renewal margin must be fetched in the cache's
 		// goroutine, never in the call's.
 		{"token inside the renewal margin", &oauth2.Token{AccessToken: "short-lived", Expiry: time.Now().Add(5 * time.Second)}, 200, nil, 1, 1},
-		// The refresh after a 401 is asked for after the attempt (send.go,
+		// The refresh after a 401 is asked for after the attempt (attempts.go,
 		// facts), in the call; a call whose context ends while it waits for
 		// the new token ends with the 401.
 		{"refresh after a 401", &oauth2.Token{AccessToken: "tok-1", Expiry: time.Now().Add(time.Hour)}, 401, travelrule.ErrUnauthorized, 1, 2},

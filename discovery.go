@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -168,10 +169,10 @@ func (c *Client) SearchVASPs(ctx context.Context, q *VASPQuery, opts ...CallOpti
 		return nil, err
 	}
 	var res VASPSearchResult
-	cl := &call{op: op, method: methodGet, url: c.baseURL + "/discovery/vasp", body: body, pii: noPII{}, opts: co}
-	ans, err := c.run(ctx, cl, func(b []byte) outcome {
+	spec := callSpec{op: op, method: http.MethodGet, url: c.baseURL + "/discovery/vasp", body: body, repeatable: true, pii: noPII{}}
+	ans, err := c.do(ctx, spec, co, func(got *answer) outcome {
 		var a searchAnswer
-		if !decodeLenient(b, &a) {
+		if !decodeLenient(got.body, &a) {
 			return outcomeOther
 		}
 		f := &a.vaspFields
@@ -198,6 +199,6 @@ func (c *Client) SearchVASPs(ctx context.Context, q *VASPQuery, opts ...CallOpti
 	if err != nil {
 		return nil, err
 	}
-	res.RequestID, res.Attempts, res.Raw = requestID(ans, cl.secrets()), cl.sent(), ans.body
+	res.RequestID, res.Attempts, res.Raw = ans.shown.requestID(ans.header), ans.attempts, ans.body
 	return &res, nil
 }

@@ -159,29 +159,13 @@ func (c *Client) ResolveInquiry(ctx context.Context, transferID string, r *Inqui
 	if err != nil {
 		return nil, err
 	}
-	cl := &call{
-		client: c, op: op, url: c.inquiryURL + "?q=" + url.QueryEscape(transferID), body: body,
-		repeatable: true, pii: r, transferID: transferID, callback: r.Callback, decision: decisionOf(r.Approved), opts: co,
-	}
-	defer cl.endOnPanic()
-	ans, err := cl.send(ctx)
+	spec := callSpec{op: op, url: c.inquiryURL + "?q=" + url.QueryEscape(transferID), body: body,
+		repeatable: true, pii: r, transferID: transferID, callback: r.Callback, decision: decisionOf(r.Approved)}
+	ans, err := c.do(ctx, spec, co, func(a *answer) outcome { return parseInquiryAnswer(a.body) })
 	if err != nil {
-		return nil, cl.finish(cl.end(err))
+		return nil, err
 	}
-	switch parseInquiryAnswer(ans.body) {
-	case outcomeRefused:
-		return nil, cl.finish(cl.refused(cl.refusedAnswer(ans)))
-	case outcomeOther, outcomeNone:
-		// The service said 2xx: the resolution may have been recorded.
-		return nil, cl.finish(cl.end(cl.unexpectedAnswer(ans)))
-	}
-	cl.finish(nil)
-	return &InquiryResult{
-		Status:    true,
-		RequestID: requestID(ans, cl.secrets()),
-		Attempts:  cl.sent(),
-		Raw:       ans.body,
-	}, nil
+	return &InquiryResult{Status: true, RequestID: ans.shown.requestID(ans.header), Attempts: ans.attempts, Raw: ans.body}, nil
 }
 
 // piiValues lists the resolution's personal values: its callback URL and

@@ -281,7 +281,7 @@ func TestHTTP2ResetRepeatableCallIsRetriedAndCounted(t *testing.T) {
 			// After a stream declared unprocessed the error of a call
 			// that may be repeated may still say outcome unknown: the
 			// transport asked for its body again, and the text that
-			// would tell is lost (send.go, getBody). Such a call is
+			// would tell is lost (guard.go, getBody). Such a call is
 			// retried either way.
 		})
 		if i >= len(h2Faults) {

@@ -14,7 +14,7 @@ import (
 )
 
 // This file is the retry policy: decide, a pure function from the facts of
-// one attempt to what happens next. send.go gathers the facts after every
+// one attempt to what happens next. attempts.go gathers the facts after every
 // attempt and applies the decision; go-retryablehttp runs the loop.
 
 // attempt holds the facts of one attempt.
@@ -229,7 +229,7 @@ func isCertError(err error) bool {
 // The texts of net/http's HTTP/2 client (and golang.org/x/net/http2's,
 // the same code) for a stream above a GOAWAY's last stream id, which it
 // would have sent again by itself had it been able to rewind the body (a
-// call that may not be repeated has no GetBody: send.go): the error types
+// call that may not be repeated has no GetBody: guard.go): the error types
 // are not exported, so their texts are what tells. The tests check them
 // against the HTTP/2 client of the Go release they run under (.ci/run runs
 // them under the oldest and the newest supported), with a server that

@@ -22,44 +22,57 @@ func (attemptTimeout) Error() string        { return "attempt timed out" }
 func (attemptTimeout) Timeout() bool        { return true }
 func (attemptTimeout) Is(target error) bool { return target == context.DeadlineExceeded }
 
-// attemptContext makes the context of an attempt that starts now. The
-// previous attempt's context ends when the next attempt starts
-// (prepareRetry), once its answer has been drained; the wait between them
-// runs in the caller's context alone. ctx is the call's context, or the one
-// the AttemptObservers derived from it for this attempt.
+// attemptClock gives each attempt of one call its context. The previous
+// attempt's context ends when the next attempt starts (endPrevious), once
+// its answer has been drained; the wait between them runs in the caller's
+// context alone; the last ones end with the call (end).
+type attemptClock struct {
+	stop     context.CancelFunc // ends the current attempt's context
+	stopPrev context.CancelFunc // ends the previous attempt's context
+	bound    sharedBound        // the first attempt's context, when it is bounded by a shared deadline
+	started  bool               // an attempt's context was made
+}
+
+// next makes the context of an attempt that starts now, bounded by limit.
+// ctx is the call's context, or the one the AttemptObservers derived from
+// it for this attempt.
 //
 //   - The caller's deadline comes first: ctx.
 //   - The caller's context cannot end by itself (context.Background, say)
-//     and the attempt time-out is the client's: ctx's values under the
+//     and limit is the client's (shared.limit): ctx's values under the
 //     client's shared deadline (see sharedDeadlines).
 //   - Otherwise: ctx with a timer of its own.
-func (cl *call) attemptContext(ctx context.Context) context.Context {
-	cl.stopPrev, cl.stop = cl.stop, noop
-	limit := cl.timeout
+func (k *attemptClock) next(ctx context.Context, limit time.Duration, shared *sharedDeadlines) context.Context {
+	k.stopPrev, k.stop = k.stop, noop
+	first := !k.started
+	k.started = true
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= limit {
 		return ctx
 	}
-	if ctx.Done() == nil && limit == cl.client.attemptTimeout {
-		b := sharedBound{Context: cl.client.deadlines.current(), values: ctx}
-		if cl.attempts == 0 {
+	if ctx.Done() == nil && limit == shared.limit {
+		b := sharedBound{Context: shared.current(), values: ctx}
+		if first {
 			// The first attempt's is kept in the call: one allocation
 			// less. A later attempt's is a new value, since the
 			// transport may still read the earlier one.
-			cl.bound = b
-			return &cl.bound
+			k.bound = b
+			return &k.bound
 		}
 		return b
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, limit, errAttemptTimedOut)
-	cl.stop = cancel
+	k.stop = cancel
 	return ctx
 }
 
 func noop() {}
 
-// endAttempts ends the contexts of the last attempts.
-func (cl *call) endAttempts() {
-	for _, stop := range [...]context.CancelFunc{cl.stopPrev, cl.stop} {
+// endPrevious ends the previous attempt's context.
+func (k *attemptClock) endPrevious() { k.stopPrev() }
+
+// end ends the contexts of the last attempts.
+func (k *attemptClock) end() {
+	for _, stop := range [...]context.CancelFunc{k.stopPrev, k.stop} {
 		if stop != nil {
 			stop()
 		}

@@ -72,23 +72,22 @@ func TestRetryGetsTheWholeTimeOut(t *testing.T) {
 	cancelable, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	for _, caller := range []context.Context{context.Background(), cancelable} {
-		cl := &call{client: c, op: "InitiateTransfer", ctx: caller, attempts: 1}
-		cl.settle()
-		r, err := http.NewRequestWithContext(cl.attemptContext(cl.ctx), http.MethodPost, "https://travelrule.example", nil)
+		cl := &call{c: c, spec: callSpec{op: "InitiateTransfer"}, plan: c.plan("", nil), loop: loop{ctx: caller}, tally: tally{attempts: 1}}
+		r, err := http.NewRequestWithContext(cl.clock.next(cl.loop.ctx, cl.plan.timeout, c.deadlines), http.MethodPost, "https://travelrule.example", nil)
 		require.NoError(t, err)
-		cl.req.Request = r
+		cl.loop.req.Request = r
 		unavailable := &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"1"}}}
 		retry, err := cl.checkRetry(caller, unavailable, nil)
 		require.NoError(t, err)
 		require.True(t, retry)
-		assert.Equal(t, caller, cl.req.Request.Context(), "the drain and the wait run in the caller's context")
+		assert.Equal(t, caller, cl.loop.req.Request.Context(), "the drain and the wait run in the caller's context")
 
 		before := time.Now()
-		next := cl.req.Request.Clone(caller)
+		next := cl.loop.req.Request.Clone(caller)
 		require.NoError(t, cl.prepareRetry(next))
 		dl, ok := next.Context().Deadline()
 		require.True(t, ok, "the next attempt is bounded")
 		assert.False(t, dl.Before(before.Add(c.attemptTimeout)), "the next attempt has the whole time-out")
-		cl.endAttempts()
+		cl.clock.end()
 	}
 }

@@ -272,15 +272,14 @@ type initiateAnswer struct {
 // Initiation is not idempotent: it is retried only where the service cannot
 // have acted (a 429, the live service's rate limit, after its Retry-After
 // or the backoff; a 401 or 403 that a fresh token may cure; connection
-// failures before anything was written; and an HTTP/2 stream above a
-// GOAWAY's last stream id); no transport below the client sends it again
-// on its own. A failure
+// failures before anything was written; and an HTTP/2 stream the server
+// declared unprocessed: REFUSED_STREAM, or above a GOAWAY's last stream
+// id); no transport below the client sends it again on its own. A failure
 // after the service may have acted is an [*OutcomeUnknownError]: a 503,
 // with Retry-After or without (gateways answer it after the upstream
 // acted too; see [WithTrust503RetryAfterNotForwarded]), any other 5xx but
-// 501, a final 1xx, and a dropped connection or reset stream (even
-// REFUSED_STREAM, which a proxy sends after forwarding) after the request
-// was written. See [WithIdempotency] for a service that honours
+// 501, a final 1xx, and a dropped connection or reset stream after the
+// request was written. See [WithIdempotency] for a service that honours
 // Idempotency-Key.
 //
 // opts set this call's own retry budget, attempt time-out, extra headers
@@ -298,48 +297,36 @@ func (c *Client) InitiateTransfer(ctx context.Context, req *TransferRequest, opt
 	if err != nil {
 		return nil, c.invalid(ctx, op, err)
 	}
-	body, err := encodeJSON(req)
+	body, err := encodeBody(op, req)
 	if err != nil {
-		return nil, fmt.Errorf("travelrule: %s: encoding request: %w", op, err)
+		return nil, err
 	}
-	cl := &call{client: c, op: op, url: c.initiateURL, body: body, pii: req, txID: req.TxID, callback: req.Callback, opts: co}
-	if c.idempotency {
-		cl.repeatable = true
-		if co == nil || co.key == "" {
-			cl.key = idempotencyKeyFrom(ctx)
-		}
-		if !isIdentifier(cl.key, 255) && (co == nil || co.key == "") {
+	spec := callSpec{op: op, url: c.initiateURL, body: body, repeatable: c.idempotency, pii: req, txID: req.TxID, callback: req.Callback}
+	if c.idempotency && (co == nil || co.key == "") {
+		spec.key = idempotencyKeyFrom(ctx)
+		if !isIdentifier(spec.key, 255) {
 			// Nothing was sent: net/http would refuse a key that cannot go
 			// in a header, after the call had been counted as sent.
 			return nil, c.invalid(ctx, op, &ValidationError{Fields: []FieldError{{Field: "Idempotency-Key", Reason: "must be 1..255 letters, digits and -_.:"}}})
 		}
 	}
-	defer cl.endOnPanic()
-	ans, err := cl.send(ctx)
+	var status string
+	ans, err := c.do(ctx, spec, co, func(a *answer) outcome {
+		var o outcome
+		status, a.transferID, o = parseInitiateAnswer(a.body)
+		return o
+	})
 	if err != nil {
-		return nil, cl.finish(cl.end(err))
+		return nil, err
 	}
-	status, transferID, o := parseInitiateAnswer(ans.body)
-	cl.transferID = transferID // what an *OutcomeUnknownError reports
-	switch o {
-	case outcomeRefused:
-		// The service said no: nothing was made, whatever the status.
-		return nil, cl.finish(cl.refused(cl.refusedAnswer(ans)))
-	case outcomeOther, outcomeNone:
-		// The service said 2xx, so a transfer may well exist: the caller
-		// must reconcile, exactly as after a dropped connection.
-		return nil, cl.finish(cl.end(cl.unexpectedAnswer(ans)))
-	}
-	sec := cl.secrets()
-	cl.finish(nil)
 	return &TransferResult{
 		Status:         status,
-		TransferID:     transferID,
-		RequestID:      requestID(ans, sec),
-		IdempotencyKey: cl.key,
-		Attempts:       cl.sent(),
+		TransferID:     ans.transferID,
+		RequestID:      ans.shown.requestID(ans.header),
+		IdempotencyKey: ans.key,
+		Attempts:       ans.attempts,
 		Raw:            ans.body,
-		hideTransferID: cl.hidesTransferID(),
+		hideTransferID: ans.shown.hidesTransferID(ans.transferID),
 	}, nil
 }
 

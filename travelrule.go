@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
@@ -41,10 +42,10 @@ type Client struct {
 	userAgent      string        // the User-Agent header
 	attemptTimeout time.Duration // the longest one attempt may take, answer body included
 
-	hc *http.Client // the transport under the retry loop of send.go
+	hc *http.Client // the transport under the retry loop (attempts.go)
 	// tracesWrites is set once the transport is known to report through
 	// httptrace each request it writes: net/http's own transport does,
-	// and any other once it has (send.go). A pointer, so that a Client
+	// and any other once it has (guard.go). A pointer, so that a Client
 	// value may still be copied (and printed).
 	tracesWrites *atomic.Bool
 	tokens       *tokenCache
@@ -135,7 +136,7 @@ func hostPort(u *url.URL) (string, int) {
 
 // newHTTPClient makes the client's HTTP client over the transport, cookie
 // jar and redirect policy of WithHTTPClient's client, or the default
-// transport. Its time-out becomes the attempt time-out of send.go, which
+// transport. Its time-out becomes the attempt time-out (timeout.go), which
 // covers the answer body too; the http.Client itself has none, so that no
 // request costs a timer of net/http's.
 func (c *Client) newHTTPClient() *http.Client {
@@ -165,31 +166,10 @@ func (c *Client) newHTTPClient() *http.Client {
 	}
 }
 
-// reportsWrites reports whether rt is known, before it sent anything, to
-// report through httptrace each request it writes: net/http's own
-// transport, speaking HTTP/1 or its own HTTP/2, does. A connection it hands
-// to a protocol of the user's (another TLSNextProto) or HTTP/3 is
-// written by code that may report nothing; so may any other transport,
-// which send.go believes once it has reported a write.
-func reportsWrites(rt http.RoundTripper) bool {
-	t, ok := rt.(*http.Transport)
-	if !ok {
-		return false
-	}
-	for proto := range t.TLSNextProto {
-		// net/http's own HTTP/2 puts these two in once the transport is
-		// used (or cloned); x/net's ConfigureTransport puts "h2".
-		if proto != "h2" && proto != "unencrypted_http2" {
-			return false
-		}
-	}
-	return t.Protocols == nil || !strings.Contains(t.Protocols.String(), "HTTP3")
-}
-
 // defaultTransport is the standard library's transport tuned for a service
 // client: TLS 1.2 at least, at most 64 KiB of answer headers, and enough
 // idle connections per host that concurrent callers reuse connections
-// instead of opening new ones. The attempt time-out of send.go bounds each
+// instead of opening new ones. The attempt time-out (timeout.go) bounds each
 // request.
 func defaultTransport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
@@ -320,4 +300,13 @@ func encodeJSON(v any) ([]byte, error) {
 	}
 	b := buf.Bytes()
 	return b[:len(b)-1], nil // drop Encode's newline
+}
+
+// encodeBody encodes a call's request body, or says why it cannot.
+func encodeBody(op string, v any) ([]byte, error) {
+	body, err := encodeJSON(v)
+	if err != nil {
+		return nil, fmt.Errorf("travelrule: %s: encoding request: %w", op, err)
+	}
+	return body, nil
 }

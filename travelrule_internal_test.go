@@ -11,7 +11,7 @@ import (
 )
 
 // Each attempt is bounded as a whole, answer body included, by the attempt
-// time-out of send.go (a response-header time-out alone left the body
+// time-out of timeout.go (a response-header time-out alone left the body
 // unbounded): a client given to WithHTTPClient keeps its own limit, or gets
 // the default if it has none. The http.Client under the retry loop has no
 // Timeout of its own, which would cost every request net/http's timer and

@@ -90,9 +90,10 @@ func (c *Client) SubmitTxID(ctx context.Context, transferID, txID string, opts .
 		return nil, err
 	}
 	var status string
-	cl := &call{op: op, url: c.baseURL + "/transfers/txId?q=" + url.QueryEscape(transferID), body: body,
-		pii: noPII{}, txID: txID, transferID: transferID, opts: co}
-	ans, err := c.run(ctx, cl, func(b []byte) outcome {
+	spec := callSpec{op: op, url: c.baseURL + "/transfers/txId?q=" + url.QueryEscape(transferID), body: body,
+		repeatable: true, pii: noPII{}, txID: txID, transferID: transferID}
+	ans, err := c.do(ctx, spec, co, func(got *answer) outcome {
+		b := got.body
 		status = "true" // an answer without status, as statusText has it
 		trimmed := bytes.TrimLeft(b, " \t\r\n")
 		if len(trimmed) == 0 {
@@ -116,5 +117,5 @@ func (c *Client) SubmitTxID(ctx context.Context, transferID, txID string, opts .
 	if err != nil {
 		return nil, err
 	}
-	return &TxIDResult{Status: status, RequestID: requestID(ans, cl.secrets()), Attempts: cl.sent(), Raw: ans.body}, nil
+	return &TxIDResult{Status: status, RequestID: ans.shown.requestID(ans.header), Attempts: ans.attempts, Raw: ans.body}, nil
 }

@@ -89,7 +89,7 @@ const (
 	// REFUSED_STREAM hits. net/http's HTTP/2 client resends a request after
 	// these by itself when it can rewind the body, waiting 1 s, 2 s, 4 s...
 	// from the second resend on; the client lets it for none of its calls
-	// (send.go, getBody) and retries a reset only for a call that may be
+	// (guard.go, getBody) and retries a reset only for a call that may be
 	// repeated, but a client that let net/http resend would run out of its
 	// 30 s at a third, so the rows keep the rate that measures one without
 	// hanging: at 1/16 a call is hit six times in a row with 7e-5 per row.

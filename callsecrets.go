@@ -1,0 +1,168 @@
+package travelrule
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// callSecrets is what no string of one call may show: the request's
+// personal values, every bearer token the call sent, its WithCallHeader
+// values and the client's credential. Every check of what the call shows
+// is one of its methods; each asks a [secrets] built once per call.
+type callSecrets struct {
+	pii        []string    // the request's personal values, listed once
+	auths      []string    // every Authorization header the call sent, the rejected ones too
+	header     http.Header // the call's WithCallHeader values; nil without
+	credential string      // the client's API key or client secret; "" without
+
+	all, ids secrets // with and without the header values (see ofIDs)
+	builtFor int     // len(auths)+1 when all and ids were built
+
+	hidden   int8   // hidesTransferID's answer for hiddenID: 0 not asked, 1 shown, 2 hidden
+	hiddenID string // the transfer id hidden is about
+}
+
+// sent records an Authorization header the call sent.
+func (s *callSecrets) sent(auth string) {
+	if !slices.Contains(s.auths, auth) {
+		s.auths = append(s.auths, auth)
+	}
+}
+
+// of is what no code or request id of the call may echo.
+func (s *callSecrets) of() *secrets {
+	s.build()
+	return &s.all
+}
+
+// ofIDs is what no transfer id of the call may echo: not the
+// WithCallHeader values, as a gateway that puts a tenant header's value in
+// its transfer ids would lose the journal's joins, and they are the
+// caller's, not a person's.
+func (s *callSecrets) ofIDs() *secrets {
+	s.build()
+	return &s.ids
+}
+
+func (s *callSecrets) build() {
+	if s.builtFor == len(s.auths)+1 {
+		return
+	}
+	s.builtFor = len(s.auths) + 1
+	keys := s.credentialParts()
+	s.ids = newSecrets(s.pii, keys)
+	s.all = s.ids
+	if hv := headerValues(s.header); len(hv) > 0 {
+		s.all = newSecrets(slices.Concat(s.pii, hv), keys)
+	}
+}
+
+// headerValues lists the WithCallHeader values of five characters or
+// more: a gateway's key is a secret of the caller's. A shorter one (a
+// tenant "eu-1") would hide every request id that holds it.
+func headerValues(h http.Header) []string {
+	var v []string
+	for _, vv := range h {
+		for _, x := range vv {
+			if utf8.RuneCountInString(x) >= 5 {
+				v = append(v, x)
+			}
+		}
+	}
+	return v
+}
+
+// credentialParts lists the parts (tokenParts) of every bearer token the
+// call sent and the client's credential: what no identifier of an answer
+// may hold keyPart characters of.
+func (s *callSecrets) credentialParts() []string {
+	var v []string
+	for _, auth := range s.auths {
+		if tok, ok := strings.CutPrefix(auth, "Bearer "); ok {
+			v = append(v, tokenParts(tok)...)
+		}
+	}
+	if s.credential != "" {
+		v = append(v, s.credential)
+	}
+	return v
+}
+
+// hidesTransferID reports whether id, the call's transfer id, which may be
+// the server's (an initiation's answer), is no identifier or echoes a
+// secret of the call: the fmt and slog forms of a [TransferResult] and of
+// an [*OutcomeUnknownError] then show "[redacted]" in its place.
+func (s *callSecrets) hidesTransferID(id string) bool {
+	if s.hidden == 0 || s.hiddenID != id {
+		s.hidden, s.hiddenID = 1, id
+		if id != "" && (!isIdentifier(id, maxRequestID) || s.ofIDs().echoesWord(id)) {
+			s.hidden = 2
+		}
+	}
+	return s.hidden == 2
+}
+
+// requestID is the answer's X-Request-Id (from h) for a result, or "" when,
+// of a request id's shape, it echoes a secret of the call or one of extra
+// (what the answer itself holds of a person): a result's fmt and slog
+// forms check its shape.
+func (s *callSecrets) requestID(h http.Header, extra ...string) string {
+	id := h.Get("X-Request-Id")
+	if id == "" || !showRequestID(id) {
+		return id
+	}
+	if s.of().echoes(id) {
+		return ""
+	}
+	if len(extra) > 0 {
+		if x := newSecrets(extra, nil); x.echoes(id) {
+			return ""
+		}
+	}
+	return id
+}
+
+// unshown reports whether an observer may not be told v, a request id or
+// an error code, whatever the server echoes there: it echoes the call's
+// secrets, or one of ids (its transfer id, txid and idempotency key) of
+// five characters or more (a shorter one, such as the docs' "abc", would
+// hide every request id that holds it). Telemetry exports what observers
+// are told.
+func (s *callSecrets) unshown(v string, ids ...string) bool {
+	if s.of().echoes(v) {
+		return true
+	}
+	var long []string
+	for _, id := range ids {
+		if utf8.RuneCountInString(id) >= 5 {
+			long = append(long, id)
+		}
+	}
+	x := newSecrets(long, nil)
+	return x.echoes(v)
+}
+
+// tokenParts returns a bearer token and, for a JWT, its claims and its
+// signature: a server that echoes only a part of the token (its signature
+// in a request id, say) must not get it into an error string either. The
+// JWT's header is left out: it is the same for every token of a service
+// and secret of none.
+func tokenParts(tok string) []string {
+	parts := []string{tok}
+	if segs := strings.Split(tok, "."); len(segs) == 3 {
+		parts = append(parts, segs[1], segs[2])
+	}
+	return parts
+}
+
+// noPII is the personal data of a call that carries none.
+type noPII struct{}
+
+func (noPII) piiValues() []string { return nil }
+
+// piiList is a call's personal values, listed.
+type piiList []string
+
+func (p piiList) piiValues() []string { return p }
