@@ -30,7 +30,7 @@ var jsonType = []string{"application/json"}
 // returns the last attempt's answer, or its failure.
 func (cl *call) send(ctx context.Context) (*http.Response, error) {
 	c := cl.c
-	auth, err := c.tokens.header(ctx)
+	auth, authv, err := c.tokens.header(ctx)
 	if err != nil {
 		return nil, err // nothing was sent
 	}
@@ -47,11 +47,11 @@ func (cl *call) send(ctx context.Context) (*http.Response, error) {
 		hr.GetBody = cl.guard.getBody
 	}
 	h := hr.Header
-	h["Authorization"] = []string{auth}
+	h["Authorization"] = authv
 	cl.shown.sent(auth)
 	h["Content-Type"] = jsonType
 	h["Accept"] = jsonType
-	h["User-Agent"] = []string{c.userAgent}
+	h["User-Agent"] = c.userAgent
 	if cl.plan.key != "" {
 		h["Idempotency-Key"] = []string{cl.plan.key}
 	}
@@ -150,7 +150,7 @@ func (cl *call) backoff(_, _ time.Duration, _ int, _ *http.Response) time.Durati
 // (timeout.go), a new body, the cached token (a 401 may have renewed it)
 // and fresh facts.
 func (cl *call) prepareRetry(r *http.Request) error {
-	auth, err := cl.c.tokens.header(cl.loop.ctx)
+	auth, authv, err := cl.c.tokens.header(cl.loop.ctx)
 	if err != nil {
 		return err
 	}
@@ -159,7 +159,7 @@ func (cl *call) prepareRetry(r *http.Request) error {
 	cl.clock.endPrevious() // the previous attempt's answer has been drained
 	r.Body = cl.guard.newBody()
 	r.Header = r.Header.Clone() // the previous attempt's request may still be read
-	r.Header["Authorization"] = []string{auth}
+	r.Header["Authorization"] = authv
 	cl.watch.headers(r.Header)
 	cl.shown.sent(auth)
 	cl.tally.attempts = n

@@ -35,6 +35,7 @@ type tokenCache struct {
 	mu       sync.Mutex
 	tok      *oauth2.Token // the last token src issued; nil before the first
 	auth     string        // tok's Authorization header
+	authv    []string      // auth, as the header's values: one slice that no request changes
 	rejected bool          // the service refused tok: the next call fetches
 	// forbiddenAuth is the Authorization header of a token that met a 403
 	// which a new token did not cure: its 403s are forbidden operations,
@@ -148,27 +149,28 @@ func sourcePanicError(v any) error {
 }
 
 // header returns the Authorization header of the cached token for a
-// request made in ctx, fetching a token first if need be (see tokenFor).
+// request made in ctx, fetching a token first if need be (see tokenFor),
+// with its values for the request's header (shared: not to be changed).
 // It returns the cached token even when it has crossed the renewal margin
 // since tokenFor or a concurrent 401 marked it rejected: the request then
 // meets a 401 of its own and refreshes.
-func (t *tokenCache) header(ctx context.Context) (string, error) {
+func (t *tokenCache) header(ctx context.Context) (string, []string, error) {
 	t.mu.Lock()
 	if t.tok.Valid() && !t.rejected {
-		auth := t.auth
+		auth, authv := t.auth, t.authv
 		t.mu.Unlock()
-		return auth, nil
+		return auth, authv, nil
 	}
 	t.mu.Unlock()
 	if err := t.tokenFor(ctx); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.tok == nil {
-		return "", &tokenError{errNotFetched}
+		return "", nil, &tokenError{errNotFetched}
 	}
-	return t.auth, nil
+	return t.auth, t.authv, nil
 }
 
 // tokenFor makes sure that the cache holds a token for a request made in
@@ -224,6 +226,7 @@ func (t *tokenCache) fetch(f *tokenFetch) {
 		t.mu.Lock()
 		if err == nil {
 			t.tok, t.auth, t.rejected = tok, authorization(tok), false
+			t.authv = []string{t.auth}
 		}
 		t.fetching = nil
 		f.err = err

@@ -672,8 +672,8 @@ func shownIDNotIn(s string, sec *secrets) string {
 // lists or a country.
 func (c Callback) piiValues() []string {
 	v := []string{c.Address, c.Reason, c.StatusComment}
-	v = append(v, urlSecrets(c.ApprovedCallback)...)
-	v = append(v, urlSecrets(c.CallbackURL)...)
+	v = appendURLSecrets(v, c.ApprovedCallback)
+	v = appendURLSecrets(v, c.CallbackURL)
 	if c.Inquiry != nil {
 		v = append(v, c.Inquiry.piiValues()...)
 	}

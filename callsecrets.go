@@ -17,8 +17,11 @@ type callSecrets struct {
 	header     http.Header // the call's WithCallHeader values; nil without
 	credential string      // the client's API key or client secret; "" without
 
-	all, ids secrets // with and without the header values (see ofIDs)
-	builtFor int     // len(auths)+1 when all and ids were built
+	ids      secrets  // without the header values (see ofIDs)
+	all      *secrets // with them: &ids without header values, else its own
+	builtFor int      // len(auths)+1 when ids and all were built
+	keyBuf   [4]string
+	authBuf  [2]string
 
 	hidden   int8   // hidesTransferID's answer for hiddenID: 0 not asked, 1 shown, 2 hidden
 	hiddenID string // the transfer id hidden is about
@@ -26,6 +29,9 @@ type callSecrets struct {
 
 // sent records an Authorization header the call sent.
 func (s *callSecrets) sent(auth string) {
+	if s.auths == nil {
+		s.auths = s.authBuf[:0]
+	}
 	if !slices.Contains(s.auths, auth) {
 		s.auths = append(s.auths, auth)
 	}
@@ -34,7 +40,7 @@ func (s *callSecrets) sent(auth string) {
 // of is what no code or request id of the call may echo.
 func (s *callSecrets) of() *secrets {
 	s.build()
-	return &s.all
+	return s.all
 }
 
 // ofIDs is what no transfer id of the call may echo: not the
@@ -51,11 +57,12 @@ func (s *callSecrets) build() {
 		return
 	}
 	s.builtFor = len(s.auths) + 1
-	keys := s.credentialParts()
+	keys := s.keys()
 	s.ids = newSecrets(s.pii, keys)
-	s.all = s.ids
+	s.all = &s.ids
 	if hv := headerValues(s.header); len(hv) > 0 {
-		s.all = newSecrets(slices.Concat(s.pii, hv), keys)
+		all := newSecrets(slices.Concat(s.pii, hv), keys)
+		s.all = &all
 	}
 }
 
@@ -74,14 +81,14 @@ func headerValues(h http.Header) []string {
 	return v
 }
 
-// credentialParts lists the parts (tokenParts) of every bearer token the
-// call sent and the client's credential: what no identifier of an answer
-// may hold keyPart characters of.
-func (s *callSecrets) credentialParts() []string {
-	var v []string
+// keys lists every bearer token the call sent and the client's
+// credential: what no identifier of an answer may hold keyPart characters
+// of (a JWT's claims or signature alone too: they are in the token).
+func (s *callSecrets) keys() []string {
+	v := s.keyBuf[:0]
 	for _, auth := range s.auths {
 		if tok, ok := strings.CutPrefix(auth, "Bearer "); ok {
-			v = append(v, tokenParts(tok)...)
+			v = append(v, tok)
 		}
 	}
 	if s.credential != "" {
@@ -142,19 +149,6 @@ func (s *callSecrets) unshown(v string, ids ...string) bool {
 	}
 	x := newSecrets(long, nil)
 	return x.echoes(v)
-}
-
-// tokenParts returns a bearer token and, for a JWT, its claims and its
-// signature: a server that echoes only a part of the token (its signature
-// in a request id, say) must not get it into an error string either. The
-// JWT's header is left out: it is the same for every token of a service
-// and secret of none.
-func tokenParts(tok string) []string {
-	parts := []string{tok}
-	if segs := strings.Split(tok, "."); len(segs) == 3 {
-		parts = append(parts, segs[1], segs[2])
-	}
-	return parts
 }
 
 // noPII is the personal data of a call that carries none.

@@ -150,16 +150,30 @@ func validRef(ref string) bool {
 	return true
 }
 
-// urlSecrets returns a callback URL and, when it carries one, its
-// capability tag: what no error string or redacted form may show, whole or
-// echoed alone.
-func urlSecrets(u string) []string {
+// appendURLSecrets appends to dst a callback URL and, when it carries
+// them, its capability tags: what no error string or redacted form may
+// show, whole or echoed alone. It reads the query as url.ParseQuery does,
+// without allocating for a tag that needs no unescaping.
+func appendURLSecrets(dst []string, u string) []string {
 	if u == "" {
-		return nil
+		return dst
 	}
-	out := []string{u}
-	if parsed, err := url.Parse(u); err == nil {
-		out = append(out, parsed.Query()[callbackTagParam]...)
+	dst = append(dst, u)
+	_, query, _ := strings.Cut(u, "?")
+	query, _, _ = strings.Cut(query, "#")
+	for query != "" {
+		var pair string
+		pair, query, _ = strings.Cut(query, "&")
+		key, value, _ := strings.Cut(pair, "=")
+		if key != callbackTagParam {
+			if k, err := url.QueryUnescape(key); err != nil || k != callbackTagParam {
+				continue
+			}
+		}
+		dst = append(dst, value)
+		if v, err := url.QueryUnescape(value); err == nil && v != value {
+			dst = append(dst, v)
+		}
 	}
-	return out
+	return dst
 }

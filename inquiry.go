@@ -170,7 +170,7 @@ func (c *Client) ResolveInquiry(ctx context.Context, transferID string, r *Inqui
 
 // piiValues lists the resolution's personal values: its callback URL and
 // the capability tag it may carry.
-func (r *InquiryResolution) piiValues() []string { return urlSecrets(r.Callback) }
+func (r *InquiryResolution) piiValues() []string { return appendURLSecrets(nil, r.Callback) }
 
 // parseInquiryAnswer judges an inquiry-resolution answer: outcomeSuccess
 // for a status that means success; outcomeRefused for a false status, the

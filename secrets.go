@@ -25,6 +25,12 @@ type secrets struct {
 	text           []byte // the folds, one after another
 	words          []word
 	windows        []uint64 // of the keys (tabulateKeys)
+
+	// Where text, words and windows start, so that a request's secrets
+	// cost no allocation.
+	textBuf [512]byte
+	wordBuf [48]word
+	winBuf  [64]uint64
 }
 
 // A word is a fold of a personal value, text[start:end]; short for one of
@@ -132,19 +138,34 @@ func (s *secrets) fold() {
 	}
 	s.folded = true
 	s.tabulateKeys()
-	size := 0
+	s.text, s.words = s.textBuf[:0], s.wordBuf[:0]
 	for _, v := range s.personal {
-		size += 2 * len(v)
-	}
-	s.text, s.words = make([]byte, 0, size), make([]word, 0, 2*len(s.personal))
-	for _, v := range s.personal {
-		n := 0
+		if isASCII(v) {
+			// Its one fold, without the tables.
+			start := len(s.text)
+			for i := 0; i < len(v); i++ {
+				if isAlnum(v[i]) {
+					s.text = append(s.text, lower(v[i]))
+				}
+			}
+			if n := len(s.text) - start; n >= 2 {
+				s.words = append(s.words, word{start, len(s.text), n < 5, true})
+			} else {
+				s.text = s.text[:start]
+			}
+			continue
+		}
+		n, spells := 0, false // spells: the folds with and without spell differ
 		for _, r := range v {
 			if unicode.IsLetter(r) || unicode.IsDigit(r) {
 				n++
 			}
+			spells = spells || r >= latinFirst && r-latinFirst < rune(len(latinFolds[0])) && latinFolds[0][r-latinFirst] != latinFolds[1][r-latinFirst]
 		}
 		for _, spell := range [2]bool{true, false} {
+			if !spell && !spells {
+				break
+			}
 			start, last := len(s.text), len(s.words)-1
 			s.text = appendFold(s.text, v, spell)
 			f := s.text[start:]
@@ -163,33 +184,65 @@ func (s *secrets) fold() {
 // too ("Ødegård-Müller": "oedegaardmueller", else "odegardmuller").
 func appendFold(dst []byte, v string, spell bool) []byte {
 	for _, r := range v {
-		if r < utf8.RuneSelf {
+		switch {
+		case r < utf8.RuneSelf:
 			if isAlnum(byte(r)) {
 				dst = append(dst, lower(byte(r)))
 			}
-			continue
+		case r >= latinFirst && r < latinFirst+rune(len(latinFolds[0])):
+			dst = append(dst, latinFolds[b2i(spell)][r-latinFirst]...)
+		case r >= 0x4e00 && r <= 0x9fff:
+			// CJK Unified Ideographs: letters without case or decomposition.
+			dst = utf8.AppendRune(dst, r)
+		default:
+			dst = appendRuneFold(dst, r, spell)
 		}
-		if out, ok := spelledOut[unicode.ToLower(r)]; ok && spell {
-			dst = append(dst, out...)
-			continue
+	}
+	return dst
+}
+
+// latinFolds holds appendRuneFold's folds of the Latin-1 letters and of
+// Latin Extended-A, without and with spell, so that a European name is
+// folded without the tables of x/text.
+var latinFolds = func() (t [2][0x180 - latinFirst]string) {
+	for i := range t[0] {
+		for s := range 2 {
+			t[s][i] = string(appendRuneFold(nil, latinFirst+rune(i), s == 1))
 		}
-		d := norm.NFKD.PropertiesString(string(r)).Decomposition()
-		if d == nil {
-			d = utf8.AppendRune(make([]byte, 0, utf8.UTFMax), r)
-		}
-		for _, d := range string(d) {
-			switch d = unicode.ToLower(d); {
-			case d < utf8.RuneSelf:
-				if isAlnum(byte(d)) {
-					dst = append(dst, byte(d))
-				}
-			case baseLetter[d] != 0:
-				dst = append(dst, baseLetter[d])
-			case spelledOut[d] != "":
-				dst = append(dst, spelledOut[d]...)
-			case unicode.IsLetter(d) || unicode.IsDigit(d):
-				dst = utf8.AppendRune(dst, d)
+	}
+	return t
+}()
+
+const latinFirst = 0xc0
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// appendRuneFold appends to dst the fold of r, beyond ASCII (appendFold).
+func appendRuneFold(dst []byte, r rune, spell bool) []byte {
+	if out, ok := spelledOut[unicode.ToLower(r)]; ok && spell {
+		return append(dst, out...)
+	}
+	d := norm.NFKD.PropertiesString(string(r)).Decomposition()
+	if d == nil {
+		d = utf8.AppendRune(make([]byte, 0, utf8.UTFMax), r)
+	}
+	for _, d := range string(d) {
+		switch d = unicode.ToLower(d); {
+		case d < utf8.RuneSelf:
+			if isAlnum(byte(d)) {
+				dst = append(dst, byte(d))
 			}
+		case baseLetter[d] != 0:
+			dst = append(dst, baseLetter[d])
+		case spelledOut[d] != "":
+			dst = append(dst, spelledOut[d]...)
+		case unicode.IsLetter(d) || unicode.IsDigit(d):
+			dst = utf8.AppendRune(dst, d)
 		}
 	}
 	return dst
@@ -226,7 +279,11 @@ func (s *secrets) tabulateKeys() {
 	for _, k := range s.keys {
 		n += max(0, len(k)-keyPart+1)
 	}
-	s.windows = make([]uint64, 1<<bits.Len(uint(2*n)))
+	if size := 1 << bits.Len(uint(2*n)); size <= len(s.winBuf) {
+		s.windows = s.winBuf[:size]
+	} else {
+		s.windows = make([]uint64, size)
+	}
 	for _, k := range s.keys {
 		for i, w := 0, uint64(0); len(k) >= keyPart && i < len(k); i++ {
 			if w = w<<8 | uint64(lower(k[i])); i >= keyPart-1 && w != 0 {
@@ -247,6 +304,15 @@ func (s *secrets) probe(w uint64) int {
 }
 
 func isAlnum(c byte) bool { return isASCIILetter(c) || isDigit(c) }
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 func isLower(c byte) bool { return c >= 'a' && c <= 'z' }
 func isUpper(c byte) bool { return c >= 'A' && c <= 'Z' }

@@ -240,9 +240,9 @@ func (r TransferResult) LogValue() slog.Value {
 }
 
 func (r *TransferRequest) piiValues() []string {
-	v := make([]string, 0, 24)
+	v := make([]string, 0, 32) // every value and a callback's tags
 	v = append(v, r.TravelAddress, r.Email)
-	v = append(v, urlSecrets(r.Callback)...)
+	v = appendURLSecrets(v, r.Callback)
 	v = r.Originator.piiValues(v)
 	return r.Beneficiary.piiValues(v)
 }

@@ -39,7 +39,7 @@ type Client struct {
 	initiateURL    string
 	inquiryURL     string
 	origin         string        // the base URL's scheme and host: the bearer token goes nowhere else
-	userAgent      string        // the User-Agent header
+	userAgent      []string      // the User-Agent header's value: one slice that no request changes
 	attemptTimeout time.Duration // the longest one attempt may take, answer body included
 
 	hc *http.Client // the transport under the retry loop (attempts.go)
@@ -85,12 +85,12 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 		initiateURL:    base.String() + "/transfers/initiate",
 		inquiryURL:     base.String() + "/transfers/inquiryResolution",
 		origin:         base.Scheme + "://" + base.Host,
-		userAgent:      "travelrule-go/" + Version,
+		userAgent:      []string{"travelrule-go/" + Version},
 		attemptTimeout: defaultAttemptTimeout,
 		tokens:         newTokenCache(o.tokenSource),
 	}
 	if o.userAgent != "" {
-		c.userAgent = o.userAgent + " " + c.userAgent
+		c.userAgent[0] = o.userAgent + " " + c.userAgent[0]
 	}
 	c.serverAddress, c.serverPort = hostPort(base)
 	c.watch = watchersOf(o.observers)
@@ -102,7 +102,7 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 	if aks, ok := o.tokenSource.(*apiKeySource); ok {
 		aks.url = base.String() + "/auth/token"
 		aks.hc = &http.Client{Transport: c.hc.Transport, Timeout: c.attemptTimeout, CheckRedirect: refuseRedirect}
-		aks.userAgent = c.userAgent
+		aks.userAgent = c.userAgent[0]
 		aks.maxBody = o.maxResponse
 		aks.now = time.Now
 	}
@@ -110,7 +110,7 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 }
 
 // credential is the client's API key or client secret, "" for a token
-// source of the caller's: see call.tokenParts. It is read from the token
+// source of the caller's: see callSecrets.keys. It is read from the token
 // source each time, never kept in a field of the Client, whose fmt form
 // would print it.
 func (c *Client) credential() string {
