@@ -34,15 +34,14 @@ import (
 type benchServer struct {
 	*httptest.Server
 	conns atomic.Int64
-	ids   atomic.Int64 // the transfer ids handed out, when each answer has a new one
+	ids   atomic.Int64 // the transfer ids handed out
 	impl  string       // the client under measure
 }
 
-// newBenchServer starts a benchServer whose answers all name one transfer
-// id or, if fresh, each a new one, as the live service's do.
-func newBenchServer(tb testing.TB, fresh bool) *benchServer {
+// newBenchServer starts a benchServer whose answers each name a new
+// transfer id, as the live service's do.
+func newBenchServer(tb testing.TB) *benchServer {
 	bs := &benchServer{}
-	answer := []byte(`{"status":true,"data":{"transferId":"019ac452-8660-7061-9b93-8d72eaa11a89"}}`)
 	login := []byte(`{"accessToken":"bench-token","expiresIn":3600,"tokenType":"Bearer"}`)
 	bs.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
@@ -51,12 +50,8 @@ func newBenchServer(tb testing.TB, fresh bool) *benchServer {
 			_, _ = w.Write(login)
 			return
 		}
-		if fresh {
-			var buf [96]byte
-			_, _ = w.Write(fmt.Appendf(buf[:0], `{"status":true,"data":{"transferId":"019ac452-8660-7061-9b93-%012x"}}`, bs.ids.Add(1)))
-			return
-		}
-		_, _ = w.Write(answer)
+		var buf [96]byte
+		_, _ = w.Write(fmt.Appendf(buf[:0], `{"status":true,"data":{"transferId":"019ac452-8660-7061-9b93-%012x"}}`, bs.ids.Add(1)))
 	}))
 	bs.Config.ConnState = func(_ net.Conn, s http.ConnState) {
 		if s == http.StateNew {
@@ -149,29 +144,23 @@ func newBenchSDK(tb testing.TB, base string) *travelrule.Client {
 }
 
 // BenchmarkInitiate/{floor,sdk}: one caller, whose context has no
-// deadline: the SDK bounds each attempt with a timer of its own.
+// deadline: the SDK bounds each attempt with a timer of its own. Every
+// answer names a new transfer id, which the SDK checks before it shows it.
 func BenchmarkInitiate(b *testing.B) {
-	benchInitiate(b, false, func() (context.Context, context.CancelFunc) { return context.Background(), func() {} })
-}
-
-// BenchmarkInitiateNewID/{floor,sdk}: as BenchmarkInitiate, against a
-// server that answers as the live service does, with a new transfer id
-// in every answer: the SDK checks each id it shows.
-func BenchmarkInitiateNewID(b *testing.B) {
-	benchInitiate(b, true, func() (context.Context, context.CancelFunc) { return context.Background(), func() {} })
+	benchInitiate(b, func() (context.Context, context.CancelFunc) { return context.Background(), func() {} })
 }
 
 // BenchmarkInitiateDeadline/{floor,sdk}: one caller that gives every call
 // a deadline, as a production caller should; it comes before the SDK's
 // attempt time-out, so the SDK arms no timer of its own.
 func BenchmarkInitiateDeadline(b *testing.B) {
-	benchInitiate(b, false, func() (context.Context, context.CancelFunc) {
+	benchInitiate(b, func() (context.Context, context.CancelFunc) {
 		return context.WithTimeout(context.Background(), 10*time.Second)
 	})
 }
 
-func benchInitiate(b *testing.B, fresh bool, callContext func() (context.Context, context.CancelFunc)) {
-	bs := newBenchServer(b, fresh)
+func benchInitiate(b *testing.B, callContext func() (context.Context, context.CancelFunc)) {
+	bs := newBenchServer(b)
 	req := fullRequest()
 	b.Run("impl=floor", func(b *testing.B) {
 		f := newFloorClient(bs.URL)
@@ -240,7 +229,7 @@ func BenchmarkInitiateParallel(b *testing.B) {
 	}
 	for _, impl := range []string{"floor", "sdk"} {
 		b.Run("impl="+impl, func(b *testing.B) {
-			bs := newBenchServer(b, false)
+			bs := newBenchServer(b)
 			bs.impl = impl
 			if impl == "floor" {
 				f := newFloorClient(bs.URL)
@@ -267,7 +256,7 @@ func TestInitiateAllocationBudget(t *testing.T) {
 	if raceBuild() {
 		t.Skip("allocations are not deterministic under the race detector")
 	}
-	bs := newBenchServer(t, true)
+	bs := newBenchServer(t)
 	c := newBenchSDK(t, bs.URL)
 	f := newFloorClient(bs.URL)
 	req, ctx := fullRequest(), context.Background()

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	"golang.org/x/text/unicode/norm"
 )
 
 // keyPart is the bytes of a credential no shown identifier holds ("trp_live").
@@ -178,79 +176,6 @@ func (s *secrets) fold() {
 	}
 }
 
-// appendFold appends to dst the letters and digits of v, lower-cased, with
-// accents dropped and the letters of no ASCII base read as collation or
-// passports (ICAO 9303) read them; when spell is set, umlauts written out
-// too ("Ødegård-Müller": "oedegaardmueller", else "odegardmuller").
-func appendFold(dst []byte, v string, spell bool) []byte {
-	for _, r := range v {
-		switch {
-		case r < utf8.RuneSelf:
-			if isAlnum(byte(r)) {
-				dst = append(dst, lower(byte(r)))
-			}
-		case r >= latinFirst && r < latinFirst+rune(len(latinFolds[0])):
-			dst = append(dst, latinFolds[b2i(spell)][r-latinFirst]...)
-		case r >= 0x4e00 && r <= 0x9fff:
-			// CJK Unified Ideographs: letters without case or decomposition.
-			dst = utf8.AppendRune(dst, r)
-		default:
-			dst = appendRuneFold(dst, r, spell)
-		}
-	}
-	return dst
-}
-
-// latinFolds holds appendRuneFold's folds of the Latin-1 letters and of
-// Latin Extended-A, without and with spell, so that a European name is
-// folded without the tables of x/text.
-var latinFolds = func() (t [2][0x180 - latinFirst]string) {
-	for i := range t[0] {
-		for s := range 2 {
-			t[s][i] = string(appendRuneFold(nil, latinFirst+rune(i), s == 1))
-		}
-	}
-	return t
-}()
-
-const latinFirst = 0xc0
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// appendRuneFold appends to dst the fold of r, beyond ASCII (appendFold).
-func appendRuneFold(dst []byte, r rune, spell bool) []byte {
-	if out, ok := spelledOut[unicode.ToLower(r)]; ok && spell {
-		return append(dst, out...)
-	}
-	d := norm.NFKD.PropertiesString(string(r)).Decomposition()
-	if d == nil {
-		d = utf8.AppendRune(make([]byte, 0, utf8.UTFMax), r)
-	}
-	for _, d := range string(d) {
-		switch d = unicode.ToLower(d); {
-		case d < utf8.RuneSelf:
-			if isAlnum(byte(d)) {
-				dst = append(dst, byte(d))
-			}
-		case baseLetter[d] != 0:
-			dst = append(dst, baseLetter[d])
-		case spelledOut[d] != "":
-			dst = append(dst, spelledOut[d]...)
-		case unicode.IsLetter(d) || unicode.IsDigit(d):
-			dst = utf8.AppendRune(dst, d)
-		}
-	}
-	return dst
-}
-
-var spelledOut = map[rune]string{'ä': "ae", 'ö': "oe", 'ü': "ue", 'ß': "ss", 'æ': "ae", 'œ': "oe", 'ø': "oe", 'å': "aa", 'þ': "th", 'ð': "d"}
-var baseLetter = map[rune]byte{'ø': 'o', 'ł': 'l', 'đ': 'd', 'ħ': 'h', 'ı': 'i', 'ŧ': 't', 'ƀ': 'b', 'ƶ': 'z'}
-
 // holdsKey reports whether t holds keyPart consecutive bytes of one of
 // the keys, in any case (looked up in the table of their windows), or a
 // whole key shorter than that.
@@ -301,25 +226,4 @@ func (s *secrets) probe(w uint64) int {
 		j = (j + 1) & (len(s.windows) - 1)
 	}
 	return j
-}
-
-func isAlnum(c byte) bool { return isASCIILetter(c) || isDigit(c) }
-
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
-}
-func isDigit(c byte) bool { return c >= '0' && c <= '9' }
-func isLower(c byte) bool { return c >= 'a' && c <= 'z' }
-func isUpper(c byte) bool { return c >= 'A' && c <= 'Z' }
-
-func lower(c byte) byte {
-	if isUpper(c) {
-		return c + 'a' - 'A'
-	}
-	return c
 }
