@@ -84,6 +84,17 @@ func appendRuneFold(dst []byte, r rune, spell bool) []byte {
 var spelledOut = map[rune]string{'ä': "ae", 'ö': "oe", 'ü': "ue", 'ß': "ss", 'æ': "ae", 'œ': "oe", 'ø': "oe", 'å': "aa", 'þ': "th", 'ð': "d"}
 var baseLetter = map[rune]byte{'ø': 'o', 'ł': 'l', 'đ': 'd', 'ħ': 'h', 'ı': 'i', 'ŧ': 't', 'ƀ': 'b', 'ƶ': 'z'}
 
+// asciiFold is the fold of an ASCII byte: a letter lower-cased, a digit,
+// or 0 for what a fold leaves out.
+var asciiFold = func() (t [utf8.RuneSelf]byte) {
+	for c := range t {
+		if isAlnum(byte(c)) {
+			t[c] = lower(byte(c))
+		}
+	}
+	return t
+}()
+
 func isAlnum(c byte) bool { return isASCIILetter(c) || isDigit(c) }
 
 func isASCII(s string) bool {

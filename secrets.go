@@ -136,20 +136,20 @@ func (s *secrets) fold() {
 	}
 	s.folded = true
 	s.tabulateKeys()
-	s.text, s.words = s.textBuf[:0], s.wordBuf[:0]
+	text, words := s.textBuf[:0], s.wordBuf[:0]
 	for _, v := range s.personal {
+		start := len(text)
 		if isASCII(v) {
 			// Its one fold, without the tables.
-			start := len(s.text)
 			for i := 0; i < len(v); i++ {
-				if isAlnum(v[i]) {
-					s.text = append(s.text, lower(v[i]))
+				if c := asciiFold[v[i]]; c != 0 {
+					text = append(text, c)
 				}
 			}
-			if n := len(s.text) - start; n >= 2 {
-				s.words = append(s.words, word{start, len(s.text), n < 5, true})
+			if n := len(text) - start; n >= 2 {
+				words = append(words, word{start, len(text), n < 5, true})
 			} else {
-				s.text = s.text[:start]
+				text = text[:start]
 			}
 			continue
 		}
@@ -164,16 +164,17 @@ func (s *secrets) fold() {
 			if !spell && !spells {
 				break
 			}
-			start, last := len(s.text), len(s.words)-1
-			s.text = appendFold(s.text, v, spell)
-			f := s.text[start:]
-			if n < 2 || utf8.RuneCount(f) < 2 || !spell && last >= 0 && s.words[last].end == start && bytes.Equal(f, s.text[s.words[last].start:start]) {
-				s.text = s.text[:start] // too short to look for, or the same fold again
+			start, last := len(text), len(words)-1
+			text = appendFold(text, v, spell)
+			f := text[start:]
+			if n < 2 || utf8.RuneCount(f) < 2 || !spell && last >= 0 && words[last].end == start && bytes.Equal(f, text[words[last].start:start]) {
+				text = text[:start] // too short to look for, or the same fold again
 				continue
 			}
-			s.words = append(s.words, word{start, len(s.text), n < 5, bytes.IndexFunc(f, func(r rune) bool { return r >= utf8.RuneSelf }) < 0})
+			words = append(words, word{start, len(text), n < 5, isASCII(string(f))})
 		}
 	}
+	s.text, s.words = text, words
 }
 
 // holdsKey reports whether t holds keyPart consecutive bytes of one of
