@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -23,8 +24,9 @@ type callSecrets struct {
 	keyBuf   [4]string
 	authBuf  [2]string
 
-	hidden   int8   // hidesTransferID's answer for hiddenID: 0 not asked, 1 shown, 2 hidden
-	hiddenID string // the transfer id hidden is about
+	mu       sync.Mutex // hidesTransferID's, which a result asks when printed, after the call
+	hidden   int8       // hidesTransferID's answer for hiddenID: 0 not asked, 1 shown, 2 hidden
+	hiddenID string     // the transfer id hidden is about
 }
 
 // sent records an Authorization header the call sent.
@@ -100,8 +102,13 @@ func (s *callSecrets) keys() []string {
 // hidesTransferID reports whether id, the call's transfer id, which may be
 // the server's (an initiation's answer), is no identifier or echoes a
 // secret of the call: the fmt and slog forms of a [TransferResult] and of
-// an [*OutcomeUnknownError] then show "[redacted]" in its place.
+// an [*OutcomeUnknownError] then show "[redacted]" in its place. A
+// TransferResult asks when it is first printed, so that a call whose
+// result is never printed never looks; once the call has ended it is
+// safe for concurrent use.
 func (s *callSecrets) hidesTransferID(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.hidden == 0 || s.hiddenID != id {
 		s.hidden, s.hiddenID = 1, id
 		if id != "" && (!isIdentifier(id, maxRequestID) || s.ofIDs().echoesWord(id)) {

@@ -64,7 +64,7 @@ type TransferResult struct {
 	// Raw is the whole answer body, unknown fields included.
 	Raw json.RawMessage
 
-	hideTransferID bool // the server's transfer id holds a personal value of the request
+	shown *callSecrets // the call's, which decide when TransferID is first printed whether it may be
 }
 
 // OK reports whether the service's answer said success (any of the
@@ -214,7 +214,7 @@ func (r TransferResult) Format(f fmt.State, verb rune) {
 // shownTransferID is the transfer id as the fmt and slog forms show it:
 // never one that repeats a personal value of the request.
 func (r TransferResult) shownTransferID() string {
-	return shownTransferID(r.TransferID, r.hideTransferID)
+	return shownTransferID(r.TransferID, r.shown != nil && r.shown.hidesTransferID(r.TransferID))
 }
 
 // shownTransferID is a transfer id as fmt and slog forms show it:
@@ -326,7 +326,7 @@ func (c *Client) InitiateTransfer(ctx context.Context, req *TransferRequest, opt
 		IdempotencyKey: ans.key,
 		Attempts:       ans.attempts,
 		Raw:            ans.body,
-		hideTransferID: ans.shown.hidesTransferID(ans.transferID),
+		shown:          ans.shown,
 	}, nil
 }
 
