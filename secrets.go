@@ -23,12 +23,14 @@ type secrets struct {
 	text           []byte // the folds, one after another
 	words          []word
 	windows        []uint64 // of the keys (tabulateKeys)
+}
 
-	// Where text, words and windows start, so that a request's secrets
-	// cost no allocation.
-	textBuf [512]byte
-	wordBuf [48]word
-	winBuf  [64]uint64
+// foldBuffers is where a secrets' text, words and windows start: one
+// allocation when a call first asks, none when it never does.
+type foldBuffers struct {
+	text    [512]byte
+	words   [48]word
+	windows [64]uint64
 }
 
 // A word is a fold of a personal value, text[start:end]; short for one of
@@ -135,8 +137,9 @@ func (s *secrets) fold() {
 		return
 	}
 	s.folded = true
-	s.tabulateKeys()
-	text, words := s.textBuf[:0], s.wordBuf[:0]
+	b := new(foldBuffers)
+	s.tabulateKeys(b.windows[:])
+	text, words := b.text[:0], b.words[:0]
 	for _, v := range s.personal {
 		start := len(text)
 		if isASCII(v) {
@@ -200,13 +203,13 @@ func (s *secrets) holdsKey(t []byte) bool {
 
 // tabulateKeys fills the table of the keys' windows: open addressing, 0
 // empty, at most half full.
-func (s *secrets) tabulateKeys() {
+func (s *secrets) tabulateKeys(buf []uint64) {
 	n := 0
 	for _, k := range s.keys {
 		n += max(0, len(k)-keyPart+1)
 	}
-	if size := 1 << bits.Len(uint(2*n)); size <= len(s.winBuf) {
-		s.windows = s.winBuf[:size]
+	if size := 1 << bits.Len(uint(2*n)); size <= len(buf) {
+		s.windows = buf[:size]
 	} else {
 		s.windows = make([]uint64, size)
 	}
