@@ -126,7 +126,9 @@ func (cl *call) facts(resp *http.Response, err error) attempt {
 		a.untilDone, a.hasDeadline = time.Until(dl), true
 	}
 	if resp == nil {
-		a.unprocessed = declaredUnprocessed(err)
+		// A GOAWAY below the stream after a 1xx on it contradicts the
+		// 1xx: the stream was taken.
+		a.unprocessed = declaredUnprocessed(err) && !cl.guard.hintedAt()
 		return a
 	}
 	a.status = resp.StatusCode

@@ -25,17 +25,21 @@ type wireGuard struct {
 	rtWrote  atomic.Bool  // headers written since the transport's last round trip began
 	answered atomic.Bool  // a final answer began since the transport's last round trip began
 	informed atomic.Int64 // header bytes of the 1xx answers since the transport's last round trip began
+	hinted   atomic.Bool  // the current attempt got a 1xx answer: its stream was taken
 }
 
 // arm sets the guard's hooks in its trace; a call that may be repeated
 // also watches for answers, which allow a redirect's resend (getBody).
 func (g *wireGuard) arm(repeatable bool) {
-	g.trace = httptrace.ClientTrace{GetConn: g.getConn, GotConn: g.gotConn, WroteHeaders: g.wroteHeaders}
+	g.trace = httptrace.ClientTrace{GetConn: g.getConn, GotConn: g.gotConn, WroteHeaders: g.wroteHeaders, Got1xxResponse: g.got1xx}
 	if repeatable {
 		g.trace.GotFirstResponseByte = g.gotFirstByte
-		g.trace.Got1xxResponse = g.got1xx
 	}
 }
+
+// hintedAt reports whether the current attempt got a 1xx answer: the
+// server took its stream, whatever a GOAWAY says after it.
+func (g *wireGuard) hintedAt() bool { return g.hinted.Load() }
 
 // written reports whether the current attempt's request may have been
 // written: it was, or the transport never said it started a round trip.
@@ -45,6 +49,7 @@ func (g *wireGuard) written() bool { return g.wrote.Load() || !g.traced.Load() }
 func (g *wireGuard) nextAttempt() {
 	g.wrote.Store(false)
 	g.traced.Store(false)
+	g.hinted.Store(false)
 }
 
 // resends is how many requests a transport sent again by itself.
@@ -111,6 +116,7 @@ var errTooMany1xx = errors.New("1xx informational answers too large")
 // that follows is not followed.
 func (g *wireGuard) got1xx(_ int, h textproto.MIMEHeader) error {
 	g.answered.Store(false)
+	g.hinted.Store(true)
 	if g.informed.Add(header1xxSize(h)) > max1xxBytes {
 		return errTooMany1xx
 	}

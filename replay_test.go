@@ -302,3 +302,20 @@ func TestHTTP2ResetRepeatableCallIsRetriedAndCounted(t *testing.T) {
 		})
 	}
 }
+
+// A 103 on the stream shows the server took it: a GOAWAY below the stream
+// after it proves nothing, and the initiation is not sent again.
+func TestHTTP2HintThenGoAwayBelowIsNotResent(t *testing.T) {
+	for _, f := range h2Unprocessed {
+		t.Run(f.name, func(t *testing.T) {
+			act := f.act
+			act.hints = 1
+			s := newH2Server(t, firstThen(act))
+			_, err := h2Client(t, s, travelrule.WithRetryMax(3)).InitiateTransfer(context.Background(), minimalRequest())
+			require.ErrorIs(t, err, travelrule.ErrOutcomeUnknown)
+			requests, _, repeated := s.counts()
+			assert.Equal(t, 1, requests, "requests the server read whole")
+			assert.Zero(t, repeated)
+		})
+	}
+}
