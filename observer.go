@@ -42,7 +42,9 @@ type CallInfo struct {
 	// "SearchVASPs".
 	Op string
 	// TransferID is the transfer the call is about: ResolveInquiry's and
-	// SubmitTxID's transfer id (the q parameter); "" for other calls.
+	// SubmitTxID's transfer id (the q parameter) when it has an
+	// identifier's shape (a sender may choose the text); "" otherwise and
+	// for other calls.
 	TransferID string
 	// CallbackRef is the reference of the request's capability callback
 	// URL (see [NewCallbackURL]): InitiateTransfer's callback, or

@@ -1064,3 +1064,23 @@ func TestObserversHttptraceHidesNotTheClients(t *testing.T) {
 	require.ErrorIs(t, err, travelrule.ErrOutcomeUnknown)
 	assert.EqualValues(t, 2, ts.hits.Load(), "sent once")
 }
+
+// A transfer id the caller passes on (a sender may have chosen it) reaches
+// observers only when it has an identifier's shape.
+func TestObserverToldTransferIDOnlyOfIdentifierShape(t *testing.T) {
+	for _, tt := range []struct{ id, told string }{
+		{"tr-77", "tr-77"},
+		{"Ada Lovelace 1815-12-10", ""},
+		{"tr-\u00c5da", ""},
+	} {
+		srv := newObservedServer(t, 200, `{"status":true}`)
+		var log []string
+		obs := &recorder{name: "a", log: &log}
+		c := observedClient(t, srv.URL, obs)
+		_, err := c.ResolveInquiry(context.Background(), tt.id, travelrule.Reject())
+		require.NoError(t, err)
+		require.Len(t, obs.ends, 1)
+		assert.Equal(t, tt.told, obs.starts[0].TransferID, tt.id)
+		assert.Equal(t, tt.told, obs.ends[0].TransferID, tt.id)
+	}
+}

@@ -53,7 +53,7 @@ func (c *Client) watchCall(ctx context.Context, spec *callSpec, key string, trac
 		Digest:         sha256.Sum256(spec.body),
 		Decision:       spec.decision,
 	}}
-	if spec.op != "InitiateTransfer" {
+	if spec.op != "InitiateTransfer" && isIdentifier(spec.transferID, maxRequestID) {
 		w.info.TransferID = spec.transferID
 	}
 	if !validRef(w.info.CallbackRef) {
