@@ -110,6 +110,10 @@ func (r TravelAddressResult) Format(f fmt.State, verb rune) {
 		mask(r.TravelAddress), r.Form, shownRequestID(r.RequestID), r.Attempts, size(r.Raw))
 }
 
+// MarshalJSON implements json.Marshaler with the fields of LogValue: no
+// form of a result carries its Raw body or an identifier it hides.
+func (r TravelAddressResult) MarshalJSON() ([]byte, error) { return logJSON(r.LogValue()) }
+
 // LogValue implements slog.LogValuer, with the same fields as Format.
 func (r TravelAddressResult) LogValue() slog.Value {
 	return slog.GroupValue(
@@ -220,6 +224,10 @@ func (r TravelAddressInfo) Format(f fmt.State, verb rune) {
 		shownID(r.PersonType), mask(r.FirstName), mask(r.LastName), mask(r.LegalName), mask(r.WalletAddress), mask(r.ExternalID),
 		shownRequestID(r.RequestID), r.Attempts, size(r.Raw))
 }
+
+// MarshalJSON implements json.Marshaler with the fields of LogValue: no
+// form of a result carries its Raw body or an identifier it hides.
+func (r TravelAddressInfo) MarshalJSON() ([]byte, error) { return logJSON(r.LogValue()) }
 
 // LogValue implements slog.LogValuer: no personal data.
 func (r TravelAddressInfo) LogValue() slog.Value {

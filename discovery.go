@@ -120,6 +120,10 @@ func (r VASPSearchResult) Format(f fmt.State, verb rune) {
 	fmt.Fprintf(f, "{Count:%d VASPs:[%d] RequestID:%s Attempts:%d Raw:%s}", r.Count, len(r.VASPs), shownRequestID(r.RequestID), r.Attempts, size(r.Raw))
 }
 
+// MarshalJSON implements json.Marshaler with the fields of LogValue: no
+// form of a result carries its Raw body or an identifier it hides.
+func (r VASPSearchResult) MarshalJSON() ([]byte, error) { return logJSON(r.LogValue()) }
+
 // LogValue implements slog.LogValuer, with the same fields as Format.
 func (r VASPSearchResult) LogValue() slog.Value {
 	return slog.GroupValue(

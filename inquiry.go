@@ -104,6 +104,10 @@ func (r InquiryResult) Format(f fmt.State, verb rune) {
 	fmt.Fprintf(f, "{Status:%t RequestID:%s Attempts:%d Raw:%s}", r.Status, shownRequestID(r.RequestID), r.Attempts, size(r.Raw))
 }
 
+// MarshalJSON implements json.Marshaler with the fields of LogValue: no
+// form of a result carries its Raw body or an identifier it hides.
+func (r InquiryResult) MarshalJSON() ([]byte, error) { return logJSON(r.LogValue()) }
+
 // LogValue implements slog.LogValuer, with the same fields as Format.
 func (r InquiryResult) LogValue() slog.Value {
 	return slog.GroupValue(

@@ -1,8 +1,10 @@
 package travelrule
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"reflect"
 	"strconv"
 	"strings"
@@ -186,4 +188,21 @@ func size(b []byte) string {
 		return ""
 	}
 	return "[" + strconv.Itoa(len(b)) + " bytes]"
+}
+
+// logJSON is the JSON form of a type's slog form v: its attributes as an
+// object, so that a result's MarshalJSON shows what LogValue shows and no
+// more (not its Raw body).
+func logJSON(v slog.Value) ([]byte, error) { return json.Marshal(logAny(v)) }
+
+func logAny(v slog.Value) any {
+	v = v.Resolve()
+	if v.Kind() != slog.KindGroup {
+		return v.Any()
+	}
+	m := make(map[string]any, len(v.Group()))
+	for _, a := range v.Group() {
+		m[a.Key] = logAny(a.Value)
+	}
+	return m
 }

@@ -227,6 +227,10 @@ func shownTransferID(id string, hide bool) string {
 	return shownID(id)
 }
 
+// MarshalJSON implements json.Marshaler with the fields of LogValue: no
+// form of a result carries its Raw body or an identifier it hides.
+func (r TransferResult) MarshalJSON() ([]byte, error) { return logJSON(r.LogValue()) }
+
 // LogValue implements slog.LogValuer, with the same fields as Format.
 func (r TransferResult) LogValue() slog.Value {
 	return slog.GroupValue(

@@ -305,3 +305,25 @@ func TestTransferResultPrintedConcurrently(t *testing.T) {
 		}
 	}
 }
+
+// A result's JSON is its slog form: no Raw body, and a transfer id or a
+// request id that echoes the request hidden, as in every other form.
+func TestResultJSONShowsWhatLogValueShows(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Request-Id", "req-lovelace")
+		answer(200, `{"status":true,"data":{"transferId":"tr-Lovelace-1"},"message":"hello Ada Lovelace"}`)(w, r)
+	}))
+	defer ts.Close()
+	c, err := travelrule.NewClient(ts.URL, travelrule.WithTokenSource(travelrule.StaticToken("bearer-of-the-test")))
+	require.NoError(t, err)
+	res, err := c.InitiateTransfer(context.Background(), minimalRequest())
+	require.NoError(t, err)
+	b, err := json.Marshal(res)
+	require.NoError(t, err)
+	assert.NotContains(t, strings.ToLower(string(b)), "lovelace")
+	var shown map[string]any
+	require.NoError(t, json.Unmarshal(b, &shown))
+	assert.Equal(t, "[redacted]", shown["transferId"])
+	assert.Equal(t, float64(1), shown["attempts"])
+	assert.Equal(t, "tr-Lovelace-1", res.TransferID, "the field itself is the server's")
+}

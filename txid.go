@@ -39,6 +39,10 @@ func (r TxIDResult) Format(f fmt.State, verb rune) {
 	fmt.Fprintf(f, "{Status:%s RequestID:%s Attempts:%d Raw:%s}", shownID(r.Status), shownRequestID(r.RequestID), r.Attempts, size(r.Raw))
 }
 
+// MarshalJSON implements json.Marshaler with the fields of LogValue: no
+// form of a result carries its Raw body or an identifier it hides.
+func (r TxIDResult) MarshalJSON() ([]byte, error) { return logJSON(r.LogValue()) }
+
 // LogValue implements slog.LogValuer, with the same fields as Format.
 func (r TxIDResult) LogValue() slog.Value {
 	return slog.GroupValue(
