@@ -44,8 +44,9 @@ type TravelAddressResult struct {
 	// Form is the address's form ([InspectTravelAddress]); the live
 	// service makes unchecked and opaque ones.
 	Form TravelAddressForm
-	// RequestID is the answer's X-Request-Id header, if any (empty when
-	// it repeats a personal value of the request).
+	// RequestID is the answer's X-Request-Id header, if any: empty when,
+	// of a request id's shape, it echoes a secret of the call; one of
+	// another shape is kept as sent and masked in every printed form.
 	RequestID string
 	// Attempts is how many times the request was sent.
 	Attempts int
@@ -208,8 +209,9 @@ type TravelAddressInfo struct {
 	WalletAddress string
 	// ExternalID is the identifier given when the address was made.
 	ExternalID string
-	// RequestID is the answer's X-Request-Id header, if any (empty when
-	// it repeats a personal value of the request).
+	// RequestID is the answer's X-Request-Id header, if any: empty when,
+	// of a request id's shape, it echoes a secret of the call; one of
+	// another shape is kept as sent and masked in every printed form.
 	RequestID string
 	// Attempts is how many times the request was sent.
 	Attempts int

@@ -105,8 +105,9 @@ type VASPSearchResult struct {
 	Count int
 	// VASPs are the matches, at most 100.
 	VASPs []VASP
-	// RequestID is the answer's X-Request-Id header, if any (empty when
-	// it repeats a personal value of the request).
+	// RequestID is the answer's X-Request-Id header, if any: empty when,
+	// of a request id's shape, it echoes a secret of the call; one of
+	// another shape is kept as sent and masked in every printed form.
 	RequestID string
 	// Attempts is how many times the request was sent.
 	Attempts int

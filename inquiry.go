@@ -53,8 +53,9 @@ type InquiryResult struct {
 	// answer whose status is false is an error matching [ErrNotApplied].
 	// Ask [InquiryResult.OK].
 	Status bool
-	// RequestID is the answer's X-Request-Id header, if any (empty when
-	// it repeats a personal value of the request).
+	// RequestID is the answer's X-Request-Id header, if any: empty when,
+	// of a request id's shape, it echoes a secret of the call; one of
+	// another shape is kept as sent and masked in every printed form.
 	RequestID string
 	// Attempts is how many times the request was sent.
 	Attempts int

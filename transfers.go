@@ -53,8 +53,9 @@ type TransferResult struct {
 	// but documents no field for it, so it may be empty: match callbacks
 	// with a capability callback URL (see [NewCallbackURL]) instead.
 	TransferID string
-	// RequestID is the answer's X-Request-Id header, if any (empty when
-	// it repeats a personal value of the request).
+	// RequestID is the answer's X-Request-Id header, if any: empty when,
+	// of a request id's shape, it echoes a secret of the call; one of
+	// another shape is kept as sent and masked in every printed form.
 	RequestID string
 	// IdempotencyKey is the Idempotency-Key the request carried, if the
 	// client sent one (see [WithIdempotency]).

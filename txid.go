@@ -20,8 +20,9 @@ type TxIDResult struct {
 	// one of unknown shape, is success; Raw keeps it). Do not compare it:
 	// ask [TxIDResult.OK].
 	Status string
-	// RequestID is the answer's X-Request-Id header, if any (empty when
-	// it repeats a personal value of the request).
+	// RequestID is the answer's X-Request-Id header, if any: empty when,
+	// of a request id's shape, it echoes a secret of the call; one of
+	// another shape is kept as sent and masked in every printed form.
 	RequestID string
 	// Attempts is how many times the request was sent.
 	Attempts int
