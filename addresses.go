@@ -83,8 +83,9 @@ func (r *TravelAddressRequest) Validate() error {
 	return nil
 }
 
-func (r *TravelAddressRequest) piiValues() []string {
-	return []string{r.FirstName, r.LastName, r.LegalName, r.WalletAddress, r.ExternalID}
+// appendPII appends the request's personal values.
+func (r *TravelAddressRequest) appendPII(dst []string) []string {
+	return append(dst, r.FirstName, r.LastName, r.LegalName, r.WalletAddress, r.ExternalID)
 }
 
 // Format implements fmt.Formatter so that no verb prints personal data.

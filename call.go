@@ -19,7 +19,7 @@ type callSpec struct {
 	body       []byte
 	repeatable bool   // may be sent twice: ResolveInquiry, or any call WithIdempotency
 	key        string // the operation's Idempotency-Key, which the call's options override
-	pii        interface{ piiValues() []string }
+	pii        interface{ appendPII([]string) []string }
 
 	// What an *OutcomeUnknownError reports and observers are told.
 	txID, transferID, callback string
@@ -59,7 +59,8 @@ func (c *Client) do(ctx context.Context, spec callSpec, opts *callOptions, parse
 		spec.method = http.MethodPost
 	}
 	cl := &call{c: c, spec: spec, plan: c.plan(spec.key, opts)}
-	cl.shown = callSecrets{pii: spec.pii.piiValues(), header: cl.plan.header, credential: c.credential()}
+	cl.shown = callSecrets{header: cl.plan.header, credential: c.credential()}
+	cl.shown.pii = spec.pii.appendPII(cl.shown.piiBuf[:0])
 	cl.guard = wireGuard{body: spec.body, tracesWrites: c.tracesWrites}
 	cl.guard.arm(spec.repeatable)
 	var err error

@@ -675,7 +675,7 @@ func (c Callback) piiValues() []string {
 	v = appendURLSecrets(v, c.ApprovedCallback)
 	v = appendURLSecrets(v, c.CallbackURL)
 	if c.Inquiry != nil {
-		v = append(v, c.Inquiry.piiValues()...)
+		v = c.Inquiry.appendPII(v)
 	}
 	if c.IVMS101 != nil {
 		if b, err := json.Marshal(c.IVMS101); err == nil {

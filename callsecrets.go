@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"unicode/utf8"
 )
 
@@ -22,11 +21,11 @@ type callSecrets struct {
 	all      *secrets // with them: &ids without header values, else its own
 	builtFor int      // len(auths)+1 when ids and all were built
 	keyBuf   [4]string
+	piiBuf   [32]string // where pii starts: a request's values and its callback's tags
 	authBuf  [2]string
 
-	mu       sync.Mutex // hidesTransferID's, which a result asks when printed, after the call
-	hidden   int8       // hidesTransferID's answer for hiddenID: 0 not asked, 1 shown, 2 hidden
-	hiddenID string     // the transfer id hidden is about
+	hidden   int8   // hidesTransferID's answer for hiddenID: 0 not asked, 1 shown, 2 hidden
+	hiddenID string // the transfer id hidden is about
 }
 
 // sent records an Authorization header the call sent.
@@ -102,13 +101,9 @@ func (s *callSecrets) keys() []string {
 // hidesTransferID reports whether id, the call's transfer id, which may be
 // the server's (an initiation's answer), is no identifier or echoes a
 // secret of the call: the fmt and slog forms of a [TransferResult] and of
-// an [*OutcomeUnknownError] then show "[redacted]" in its place. A
-// TransferResult asks when it is first printed, so that a call whose
-// result is never printed never looks; once the call has ended it is
-// safe for concurrent use.
+// an [*OutcomeUnknownError] then show "[redacted]" in its place. It is
+// asked during the call: no result keeps the call's secrets.
 func (s *callSecrets) hidesTransferID(id string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.hidden == 0 || s.hiddenID != id {
 		s.hidden, s.hiddenID = 1, id
 		if id != "" && (!isIdentifier(id, maxRequestID) || s.ofIDs().echoesWord(id)) {
@@ -161,9 +156,9 @@ func (s *callSecrets) unshown(v string, ids ...string) bool {
 // noPII is the personal data of a call that carries none.
 type noPII struct{}
 
-func (noPII) piiValues() []string { return nil }
+func (noPII) appendPII(dst []string) []string { return dst }
 
 // piiList is a call's personal values, listed.
 type piiList []string
 
-func (p piiList) piiValues() []string { return p }
+func (p piiList) appendPII(dst []string) []string { return append(dst, p...) }

@@ -41,7 +41,7 @@ func FuzzParseAnswers(f *testing.F) {
 		}
 		const secret = "Alice Example"
 		req := &TransferRequest{Originator: Party{FirstName: secret}}
-		e := newAPIError("InitiateTransfer", status, http.Header{}, body, newSecrets(req.piiValues(), nil))
+		e := newAPIError("InitiateTransfer", status, http.Header{}, body, newSecrets(req.appendPII(nil), nil))
 		msg := e.Error()
 		for _, r := range msg {
 			if r < ' ' || r == 0x7f {

@@ -173,9 +173,11 @@ func (c *Client) ResolveInquiry(ctx context.Context, transferID string, r *Inqui
 	return &InquiryResult{Status: true, RequestID: ans.shown.requestID(ans.header), Attempts: ans.attempts, Raw: ans.body}, nil
 }
 
-// piiValues lists the resolution's personal values: its callback URL and
+// appendPII appends the resolution's personal values: its callback URL and
 // the capability tag it may carry.
-func (r *InquiryResolution) piiValues() []string { return appendURLSecrets(nil, r.Callback) }
+func (r *InquiryResolution) appendPII(dst []string) []string {
+	return appendURLSecrets(dst, r.Callback)
+}
 
 // parseInquiryAnswer judges an inquiry-resolution answer: outcomeSuccess
 // for a status that means success; outcomeRefused for a false status, the

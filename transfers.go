@@ -65,7 +65,7 @@ type TransferResult struct {
 	// Raw is the whole answer body, unknown fields included.
 	Raw json.RawMessage
 
-	shown *callSecrets // the call's, which decide when TransferID is first printed whether it may be
+	hideTransferID bool // the server's transfer id echoes a secret of the call
 }
 
 // OK reports whether the service's answer said success (any of the
@@ -199,7 +199,7 @@ func (r TransferRequest) shownValues(sender bool, extra []string) (txID, asset, 
 	if !sender {
 		return r.TxID, r.Asset, r.Amount
 	}
-	sec := newSecrets(append(r.piiValues(), extra...), nil)
+	sec := newSecrets(append(r.appendPII(nil), extra...), nil)
 	txID = shownIf(r.TxID, isIdentifier(r.TxID, maxRequestID) && !sec.echoes(r.TxID))
 	return txID, shownIf(r.Asset, isTicker(r.Asset) && !sec.echoes(r.Asset)), shownIf(r.Amount, isDecimal(r.Amount))
 }
@@ -215,7 +215,7 @@ func (r TransferResult) Format(f fmt.State, verb rune) {
 // shownTransferID is the transfer id as the fmt and slog forms show it:
 // never one that repeats a personal value of the request.
 func (r TransferResult) shownTransferID() string {
-	return shownTransferID(r.TransferID, r.shown != nil && r.shown.hidesTransferID(r.TransferID))
+	return shownTransferID(r.TransferID, r.hideTransferID)
 }
 
 // shownTransferID is a transfer id as fmt and slog forms show it:
@@ -244,12 +244,13 @@ func (r TransferResult) LogValue() slog.Value {
 	)
 }
 
-func (r *TransferRequest) piiValues() []string {
-	v := make([]string, 0, 32) // every value and a callback's tags
-	v = append(v, r.TravelAddress, r.Email)
-	v = appendURLSecrets(v, r.Callback)
-	v = r.Originator.piiValues(v)
-	return r.Beneficiary.piiValues(v)
+// appendPII appends the request's personal values and its callback's
+// capability tags: what no identifier the call shows may echo.
+func (r *TransferRequest) appendPII(dst []string) []string {
+	dst = append(dst, r.TravelAddress, r.Email)
+	dst = appendURLSecrets(dst, r.Callback)
+	dst = r.Originator.piiValues(dst)
+	return r.Beneficiary.piiValues(dst)
 }
 
 // initiateAnswer is an initiation answer in any of its documented shapes:
@@ -331,7 +332,7 @@ func (c *Client) InitiateTransfer(ctx context.Context, req *TransferRequest, opt
 		IdempotencyKey: ans.key,
 		Attempts:       ans.attempts,
 		Raw:            ans.body,
-		shown:          ans.shown,
+		hideTransferID: ans.shown.hidesTransferID(ans.transferID),
 	}, nil
 }
 
