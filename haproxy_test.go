@@ -118,10 +118,12 @@ func startHAProxy(t *testing.T, upstream *h2Server, overTLS bool) *haproxy {
 	cfgFile := filepath.Join(dir, "haproxy.cfg")
 	require.NoError(t, os.WriteFile(cfgFile, []byte(cfg), 0o600))
 
-	var log syncBuffer
+	var logMu sync.Mutex
+	var log bytes.Buffer
 	cmd := exec.Command(bin, "-db", "-f", cfgFile)
 	cmd.ExtraFiles = []*os.File{lnFile} // fd 3
-	cmd.Stdout, cmd.Stderr = &log, &log
+	cmd.Stdout = lockedWriter{&logMu, &log}
+	cmd.Stderr = cmd.Stdout
 	require.NoError(t, cmd.Start())
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
@@ -130,29 +132,12 @@ func startHAProxy(t *testing.T, upstream *h2Server, overTLS bool) *haproxy {
 		<-exited
 		hp.client.CloseIdleConnections()
 		if t.Failed() {
+			logMu.Lock()
 			t.Logf("haproxy's log:\n%s", log.String())
+			logMu.Unlock()
 		}
 	})
 	return hp
-}
-
-// syncBuffer is a bytes.Buffer that a process's output and a test may use
-// at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 // selfSignedPEM writes a certificate for 127.0.0.1 and its key, in the one
