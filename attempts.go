@@ -30,7 +30,7 @@ var jsonType = []string{"application/json"}
 // returns the last attempt's answer, or its failure.
 func (cl *call) send(ctx context.Context) (*http.Response, error) {
 	c := cl.c
-	auth, authv, err := c.tokens.header(ctx)
+	auth, err := c.tokens.header(ctx)
 	if err != nil {
 		return nil, err // nothing was sent
 	}
@@ -47,7 +47,7 @@ func (cl *call) send(ctx context.Context) (*http.Response, error) {
 		hr.GetBody = cl.guard.getBody
 	}
 	h := hr.Header
-	h["Authorization"] = authv
+	h["Authorization"] = auth.values
 	cl.shown.sent(auth)
 	h["Content-Type"] = jsonType
 	h["Accept"] = jsonType
@@ -152,7 +152,7 @@ func (cl *call) backoff(_, _ time.Duration, _ int, _ *http.Response) time.Durati
 // (timeout.go), a new body, the cached token (a 401 may have renewed it)
 // and fresh facts.
 func (cl *call) prepareRetry(r *http.Request) error {
-	auth, authv, err := cl.c.tokens.header(cl.loop.ctx)
+	auth, err := cl.c.tokens.header(cl.loop.ctx)
 	if err != nil {
 		return err
 	}
@@ -161,7 +161,7 @@ func (cl *call) prepareRetry(r *http.Request) error {
 	cl.clock.endPrevious() // the previous attempt's answer has been drained
 	r.Body = cl.guard.newBody()
 	r.Header = r.Header.Clone() // the previous attempt's request may still be read
-	r.Header["Authorization"] = authv
+	r.Header["Authorization"] = auth.values
 	cl.watch.headers(r.Header)
 	cl.shown.sent(auth)
 	cl.tally.attempts = n

@@ -29,13 +29,13 @@ import (
 // goroutine however many calls wait and give up. The source is never asked
 // in a caller's goroutine, where nothing could bound it.
 type tokenCache struct {
-	src    oauth2.TokenSource
-	static bool // src always yields the same token: a refresh cannot help
+	src        oauth2.TokenSource
+	static     bool      // src always yields the same token: a refresh cannot help
+	credential *keyTable // the parts of the API key or client secret src logs in with; nil without
 
 	mu       sync.Mutex
 	tok      *oauth2.Token // the last token src issued; nil before the first
-	auth     string        // tok's Authorization header
-	authv    []string      // auth, as the header's values: one slice that no request changes
+	cur      *bearer       // tok's Authorization header
 	rejected bool          // the service refused tok: the next call fetches
 	// forbiddenAuth is the Authorization header of a token that met a 403
 	// which a new token did not cure: its 403s are forbidden operations,
@@ -57,7 +57,11 @@ type tokenFetch struct {
 
 func newTokenCache(src oauth2.TokenSource) *tokenCache {
 	_, static := src.(staticTokenSource)
-	return &tokenCache{src: src, static: static}
+	t := &tokenCache{src: src, static: static}
+	if cred := credentialOf(src); cred != "" {
+		t.credential = newKeyTable(cred)
+	}
+	return t
 }
 
 // tokenError marks a failure to obtain a token, so that the retry policy
@@ -154,23 +158,23 @@ func sourcePanicError(v any) error {
 // It returns the cached token even when it has crossed the renewal margin
 // since tokenFor or a concurrent 401 marked it rejected: the request then
 // meets a 401 of its own and refreshes.
-func (t *tokenCache) header(ctx context.Context) (string, []string, error) {
+func (t *tokenCache) header(ctx context.Context) (*bearer, error) {
 	t.mu.Lock()
 	if t.tok.Valid() && !t.rejected {
-		auth, authv := t.auth, t.authv
+		b := t.cur
 		t.mu.Unlock()
-		return auth, authv, nil
+		return b, nil
 	}
 	t.mu.Unlock()
 	if err := t.tokenFor(ctx); err != nil {
-		return "", nil, err
+		return nil, err
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.tok == nil {
-		return "", nil, &tokenError{errNotFetched}
+		return nil, &tokenError{errNotFetched}
 	}
-	return t.auth, t.authv, nil
+	return t.cur, nil
 }
 
 // tokenFor makes sure that the cache holds a token for a request made in
@@ -223,10 +227,13 @@ func (t *tokenCache) fetch(f *tokenFetch) {
 		if v := recover(); v != nil {
 			tok, err = nil, sourcePanicError(v)
 		}
+		var b *bearer
+		if err == nil {
+			b = newBearer(tok, credentialOf(t.src))
+		}
 		t.mu.Lock()
 		if err == nil {
-			t.tok, t.auth, t.rejected = tok, authorization(tok), false
-			t.authv = []string{t.auth}
+			t.tok, t.cur, t.rejected = tok, b, false
 		}
 		t.fetching = nil
 		f.err = err
@@ -245,7 +252,7 @@ func (t *tokenCache) fetch(f *tokenFetch) {
 		err = errNoToken
 	case tok.AccessToken == "":
 		err = errEmptyToken
-	case !httpguts.ValidHeaderFieldValue(authorization(tok)):
+	case !httpguts.ValidHeaderFieldValue(tok.Type() + " " + tok.AccessToken):
 		// net/http would refuse the request before sending it.
 		err = errBadToken
 	}
@@ -327,7 +334,7 @@ func (t *tokenCache) refresh(ctx context.Context, rejected string) (bool, error)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.tok != nil && t.auth != rejected, nil
+	return t.tok != nil && t.cur.auth != rejected, nil
 }
 
 // reject marks the cached token rejected if it is still the one whose
@@ -336,7 +343,7 @@ func (t *tokenCache) refresh(ctx context.Context, rejected string) (bool, error)
 func (t *tokenCache) reject(rejected string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.tok != nil && (rejected == "" || t.auth == rejected) {
+	if t.tok != nil && (rejected == "" || t.cur.auth == rejected) {
 		t.rejected = true
 	}
 }
@@ -348,7 +355,7 @@ func (t *tokenCache) reject(rejected string) {
 func (t *tokenCache) markForbidden(auth string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.tok != nil && t.auth == auth && !t.tok.Expiry.IsZero() {
+	if t.tok != nil && t.cur.auth == auth && !t.tok.Expiry.IsZero() {
 		t.forbiddenAuth = auth
 	}
 }
@@ -358,7 +365,7 @@ func (t *tokenCache) markForbidden(auth string) {
 func (t *tokenCache) forbidden(auth string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return auth != "" && t.forbiddenAuth == auth && t.auth == auth
+	return auth != "" && t.forbiddenAuth == auth && t.tok != nil && t.cur.auth == auth
 }
 
 // refusal is what the token cache is told of an attempt that met a 401 or
@@ -439,7 +446,32 @@ func isAuthStatus(status int) bool {
 
 // authorization is the Authorization header a token makes, as
 // oauth2.Token.SetAuthHeader writes it, whatever its type.
-func authorization(tok *oauth2.Token) string { return tok.Type() + " " + tok.AccessToken }
+// credentialOf is the API key or client secret src logs in with, "" for a
+// token source of the caller's: see callSecrets.keys. It is read from the
+// source, never kept in a field of the Client, whose fmt form would print
+// it.
+func credentialOf(src oauth2.TokenSource) string {
+	switch src := src.(type) {
+	case *apiKeySource:
+		return string(src.key)
+	case *clientCredentialsSource:
+		return src.cfg.ClientSecret
+	}
+	return ""
+}
+
+// bearer is the Authorization header of one token, made once when the
+// cache takes the token and shared by every request that carries it.
+type bearer struct {
+	auth   string    // the header's value
+	values []string  // {auth}: the header's values, which no request changes
+	parts  *keyTable // finds any part of the token, or of the credential it was got with
+}
+
+func newBearer(tok *oauth2.Token, credential string) *bearer {
+	auth := tok.Type() + " " + tok.AccessToken
+	return &bearer{auth: auth, values: []string{auth}, parts: newKeyTable(tok.AccessToken, credential)}
+}
 
 // clientCredentialsSource fetches a token with the client-credentials grant
 // on every call, with a context of its own (never the caller's, which may

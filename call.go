@@ -59,7 +59,7 @@ func (c *Client) do(ctx context.Context, spec callSpec, opts *callOptions, parse
 		spec.method = http.MethodPost
 	}
 	cl := &call{c: c, spec: spec, plan: c.plan(spec.key, opts)}
-	cl.shown = callSecrets{header: cl.plan.header, credential: c.credential()}
+	cl.shown = callSecrets{header: cl.plan.header, credential: c.tokens.credential}
 	cl.shown.pii = spec.pii.appendPII(cl.shown.piiBuf[:0])
 	cl.guard = wireGuard{body: spec.body, tracesWrites: c.tracesWrites}
 	cl.guard.arm(spec.repeatable)

@@ -3,7 +3,6 @@ package travelrule
 import (
 	"net/http"
 	"slices"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -13,28 +12,28 @@ import (
 // is one of its methods; each asks a [secrets] built once per call.
 type callSecrets struct {
 	pii        []string    // the request's personal values, listed once
-	auths      []string    // every Authorization header the call sent, the rejected ones too
+	bearers    []*bearer   // every token the call sent, the rejected ones too
 	header     http.Header // the call's WithCallHeader values; nil without
-	credential string      // the client's API key or client secret; "" without
+	credential *keyTable   // the parts of the client's API key or client secret; nil without
 
-	ids      secrets  // without the header values (see ofIDs)
-	all      *secrets // with them: &ids without header values, else its own
-	builtFor int      // len(auths)+1 when ids and all were built
-	keyBuf   [4]string
-	piiBuf   [32]string // where pii starts: a request's values and its callback's tags
-	authBuf  [2]string
+	ids       secrets  // without the header values (see ofIDs)
+	all       *secrets // with them: &ids without header values, else its own
+	builtFor  int      // len(bearers)+1 when ids and all were built
+	keyBuf    [3]*keyTable
+	piiBuf    [32]string // where pii starts: a request's values and its callback's tags
+	bearerBuf [2]*bearer
 
 	hidden   int8   // hidesTransferID's answer for hiddenID: 0 not asked, 1 shown, 2 hidden
 	hiddenID string // the transfer id hidden is about
 }
 
-// sent records an Authorization header the call sent.
-func (s *callSecrets) sent(auth string) {
-	if s.auths == nil {
-		s.auths = s.authBuf[:0]
+// sent records a token the call sent.
+func (s *callSecrets) sent(b *bearer) {
+	if s.bearers == nil {
+		s.bearers = s.bearerBuf[:0]
 	}
-	if !slices.Contains(s.auths, auth) {
-		s.auths = append(s.auths, auth)
+	if !slices.Contains(s.bearers, b) {
+		s.bearers = append(s.bearers, b)
 	}
 }
 
@@ -54,16 +53,15 @@ func (s *callSecrets) ofIDs() *secrets {
 }
 
 func (s *callSecrets) build() {
-	if s.builtFor == len(s.auths)+1 {
+	if s.builtFor == len(s.bearers)+1 {
 		return
 	}
-	s.builtFor = len(s.auths) + 1
+	s.builtFor = len(s.bearers) + 1
 	keys := s.keys()
-	s.ids = newSecrets(s.pii, keys)
+	s.ids = secrets{personal: s.pii, keys: keys}
 	s.all = &s.ids
 	if hv := headerValues(s.header); len(hv) > 0 {
-		all := newSecrets(slices.Concat(s.pii, hv), keys)
-		s.all = &all
+		s.all = &secrets{personal: slices.Concat(s.pii, hv), keys: keys}
 	}
 }
 
@@ -82,17 +80,16 @@ func headerValues(h http.Header) []string {
 	return v
 }
 
-// keys lists every bearer token the call sent and the client's
-// credential: what no identifier of an answer may hold keyPart characters
-// of (a JWT's claims or signature alone too: they are in the token).
-func (s *callSecrets) keys() []string {
+// keys are the parts of every token the call sent and of the client's
+// credential (each token's table holds them too): what no identifier of an
+// answer may hold keyPart characters of (a JWT's claims or signature alone
+// too: they are in the token).
+func (s *callSecrets) keys() []*keyTable {
 	v := s.keyBuf[:0]
-	for _, auth := range s.auths {
-		if tok, ok := strings.CutPrefix(auth, "Bearer "); ok {
-			v = append(v, tok)
-		}
+	for _, b := range s.bearers {
+		v = append(v, b.parts)
 	}
-	if s.credential != "" {
+	if len(v) == 0 && s.credential != nil {
 		v = append(v, s.credential)
 	}
 	return v

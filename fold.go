@@ -24,8 +24,7 @@ func appendFold(dst []byte, v string, spell bool) []byte {
 			}
 		case r >= latinFirst && r < latinFirst+rune(len(latinFolds[0])):
 			dst = append(dst, latinFolds[b2i(spell)][r-latinFirst]...)
-		case r >= 0x4e00 && r <= 0x9fff:
-			// CJK Unified Ideographs: letters without case or decomposition.
+		case isIdeograph(r):
 			dst = utf8.AppendRune(dst, r)
 		default:
 			dst = appendRuneFold(dst, r, spell)
@@ -80,6 +79,10 @@ func appendRuneFold(dst []byte, r rune, spell bool) []byte {
 	}
 	return dst
 }
+
+// isIdeograph reports whether r is a CJK Unified Ideograph: a letter
+// without case or decomposition.
+func isIdeograph(r rune) bool { return r >= 0x4e00 && r <= 0x9fff }
 
 var spelledOut = map[rune]string{'ä': "ae", 'ö': "oe", 'ü': "ue", 'ß': "ss", 'æ': "ae", 'œ': "oe", 'ø': "oe", 'å': "aa", 'þ': "th", 'ð': "d"}
 var baseLetter = map[rune]byte{'ø': 'o', 'ł': 'l', 'đ': 'd', 'ħ': 'h', 'ı': 'i', 'ŧ': 't', 'ƀ': 'b', 'ƶ': 'z'}

@@ -15,22 +15,17 @@ const keyPart = 8
 
 // secrets are what no identifier a call shows may hold: personal values of
 // two letters or digits or more, found in their ASCII folds (appendFold),
-// and credential parts (bearer tokens, the API key), found by any keyPart
-// bytes in any case. Built once per call; folded when first asked.
+// and credential parts (bearer tokens, the API key), found by their
+// keyTables. Built once per call; a value is folded only when an
+// identifier has every ASCII letter and digit of it (foldFor).
 type secrets struct {
-	personal, keys []string
-	folded         bool
-	text           []byte // the folds, one after another
-	words          []word
-	windows        []uint64 // of the keys (tabulateKeys)
-}
-
-// foldBuffers is where a secrets' text, words and windows start: one
-// allocation when a call first asks, none when it never does.
-type foldBuffers struct {
-	text    [512]byte
-	words   [48]word
-	windows [64]uint64
+	personal []string
+	keys     []*keyTable
+	foldedOf uint64 // the alphabet the words hold every fold of (foldFor)
+	text     []byte // the folds, one after another
+	words    []word
+	textBuf  [128]byte
+	wordBuf  [8]word
 }
 
 // A word is a fold of a personal value, text[start:end]; short for one of
@@ -40,7 +35,9 @@ type word struct {
 	short, ascii bool
 }
 
-func newSecrets(personal, keys []string) secrets { return secrets{personal: personal, keys: keys} }
+func newSecrets(personal, keys []string) secrets {
+	return secrets{personal: personal, keys: []*keyTable{newKeyTable(keys...)}}
+}
 
 // echoes reports whether id, a code or a request id shown or hidden whole,
 // holds a secret (a personal value inside a word too), or is not printable
@@ -57,32 +54,92 @@ func (s *secrets) find(id string, whole bool) bool {
 	if id == "" {
 		return false
 	}
-	if len(id) > maxRequestID || strings.IndexFunc(id, func(r rune) bool { return r <= ' ' || r >= 0x7f }) >= 0 {
+	if len(id) > maxRequestID {
 		return true
 	}
-	s.fold()
-	var src, dec [maxRequestID]byte
-	n := copy(src[:], id)
-	decoded := func(m int, err error) bool {
-		return err == nil && m > 0 && utf8.Valid(dec[:m]) && s.holds(dec[:m], whole)
+	for i := 0; i < len(id); i++ {
+		if id[i] <= ' ' || id[i] >= 0x7f {
+			return true
+		}
 	}
-	if s.holds(src[:n], whole) || n >= 4 && n%2 == 0 && decoded(hex.Decode(dec[:], src[:n])) {
-		return true
+	// id and what it decodes to (hex, base64) as text, with their alphabets.
+	var buf [3][maxRequestID]byte
+	var texts [len(buf)][]byte
+	n := copy(buf[0][:], id)
+	texts[0] = buf[0][:n]
+	if n >= 4 && n%2 == 0 {
+		if m, err := hex.Decode(buf[1][:], texts[0]); err == nil && utf8.Valid(buf[1][:m]) {
+			texts[1] = buf[1][:m]
+		}
 	}
-	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
-		if decoded(enc.Decode(dec[:], src[:n])) {
+	// Padded base64 and raw read an id without '=' alike, and only raw
+	// reads it when its length is no multiple of 4; raw reads no '='.
+	std, url := base64.RawStdEncoding, base64.RawURLEncoding
+	if strings.IndexByte(id, '=') >= 0 {
+		std, url = base64.StdEncoding, base64.URLEncoding
+	}
+	m, err := std.Decode(buf[2][:], texts[0])
+	if err != nil { // one of them: an id that holds '+' or '/' holds no '-' or '_'
+		m, err = url.Decode(buf[2][:], texts[0])
+	}
+	if err == nil && utf8.Valid(buf[2][:m]) {
+		texts[2] = buf[2][:m]
+	}
+	var abc uint64
+	var abcs [len(texts)]uint64
+	for i, t := range texts {
+		abcs[i] = alphabet(t)
+		abc |= abcs[i]
+	}
+	s.foldFor(abc)
+	for i, t := range texts {
+		if len(t) > 0 && s.holds(t, abcs[i]&beyondASCII != 0, whole) {
 			return true
 		}
 	}
 	return false
 }
 
-// holds reports whether t holds a credential part or a fold.
-func (s *secrets) holds(t []byte, whole bool) bool {
-	if s.holdsKey(t) {
-		return true
+// beyondASCII is the bit of an alphabet whose text is beyond ASCII: every
+// fold may be in it.
+const beyondASCII = 1 << 63
+
+// alphabet is the set of folded letters and digits of t (a bit each), or
+// of every fold when t is beyond ASCII.
+func alphabet(t []byte) uint64 {
+	var a uint64
+	for _, c := range t {
+		a |= letterBits[c]
 	}
-	if bytes.IndexFunc(t, func(r rune) bool { return r >= utf8.RuneSelf }) >= 0 {
+	return a
+}
+
+// letterBits is the bit in an alphabet of each byte: one for a letter
+// (either case) or digit, beyondASCII and every other bit for a byte beyond
+// ASCII, 0 for what a fold leaves out.
+var letterBits = func() (t [256]uint64) {
+	for c := range t {
+		switch f := asciiFold[c&0x7f]; {
+		case c >= utf8.RuneSelf:
+			t[c] = ^uint64(0)
+		case isDigit(f):
+			t[c] = 1 << (f - '0')
+		case isLower(f):
+			t[c] = 1 << (10 + f - 'a')
+		}
+	}
+	return t
+}()
+
+// holds reports whether t, beyond ASCII or not, holds a credential part or
+// a fold.
+func (s *secrets) holds(t []byte, beyond, whole bool) bool {
+	for _, k := range s.keys {
+		if k.in(t) {
+			return true
+		}
+	}
+	if beyond {
 		// Decoded text beyond ASCII: folded as the values are; a fold counts.
 		for _, spell := range [2]bool{true, false} {
 			f := appendFold(nil, string(t), spell)
@@ -131,16 +188,21 @@ func (s *secrets) holds(t []byte, whole bool) bool {
 	return false
 }
 
-// fold folds the personal values and tabulates the keys, once.
-func (s *secrets) fold() {
-	if s.folded {
+// foldFor makes the words hold every fold of a personal value that a text
+// of alphabet abc may hold, folding again when abc is new: none of a value
+// with an ASCII letter or digit outside abc, nor one with a letter outside
+// it.
+func (s *secrets) foldFor(abc uint64) {
+	if abc&^s.foldedOf == 0 {
 		return
 	}
-	s.folded = true
-	b := new(foldBuffers)
-	s.tabulateKeys(b.windows[:])
-	text, words := b.text[:0], b.words[:0]
+	s.foldedOf |= abc
+	abc = s.foldedOf
+	text, words := s.textBuf[:0], s.wordBuf[:0]
 	for _, v := range s.personal {
+		if !mayFit(v, abc) {
+			continue
+		}
 		start := len(text)
 		if isASCII(v) {
 			// Its one fold, without the tables.
@@ -170,8 +232,8 @@ func (s *secrets) fold() {
 			start, last := len(text), len(words)-1
 			text = appendFold(text, v, spell)
 			f := text[start:]
-			if n < 2 || utf8.RuneCount(f) < 2 || !spell && last >= 0 && words[last].end == start && bytes.Equal(f, text[words[last].start:start]) {
-				text = text[:start] // too short to look for, or the same fold again
+			if n < 2 || utf8.RuneCount(f) < 2 || !fits(f, abc) || !spell && last >= 0 && words[last].end == start && bytes.Equal(f, text[words[last].start:start]) {
+				text = text[:start] // too short to look for, in no text of abc, or the same fold again
 				continue
 			}
 			words = append(words, word{start, len(text), n < 5, isASCII(string(f))})
@@ -180,54 +242,97 @@ func (s *secrets) fold() {
 	s.text, s.words = text, words
 }
 
-// holdsKey reports whether t holds keyPart consecutive bytes of one of
-// the keys, in any case (looked up in the table of their windows), or a
-// whole key shorter than that.
-func (s *secrets) holdsKey(t []byte) bool {
-	for _, k := range s.keys {
-		for i := 0; len(k) < keyPart && k != "" && i+len(k) <= len(t); i++ {
+// mayFit reports whether a fold of v may be in a text of alphabet abc:
+// every ASCII letter and digit of v is in abc (a fold keeps them), and v
+// has no ideograph (a fold keeps them too).
+func mayFit(v string, abc uint64) bool {
+	if abc&beyondASCII != 0 {
+		return true
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c < utf8.RuneSelf {
+			if letterBits[c]&^abc != 0 {
+				return false
+			}
+			continue
+		}
+		if c >= 0xe4 && c <= 0xe9 { // the lead bytes of the ideographs
+			if r, _ := utf8.DecodeRuneInString(v[i:]); isIdeograph(r) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// fits reports whether a text of alphabet abc may hold the fold f.
+func fits(f []byte, abc uint64) bool {
+	if abc&beyondASCII != 0 {
+		return true
+	}
+	for _, c := range f {
+		if letterBits[c]&^abc != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// keyTable finds in a text keyPart consecutive bytes of one of its keys,
+// in any case, or a whole key shorter than that. It is made once per key
+// (a token when the token cache takes it, the client's credential) and
+// only read after.
+type keyTable struct {
+	short   []string // the keys shorter than keyPart
+	windows []uint64 // the keys' windows: open addressing, 0 empty, at most half full
+}
+
+func newKeyTable(keys ...string) *keyTable {
+	n := 0
+	for _, k := range keys {
+		n += max(0, len(k)-keyPart+1)
+	}
+	kt := &keyTable{}
+	if n > 0 {
+		kt.windows = make([]uint64, 1<<bits.Len(uint(2*n)))
+	}
+	for _, k := range keys {
+		if k != "" && len(k) < keyPart {
+			kt.short = append(kt.short, k)
+		}
+		for i, w := 0, uint64(0); len(k) >= keyPart && i < len(k); i++ {
+			if w = w<<8 | uint64(lower(k[i])); i >= keyPart-1 && w != 0 {
+				kt.windows[kt.probe(w)] = w
+			}
+		}
+	}
+	return kt
+}
+
+// in reports whether t holds a key's part.
+func (kt *keyTable) in(t []byte) bool {
+	for _, k := range kt.short {
+		for i := 0; i+len(k) <= len(t); i++ {
 			if bytes.EqualFold(t[i:i+len(k)], []byte(k)) {
 				return true
 			}
 		}
 	}
-	for i, w := 0, uint64(0); i < len(t); i++ {
-		if w = w<<8 | uint64(lower(t[i])); i >= keyPart-1 && w != 0 {
-			if s.windows[s.probe(w)] == w {
-				return true
-			}
+	for i, w := 0, uint64(0); kt.windows != nil && i < len(t); i++ {
+		if w = w<<8 | uint64(lower(t[i])); i >= keyPart-1 && w != 0 && kt.windows[kt.probe(w)] == w {
+			return true
 		}
 	}
 	return false
 }
 
-// tabulateKeys fills the table of the keys' windows: open addressing, 0
-// empty, at most half full.
-func (s *secrets) tabulateKeys(buf []uint64) {
-	n := 0
-	for _, k := range s.keys {
-		n += max(0, len(k)-keyPart+1)
-	}
-	if size := 1 << bits.Len(uint(2*n)); size <= len(buf) {
-		s.windows = buf[:size]
-	} else {
-		s.windows = make([]uint64, size)
-	}
-	for _, k := range s.keys {
-		for i, w := 0, uint64(0); len(k) >= keyPart && i < len(k); i++ {
-			if w = w<<8 | uint64(lower(k[i])); i >= keyPart-1 && w != 0 {
-				s.windows[s.probe(w)] = w
-			}
-		}
-	}
-}
-
 // probe returns the slot of w in the windows' table, or the empty one it
 // would go in.
-func (s *secrets) probe(w uint64) int {
-	j := int(w*0x9e3779b97f4a7c15>>40) & (len(s.windows) - 1)
-	for s.windows[j] != 0 && s.windows[j] != w {
-		j = (j + 1) & (len(s.windows) - 1)
+func (kt *keyTable) probe(w uint64) int {
+	j := int(w*0x9e3779b97f4a7c15>>40) & (len(kt.windows) - 1)
+	for kt.windows[j] != 0 && kt.windows[j] != w {
+		j = (j + 1) & (len(kt.windows) - 1)
 	}
 	return j
 }

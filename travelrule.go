@@ -109,20 +109,6 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 	return c, nil
 }
 
-// credential is the client's API key or client secret, "" for a token
-// source of the caller's: see callSecrets.keys. It is read from the token
-// source each time, never kept in a field of the Client, whose fmt form
-// would print it.
-func (c *Client) credential() string {
-	switch src := c.tokenSource.(type) {
-	case *apiKeySource:
-		return string(src.key)
-	case *clientCredentialsSource:
-		return src.cfg.ClientSecret
-	}
-	return ""
-}
-
 // hostPort returns u's host and its port, or the scheme's.
 func hostPort(u *url.URL) (string, int) {
 	if p, err := strconv.Atoi(u.Port()); err == nil {
