@@ -109,27 +109,25 @@ const beyondASCII = 1 << 63
 func alphabet(t []byte) uint64 {
 	var a uint64
 	for _, c := range t {
-		a |= letterBits[c]
+		a |= letterBit(c)
 	}
 	return a
 }
 
-// letterBits is the bit in an alphabet of each byte: one for a letter
-// (either case) or digit, beyondASCII and every other bit for a byte beyond
-// ASCII, 0 for what a fold leaves out.
-var letterBits = func() (t [256]uint64) {
-	for c := range t {
-		switch f := asciiFold[c&0x7f]; {
-		case c >= utf8.RuneSelf:
-			t[c] = ^uint64(0)
-		case isDigit(f):
-			t[c] = 1 << (f - '0')
-		case isLower(f):
-			t[c] = 1 << (10 + f - 'a')
-		}
+// letterBit is the bit in an alphabet of byte c: one for a letter (either
+// case) or digit, beyondASCII and every other bit for a byte beyond ASCII,
+// 0 for what a fold leaves out.
+func letterBit(c byte) uint64 {
+	switch l := c | 0x20; {
+	case c >= utf8.RuneSelf:
+		return ^uint64(0)
+	case isDigit(c):
+		return 1 << (c - '0')
+	case l >= 'a' && l <= 'z':
+		return 1 << (10 + l - 'a')
 	}
-	return t
-}()
+	return 0
+}
 
 // holds reports whether t, beyond ASCII or not, holds a credential part or
 // a fold.
@@ -200,22 +198,27 @@ func (s *secrets) foldFor(abc uint64) {
 	abc = s.foldedOf
 	text, words := s.textBuf[:0], s.wordBuf[:0]
 	for _, v := range s.personal {
-		if !mayFit(v, abc) {
+		// An ASCII value's one fold, without the tables, given up at its
+		// first byte beyond ASCII, or at a letter outside abc: no fold of
+		// the value is then in a text of abc (every fold keeps it).
+		start, ascii, fit := len(text), true, true
+		for i := 0; i < len(v); i++ {
+			if c := v[i]; c >= utf8.RuneSelf {
+				ascii = false
+				break
+			} else if f := asciiFold[c]; f != 0 {
+				if fit = letterBit(f)&^abc == 0; !fit {
+					break
+				}
+				text = append(text, f)
+			}
+		}
+		if n := len(text) - start; fit && ascii && n >= 2 {
+			words = append(words, word{start, len(text), n < 5, true})
 			continue
 		}
-		start := len(text)
-		if isASCII(v) {
-			// Its one fold, without the tables.
-			for i := 0; i < len(v); i++ {
-				if c := asciiFold[v[i]]; c != 0 {
-					text = append(text, c)
-				}
-			}
-			if n := len(text) - start; n >= 2 {
-				words = append(words, word{start, len(text), n < 5, true})
-			} else {
-				text = text[:start]
-			}
+		text = text[:start] // too short to look for, in no text of abc, or beyond ASCII
+		if !fit || ascii || !mayFit(v, abc) {
 			continue
 		}
 		n, spells := 0, false // spells: the folds with and without spell differ
@@ -252,7 +255,7 @@ func mayFit(v string, abc uint64) bool {
 	for i := 0; i < len(v); i++ {
 		c := v[i]
 		if c < utf8.RuneSelf {
-			if letterBits[c]&^abc != 0 {
+			if letterBit(c)&^abc != 0 {
 				return false
 			}
 			continue
@@ -272,7 +275,7 @@ func fits(f []byte, abc uint64) bool {
 		return true
 	}
 	for _, c := range f {
-		if letterBits[c]&^abc != 0 {
+		if letterBit(c)&^abc != 0 {
 			return false
 		}
 	}
@@ -284,8 +287,9 @@ func fits(f []byte, abc uint64) bool {
 // (a token when the token cache takes it, the client's credential) and
 // only read after.
 type keyTable struct {
-	short   []string // the keys shorter than keyPart
-	windows []uint64 // the keys' windows: open addressing, 0 empty, at most half full
+	short   []string   // the keys shorter than keyPart
+	windows []uint64   // the keys' windows: open addressing, 0 empty, at most half full
+	filter  [32]uint64 // a bit per window's hash, so that most misses read no table
 }
 
 func newKeyTable(keys ...string) *keyTable {
@@ -304,6 +308,8 @@ func newKeyTable(keys ...string) *keyTable {
 		for i, w := 0, uint64(0); len(k) >= keyPart && i < len(k); i++ {
 			if w = w<<8 | uint64(lower(k[i])); i >= keyPart-1 && w != 0 {
 				kt.windows[kt.probe(w)] = w
+				h := w * 0x9e3779b97f4a7c15 >> 53
+				kt.filter[h/64] |= 1 << (h % 64)
 			}
 		}
 	}
@@ -320,7 +326,10 @@ func (kt *keyTable) in(t []byte) bool {
 		}
 	}
 	for i, w := 0, uint64(0); kt.windows != nil && i < len(t); i++ {
-		if w = w<<8 | uint64(lower(t[i])); i >= keyPart-1 && w != 0 && kt.windows[kt.probe(w)] == w {
+		if w = w<<8 | uint64(lower(t[i])); i < keyPart-1 || w == 0 {
+			continue
+		}
+		if h := w * 0x9e3779b97f4a7c15 >> 53; kt.filter[h/64]&(1<<(h%64)) != 0 && kt.windows[kt.probe(w)] == w {
 			return true
 		}
 	}
