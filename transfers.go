@@ -278,15 +278,15 @@ type initiateAnswer struct {
 // Initiation is not idempotent: it is retried only where the service cannot
 // have acted (a 429, the live service's rate limit, after its Retry-After
 // or the backoff; a 401 or 403 that a fresh token may cure; connection
-// failures before anything was written; and an HTTP/2 stream the server
-// declared unprocessed: REFUSED_STREAM, or above a GOAWAY's last stream
-// id); no transport below the client sends it again on its own. A failure
-// after the service may have acted is an [*OutcomeUnknownError]: a 503,
-// with Retry-After or without (gateways answer it after the upstream
-// acted too; see [WithTrust503RetryAfterNotForwarded]), any other 5xx but
-// 501, a final 1xx, and a dropped connection or reset stream after the
-// request was written. See [WithIdempotency] for a service that honours
-// Idempotency-Key.
+// failures before anything was written; and an HTTP/2 stream above a
+// GOAWAY's last stream id); no transport below the client sends it again
+// on its own. A failure after the service may have acted is an
+// [*OutcomeUnknownError]: a 503, with Retry-After or without (gateways
+// answer it after the upstream acted too; see
+// [WithTrust503RetryAfterNotForwarded]), any other 5xx but 501, a final
+// 1xx, and a dropped connection or reset stream (REFUSED_STREAM included: a
+// proxy sends it after forwarding) after the request was written. See
+// [WithIdempotency] for a service that honours Idempotency-Key.
 //
 // opts set this call's own retry budget, attempt time-out, extra headers
 // or idempotency key (see [CallOption]); none of them makes the call
