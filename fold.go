@@ -54,8 +54,12 @@ func b2i(b bool) int {
 	return 0
 }
 
-// appendRuneFold appends to dst the fold of r, beyond ASCII (appendFold).
+// appendRuneFold appends to dst the fold of r, beyond ASCII (appendFold):
+// nothing for a rune that is no letter or digit itself ("²" is no "2").
 func appendRuneFold(dst []byte, r rune, spell bool) []byte {
+	if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+		return dst
+	}
 	if out, ok := spelledOut[unicode.ToLower(r)]; ok && spell {
 		return append(dst, out...)
 	}

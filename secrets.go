@@ -228,16 +228,20 @@ func (s *secrets) foldFor(abc uint64) {
 			}
 			spells = spells || r >= latinFirst && r-latinFirst < rune(len(latinFolds[0])) && latinFolds[0][r-latinFirst] != latinFolds[1][r-latinFirst]
 		}
+		spelled := -1 // the word of v's spelled-out fold, once kept
 		for _, spell := range [2]bool{true, false} {
 			if !spell && !spells {
 				break
 			}
-			start, last := len(text), len(words)-1
+			start := len(text)
 			text = appendFold(text, v, spell)
 			f := text[start:]
-			if n < 2 || utf8.RuneCount(f) < 2 || !fits(f, abc) || !spell && last >= 0 && words[last].end == start && bytes.Equal(f, text[words[last].start:start]) {
+			if n < 2 || utf8.RuneCount(f) < 2 || !fits(f, abc) || !spell && spelled >= 0 && bytes.Equal(f, text[words[spelled].start:words[spelled].end]) {
 				text = text[:start] // too short to look for, in no text of abc, or the same fold again
 				continue
+			}
+			if spell {
+				spelled = len(words)
 			}
 			words = append(words, word{start, len(text), n < 5, isASCII(string(f))})
 		}

@@ -46,6 +46,10 @@ func TestEchoesWord(t *testing.T) {
 		{[]string{"Zoë"}, "tr-zoex", false},
 		{[]string{"美咲"}, "tr-1", false},
 		{[]string{"美咲"}, "576O5ZKy", true}, // base64 of the name
+		// A long value's fold that a short one's equals counts anywhere,
+		// though the id lacks the letters of its spelled-out fold.
+		{[]string{"Groß", "Gröss"}, "tr-grossy", true},
+		{[]string{"Þóra", "Thøra"}, "tr-thoray", true},
 	}
 	for _, tt := range tests {
 		sec := newSecrets(tt.pii, nil)

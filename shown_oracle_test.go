@@ -467,6 +467,7 @@ func FuzzEchoesOracle(f *testing.F) {
 		{"OEDEGAARD", "Ødegård", ""}, {"576O5ZKy", "美咲", ""}, {"ab-123-456", "AB123456", ""}, {"tr-istanbul", "İstanbul", ""},
 		{"odegard-muller", "Ødegård-Müller", "Zoë"}, {"tr-drik", "Ðrik", "Ｍａ"}, {"tr-lodz-1", "Łódź", "Straße"},
 		{"tr-dzx", "ǆx", "Ḥasan"}, {"TWHDqQ", "Ma", ""}, {"4b1f2ae3-5c6d-4e7f-8a9b-e07fc91280a7", "12", "135"}, {"MaSmith", "Ma", "Smith"},
+		{"00", "0²0", "0"}, {"tr-grossy", "Groß", "Gröss"},
 	} {
 		f.Add(seed[0], seed[1], seed[2])
 	}
@@ -483,7 +484,7 @@ func FuzzEchoesOracle(f *testing.F) {
 			{"anywhere", oldContainsAnywhere(id, vals), sec.echoes(id)},
 			{"as a word", oldContainsAny(id, vals), sec.echoesWord(id)},
 		} {
-			if c.old && !c.new {
+			if c.old && !c.new && !collationIgnores(vals) {
 				t.Fatalf("%s: the old matcher finds %q in %q, secrets does not", c.mode, vals, id)
 			}
 			if c.new && !c.old && !foldsFurther(id, vals) {
@@ -491,6 +492,23 @@ func FuzzEchoesOracle(f *testing.F) {
 			}
 		}
 	})
+}
+
+// collationIgnores reports whether a value holds a rune that the old
+// matcher's collation search read as nothing (Arabic presentation forms
+// such as "ﳳ"), so that it looked for the rest of the value alone: "ﳳ0"
+// as "0", which no fold of it is.
+func collationIgnores(vals []string) bool {
+	for _, v := range vals {
+		for _, r := range v {
+			if r >= utf8.RuneSelf {
+				if start, _ := oldLooseMatch.IndexString("0", string(r)+"0"); start >= 0 {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // foldsFurther reports whether secrets may find more than the old matcher
