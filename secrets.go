@@ -4,14 +4,10 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/hex"
-	"math/bits"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 )
-
-// keyPart is the bytes of a credential no shown identifier holds ("trp_live").
-const keyPart = 8
 
 // secrets are what no identifier a call shows may hold: personal values of
 // two letters or digits or more, found in their ASCII folds (appendFold),
@@ -86,14 +82,12 @@ func (s *secrets) find(id string, whole bool) bool {
 		texts[2] = buf[2][:m]
 	}
 	var abc uint64
-	var abcs [len(texts)]uint64
-	for i, t := range texts {
-		abcs[i] = alphabet(t)
-		abc |= abcs[i]
+	for _, t := range texts {
+		abc |= alphabet(t)
 	}
 	s.foldFor(abc)
-	for i, t := range texts {
-		if len(t) > 0 && s.holds(t, abcs[i]&beyondASCII != 0, whole) {
+	for _, t := range texts {
+		if len(t) > 0 && s.holds(t, whole) {
 			return true
 		}
 	}
@@ -129,15 +123,14 @@ func letterBit(c byte) uint64 {
 	return 0
 }
 
-// holds reports whether t, beyond ASCII or not, holds a credential part or
-// a fold.
-func (s *secrets) holds(t []byte, beyond, whole bool) bool {
+// holds reports whether t holds a credential part or a fold.
+func (s *secrets) holds(t []byte, whole bool) bool {
 	for _, k := range s.keys {
 		if k.in(t) {
 			return true
 		}
 	}
-	if beyond {
+	if alphabet(t)&beyondASCII != 0 {
 		// Decoded text beyond ASCII: folded as the values are; a fold counts.
 		for _, spell := range [2]bool{true, false} {
 			f := appendFold(nil, string(t), spell)
@@ -198,19 +191,22 @@ func (s *secrets) foldFor(abc uint64) {
 	abc = s.foldedOf
 	text, words := s.textBuf[:0], s.wordBuf[:0]
 	for _, v := range s.personal {
-		// An ASCII value's one fold, without the tables, given up at its
-		// first byte beyond ASCII, or at a letter outside abc: no fold of
-		// the value is then in a text of abc (every fold keeps it).
+		// An ASCII value's one fold, without the tables; a value with a
+		// letter outside abc, or an ideograph, fits no text of abc (every
+		// fold keeps them).
 		start, ascii, fit := len(text), true, true
-		for i := 0; i < len(v); i++ {
-			if c := v[i]; c >= utf8.RuneSelf {
-				ascii = false
-				break
-			} else if f := asciiFold[c]; f != 0 {
-				if fit = letterBit(f)&^abc == 0; !fit {
-					break
+		for i := 0; i < len(v) && fit; i++ {
+			switch c := v[i]; {
+			case c < utf8.RuneSelf:
+				if f := asciiFold[c]; f != 0 {
+					fit = letterBit(f)&^abc == 0
+					text = append(text, f)
 				}
-				text = append(text, f)
+			case abc&beyondASCII == 0 && c >= 0xe4 && c <= 0xe9: // an ideograph's lead byte
+				r, _ := utf8.DecodeRuneInString(v[i:])
+				fit, ascii = !isIdeograph(r), false
+			default:
+				ascii = false
 			}
 		}
 		if n := len(text) - start; fit && ascii && n >= 2 {
@@ -218,7 +214,7 @@ func (s *secrets) foldFor(abc uint64) {
 			continue
 		}
 		text = text[:start] // too short to look for, in no text of abc, or beyond ASCII
-		if !fit || ascii || !mayFit(v, abc) {
+		if !fit || ascii {
 			continue
 		}
 		n, spells := 0, false // spells: the folds with and without spell differ
@@ -249,30 +245,6 @@ func (s *secrets) foldFor(abc uint64) {
 	s.text, s.words = text, words
 }
 
-// mayFit reports whether a fold of v may be in a text of alphabet abc:
-// every ASCII letter and digit of v is in abc (a fold keeps them), and v
-// has no ideograph (a fold keeps them too).
-func mayFit(v string, abc uint64) bool {
-	if abc&beyondASCII != 0 {
-		return true
-	}
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		if c < utf8.RuneSelf {
-			if letterBit(c)&^abc != 0 {
-				return false
-			}
-			continue
-		}
-		if c >= 0xe4 && c <= 0xe9 { // the lead bytes of the ideographs
-			if r, _ := utf8.DecodeRuneInString(v[i:]); isIdeograph(r) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
 // fits reports whether a text of alphabet abc may hold the fold f.
 func fits(f []byte, abc uint64) bool {
 	if abc&beyondASCII != 0 {
@@ -284,68 +256,4 @@ func fits(f []byte, abc uint64) bool {
 		}
 	}
 	return true
-}
-
-// keyTable finds in a text keyPart consecutive bytes of one of its keys,
-// in any case, or a whole key shorter than that. It is made once per key
-// (a token when the token cache takes it, the client's credential) and
-// only read after.
-type keyTable struct {
-	short   []string   // the keys shorter than keyPart
-	windows []uint64   // the keys' windows: open addressing, 0 empty, at most half full
-	filter  [32]uint64 // a bit per window's hash, so that most misses read no table
-}
-
-func newKeyTable(keys ...string) *keyTable {
-	n := 0
-	for _, k := range keys {
-		n += max(0, len(k)-keyPart+1)
-	}
-	kt := &keyTable{}
-	if n > 0 {
-		kt.windows = make([]uint64, 1<<bits.Len(uint(2*n)))
-	}
-	for _, k := range keys {
-		if k != "" && len(k) < keyPart {
-			kt.short = append(kt.short, k)
-		}
-		for i, w := 0, uint64(0); len(k) >= keyPart && i < len(k); i++ {
-			if w = w<<8 | uint64(lower(k[i])); i >= keyPart-1 && w != 0 {
-				kt.windows[kt.probe(w)] = w
-				h := w * 0x9e3779b97f4a7c15 >> 53
-				kt.filter[h/64] |= 1 << (h % 64)
-			}
-		}
-	}
-	return kt
-}
-
-// in reports whether t holds a key's part.
-func (kt *keyTable) in(t []byte) bool {
-	for _, k := range kt.short {
-		for i := 0; i+len(k) <= len(t); i++ {
-			if bytes.EqualFold(t[i:i+len(k)], []byte(k)) {
-				return true
-			}
-		}
-	}
-	for i, w := 0, uint64(0); kt.windows != nil && i < len(t); i++ {
-		if w = w<<8 | uint64(lower(t[i])); i < keyPart-1 || w == 0 {
-			continue
-		}
-		if h := w * 0x9e3779b97f4a7c15 >> 53; kt.filter[h/64]&(1<<(h%64)) != 0 && kt.windows[kt.probe(w)] == w {
-			return true
-		}
-	}
-	return false
-}
-
-// probe returns the slot of w in the windows' table, or the empty one it
-// would go in.
-func (kt *keyTable) probe(w uint64) int {
-	j := int(w*0x9e3779b97f4a7c15>>40) & (len(kt.windows) - 1)
-	for kt.windows[j] != 0 && kt.windows[j] != w {
-		j = (j + 1) & (len(kt.windows) - 1)
-	}
-	return j
 }
