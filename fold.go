@@ -60,6 +60,9 @@ func appendRuneFold(dst []byte, r rune, spell bool) []byte {
 	if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
 		return dst
 	}
+	if d, ok := digitValue(r); ok {
+		return append(dst, '0'+d) // "٠" (Arabic-Indic) is "0"
+	}
 	if out, ok := spelledOut[unicode.ToLower(r)]; ok && spell {
 		return append(dst, out...)
 	}
@@ -82,6 +85,22 @@ func appendRuneFold(dst []byte, r rune, spell bool) []byte {
 		}
 	}
 	return dst
+}
+
+// digitValue is the value of r, a decimal digit of any script: Unicode
+// lays each script's digits out 0 to 9 from a range's start.
+func digitValue(r rune) (byte, bool) {
+	for _, rg := range unicode.Digit.R16 {
+		if rune(rg.Lo) <= r && r <= rune(rg.Hi) {
+			return byte((r - rune(rg.Lo)) % 10), true
+		}
+	}
+	for _, rg := range unicode.Digit.R32 {
+		if rune(rg.Lo) <= r && r <= rune(rg.Hi) {
+			return byte((r - rune(rg.Lo)) % 10), true
+		}
+	}
+	return 0, false
 }
 
 // isIdeograph reports whether r is a CJK Unified Ideograph: a letter

@@ -15,6 +15,8 @@ func TestAppendFold(t *testing.T) {
 		{"Łukasz Żółć", "lukaszzolc", "lukaszzolc"},
 		{"山田 美咲", "山田美咲", "山田美咲"},
 		{"ＡＢＣ１", "abc1", "abc1"}, // full-width forms, by their compatibility decomposition
+		{"١٩٨٤", "1984", "1984"}, // a digit of any script, by its value
+		{"0²0", "00", "00"},      // "²" is no digit itself
 	}
 	for _, tt := range tests {
 		t.Run(tt.v, func(t *testing.T) {
