@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -244,6 +245,53 @@ func BenchmarkInitiateParallel(b *testing.B) {
 			run(b, bs, func() error { _, err := c.InitiateTransfer(ctx, req); return err })
 		})
 	}
+}
+
+// BenchmarkInitiateInterleaved runs floor and SDK in one process, one
+// batch of calls after the other, each batch's CPU time per call kept, so
+// that a neighbour's load that comes and goes within seconds hits both
+// alike; it reports the least of each and their ratio. With callers > 1
+// (sub-benchmark callers=64) every batch is shared by that many goroutines.
+func BenchmarkInitiateInterleaved(b *testing.B) {
+	for _, callers := range []int{1, 64} {
+		b.Run(fmt.Sprintf("callers=%d", callers), func(b *testing.B) {
+			bs := newBenchServer(b)
+			req, ctx := fullRequest(), context.Background()
+			f, c := newFloorClient(bs.URL), newBenchSDK(b, bs.URL)
+			floor := func() error { _, err := f.initiate(ctx, req); return err }
+			sdk := func() error { _, err := c.InitiateTransfer(ctx, req); return err }
+			batch := min(b.N, 500)
+			best := [2]float64{math.Inf(1), math.Inf(1)}
+			b.ResetTimer()
+			for done := 0; done < b.N; done += batch {
+				for i, op := range [2]func() error{floor, sdk} {
+					start := cpuTime()
+					runBatch(b, batch, callers, op)
+					best[i] = min(best[i], float64(cpuTime()-start)/float64(batch))
+				}
+			}
+			b.ReportMetric(best[0], "floor-cpu-ns/op")
+			b.ReportMetric(best[1], "sdk-cpu-ns/op")
+			b.ReportMetric(best[1]/best[0], "sdk/floor")
+		})
+	}
+}
+
+// runBatch makes n calls of op from callers goroutines.
+func runBatch(b *testing.B, n, callers int, op func() error) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(callers, n) {
+		wg.Go(func() {
+			for next.Add(1) <= int64(n) {
+				if err := op(); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // initiateAllocBudget is the most allocations one InitiateTransfer may make
