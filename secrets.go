@@ -32,6 +32,9 @@ type word struct {
 }
 
 func newSecrets(personal, keys []string) secrets {
+	if len(keys) == 0 {
+		return secrets{personal: personal}
+	}
 	return secrets{personal: personal, keys: []*keyTable{newKeyTable(keys...)}}
 }
 

@@ -104,3 +104,58 @@ func TestResultsHideEchoedPersonalValues(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, inq.RequestID)
 }
+
+// TestRefusedTokenPartsNeverShown: after a 401, a call carries a new token;
+// a service that then echoes part of the refused one, in a request id or
+// an error code, or of the new one, or of the API key, gets none of it
+// into the result, the error or its printed forms.
+func TestRefusedTokenPartsNeverShown(t *testing.T) {
+	const apiKey = "trp_live_rotation_key_0123456789"
+	tokens := []string{echoJWT, echoJWT[:len(echoJWT)-10] + "rotated-01"}
+	for _, tc := range []struct{ name, part string }{
+		{"the refused token", tokens[0][len(tokens[0])-12:]},
+		{"the new token", tokens[1][len(tokens[1])-12:]},
+		{"the API key", apiKey[9:21]},
+	} {
+		for _, status := range []int{http.StatusOK, http.StatusConflict} {
+			t.Run(fmt.Sprintf("%s/%d", tc.name, status), func(t *testing.T) {
+				var logins atomic.Int32
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					w.Header().Set("Content-Type", "application/json")
+					if strings.HasSuffix(r.URL.Path, "/auth/token") {
+						fmt.Fprintf(w, `{"accessToken":%q,"expiresIn":3600,"tokenType":"Bearer"}`, tokens[min(int(logins.Add(1))-1, 1)])
+						return
+					}
+					if r.Header.Get("Authorization") == "Bearer "+tokens[0] {
+						w.WriteHeader(http.StatusUnauthorized) // the live service's answer to an expired token
+						return
+					}
+					w.Header().Set("X-Request-Id", "req-"+tc.part)
+					w.WriteHeader(status)
+					if status == http.StatusOK {
+						fmt.Fprint(w, `{"status":true,"data":{"transferId":"tr-1"}}`)
+						return
+					}
+					fmt.Fprintf(w, `{"status":false,"errors":[{"code":"E_%s","message":"m"}]}`, tc.part)
+				}))
+				defer srv.Close()
+				c, err := travelrule.NewClient(srv.URL, travelrule.WithAPIKey(apiKey))
+				require.NoError(t, err)
+				res, err := c.InitiateTransfer(context.Background(), fullRequest())
+				require.Equal(t, int32(2), logins.Load(), "the refused token was replaced")
+				var outs []string
+				if status == http.StatusOK {
+					require.NoError(t, err)
+					assert.Empty(t, res.RequestID)
+					outs = append(outs, fmt.Sprintf("%+v", *res), fmt.Sprint(res))
+				} else {
+					require.Error(t, err)
+					outs = append(outs, err.Error(), fmt.Sprintf("%+v", err))
+				}
+				for _, out := range outs {
+					assert.NotContains(t, out, tc.part)
+				}
+			})
+		}
+	}
+}
