@@ -53,7 +53,7 @@ func BenchmarkHandler(b *testing.B) {
 		serveCallbacks(b, body, nil, nil, callback.NewHandler(func(_ context.Context, cb *travelrule.Callback) error {
 			sink += len(cb.Status)
 			return nil
-		}, callback.WithoutDedup()))
+		}, callback.WithoutDedup(), callback.WithoutAuthentication()))
 	})
 	_ = sink
 }
@@ -78,7 +78,7 @@ func BenchmarkHandlerObserved(b *testing.B) {
 		{"observer=delivery", []callback.Option{callback.WithObserver(idleDeliveryObserver{})}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			serveCallbacks(b, body, nil, nil, callback.NewHandler(fn, append(bc.opts, callback.WithoutDedup())...))
+			serveCallbacks(b, body, nil, nil, callback.NewHandler(fn, append(bc.opts, callback.WithoutDedup(), callback.WithoutAuthentication())...))
 		})
 	}
 	_ = sink
@@ -165,7 +165,7 @@ func BenchmarkHandlerDedup(b *testing.B) {
 	}, callback.NewHandler(func(context.Context, *travelrule.Callback) error {
 		calls++
 		return nil
-	}))
+	}, callback.WithoutAuthentication()))
 	if calls != b.N {
 		b.Fatalf("%d deliveries called the function %d times: some were taken for duplicates", b.N, calls)
 	}

@@ -58,7 +58,7 @@ func TestHandlerEndsOnlyItsOwnClaim(t *testing.T) {
 			unexpected.Add(1)
 			return nil
 		}
-	}, WithStore(store), WithLogger(slog.New(slog.NewTextHandler(lockedWriter{&logMu, &logs}, nil))))
+	}, WithStore(store), WithLogger(slog.New(slog.NewTextHandler(lockedWriter{&logMu, &logs}, nil))), WithoutAuthentication())
 	require.NoError(t, h.Err())
 
 	deliver := func() int {

@@ -34,9 +34,9 @@ func TestCallbackHandlerDedup(t *testing.T) {
 		deliveries []delivery
 		wantCalls  int
 	}{
-		{"same body twice", nil, []delivery{{body: statusBody}, {body: statusBody}}, 1},
-		{"same body three times", nil, []delivery{{body: statusBody}, {body: statusBody}, {body: statusBody}}, 1},
-		{"different bodies", nil, []delivery{{body: statusBody}, {body: other}}, 2},
+		{"same body twice", []callback.Option{noAuth}, []delivery{{body: statusBody}, {body: statusBody}}, 1},
+		{"same body three times", []callback.Option{noAuth}, []delivery{{body: statusBody}, {body: statusBody}, {body: statusBody}}, 1},
+		{"different bodies", []callback.Option{noAuth}, []delivery{{body: statusBody}, {body: other}}, 2},
 		// The id alone identifies a delivery that has one, whatever its
 		// body (see the package's De-duplication section).
 		{"same webhook-id, body re-rendered", []callback.Option{verifier}, []delivery{{id: "msg_1", body: statusBody}, {id: "msg_1", body: statusBody[:len(statusBody)-1] + ` }`}}, 1},
@@ -46,12 +46,12 @@ func TestCallbackHandlerDedup(t *testing.T) {
 		{"different svix-ids, same body", []callback.Option{verifier}, []delivery{{id: "msg_1", body: statusBody, svix: true}, {id: "msg_2", body: statusBody, svix: true}}, 2},
 		{"one id as svix-id, then as webhook-id", []callback.Option{verifier}, []delivery{{id: "msg_1", body: statusBody, svix: true}, {id: "msg_1", body: other}}, 1},
 		{"one id as webhook-id, then as svix-id", []callback.Option{verifier}, []delivery{{id: "msg_1", body: statusBody}, {id: "msg_1", body: other, svix: true}}, 1},
-		{"svix-id without a verifier: unsigned, so the body keys it", nil, []delivery{{id: "msg_1", body: statusBody, svix: true}, {id: "msg_1", body: other, svix: true}}, 2},
-		{"a replay with a made-up webhook-id, without a verifier", nil, []delivery{{id: "msg_1", body: statusBody}, {id: "msg_forged", body: statusBody}}, 1},
+		{"svix-id without a verifier: unsigned, so the body keys it", []callback.Option{noAuth}, []delivery{{id: "msg_1", body: statusBody, svix: true}, {id: "msg_1", body: other, svix: true}}, 2},
+		{"a replay with a made-up webhook-id, without a verifier", []callback.Option{noAuth}, []delivery{{id: "msg_1", body: statusBody}, {id: "msg_forged", body: statusBody}}, 1},
 		{"same body at two references", []callback.Option{callback.WithCapabilityKey(capKey)}, []delivery{{ref: "a", body: statusBody}, {ref: "b", body: statusBody}, {ref: "a", body: statusBody}}, 2},
-		{"de-duplication off", []callback.Option{callback.WithoutDedup()}, []delivery{{body: statusBody}, {body: statusBody}}, 2},
-		{"custom store", []callback.Option{callback.WithStore(callback.NewMemoryStore(10))}, []delivery{{body: statusBody}, {body: statusBody}}, 1},
-		{"store forgets the oldest", []callback.Option{callback.WithStore(callback.NewMemoryStore(1))}, []delivery{{body: statusBody}, {body: other}, {body: statusBody}}, 3},
+		{"de-duplication off", []callback.Option{noAuth, callback.WithoutDedup()}, []delivery{{body: statusBody}, {body: statusBody}}, 2},
+		{"custom store", []callback.Option{noAuth, callback.WithStore(callback.NewMemoryStore(10))}, []delivery{{body: statusBody}, {body: statusBody}}, 1},
+		{"store forgets the oldest", []callback.Option{noAuth, callback.WithStore(callback.NewMemoryStore(1))}, []delivery{{body: statusBody}, {body: other}, {body: statusBody}}, 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -88,7 +88,7 @@ func TestCallbackHandlerConcurrentDuplicates(t *testing.T) {
 	const n = 16
 	var calls atomic.Int32
 	entered, release := make(chan struct{}), make(chan struct{})
-	srv, _ := serve(t, func(ctx context.Context, _ *travelrule.Callback) error {
+	srv, _ := serveOpen(t, func(ctx context.Context, _ *travelrule.Callback) error {
 		if calls.Add(1) == 1 {
 			close(entered)
 		}
@@ -151,7 +151,7 @@ func TestCallbackHandlerConcurrentDuplicates(t *testing.T) {
 func TestCallbackHandlerConcurrentRace(t *testing.T) {
 	var mu sync.Mutex
 	seen := map[string]int{}
-	srv, _ := serve(t, func(_ context.Context, cb *travelrule.Callback) error {
+	srv, _ := serveOpen(t, func(_ context.Context, cb *travelrule.Callback) error {
 		mu.Lock()
 		seen[cb.TransferID]++
 		mu.Unlock()
@@ -187,8 +187,8 @@ func TestCallbackHandlerConcurrentRace(t *testing.T) {
 func TestCallbackHandlerSharedStore(t *testing.T) {
 	store := callback.NewMemoryStore(100)
 	rc := &recorder{}
-	a, _ := serve(t, rc.fn, callback.WithStore(store))
-	b, _ := serve(t, rc.fn, callback.WithStore(store))
+	a, _ := serveOpen(t, rc.fn, callback.WithStore(store))
+	b, _ := serveOpen(t, rc.fn, callback.WithStore(store))
 	assert.Equal(t, http.StatusNoContent, post(t, a.URL+"/cb", statusBody).code)
 	assert.Equal(t, http.StatusNoContent, post(t, b.URL+"/cb", statusBody).code)
 	assert.Equal(t, 1, rc.count())
@@ -272,7 +272,7 @@ func TestCallbackHandlerStoreFaults(t *testing.T) {
 				tt.store.lease = lease
 			}
 			rc := &recorder{fail: func(int) error { return tt.fnErr }}
-			srv, h := serve(t, rc.fn, callback.WithStore(tt.store))
+			srv, h := serveOpen(t, rc.fn, callback.WithStore(tt.store))
 			a := post(t, srv.URL+"/cb", statusBody)
 			assert.Equal(t, tt.want, a.code)
 			if tt.want == http.StatusServiceUnavailable {
@@ -301,7 +301,7 @@ func TestCallbackHandlerCompletionGivesUp(t *testing.T) {
 	gate := make(chan struct{})
 	store := &faultyStore{claim: callback.ClaimNew, completeErr: errors.New("READONLY You can't write against a read only replica."), completeFails: -1, lease: lease, gate: gate}
 	rc := &recorder{}
-	srv, h := serve(t, rc.fn, callback.WithStore(store), callback.WithLogger(logger))
+	srv, h := serveOpen(t, rc.fn, callback.WithStore(store), callback.WithLogger(logger))
 	inquiryBody := `{"transferId":"tr-9","status":"inquiry","originator":{"firstName":"Ada","lastName":"Lovelace","walletAddress":"bc1qSECRETWALLET"}}`
 
 	began := time.Now()
@@ -360,7 +360,7 @@ func TestCallbackHandlerCompletionRetried(t *testing.T) {
 	store := &flakyStore{MemoryStore: callback.NewMemoryStore(10)}
 	store.failing.Store(true)
 	rc := &recorder{}
-	srv, h := serve(t, rc.fn, callback.WithStore(store), callback.WithLogger(logger))
+	srv, h := serveOpen(t, rc.fn, callback.WithStore(store), callback.WithLogger(logger))
 	t.Cleanup(func() { store.failing.Store(false) }) // ends a failing test's retries
 
 	first := postWithin(t, srv.URL+"/cb", statusBody)
@@ -480,7 +480,7 @@ func TestCallbackHandlerStoreHangs(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			store := &hangingStore{lease: lease, deadlines: make(chan time.Time, 64), testEnded: make(chan struct{})}
 			rc := &recorder{fail: func(int) error { return tt.fnErr }}
-			srv, h := serve(t, rc.fn, callback.WithStore(store))
+			srv, h := serveOpen(t, rc.fn, callback.WithStore(store))
 			// Registered after serve's, so it runs before the server
 			// closes: a failing test ends instead of waiting forever.
 			t.Cleanup(sync.OnceFunc(func() { close(store.testEnded) }))

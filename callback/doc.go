@@ -5,10 +5,16 @@
 // [http.Handler] to mount in your own mux; it decodes each callback with
 // [travelrule.ParseCallback] and calls your function with it.
 //
+//	v, err := callback.NewDataIntegrityVerifier(signingSecret) // the service's x-data-integrity
 //	h := callback.NewHandler(func(ctx context.Context, cb *travelrule.Callback) error {
-//		return payments.Update(ctx, cb.Ref, cb.Status) // an error makes the service deliver again
-//	}, callback.WithCapabilityKey(key))
+//		return payments.Update(ctx, cb.Ref, cb.Decision()) // an error makes the service deliver again
+//	}, callback.WithVerifier(v), callback.WithCapabilityKey(key))
 //	mux.Handle("/travelrule/callback", h)
+//
+// A handler acts only on authenticated callbacks: without [WithVerifier]
+// or [WithCapabilityKey] it refuses every request and [Handler.Err] wraps
+// [ErrUnauthenticated]; [WithoutAuthentication] is the opt-out for local
+// experiments.
 //
 // # Answers
 //
@@ -27,13 +33,10 @@
 // The interface description shows neither the callback body nor any
 // authentication of callbacks (parts 4.3 and 6), so:
 //
-//   - Without options, the handler accepts every well-formed callback from
-//     anyone who can reach its URL. Treat such a callback as a claim, not a
-//     fact: anyone can forge it, and nothing binds its transferId or status
-//     to a transfer of yours.
 //   - [WithCapabilityKey] accepts only requests at a callback URL made with
 //     [travelrule.NewCallbackURL] and the same key, checked in constant
-//     time, and passes the URL's reference on in Callback.Ref. This trusts
+//     time, and passes the URL's reference on in Callback.Ref; previous
+//     keys listed after the first verify too, for a rotation. This trusts
 //     that only the service (and whoever it shares the URL with, such as the
 //     counterparty VASP of a TRP flow) learns the URL: the tag proves that
 //     the sender knows the URL, not who the sender is, and it covers no part
@@ -50,10 +53,14 @@
 //     stops them. Deliveries signed by the svix library, which sends the
 //     same headers as svix-id, svix-timestamp and svix-signature, verify
 //     too.
+//   - [WithoutAuthentication] accepts every well-formed callback from
+//     anyone who can reach the URL: a claim, not a fact. Observers are told
+//     (Delivery.Authenticated), and the journal acts on none.
 //
 // A handler configured with a key or a verifier never accepts a request
-// that fails the check; a handler whose options are invalid (a key or
-// secret shorter than 16 bytes, a nil function) answers 500 to everything,
+// that fails the check; a handler whose options are missing or invalid (no
+// authentication, a key or secret shorter than 16 bytes, a key given twice,
+// a nil function) answers 500 to everything,
 // never calling your function, and reports why from [Handler.Err].
 //
 // # De-duplication

@@ -13,8 +13,15 @@ import (
 	"github.com/vaspkit/travelrule/callback"
 )
 
-// The handler mounted in a mux next to the application's other routes.
+// The handler mounted in a mux next to the application's other routes,
+// verifying the service's signature (x-data-integrity) before anything
+// else: an unsigned or forged callback never reaches the function.
 func ExampleNewHandler() {
+	const secret = "whsec-live-signing-secret-0123456789abcdef" // from the service's dashboard
+	v, err := callback.NewDataIntegrityVerifier(secret)
+	if err != nil {
+		panic(err)
+	}
 	h := callback.NewHandler(func(ctx context.Context, cb *travelrule.Callback) error {
 		switch cb.Kind {
 		case travelrule.KindInquiryResolution, travelrule.KindTransferResolution:
@@ -29,7 +36,7 @@ func ExampleNewHandler() {
 			// Decide, then answer with client.ResolveInquiry(ctx, cb.TransferID, ...).
 		}
 		return nil // an error answers 500 and the service delivers again
-	})
+	}, callback.WithVerifier(v))
 	if err := h.Err(); err != nil {
 		panic(err)
 	}
@@ -40,19 +47,26 @@ func ExampleNewHandler() {
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 
-	for _, body := range []string{
-		`{"transferId":"tr-1","status":"approved","timestamp":"2025-03-01T12:00:00Z"}`,
-		`{"transferId":"tr-1","status":"approved","timestamp":"2025-03-01T12:00:00Z"}`, // a redelivery
-		`{"transferId":"tr-2","status":"inquiry","asset":"BTC","amount":"0.25","callback":"https://x.example/cb","originator":{},"beneficiary":{}}`,
-		`not json`,
-	} {
-		resp, err := http.Post(srv.URL+"/travelrule/callback", "application/json", strings.NewReader(body))
+	post := func(body, signature string) {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/travelrule/callback", strings.NewReader(body))
+		req.Header.Set(callback.HeaderDataIntegrity, signature)
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			panic(err)
 		}
 		resp.Body.Close()
 		fmt.Println(resp.Status)
 	}
+	sign := func(body string) string { return callback.SignDataIntegrity([]byte(secret), []byte(body)) } // as the service does
+	for _, body := range []string{
+		`{"transferId":"tr-1","status":"approved","timestamp":"2025-03-01T12:00:00Z"}`,
+		`{"transferId":"tr-1","status":"approved","timestamp":"2025-03-01T12:00:00Z"}`, // a redelivery
+		`{"transferId":"tr-2","status":"inquiry","asset":"BTC","amount":"0.25","callback":"https://x.example/cb","originator":{},"beneficiary":{}}`,
+		`not json`,
+	} {
+		post(body, sign(body))
+	}
+	post(`{"transferId":"tr-3","status":"approved"}`, "") // a forgery: unsigned
 	// Output:
 	// transfer tr-1 approved
 	// 204 No Content
@@ -60,6 +74,7 @@ func ExampleNewHandler() {
 	// inquiry about tr-2 for 0.25 BTC
 	// 204 No Content
 	// 400 Bad Request
+	// 401 Unauthorized
 }
 
 // The capability URL flow: each transfer gets its own callback URL, made

@@ -104,9 +104,10 @@ func (h *Handler) Stats() Stats {
 // answers 500, so that the sender delivers the callback again; nil answers
 // 204. A panic in fn is recovered and answered 500.
 //
-// NewHandler never fails: invalid options (or a nil fn) make a handler that
-// answers 500 to every request, never one that accepts unchecked callbacks.
-// Check [Handler.Err] at start-up.
+// Authentication is required: give [WithVerifier] or [WithCapabilityKey]
+// (or, for a local experiment, [WithoutAuthentication]). NewHandler never
+// fails: missing or invalid options (or a nil fn) make a handler that
+// answers 500 to every request. Check [Handler.Err] at start-up.
 func NewHandler(fn func(ctx context.Context, cb *travelrule.Callback) error, opts ...Option) *Handler {
 	h := &Handler{fn: fn, cfg: config{maxBody: defaultMaxBodyBytes}, lease: DefaultLease, stats: &handlerStats{}}
 	for _, opt := range opts {
@@ -117,6 +118,7 @@ func NewHandler(fn func(ctx context.Context, cb *travelrule.Callback) error, opt
 	if fn == nil {
 		h.cfg.fail(errors.New("callback: NewHandler: nil function"))
 	}
+	h.cfg.checkAuth()
 	if h.cfg.store == nil && !h.cfg.noDedup {
 		h.cfg.store = NewMemoryStore(defaultStoreSize)
 	}
@@ -130,6 +132,13 @@ func NewHandler(fn func(ctx context.Context, cb *travelrule.Callback) error, opt
 		if d, ok := o.(DeliveryObserver); ok {
 			h.watchers = append(h.watchers, d)
 		}
+	}
+	if h.cfg.noAuth && h.cfg.err == nil {
+		l := h.cfg.logger
+		if l == nil {
+			l = slog.Default()
+		}
+		l.Warn("callback: handler accepts unauthenticated callbacks (WithoutAuthentication): anyone who reaches its URL can forge one")
 	}
 	if h.cfg.err != nil {
 		h.log(context.Background(), slog.LevelError, "callback: handler misconfigured, refusing every request", slog.String("error", h.cfg.err.Error()))
@@ -151,7 +160,11 @@ func (h Handler) Format(f fmt.State, verb rune) {
 	if verb == 'v' && f.Flag('#') {
 		fmt.Fprint(f, "callback.Handler")
 	}
-	fmt.Fprintf(f, "{CapabilityKey:%s Verifiers:[", mask(h.cfg.capKey))
+	fmt.Fprintf(f, "{CapabilityKey:%s", mask(h.cfg.firstKey()))
+	if n := len(h.cfg.capKeys) - 1; n > 0 {
+		fmt.Fprintf(f, " PreviousKeys:%d", n)
+	}
+	fmt.Fprint(f, " Verifiers:[")
 	for i, v := range h.cfg.verifiers {
 		if i > 0 {
 			fmt.Fprint(f, " ")
@@ -164,7 +177,7 @@ func (h Handler) Format(f fmt.State, verb rune) {
 // LogValue implements slog.LogValuer: the configuration as Format shows it.
 func (h Handler) LogValue() slog.Value {
 	attrs := []slog.Attr{
-		slog.String("capabilityKey", mask(h.cfg.capKey)),
+		slog.String("capabilityKey", mask(h.cfg.firstKey())),
 		slog.Int("verifiers", len(h.cfg.verifiers)),
 		slog.Int64("maxBodyBytes", h.cfg.maxBody),
 		slog.Bool("dedup", h.cfg.store != nil),
@@ -273,14 +286,14 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, p *progress) (co
 // URL, which the service echoes, tells. A body without one, or with one
 // that is not this key's capability URL, is not checked.
 func (h *Handler) namesAnotherTransfer(cb *travelrule.Callback, ref string) bool {
-	if h.cfg.capKey == nil || cb.CallbackURL == "" {
+	if h.cfg.capKeys == nil || cb.CallbackURL == "" {
 		return false
 	}
 	u, err := url.Parse(cb.CallbackURL)
 	if err != nil {
 		return false
 	}
-	bodyRef, err := travelrule.VerifyCallbackURL(u, h.cfg.capKey)
+	bodyRef, err := h.cfg.verifyCapability(u)
 	return err == nil && bodyRef != ref
 }
 
@@ -290,9 +303,9 @@ func (h *Handler) namesAnotherTransfer(cb *travelrule.Callback, ref string) bool
 // It notes in p the outcome of a refusal, and the verification.
 func (h *Handler) admit(w http.ResponseWriter, r *http.Request, path slog.Attr, p *progress) (ref string, body []byte, code int) {
 	ctx := r.Context()
-	if h.cfg.capKey != nil {
+	if h.cfg.capKeys != nil {
 		var err error
-		if ref, err = travelrule.VerifyCallbackURL(r.URL, h.cfg.capKey); err != nil {
+		if ref, err = h.cfg.verifyCapability(r.URL); err != nil {
 			h.log(ctx, slog.LevelWarn, "callback: refused request without a valid capability", path, slog.String("error", err.Error()))
 			p.out, p.verification = outCapability, VerificationFailed
 			return "", nil, http.StatusUnauthorized
@@ -314,8 +327,8 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request, path slog.Attr, 
 			return "", nil, http.StatusUnauthorized
 		}
 	}
-	p.verification = VerificationNone // nothing to check: accepted unauthenticated
-	if h.cfg.capKey != nil || len(h.cfg.verifiers) > 0 {
+	p.verification = VerificationNone // WithoutAuthentication: accepted unauthenticated
+	if h.cfg.authenticates() {
 		p.verification = VerificationPassed
 	}
 	return ref, body, 0

@@ -26,6 +26,9 @@ const statusBody = `{"transferId":"tr-1","status":"approved","txId":"0xfeed","ti
 
 var capKey = []byte("0123456789abcdef0123456789abcdef")
 
+// noAuth is the option of tests of something else than authentication.
+var noAuth = callback.WithoutAuthentication()
+
 // defaultMaxBody is the handler's default body limit, 1 MiB.
 const defaultMaxBody = 1 << 20
 
@@ -76,6 +79,13 @@ func serve(t *testing.T, fn func(context.Context, *travelrule.Callback) error, o
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return srv, h
+}
+
+// serveOpen is serve for tests of something else than authentication: its
+// handler accepts unauthenticated callbacks.
+func serveOpen(t *testing.T, fn func(context.Context, *travelrule.Callback) error, opts ...callback.Option) (*httptest.Server, *callback.Handler) {
+	t.Helper()
+	return serve(t, fn, append(opts, callback.WithoutAuthentication())...)
 }
 
 // testLog writes a server's log lines to the test's log.
@@ -129,7 +139,7 @@ func post(t *testing.T, url, body string) answer { return send(t, http.MethodPos
 
 func TestCallbackHandlerAccepts(t *testing.T) {
 	rc := &recorder{}
-	srv, h := serve(t, rc.fn)
+	srv, h := serveOpen(t, rc.fn)
 	require.NoError(t, h.Err())
 	a := post(t, srv.URL+"/cb", statusBody)
 	assert.Equal(t, http.StatusNoContent, a.code)
@@ -150,7 +160,7 @@ func TestCallbackHandlerAccepts(t *testing.T) {
 
 func TestCallbackHandlerMethodNotAllowed(t *testing.T) {
 	rc := &recorder{}
-	srv, _ := serve(t, rc.fn)
+	srv, _ := serveOpen(t, rc.fn)
 	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPut, http.MethodDelete, http.MethodPatch, http.MethodOptions} {
 		t.Run(m, func(t *testing.T) {
 			a := send(t, m, srv.URL+"/cb", statusBody, nil)
@@ -179,15 +189,15 @@ func TestCallbackHandlerBodyTooLarge(t *testing.T) {
 		claimed int64 // a Content-Length other than the body's, when not 0
 		want    int
 	}{
-		{"default limit, 1 MiB", nil, padded(defaultMaxBody), false, 0, http.StatusNoContent},
-		{"default limit, 1 MiB + 1", nil, padded(defaultMaxBody + 1), false, 0, http.StatusRequestEntityTooLarge},
-		{"default limit, chunked", nil, padded(defaultMaxBody + 1), true, 0, http.StatusRequestEntityTooLarge},
-		{"small limit, at limit", []callback.Option{callback.WithMaxBodyBytes(100)}, padded(100), false, 0, http.StatusNoContent},
-		{"small limit, over", []callback.Option{callback.WithMaxBodyBytes(100)}, padded(101), false, 0, http.StatusRequestEntityTooLarge},
-		{"small limit, over, chunked", []callback.Option{callback.WithMaxBodyBytes(100)}, padded(5000), true, 0, http.StatusRequestEntityTooLarge},
-		{"small limit, at limit, chunked", []callback.Option{callback.WithMaxBodyBytes(100)}, padded(100), true, 0, http.StatusNoContent},
-		{"small limit, one over, chunked", []callback.Option{callback.WithMaxBodyBytes(100)}, padded(101), true, 0, http.StatusRequestEntityTooLarge},
-		{"small limit, longer than declared", []callback.Option{callback.WithMaxBodyBytes(100)}, padded(101), false, 50, http.StatusRequestEntityTooLarge},
+		{"default limit, 1 MiB", []callback.Option{noAuth}, padded(defaultMaxBody), false, 0, http.StatusNoContent},
+		{"default limit, 1 MiB + 1", []callback.Option{noAuth}, padded(defaultMaxBody + 1), false, 0, http.StatusRequestEntityTooLarge},
+		{"default limit, chunked", []callback.Option{noAuth}, padded(defaultMaxBody + 1), true, 0, http.StatusRequestEntityTooLarge},
+		{"small limit, at limit", []callback.Option{noAuth, callback.WithMaxBodyBytes(100)}, padded(100), false, 0, http.StatusNoContent},
+		{"small limit, over", []callback.Option{noAuth, callback.WithMaxBodyBytes(100)}, padded(101), false, 0, http.StatusRequestEntityTooLarge},
+		{"small limit, over, chunked", []callback.Option{noAuth, callback.WithMaxBodyBytes(100)}, padded(5000), true, 0, http.StatusRequestEntityTooLarge},
+		{"small limit, at limit, chunked", []callback.Option{noAuth, callback.WithMaxBodyBytes(100)}, padded(100), true, 0, http.StatusNoContent},
+		{"small limit, one over, chunked", []callback.Option{noAuth, callback.WithMaxBodyBytes(100)}, padded(101), true, 0, http.StatusRequestEntityTooLarge},
+		{"small limit, longer than declared", []callback.Option{noAuth, callback.WithMaxBodyBytes(100)}, padded(101), false, 50, http.StatusRequestEntityTooLarge},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -221,7 +231,7 @@ func TestCallbackHandlerBodyTooLarge(t *testing.T) {
 // comes), and the handler stays usable.
 func TestCallbackHandlerBodyTooLargeOverHTTP(t *testing.T) {
 	rc := &recorder{}
-	srv, _ := serve(t, rc.fn, callback.WithMaxBodyBytes(1000))
+	srv, _ := serveOpen(t, rc.fn, callback.WithMaxBodyBytes(1000))
 	big := strings.Repeat("x", 4<<20)
 	a := send(t, http.MethodPost, srv.URL+"/cb", big, http.Header{"Expect": {"100-continue"}})
 	assert.Equal(t, http.StatusRequestEntityTooLarge, a.code)
@@ -233,7 +243,7 @@ func TestCallbackHandlerBodyTooLargeOverHTTP(t *testing.T) {
 
 func TestCallbackHandlerMalformed(t *testing.T) {
 	rc := &recorder{}
-	srv, _ := serve(t, rc.fn)
+	srv, _ := serveOpen(t, rc.fn)
 	for _, body := range []string{``, `null`, `[]`, `"Ada Lovelace"`, `{"transferId":"Ada Lovelace"`, `{"a":1} {"b":2}`, `<xml/>`} {
 		t.Run(body, func(t *testing.T) {
 			a := post(t, srv.URL+"/cb", body)
@@ -251,7 +261,7 @@ func TestCallbackHandlerFunctionError(t *testing.T) {
 		}
 		return nil
 	}}
-	srv, _ := serve(t, rc.fn)
+	srv, _ := serveOpen(t, rc.fn)
 	a := post(t, srv.URL+"/cb", statusBody)
 	assert.Equal(t, http.StatusInternalServerError, a.code)
 	assert.NotContains(t, a.body, "database")
@@ -264,7 +274,7 @@ func TestCallbackHandlerFunctionError(t *testing.T) {
 
 func TestCallbackHandlerPanic(t *testing.T) {
 	var calls atomic.Int32
-	srv, _ := serve(t, func(context.Context, *travelrule.Callback) error {
+	srv, _ := serveOpen(t, func(context.Context, *travelrule.Callback) error {
 		if calls.Add(1) == 1 {
 			panic("integrator bug")
 		}
@@ -291,7 +301,7 @@ func TestCallbackHandlerKinds(t *testing.T) {
 		{`{"something":"else"}`, travelrule.KindUnknown},
 	}
 	rc := &recorder{}
-	srv, _ := serve(t, rc.fn)
+	srv, _ := serveOpen(t, rc.fn)
 	for _, tt := range tests {
 		t.Run(string(tt.kind), func(t *testing.T) {
 			require.Equal(t, http.StatusNoContent, post(t, srv.URL+"/cb", tt.body).code)
@@ -306,7 +316,7 @@ func TestCallbackHandlerKinds(t *testing.T) {
 func TestCallbackHandlerRawKept(t *testing.T) {
 	body := "{ \"transferId\" : \"t\",\n \"status\":\"received\", \"vendorExt\": {\"a\": [1, 2.50, null]}, \"é\":\"\\u00e9\" }"
 	rc := &recorder{}
-	srv, _ := serve(t, rc.fn)
+	srv, _ := serveOpen(t, rc.fn)
 	require.Equal(t, http.StatusNoContent, post(t, srv.URL+"/cb", body).code)
 	assert.Equal(t, body, string(rc.last(t).Raw), "Raw is the body byte for byte")
 }
@@ -357,7 +367,11 @@ func TestCallbackHandlerMisconfigured(t *testing.T) {
 		fn   func(context.Context, *travelrule.Callback) error
 		opts []callback.Option
 	}{
-		{"nil function", nil, nil},
+		{"nil function", nil, []callback.Option{noAuth}},
+		{"no authentication", ok, nil},
+		{"capability key given twice", ok, []callback.Option{callback.WithCapabilityKey(capKey), callback.WithCapabilityKey([]byte("another-key-of-16-bytes"))}},
+		{"a short previous capability key", ok, []callback.Option{callback.WithCapabilityKey(capKey, []byte("short"))}},
+		{"WithoutAuthentication beside a key", ok, []callback.Option{callback.WithCapabilityKey(capKey), noAuth}},
 		{"short capability key", ok, []callback.Option{callback.WithCapabilityKey([]byte("short"))}},
 		{"empty capability key", ok, []callback.Option{callback.WithCapabilityKey(nil)}},
 		{"nil verifier", ok, []callback.Option{callback.WithVerifier(nil)}},
@@ -365,9 +379,9 @@ func TestCallbackHandlerMisconfigured(t *testing.T) {
 		{"verifier with empty secret", ok, []callback.Option{callback.WithVerifier(&callback.WebhookVerifier{Secrets: [][]byte{[]byte("whsec-test-secret-1"), {}}})}},
 		{"verifier with a 15-byte secret", ok, []callback.Option{callback.WithVerifier(&callback.WebhookVerifier{Secrets: [][]byte{[]byte("whsec-test-secret-1"), []byte("fifteen-bytes!!")}})}},
 		{"negative tolerance", ok, []callback.Option{callback.WithVerifier(&callback.WebhookVerifier{Secrets: [][]byte{[]byte("whsec-test-secret-1")}, Tolerance: -time.Second})}},
-		{"zero body limit", ok, []callback.Option{callback.WithMaxBodyBytes(0)}},
-		{"nil store", ok, []callback.Option{callback.WithStore(nil)}},
-		{"store that reports a fault", ok, []callback.Option{callback.WithStore(faultedStore{callback.NewMemoryStore(10)})}},
+		{"zero body limit", ok, []callback.Option{noAuth, callback.WithMaxBodyBytes(0)}},
+		{"nil store", ok, []callback.Option{noAuth, callback.WithStore(nil)}},
+		{"store that reports a fault", ok, []callback.Option{noAuth, callback.WithStore(faultedStore{callback.NewMemoryStore(10)})}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -35,6 +35,9 @@ type Delivery struct {
 	// verified a capability URL. It holds personal data: see
 	// [travelrule.Callback].
 	Callback *travelrule.Callback
+	// Authenticated reports that the handler's capability key or verifiers
+	// accepted the delivery; it is false only under [WithoutAuthentication].
+	Authenticated bool
 }
 
 // WithObserver adds an observer of the deliveries the handler accepts (see
@@ -57,7 +60,7 @@ func (h *Handler) observe(ctx context.Context, id string, cb *travelrule.Callbac
 	if len(h.cfg.observers) == 0 {
 		return nil
 	}
-	d := &Delivery{ID: id, Callback: cb}
+	d := &Delivery{ID: id, Callback: cb, Authenticated: h.cfg.authenticates()}
 	for _, o := range h.cfg.observers {
 		if err := o.Delivered(ctx, d); err != nil {
 			return err

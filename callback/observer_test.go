@@ -64,7 +64,7 @@ func TestObserverSeesAcceptedDeliveries(t *testing.T) {
 func TestObserverFailureAsksForRedelivery(t *testing.T) {
 	obs := &deliveries{fail: errors.New("journal store down")}
 	rc := &recorder{}
-	srv, _ := serve(t, rc.fn, callback.WithObserver(obs))
+	srv, _ := serveOpen(t, rc.fn, callback.WithObserver(obs))
 	assert.Equal(t, 500, post(t, srv.URL+"/cb", statusBody).code)
 	assert.Zero(t, rc.count(), "the function is not called")
 
@@ -78,7 +78,7 @@ func TestObserverFailureAsksForRedelivery(t *testing.T) {
 
 // TestObserverNil checks that a nil observer is a misconfiguration.
 func TestObserverNil(t *testing.T) {
-	h := callback.NewHandler((&recorder{}).fn, callback.WithObserver(nil))
+	h := callback.NewHandler((&recorder{}).fn, callback.WithObserver(nil), noAuth)
 	assert.Error(t, h.Err())
 }
 
@@ -203,27 +203,27 @@ func TestDeliveryEnd(t *testing.T) {
 		want   callback.DeliveryEnd
 		wantID bool
 	}{
-		{name: "processed", body: statusBody, wantID: true,
+		{name: "processed", opts: []callback.Option{noAuth}, body: statusBody, wantID: true,
 			want: callback.DeliveryEnd{Kind: kind, Verification: callback.VerificationNone, Dedup: callback.DedupFirst, Result: callback.DeliveryProcessed, Status: 204}},
 		{name: "processed, capability checked", opts: []callback.Option{callback.WithCapabilityKey(capKey)}, target: capURL, body: statusBody, wantID: true,
 			want: callback.DeliveryEnd{Kind: kind, Verification: callback.VerificationPassed, Dedup: callback.DedupFirst, Result: callback.DeliveryProcessed, Status: 204}},
 		{name: "processed, verified, without de-duplication", opts: []callback.Option{callback.WithVerifier(pass), callback.WithoutDedup()}, body: statusBody, wantID: true,
 			want: callback.DeliveryEnd{Kind: kind, Verification: callback.VerificationPassed, Dedup: callback.DedupOff, Result: callback.DeliveryProcessed, Status: 204}},
-		{name: "duplicate", body: statusBody, again: true, wantID: true,
+		{name: "duplicate", opts: []callback.Option{noAuth}, body: statusBody, again: true, wantID: true,
 			want: callback.DeliveryEnd{Kind: kind, Verification: callback.VerificationNone, Dedup: callback.DedupDuplicate, Result: callback.DeliveryDuplicate, Status: 204}},
-		{name: "busy", opts: []callback.Option{callback.WithStore(&faultyStore{claim: callback.ClaimBusy})}, body: statusBody, wantID: true,
+		{name: "busy", opts: []callback.Option{noAuth, callback.WithStore(&faultyStore{claim: callback.ClaimBusy})}, body: statusBody, wantID: true,
 			want: callback.DeliveryEnd{Kind: kind, Verification: callback.VerificationNone, Dedup: callback.DedupInProgress, Result: callback.DeliveryBusy, Status: 503}},
-		{name: "store failed", opts: []callback.Option{callback.WithStore(&faultyStore{claimErr: errors.New("store down")})}, body: statusBody, wantID: true,
+		{name: "store failed", opts: []callback.Option{noAuth, callback.WithStore(&faultyStore{claimErr: errors.New("store down")})}, body: statusBody, wantID: true,
 			want: callback.DeliveryEnd{Kind: kind, Verification: callback.VerificationNone, Dedup: callback.DedupFailed, Result: callback.DeliveryFailed, Status: 500}},
-		{name: "store claimed nonsense", opts: []callback.Option{callback.WithStore(&faultyStore{claim: callback.ClaimResult(99)})}, body: statusBody, wantID: true,
+		{name: "store claimed nonsense", opts: []callback.Option{noAuth, callback.WithStore(&faultyStore{claim: callback.ClaimResult(99)})}, body: statusBody, wantID: true,
 			want: callback.DeliveryEnd{Kind: kind, Verification: callback.VerificationNone, Dedup: callback.DedupFailed, Result: callback.DeliveryFailed, Status: 500}},
-		{name: "function failed", fn: failFn, body: statusBody, wantID: true,
+		{name: "function failed", opts: []callback.Option{noAuth}, fn: failFn, body: statusBody, wantID: true,
 			want: callback.DeliveryEnd{Kind: kind, Verification: callback.VerificationNone, Dedup: callback.DedupFirst, Result: callback.DeliveryFailed, Status: 500}},
-		{name: "function panicked", fn: panicFn, opts: []callback.Option{callback.WithoutDedup()}, body: statusBody, wantID: true,
+		{name: "function panicked", fn: panicFn, opts: []callback.Option{noAuth, callback.WithoutDedup()}, body: statusBody, wantID: true,
 			want: callback.DeliveryEnd{Kind: kind, Verification: callback.VerificationNone, Dedup: callback.DedupOff, Result: callback.DeliveryFailed, Status: 500}},
 		{name: "handler panicked", opts: []callback.Option{callback.WithVerifier(explode)}, body: statusBody,
 			want: callback.DeliveryEnd{Verification: callback.VerificationNotChecked, Result: callback.DeliveryFailed, Status: 500}},
-		{name: "observer failed", opts: []callback.Option{callback.WithObserver(&deliveries{fail: errors.New("journal down")})}, body: statusBody, wantID: true,
+		{name: "observer failed", opts: []callback.Option{noAuth, callback.WithObserver(&deliveries{fail: errors.New("journal down")})}, body: statusBody, wantID: true,
 			want: callback.DeliveryEnd{Kind: kind, Verification: callback.VerificationNone, Result: callback.DeliveryObserverFailed, Status: 500}},
 		{name: "capability refused", opts: []callback.Option{callback.WithCapabilityKey(capKey)}, target: "/cb?tr_ref=pay-1&tr_tag=forged", body: statusBody,
 			want: callback.DeliveryEnd{Verification: callback.VerificationFailed, Result: callback.DeliveryUnauthenticated, Status: 401}},
@@ -231,13 +231,13 @@ func TestDeliveryEnd(t *testing.T) {
 			want: callback.DeliveryEnd{Verification: callback.VerificationFailed, Result: callback.DeliveryUnauthenticated, Status: 401}},
 		{name: "names another transfer", opts: []callback.Option{callback.WithCapabilityKey(capKey)}, target: capURL, body: naming,
 			want: callback.DeliveryEnd{Kind: kind, Verification: callback.VerificationFailed, Result: callback.DeliveryUnauthenticated, Status: 401}},
-		{name: "malformed body", body: `not json`,
+		{name: "malformed body", opts: []callback.Option{noAuth}, body: `not json`,
 			want: callback.DeliveryEnd{Verification: callback.VerificationNone, Result: callback.DeliveryMalformed, Status: 400}},
-		{name: "body too large", opts: []callback.Option{callback.WithMaxBodyBytes(16)}, body: statusBody,
+		{name: "body too large", opts: []callback.Option{noAuth, callback.WithMaxBodyBytes(16)}, body: statusBody,
 			want: callback.DeliveryEnd{Verification: callback.VerificationNotChecked, Result: callback.DeliveryMalformed, Status: 413}},
-		{name: "body unreadable", broken: true,
+		{name: "body unreadable", opts: []callback.Option{noAuth}, broken: true,
 			want: callback.DeliveryEnd{Verification: callback.VerificationNotChecked, Result: callback.DeliveryMalformed, Status: 400}},
-		{name: "method not allowed", method: http.MethodGet,
+		{name: "method not allowed", opts: []callback.Option{noAuth}, method: http.MethodGet,
 			want: callback.DeliveryEnd{Verification: callback.VerificationNotChecked, Result: callback.DeliveryMalformed, Status: 405}},
 		{name: "misconfigured", opts: []callback.Option{callback.WithCapabilityKey([]byte("short"))}, body: statusBody,
 			want: callback.DeliveryEnd{Verification: callback.VerificationNotChecked, Result: callback.DeliveryMisconfigured, Status: 500}},
@@ -285,7 +285,7 @@ func TestDeliveryEnd(t *testing.T) {
 func TestDeliveryObserverContext(t *testing.T) {
 	var seen []string
 	rc := &recorder{}
-	srv, _ := serve(t, func(ctx context.Context, cb *travelrule.Callback) error {
+	srv, _ := serveOpen(t, func(ctx context.Context, cb *travelrule.Callback) error {
 		seen = names(ctx, "tracer")
 		return rc.fn(ctx, cb)
 	}, callback.WithObserver(&watcher{name: "tracer"}))
@@ -304,7 +304,7 @@ func TestDeliveryObserverEndsAfterCompletion(t *testing.T) {
 		claim, err = store.Claim(context.Background(), end.ID)
 		assert.NoError(t, err)
 	}}
-	h := callback.NewHandler((&recorder{}).fn, callback.WithStore(store), callback.WithObserver(w))
+	h := callback.NewHandler((&recorder{}).fn, callback.WithStore(store), callback.WithObserver(w), noAuth)
 	require.Equal(t, 204, deliver(h, http.MethodPost, "/cb", strings.NewReader(statusBody)))
 	assert.Equal(t, callback.ClaimDone, claim, "the store holds the delivery as processed when EndDelivery runs")
 }
@@ -323,7 +323,7 @@ func TestDeliveryObserversOrder(t *testing.T) {
 		fnSaw = names(ctx, "a", "b", "c")
 		log.note("function")
 		return nil
-	}, callback.WithObserver(a), callback.WithObserver(&deliveries{}), callback.WithObserver(b), callback.WithObserver(c))
+	}, callback.WithObserver(a), callback.WithObserver(&deliveries{}), callback.WithObserver(b), callback.WithObserver(c), noAuth)
 	require.Equal(t, 204, deliver(h, http.MethodPost, "/cb", strings.NewReader(statusBody)))
 
 	assert.Equal(t, []string{"start a", "start b", "start c", "function", "end c", "end b", "end a"}, log.all())
@@ -384,7 +384,7 @@ func TestDeliveryEndSaysACompletionWasLost(t *testing.T) {
 				store.completeErr, store.completeFails = fmt.Errorf("wrapped: %w", callback.ErrClaimLost), -1
 			}
 			w := &watcher{name: "w"}
-			h := callback.NewHandler((&recorder{}).fn, callback.WithStore(store), callback.WithObserver(w))
+			h := callback.NewHandler((&recorder{}).fn, callback.WithStore(store), callback.WithObserver(w), noAuth)
 			require.Equal(t, 204, deliver(h, http.MethodPost, "/cb", strings.NewReader(statusBody)))
 			end := w.last(t).end
 			assert.Equal(t, callback.DeliveryProcessed, end.Result)

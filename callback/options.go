@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
+
+	"github.com/vaspkit/travelrule"
 )
 
 // defaultMaxBodyBytes is the limit on the size of a callback body when
@@ -16,7 +19,8 @@ type Option func(*config)
 // config is a handler's configuration, set by the options and kept as it is
 // by the handler.
 type config struct {
-	capKey    []byte
+	capKeys   [][]byte // the current key first, then the previous ones
+	noAuth    bool     // WithoutAuthentication
 	verifiers []Verifier
 	maxBody   int64
 	store     Store
@@ -26,6 +30,44 @@ type config struct {
 	err       error // the first invalid option, or nil
 }
 
+// authenticates reports whether the configuration checks who sent a request.
+func (c *config) authenticates() bool { return c.capKeys != nil || len(c.verifiers) > 0 }
+
+// firstKey is the current capability key, nil without one.
+func (c *config) firstKey() []byte {
+	if len(c.capKeys) == 0 {
+		return nil
+	}
+	return c.capKeys[0]
+}
+
+// verifyCapability checks u's capability against each key, the current one
+// first, and returns its reference.
+func (c *config) verifyCapability(u *url.URL) (ref string, err error) {
+	for _, k := range c.capKeys {
+		if ref, err = travelrule.VerifyCallbackURL(u, k); err == nil || errors.Is(err, travelrule.ErrCallbackUnsigned) {
+			return ref, err
+		}
+	}
+	return "", err
+}
+
+// ErrUnauthenticated is the error [Handler.Err] wraps when the handler was
+// given no authenticating option: neither [WithVerifier] nor
+// [WithCapabilityKey], nor [WithoutAuthentication].
+var ErrUnauthenticated = errors.New("callback: NewHandler: no authentication: give WithVerifier (the service signs callbacks: NewDataIntegrityVerifier) and WithCapabilityKey, or WithoutAuthentication for a local experiment")
+
+// checkAuth fails a configuration that authenticates nothing and did not
+// say so, or says both.
+func (c *config) checkAuth() {
+	switch {
+	case c.noAuth && c.authenticates():
+		c.fail(errors.New("callback: WithoutAuthentication given with WithCapabilityKey or WithVerifier"))
+	case !c.noAuth && !c.authenticates():
+		c.fail(ErrUnauthenticated)
+	}
+}
+
 func (c *config) fail(err error) {
 	if c.err == nil {
 		c.err = err
@@ -33,19 +75,38 @@ func (c *config) fail(err error) {
 }
 
 // WithCapabilityKey makes the handler accept only requests whose URL carries
-// a capability made by [travelrule.NewCallbackURL] with key, verified in
-// constant time with [travelrule.VerifyCallbackURL]; the URL's reference is
-// put in Callback.Ref. Other requests are answered 401. key must have at
-// least 16 bytes; a shorter key makes the handler answer 500 to every
-// request (see [Handler.Err]).
-func WithCapabilityKey(key []byte) Option {
+// a capability made by [travelrule.NewCallbackURL] with key or one of
+// previous, checked in constant time; the URL's reference is put in
+// Callback.Ref. Other requests are answered 401. To rotate, make new URLs
+// with the new key and keep the old one in previous until no transfer
+// made with it can call back (its last callback, plus the service's
+// redeliveries: about 47 hours).
+// Each key must have at least 16 bytes, and the option may be given once;
+// otherwise the handler answers 500 to every request (see [Handler.Err]).
+func WithCapabilityKey(key []byte, previous ...[]byte) Option {
 	return func(c *config) {
-		if len(key) < 16 {
-			c.fail(errors.New("callback: WithCapabilityKey: key must have at least 16 bytes"))
+		if c.capKeys != nil {
+			c.fail(errors.New("callback: WithCapabilityKey: given twice (list the previous keys in one option)"))
 			return
 		}
-		c.capKey = append([]byte(nil), key...)
+		for _, k := range append([][]byte{key}, previous...) {
+			if len(k) < 16 {
+				c.fail(errors.New("callback: WithCapabilityKey: key must have at least 16 bytes"))
+				return
+			}
+			c.capKeys = append(c.capKeys, append([]byte(nil), k...))
+		}
 	}
+}
+
+// WithoutAuthentication lets a handler with neither a capability key nor a
+// verifier accept callbacks from anyone who reaches its URL: for local
+// experiments only. The handler logs a warning once, when it is made (to
+// slog.Default without [WithLogger]), and tells its observers that
+// deliveries are unauthenticated (Delivery.Authenticated), so that the
+// journal acts on none of them.
+func WithoutAuthentication() Option {
+	return func(c *config) { c.noAuth = true }
 }
 
 // WithVerifier adds v to the checks a request must pass, after its body is

@@ -250,7 +250,7 @@ func TestInquiryTextStaysOutOfHandlerLogs(t *testing.T) {
 	var logs bytes.Buffer
 	h := callback.NewHandler(func(context.Context, *travelrule.Callback) error { return nil },
 		callback.WithLogger(slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))),
-		callback.WithoutDedup())
+		callback.WithoutDedup(), noAuth)
 	body := `{"status":"inquiry","transferId":"t-1","txId":"` + name + `","asset":"` + name + `","amount":"1",` +
 		`"originator":{"personType":"` + name + `","country":"` + name + `"}}`
 	rec := httptest.NewRecorder()

@@ -43,8 +43,12 @@ func ExampleNew() {
 		log.Fatal(err)
 	}
 	// The same observer watches the callbacks (mount handler in your mux).
+	verifier, err := callback.NewDataIntegrityVerifier("whsec-live-signing-secret-0123456789abcdef") // from the service's dashboard
+	if err != nil {
+		log.Fatal(err)
+	}
 	handler := callback.NewHandler(func(context.Context, *travelrule.Callback) error { return nil },
-		callback.WithObserver(obs))
+		callback.WithVerifier(verifier), callback.WithObserver(obs))
 	_ = handler
 
 	_, err = client.InitiateTransfer(context.Background(), &travelrule.TransferRequest{

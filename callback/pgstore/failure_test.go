@@ -80,7 +80,7 @@ func TestServerGoesAway(t *testing.T) {
 	h := callback.NewHandler(func(context.Context, *travelrule.Callback) error {
 		calls.Add(1)
 		return nil
-	}, callback.WithStore(s))
+	}, callback.WithStore(s), callback.WithoutAuthentication())
 	req := httptest.NewRequest(http.MethodPost, "/travelrule/callback", strings.NewReader(statusBody))
 	req.Header.Set(callback.HeaderID, "msg_"+other[5:])
 	w := httptest.NewRecorder()

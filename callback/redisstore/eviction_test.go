@@ -52,7 +52,7 @@ func TestEvictionPolicy(t *testing.T) {
 				o.Username, o.Password = tt.user, "app-password"
 			}
 			s := redisstore.New(srv.Client(t, o))
-			h := callback.NewHandler(func(context.Context, *travelrule.Callback) error { return nil }, callback.WithStore(s))
+			h := callback.NewHandler(func(context.Context, *travelrule.Callback) error { return nil }, callback.WithStore(s), callback.WithoutAuthentication())
 			key := storetest.NewKey(t)
 			r, token, err := s.ClaimFenced(ctx, key)
 			if !tt.refused {
@@ -149,7 +149,7 @@ func TestEvictingRedisForgets(t *testing.T) {
 	h := callback.NewHandler(func(context.Context, *travelrule.Callback) error {
 		calls.Add(1)
 		return nil
-	}, callback.WithStore(redisstore.New(srv.Client(t, nil))))
+	}, callback.WithStore(redisstore.New(srv.Client(t, nil))), callback.WithoutAuthentication())
 	first := deliver(h, "msg_evicted")
 
 	value := strings.Repeat("x", 1024)

@@ -4,7 +4,7 @@
 // calls the function once.
 //
 //	rdb := redis.NewClient(&redis.Options{Addr: "redis:6379", ContextTimeoutEnabled: true})
-//	h := callback.NewHandler(fn, callback.WithStore(redisstore.New(rdb)))
+//	h := callback.NewHandler(fn, callback.WithVerifier(v), callback.WithStore(redisstore.New(rdb)))
 //
 // Each delivery is one Redis key, the prefix followed by the handler's
 // 69-character digest of the delivery (never a callback's content). A

@@ -247,7 +247,7 @@ func testHandlersCallOnce(t *testing.T, open Open, fail bool) {
 	}
 	var handlers []*callback.Handler
 	for i := 0; i < 2; i++ {
-		h := callback.NewHandler(fn, callback.WithStore(open(t, Config{Lease: long, Retention: long})))
+		h := callback.NewHandler(fn, callback.WithStore(open(t, Config{Lease: long, Retention: long})), callback.WithoutAuthentication())
 		require.NoError(t, h.Err())
 		handlers = append(handlers, h)
 	}
@@ -505,9 +505,9 @@ func testCompletionFault(t *testing.T, open Open, f Fault) {
 			return ctx.Err()
 		}
 	}
-	h := callback.NewHandler(fn, callback.WithStore(open(t, cfg)))
+	h := callback.NewHandler(fn, callback.WithStore(open(t, cfg)), callback.WithoutAuthentication())
 	require.NoError(t, h.Err())
-	observer := callback.NewHandler(fn, callback.WithStore(open(t, cfg)))
+	observer := callback.NewHandler(fn, callback.WithStore(open(t, cfg)), callback.WithoutAuthentication())
 	require.NoError(t, observer.Err())
 
 	// The first delivery goes through a real server, so that the test sees

@@ -44,6 +44,10 @@ func (c *cli) listen(ctx context.Context, args []string) int {
 	if err != nil {
 		return c.usageError(fs, "%v", err)
 	}
+	open := len(opts) == 0 // a debugging tool: it warns below
+	if open {
+		opts = append(opts, callback.WithoutAuthentication())
+	}
 	h := c.callbackHandler(*showPII, opts)
 	if err := h.Err(); err != nil {
 		fmt.Fprintf(c.stderr, "listen: %v\n", err)
@@ -59,7 +63,7 @@ func (c *cli) listen(ctx context.Context, args []string) int {
 		fmt.Fprintln(c.stderr, listenFailure("listen", *addr, err))
 		return exitFailed
 	}
-	if len(opts) == 0 {
+	if open {
 		fmt.Fprintln(c.stderr, "warning: verifying nothing: anyone who can reach this address can post callbacks; set TRAVELRULE_SIGNING_SECRET (the live service's x-data-integrity), TRAVELRULE_WEBHOOK_SECRET or TRAVELRULE_CALLBACK_KEY (or their _FILE forms)")
 	} else {
 		fmt.Fprintf(c.stderr, "verifying %s\n", strings.Join(verified, " and "))
