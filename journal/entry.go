@@ -151,13 +151,16 @@ func fold(key string, recs []record) *Entry {
 			e.Started = r.At
 		}
 		e.Updated = r.At
+		e.Timeline = append(e.Timeline, Event{At: r.At, What: describe(r, key)})
+		if r.Kind == kindRefused || r.Kind == kindCallback && !belongs(travelrule.CallbackKind(r.Callback), key) {
+			continue // a delivery not acted on, or an older journal's record of what cannot be true
+		}
 		if r.Ref != "" && e.Ref == "" && r.Kind == kindSent {
 			e.Ref = r.Ref
 		}
 		if r.TransferID != "" {
 			e.TransferID = r.TransferID
 		}
-		e.Timeline = append(e.Timeline, Event{At: r.At, What: describe(r)})
 		switch r.Kind {
 		case kindSent:
 			if _, ok := calls[r.Call]; !ok {
@@ -264,9 +267,12 @@ func (e *Entry) decide(d travelrule.Decision, t time.Time) {
 	}
 }
 
-// describe is a record in words.
-func describe(r record) string {
+// describe is a record of the entry key in words.
+func describe(r record, key string) string {
 	var b strings.Builder
+	if r.Kind == kindCallback && !belongs(travelrule.CallbackKind(r.Callback), key) {
+		r.Kind, r.Refused = kindRefused, refusedKind
+	}
 	switch r.Kind {
 	case kindSent:
 		fmt.Fprintf(&b, "%s recorded before sending (request digest %.16s)", r.Op, r.Digest)
@@ -286,6 +292,16 @@ func describe(r record) string {
 		b.WriteString("SubmitTxID applied")
 	case kindJoined:
 		b.WriteString("callbacks that came before the transfer id was known joined this entry")
+	case kindRefused:
+		if r.Refused == refusedUnauthenticated {
+			fmt.Fprintf(&b, "callback not acted on: %s, not authenticated", r.Callback)
+			break
+		}
+		side := "originator"
+		if strings.HasPrefix(key, inboundPrefix) {
+			side = "beneficiary"
+		}
+		fmt.Fprintf(&b, "callback refused: a %s cannot arrive at the %s", r.Callback, side)
 	case kindCallback:
 		fmt.Fprintf(&b, "callback received: %s", r.Callback)
 		if r.Decision != "" {

@@ -172,14 +172,27 @@ var foldCases = []struct {
 			Decision: "approved", Decided: at(60), Started: at(0), Updated: at(180)},
 	},
 	{
-		name: "outbound to confirmed",
+		name: "outbound to txId submitted: a confirmation cannot arrive at the originator",
 		key:  "o:r1",
 		recs: []record{sentRec("c1", 0), outcomeRec(kindStored, "c1", 1, "t-1"), cbRec(travelrule.KindTransferResolution, 120, "d2", "t-1", "completed"),
 			txidRec(180, "t-1"), cbRec(travelrule.KindTransferConfirmation, 200, "d3", "", "")},
 		want: Entry{Direction: Outbound, Ref: "r1", TransferID: "t-1", Initiation: InitiationStored, Initiations: 1,
-			Stage: StageConfirmed, Since: since(map[Stage]time.Time{StageInitiated: at(1), StageResolved: at(120),
-				StageTxIDSubmitted: at(180), StageConfirmed: at(200)}),
+			Stage: StageTxIDSubmitted, Since: since(map[Stage]time.Time{StageInitiated: at(1), StageResolved: at(120),
+				StageTxIDSubmitted: at(180)}),
 			Decision: "approved", Decided: at(120), Started: at(0), Updated: at(200)},
+	},
+	{
+		name: "a confirmation is no evidence of an outbound initiation",
+		key:  "o:r1",
+		recs: []record{sentRec("c1", 0), outcomeRec(kindUnknown, "c1", 1, ""), cbRec(travelrule.KindTransferConfirmation, 200, "d3", "", "")},
+		want: Entry{Direction: Outbound, Ref: "r1", Initiation: InitiationUnknown, Initiations: 1, SentAt: at(0), Started: at(0), Updated: at(200)},
+	},
+	{
+		name: "an inquiry resolution is no evidence on the inbound side",
+		key:  "i:in-1",
+		recs: []record{cbRec(travelrule.KindInquiry, 0, "d1", "in-1", ""), resolvedRec(travelrule.Approved, 60, "d2", "")},
+		want: Entry{Direction: Inbound, TransferID: "in-1", Stage: StageInitiated,
+			Since: since(map[Stage]time.Time{StageInitiated: at(0)}), Started: at(0), Updated: at(60)},
 	},
 	{
 		name: "inbound inquiry",
@@ -381,7 +394,7 @@ func TestFoldReadsOlderJournals(t *testing.T) {
 	today := append(slices.Clone(base), enc(t, resolvedRec(travelrule.Approved, 60, "d1", ""),
 		cbRec(travelrule.KindTransferResolution, 120, "d2", "t-1", "APPROVED"), cbRec(travelrule.KindTransferConfirmation, 200, "d3", "", ""))...)
 	want := foldRaw("o:r1", today)
-	require.Equal(t, StageConfirmed, want.Stage)
+	require.Equal(t, StageResolved, want.Stage, "an older journal's confirmation at the originator is not believed either")
 	require.Equal(t, travelrule.Approved, want.Decision)
 	assert.Equal(t, want, foldRaw("o:r1", older))
 

@@ -42,7 +42,7 @@ func TestRefInUse(t *testing.T) {
 	c1, err := j.StartCall(ctx, i1)
 	require.NoError(t, err)
 	j.EndCall(c1, i1, &travelrule.CallEnd{Outcome: travelrule.CallSucceeded, TransferID: "t-1", Attempts: 1})
-	require.NoError(t, j.Delivered(ctx, &callback.Delivery{ID: "d1", Callback: &travelrule.Callback{
+	require.NoError(t, j.Delivered(ctx, &callback.Delivery{Authenticated: true, ID: "d1", Callback: &travelrule.Callback{
 		Kind: travelrule.KindTransferResolution, Ref: "pay-r", TransferID: "t-1", Status: "REJECTED"}}))
 	// The payment is sent again, corrected, under the same reference:
 	// refused before anything is sent.
@@ -112,7 +112,7 @@ func TestInboundTransferIDOfAnOutbound(t *testing.T) {
 	c, err := j.StartCall(ctx, i)
 	require.NoError(t, err)
 	j.EndCall(c, i, &travelrule.CallEnd{Outcome: travelrule.CallSucceeded, TransferID: "t-s", Attempts: 1})
-	require.NoError(t, j.Delivered(ctx, &callback.Delivery{ID: "d-inq", Callback: &travelrule.Callback{
+	require.NoError(t, j.Delivered(ctx, &callback.Delivery{Authenticated: true, ID: "d-inq", Callback: &travelrule.Callback{
 		Kind: travelrule.KindInquiry, TransferID: "t-s", CallbackURL: "https://trp.example/transfers/inquiryResolution?q=t-s"}}))
 	*now = now.Add(journal.DefaultInquiryAnswer)
 	found, err := j.Stuck(ctx, journal.Thresholds{})
@@ -157,7 +157,7 @@ func TestJoinRace(t *testing.T) {
 		j.EndCall(c, i, &travelrule.CallEnd{Outcome: travelrule.CallSucceeded, TransferID: "t-9", Attempts: 1})
 	}
 	store.armed.Store(true)
-	require.NoError(t, j.Delivered(ctx, &callback.Delivery{ID: "d-early", Callback: &travelrule.Callback{
+	require.NoError(t, j.Delivered(ctx, &callback.Delivery{Authenticated: true, ID: "d-early", Callback: &travelrule.Callback{
 		Kind: travelrule.KindTransferResolution, TransferID: "t-9", Status: "APPROVED"}}))
 	require.False(t, store.armed.Load(), "the race ran")
 	require.Zero(t, j.Lost())
@@ -273,7 +273,7 @@ func TestRefOfAResolution(t *testing.T) {
 	j.EndCall(c, info, &travelrule.CallEnd{Outcome: travelrule.CallSucceeded, TransferID: "in-4", Attempts: 1})
 	_, err = j.StartCall(ctx, &travelrule.CallInfo{Op: "InitiateTransfer", CallbackRef: "conf-4"})
 	require.ErrorIs(t, err, journal.ErrRefInUse)
-	require.NoError(t, j.Delivered(ctx, &callback.Delivery{ID: "d-conf", Callback: &travelrule.Callback{Kind: travelrule.KindTransferConfirmation, Ref: "conf-4"}}))
+	require.NoError(t, j.Delivered(ctx, &callback.Delivery{Authenticated: true, ID: "d-conf", Callback: &travelrule.Callback{Kind: travelrule.KindTransferConfirmation, Ref: "conf-4"}}))
 	e, err := j.Entry(ctx, "in-4")
 	require.NoError(t, err)
 	assert.Equal(t, journal.StageConfirmed, e.Stage, "the confirmation is the inbound transfer's")
@@ -318,7 +318,7 @@ func TestRefLikeAnUnattachedKey(t *testing.T) {
 	c, err := j.StartCall(ctx, info)
 	require.NoError(t, err)
 	j.EndCall(c, info, &travelrule.CallEnd{Outcome: travelrule.CallOutcomeUnknown, Attempts: 1})
-	require.NoError(t, j.Delivered(ctx, &callback.Delivery{ID: "d-5", Callback: &travelrule.Callback{
+	require.NoError(t, j.Delivered(ctx, &callback.Delivery{Authenticated: true, ID: "d-5", Callback: &travelrule.Callback{
 		Kind: travelrule.KindTransferResolution, TransferID: "t-5", Status: "APPROVED"}}))
 	e, err := j.Entry(ctx, "tid.t-5")
 	require.NoError(t, err)
@@ -346,7 +346,7 @@ func TestJoinNotWritten(t *testing.T) {
 	ctx := context.Background()
 	store := &failReadsOf{MemoryStore: journal.NewMemoryStore(0, 0), key: "u:t-6"}
 	j, _ := hostileJournal(t, store)
-	require.NoError(t, j.Delivered(ctx, &callback.Delivery{ID: "d-6", Callback: &travelrule.Callback{
+	require.NoError(t, j.Delivered(ctx, &callback.Delivery{Authenticated: true, ID: "d-6", Callback: &travelrule.Callback{
 		Kind: travelrule.KindTransferResolution, TransferID: "t-6", Status: "APPROVED"}}))
 	info := &travelrule.CallInfo{Op: "InitiateTransfer"}
 	c, err := j.StartCall(ctx, info)
@@ -375,7 +375,7 @@ func TestConfirmationAfterAnUnknownResolution(t *testing.T) {
 	c, err := j.StartCall(ctx, info)
 	require.NoError(t, err)
 	j.EndCall(c, info, &travelrule.CallEnd{Outcome: travelrule.CallOutcomeUnknown, TransferID: "in-5", Attempts: 2})
-	require.NoError(t, j.Delivered(ctx, &callback.Delivery{ID: "d-conf-5", Callback: &travelrule.Callback{Kind: travelrule.KindTransferConfirmation, Ref: "conf-5"}}))
+	require.NoError(t, j.Delivered(ctx, &callback.Delivery{Authenticated: true, ID: "d-conf-5", Callback: &travelrule.Callback{Kind: travelrule.KindTransferConfirmation, Ref: "conf-5"}}))
 	e, err := j.Entry(ctx, "in-5")
 	require.NoError(t, err)
 	require.NotNil(t, e)
@@ -386,4 +386,27 @@ func TestConfirmationAfterAnUnknownResolution(t *testing.T) {
 		told = append(told, ev.What)
 	}
 	assert.Contains(t, strings.Join(told, "\n"), "ResolveInquiry's outcome unknown")
+}
+
+// TestUnauthenticatedDeliveryMovesNothing: a delivery the handler did not
+// authenticate is recorded on the entry it names as not acted on, and
+// neither reconciles nor decides it, even with a reference.
+func TestUnauthenticatedDeliveryMovesNothing(t *testing.T) {
+	ctx := context.Background()
+	j, now := hostileJournal(t, journal.NewMemoryStore(0, 0))
+	info := &travelrule.CallInfo{Op: "InitiateTransfer", CallbackRef: "pay-u1"}
+	c, err := j.StartCall(ctx, info)
+	require.NoError(t, err)
+	j.EndCall(c, info, &travelrule.CallEnd{Outcome: travelrule.CallOutcomeUnknown, Attempts: 1})
+	*now = now.Add(time.Minute)
+	require.NoError(t, j.Delivered(ctx, &callback.Delivery{ID: "d-u1", Callback: &travelrule.Callback{
+		Kind: travelrule.KindTransferResolution, Ref: "pay-u1", TransferID: "t-u1", Status: "APPROVED"}}))
+	e, err := j.Entry(ctx, "pay-u1")
+	require.NoError(t, err)
+	assert.Equal(t, journal.InitiationUnknown, e.Initiation)
+	assert.False(t, e.Reconciled)
+	assert.Empty(t, e.Decision)
+	assert.Empty(t, e.TransferID)
+	require.Len(t, e.Timeline, 3)
+	assert.Equal(t, "callback not acted on: transfer_resolution, not authenticated", e.Timeline[2].What)
 }

@@ -117,7 +117,9 @@ type callState struct{ key, id string }
 // and wrapped again by the client: errors.Is finds it) when its callback
 // reference already names a transfer that the service stored or may have
 // stored: sending it would be a second transfer under one reference, and
-// perhaps the same transfer twice. Nothing is sent. Send again under a new
+// perhaps the same transfer twice; and a resolution, when its reference
+// names another transfer (a reference serves one transfer, in one
+// direction). Nothing is sent. Send again under a new
 // reference once a person decided to (see [RuleNoEvidence]).
 var ErrRefInUse = errors.New("journal: the callback reference already names a transfer the service stored or may have stored")
 
@@ -130,7 +132,7 @@ func (j *Journal) StartCall(ctx context.Context, info *travelrule.CallInfo) (con
 	id := newID()
 	at := j.now()
 	if info.Op != "InitiateTransfer" {
-		return context.WithValue(ctx, callKey{}, callState{id: id}), nil
+		return j.startOther(ctx, info, id)
 	}
 	wctx, cancel := context.WithTimeout(ctx, j.timeout)
 	defer cancel()
@@ -143,10 +145,8 @@ func (j *Journal) StartCall(ctx context.Context, info *travelrule.CallInfo) (con
 		// A reference that a resolution's callback URL took names another
 		// transfer, and taking its name would file that transfer's
 		// confirmation here.
-		if owner, err := j.store.Lookup(wctx, refName+ref); err != nil {
-			return ctx, fmt.Errorf("journal: looking the reference up before sending: %w", err)
-		} else if owner != "" && owner != key {
-			return ctx, fmt.Errorf("%w: %s", ErrRefInUse, ref)
+		if err := j.refFree(wctx, ref, key); err != nil {
+			return ctx, err
 		}
 	}
 	r := record{Kind: kindSent, At: at, Call: id, Op: info.Op, Ref: ref,
@@ -171,6 +171,34 @@ func (j *Journal) StartCall(ctx context.Context, info *travelrule.CallInfo) (con
 		}
 	}
 	return context.WithValue(ctx, callKey{}, callState{key: key, id: id}), nil
+}
+
+// startOther starts a call other than an initiation: nothing is written
+// before it is sent, but a resolution's reference must be free.
+func (j *Journal) startOther(ctx context.Context, info *travelrule.CallInfo, id string) (context.Context, error) {
+	if info.Op == "ResolveInquiry" && isID(info.CallbackRef) && isID(info.TransferID) {
+		// The confirmation comes to the resolution's callback URL: a
+		// reference that names another entry would file it there.
+		wctx, cancel := context.WithTimeout(ctx, j.timeout)
+		defer cancel()
+		if err := j.refFree(wctx, info.CallbackRef, inboundPrefix+info.TransferID); err != nil {
+			return ctx, err
+		}
+	}
+	return context.WithValue(ctx, callKey{}, callState{id: id}), nil
+}
+
+// refFree fails with ErrRefInUse when the reference ref names an entry
+// other than key: a reference serves one transfer, in one direction.
+func (j *Journal) refFree(ctx context.Context, ref, key string) error {
+	owner, err := j.store.Lookup(ctx, refName+ref)
+	switch {
+	case err != nil:
+		return fmt.Errorf("journal: looking the reference up before sending: %w", err)
+	case owner != "" && owner != key:
+		return fmt.Errorf("%w: %s", ErrRefInUse, ref)
+	}
+	return nil
 }
 
 // inUse reports whether the records of the entry key, but those of the
@@ -282,18 +310,23 @@ func (j *Journal) endCall(ctx context.Context, st callState, info *travelrule.Ca
 	return nil
 }
 
-// Delivered implements [callback.Observer]: it records a verified
-// callback delivery on the entry of the transfer it names, which moves the
+// Delivered implements [callback.Observer]: it records a callback
+// delivery on the entry of the transfer it names, which moves the
 // transfer on and turns an initiation whose outcome was unknown into one
-// stored by the service. An inbound inquiry (KindInquiry) is recorded on
-// the inbound entry of its transfer id, and a confirmation
-// (KindTransferConfirmation) on the entry its capability URL's reference
-// names, or the inbound entry of its transfer id. Any other callback names its transfer by the verified
-// reference of the capability URL it arrived at (Callback.Ref), or by
-// its transfer id; one that names none is not recorded. Only identifiers
-// the handler verified or the callback's fmt form shows
-// (Callback.SafeTransferID) are used. An error (the store failed)
-// answers 500, so that the service delivers the callback again.
+// stored by the service. An inquiry (KindInquiry) is filed on the inbound
+// entry of its transfer id; a confirmation (KindTransferConfirmation) on
+// the entry its capability URL's reference names, or the inbound entry of
+// its transfer id; any other callback on the entry of the verified
+// reference of its capability URL (Callback.Ref), or of its transfer id.
+// Only identifiers the handler verified or the callback's fmt form shows
+// (Callback.SafeTransferID) are used.
+//
+// A callback acts only where it can truthfully arrive (an originator
+// receives the resolutions, a beneficiary the inquiry and the
+// confirmation) and only when it was authenticated; any other is
+// recorded, on an entry that a name already points at, as a refused
+// delivery that moves nothing. An error (the store failed) answers 500,
+// so that the service delivers the callback again.
 func (j *Journal) Delivered(ctx context.Context, d *callback.Delivery) error {
 	cb := d.Callback
 	if cb == nil {
@@ -304,64 +337,82 @@ func (j *Journal) Delivered(ctx context.Context, d *callback.Delivery) error {
 	defer cancel()
 	r := record{Kind: kindCallback, At: j.now(), Callback: storedKind(cb.Kind, cb.Decision()), Decision: string(cb.Decision()),
 		TransferID: tid, Delivery: d.ID}
-	id := "cb:" + d.ID
-	err := j.deliver(ctx, cb.Kind, ref, tid, id, &r)
+	key, named, err := j.route(ctx, cb.Kind, ref, tid)
+	switch {
+	case err != nil:
+	case key == "":
+		return nil
+	case !d.Authenticated || !belongs(cb.Kind, key):
+		if !named {
+			return nil // an entry of its own would hold nothing true
+		}
+		// Its claims (a transfer id, a decision) are not kept: nothing
+		// may read them as the entry's.
+		r = record{Kind: kindRefused, At: r.At, Callback: string(cb.Kind), Delivery: d.ID, Refused: refusedKind}
+		if !d.Authenticated {
+			r.Refused = refusedUnauthenticated
+		}
+		err = j.append(ctx, key, "cb:"+d.ID, &r)
+	default:
+		err = j.file(ctx, key, named, ref, tid, "cb:"+d.ID, &r)
+	}
 	if err != nil {
 		return fmt.Errorf("journal: recording a callback: %w", err)
 	}
 	return nil
 }
 
-// deliver files a callback's record (see Delivered).
-func (j *Journal) deliver(ctx context.Context, kind travelrule.CallbackKind, ref, tid, id string, r *record) error {
-	switch kind {
-	case travelrule.KindInquiry:
+// route returns the entry a callback of kind names (see Delivered), ""
+// when it names none; named reports that a name pointed at it.
+func (j *Journal) route(ctx context.Context, kind travelrule.CallbackKind, ref, tid string) (key string, named bool, err error) {
+	switch {
+	case kind == travelrule.KindInquiry:
 		if tid == "" {
-			return nil
+			return "", false, nil
 		}
-		return j.append(ctx, inboundPrefix+tid, id, r)
-	case travelrule.KindTransferConfirmation:
-		if key, err := j.lookup(ctx, refName, ref); err != nil || key != "" {
-			if err != nil {
-				return err
-			}
-			return j.append(ctx, key, id, r)
+		return inboundPrefix + tid, false, nil
+	case ref != "":
+		if key, err = j.store.Lookup(ctx, refName+ref); err != nil || key != "" {
+			return key, key != "", err
 		}
-		if tid == "" {
-			return nil
+		if kind != travelrule.KindTransferConfirmation {
+			return outboundPrefix + ref, false, nil // a transfer not initiated through this journal
 		}
-		return j.append(ctx, inboundPrefix+tid, id, r)
-	}
-	// A callback to the originator.
-	if ref != "" {
-		key, err := j.lookup(ctx, refName, ref)
-		if err != nil {
-			return err
-		}
-		if key == "" {
-			key = outboundPrefix + ref // a transfer not initiated through this journal
-		}
-		var names []string
-		if tid != "" && strings.HasPrefix(key, outboundPrefix) {
-			names = append(names, transferName+tid) // verified: the capability URL named this entry
-		}
-		names = append(names, refName+ref)
-		if err := j.append(ctx, key, id, r, names...); err != nil || tid == "" {
-			return err
-		}
-		return j.joinIfAny(ctx, key, tid)
 	}
 	if tid == "" {
-		return nil
+		return "", false, nil
 	}
-	key, err := j.lookup(ctx, transferName, tid)
-	if err != nil {
-		return err
+	if kind == travelrule.KindTransferConfirmation {
+		return inboundPrefix + tid, false, nil
 	}
-	if key != "" {
+	if key, err = j.store.Lookup(ctx, transferName+tid); err != nil || key != "" {
+		return key, key != "", err
+	}
+	return unattachedPrefix + tid, false, nil
+}
+
+// file appends a callback's record r, named id, to the entry key it
+// belongs to (see route), with the names it verifies, and joins what
+// waited under its transfer id.
+func (j *Journal) file(ctx context.Context, key string, named bool, ref, tid, id string, r *record) error {
+	if strings.HasPrefix(key, inboundPrefix) {
 		return j.append(ctx, key, id, r)
 	}
-	return j.appendUnattached(ctx, unattachedPrefix+tid, id, r, tid)
+	if ref == "" {
+		if !named {
+			return j.appendUnattached(ctx, key, id, r, tid)
+		}
+		return j.append(ctx, key, id, r)
+	}
+	var names []string
+	if tid != "" {
+		names = append(names, transferName+tid) // verified: the capability URL named this entry
+	}
+	names = append(names, refName+ref)
+	if err := j.append(ctx, key, id, r, names...); err != nil || tid == "" {
+		return err
+	}
+	return j.joinIfAny(ctx, key, tid)
 }
 
 // Unattached entries. A callback that names its transfer only by a
@@ -425,14 +476,6 @@ func (j *Journal) joined(ctx context.Context, key string) (bool, error) {
 		return false, err
 	}
 	return slices.ContainsFunc(decodeAll(recs), func(r record) bool { return r.Kind == kindJoined && r.Joined == key }), nil
-}
-
-// lookup returns the key name+id points at, or "" (also for an empty id).
-func (j *Journal) lookup(ctx context.Context, name, id string) (string, error) {
-	if id == "" {
-		return "", nil
-	}
-	return j.store.Lookup(ctx, name+id)
 }
 
 func (j *Journal) append(ctx context.Context, key, id string, r *record, names ...string) error {

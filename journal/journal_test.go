@@ -212,7 +212,7 @@ func TestAdoptEarlyCallback(t *testing.T) {
 	require.NoError(t, err)
 
 	now = now.Add(time.Minute)
-	require.NoError(t, j.Delivered(ctx, &callback.Delivery{ID: "delivery-1",
+	require.NoError(t, j.Delivered(ctx, &callback.Delivery{Authenticated: true, ID: "delivery-1",
 		Callback: &travelrule.Callback{Kind: travelrule.KindTransferResolution, TransferID: "t-9", Status: "APPROVED"}}))
 	early, err := j.Entry(ctx, "t-9")
 	require.NoError(t, err)
@@ -268,7 +268,7 @@ func TestResolveInquiryNotApplied(t *testing.T) {
 			ctx := context.Background()
 			j, err := journal.New(journal.NewMemoryStore(0, 0))
 			require.NoError(t, err)
-			require.NoError(t, j.Delivered(ctx, &callback.Delivery{ID: "delivery-inq", Callback: &travelrule.Callback{
+			require.NoError(t, j.Delivered(ctx, &callback.Delivery{Authenticated: true, ID: "delivery-inq", Callback: &travelrule.Callback{
 				Kind: travelrule.KindInquiry, TransferID: "in-1", CallbackURL: "https://trp.example/transfers/inquiryResolution?q=in-1"}}))
 			svc := newService(t, tc.answer)
 			client := newClient(t, svc.URL, j)

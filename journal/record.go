@@ -2,6 +2,7 @@ package journal
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/vaspkit/travelrule"
@@ -16,6 +17,7 @@ const (
 	kindResolution = "resolution" // this VASP's ResolveInquiry was applied
 	kindTxID       = "txid"       // this VASP's SubmitTxID was applied
 	kindCallback   = "callback"   // a verified callback delivery about the transfer
+	kindRefused    = "refused"    // a callback delivery the journal did not act on (see Refused)
 	kindJoined     = "joined"     // an unattached entry's records belong to this entry
 )
 
@@ -35,6 +37,28 @@ type record struct {
 	Callback       string    `json:"callback,omitempty"`       // a callback's kind (travelrule.CallbackKind; older records: see legacyCallbacks)
 	Delivery       string    `json:"delivery,omitempty"`       // a callback delivery's id
 	Joined         string    `json:"joined,omitempty"`         // the unattached entry a joined record joins
+	Refused        string    `json:"refused,omitempty"`        // why a callback was not acted on: refusedKind or refusedUnauthenticated
+}
+
+// Why a callback delivery was recorded without being acted on.
+const (
+	refusedKind            = "kind"            // its kind cannot arrive at an entry of this direction
+	refusedUnauthenticated = "unauthenticated" // the handler had no authentication (callback.WithoutAuthentication)
+)
+
+// belongs reports whether a callback of kind can truthfully arrive at the
+// entry key: an originator receives the resolutions, a beneficiary the
+// inquiry and the confirmation, and either side a TRP cancellation.
+func belongs(kind travelrule.CallbackKind, key string) bool {
+	switch kind {
+	case travelrule.KindCanceled:
+		return true
+	case travelrule.KindInquiry, travelrule.KindTransferConfirmation:
+		return strings.HasPrefix(key, inboundPrefix)
+	case travelrule.KindInquiryResolution, travelrule.KindTransferResolution:
+		return strings.HasPrefix(key, outboundPrefix) || strings.HasPrefix(key, unattachedPrefix)
+	}
+	return false
 }
 
 func (r *record) encode() ([]byte, error) { return json.Marshal(r) }

@@ -44,7 +44,8 @@ var personal = []string{
 // have stored it); resolutions and txIds {"status":true}.
 type liveService struct {
 	*httptest.Server
-	n    atomic.Int64
+	n    atomic.Int64 // initiations stored
+	reqs atomic.Int64 // requests received, of every operation
 	drop atomic.Value // the callback ref whose initiation's answer is lost
 }
 
@@ -52,6 +53,7 @@ func newLiveService(t *testing.T) *liveService {
 	s := &liveService{}
 	s.drop.Store("")
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.reqs.Add(1)
 		body, _ := io.ReadAll(r.Body)
 		w.Header().Set("Content-Type", "application/json")
 		switch r.URL.Path {

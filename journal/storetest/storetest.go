@@ -66,6 +66,7 @@ func Run(t *testing.T, open Open) {
 	t.Run("Scan", func(t *testing.T) { TestScan(t, open) })
 	t.Run("Retention", func(t *testing.T) { TestRetention(t, open) })
 	t.Run("Fleet", func(t *testing.T) { TestFleet(t, open) })
+	t.Run("Trust", func(t *testing.T) { TestTrust(t, open) })
 }
 
 // unique returns a fresh name with prefix, so that tests on a shared
