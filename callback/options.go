@@ -167,8 +167,8 @@ func WithMaxBodyBytes(n int64) Option {
 // server of a fleet. A store that reports its own faults with an Err
 // method, as the stores of callback/redisstore and callback/pgstore do,
 // is asked once, here: a store that cannot keep the promise (invalid
-// options, a Redis whose maxmemory-policy evicts) makes the handler refuse
-// every request, and [Handler.Err] says why.
+// options, a Redis that evicts or keeps no persistence) makes the handler
+// refuse every request, and [Handler.Err] says why.
 func WithStore(s Store) Option {
 	return func(c *config) {
 		if s == nil {

@@ -43,5 +43,8 @@
 // (NewJournal) serve a fleet whose replicas share Redis or PostgreSQL. An
 // entry is forgotten one retention after its last record
 // ([DefaultRetention], 30 days), so a store holds at most one retention of
-// transfers. journal/storetest checks a store against the contract.
+// transfers. A store that forgets sooner (a Redis that evicts or keeps no
+// persistence) forgets the entries that guard references: [New] refuses
+// a store whose Err method reports such a fault. journal/storetest checks
+// a store against the contract.
 package journal

@@ -86,10 +86,18 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// New returns a journal on store.
+// New returns a journal on store. A store that reports its own faults
+// with an Err method, as callback/redisstore's does, is asked once, here:
+// New refuses one that cannot keep entries (invalid options, a Redis that
+// evicts or keeps no persistence), with its reason.
 func New(store Store, opts ...Option) (*Journal, error) {
 	if store == nil {
 		return nil, errors.New("journal: New: nil store")
+	}
+	if e, ok := store.(interface{ Err() error }); ok {
+		if err := e.Err(); err != nil {
+			return nil, fmt.Errorf("journal: New: %w", err)
+		}
 	}
 	j := &Journal{store: store, now: time.Now, timeout: DefaultTimeout, stats: &stats{}}
 	for _, o := range opts {

@@ -291,16 +291,27 @@ func TestResolveInquiryNotApplied(t *testing.T) {
 	}
 }
 
-// TestNewRefuses: New fails without a store, and on an option that is
-// nil or refuses its value.
+// faultyStore is a store that reports a fault through Err, as the Redis
+// store does on a Redis that keeps no persistence.
+type faultyStore struct {
+	journal.Store
+	err error
+}
+
+func (s faultyStore) Err() error { return s.err }
+
+// TestNewRefuses: New fails without a store, with a store whose Err
+// reports a fault, and on an option that is nil or refuses its value.
 func TestNewRefuses(t *testing.T) {
 	store := journal.NewMemoryStore(0, 0)
+	fault := errors.New("the store keeps no persistence")
 	for _, tc := range []struct {
 		name  string
 		store journal.Store
 		opts  []journal.Option
 	}{
 		{"nil store", nil, nil},
+		{"a store whose Err reports a fault", faultyStore{store, fault}, nil},
 		{"nil option", store, []journal.Option{nil}},
 		{"nil option after a good one", store, []journal.Option{journal.WithTimeout(time.Second), nil}},
 		{"nil clock", store, []journal.Option{journal.WithClock(nil)}},
@@ -313,7 +324,12 @@ func TestNewRefuses(t *testing.T) {
 			assert.Nil(t, j)
 		})
 	}
-	j, err := journal.New(store, journal.WithTimeout(time.Second), journal.WithClock(time.Now), journal.WithLogger(nil))
+	_, err := journal.New(faultyStore{store, fault})
+	assert.ErrorIs(t, err, fault, "New says why")
+	j, err := journal.New(faultyStore{store, nil})
+	require.NoError(t, err, "a store whose Err is nil")
+	assert.NotNil(t, j)
+	j, err = journal.New(store, journal.WithTimeout(time.Second), journal.WithClock(time.Now), journal.WithLogger(nil))
 	require.NoError(t, err)
 	assert.NotNil(t, j)
 }

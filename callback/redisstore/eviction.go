@@ -11,22 +11,42 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The store keeps its promise only on a Redis that never evicts: under
-// maxmemory, every other policy forgets keys when memory runs short, and a
-// processed delivery forgotten is called again when it is redelivered. The
-// volatile-* policies evict only keys that have an expiry, and every key
-// of the store has one. So the store asks each server its client sends to
-// for its maxmemory-policy (CONFIG GET) and refuses its claims if one
-// evicts.
+// The stores keep their promise only on a Redis that neither evicts nor
+// forgets on a restart. Under maxmemory, every policy but noeviction
+// forgets keys when memory runs short (the volatile-* policies evict only
+// keys that have an expiry, and every key of the stores has one); a server
+// that keeps neither an append-only file nor snapshots starts empty after
+// a restart. A processed delivery forgotten is called again when it is
+// redelivered; a journal entry forgotten no longer guards its reference.
+// So each store asks every server its client sends to for the settings
+// (CONFIG GET) and refuses its writes if one evicts or keeps nothing,
+// unless [WithoutPersistence] accepts the latter.
 
-// policyAnswer is what the servers said of their eviction policy: refusal
-// is why the store must refuse its claims, or nil.
-type policyAnswer struct{ refusal error }
+// configAnswer is what the servers said of their settings: refusal is why
+// the store must refuse its writes, or nil.
+type configAnswer struct{ refusal error }
 
-// What an evicting server makes each store forget, for its refusal.
-const (
-	storeForgets   = "the store's keys when memory runs short and so forgets processed deliveries"
-	journalForgets = "the journal's keys when memory runs short and so forgets entries"
+// checked are the settings the stores ask each server for, in one
+// pipelined round trip of one CONFIG GET each (CONFIG GET takes one
+// parameter before Redis 7).
+var checked = [...]string{"maxmemory-policy", "appendonly", "save"}
+
+// forgets is what a server makes a store forget, for its refusal.
+type forgets struct {
+	evicted   string // under an evicting maxmemory-policy
+	restarted string // on a restart without persistence
+}
+
+// What each store forgets.
+var (
+	storeForgets = forgets{
+		evicted:   "the store's keys when memory runs short and so forgets processed deliveries",
+		restarted: "every processed delivery, and calls it again when it is redelivered",
+	}
+	journalForgets = forgets{
+		evicted:   "the journal's keys when memory runs short and so forgets entries",
+		restarted: "every entry, and lets an initiation whose outcome is unknown be sent again under its reference",
+	}
 )
 
 // evictionRefusal returns why a store on a server whose maxmemory-policy
@@ -37,6 +57,34 @@ func evictionRefusal(policy, forgets string) error {
 		return nil
 	}
 	return fmt.Errorf("redisstore: the Redis server's maxmemory-policy is %q, which evicts %s: set maxmemory-policy to noeviction", policy, forgets)
+}
+
+// persistenceRefusal returns why a store on a server whose appendonly and
+// save settings are those must refuse its writes, naming what a restart
+// would forget, or nil if the server keeps an append-only file or a
+// snapshot schedule. It never quotes a save schedule.
+func persistenceRefusal(appendonly, save, forgets string) error {
+	if strings.EqualFold(appendonly, "yes") || strings.TrimSpace(save) != "" {
+		return nil
+	}
+	return fmt.Errorf("redisstore: the Redis server keeps no persistence (appendonly is no, save is empty), so a restart forgets %s: set appendonly yes, or a save schedule (WithoutPersistence accepts a store that may forget)", forgets)
+}
+
+// serverRefusal returns why a store on a server whose CONFIG GET answered
+// conf must refuse its writes, or nil; mayForget accepts a server without
+// persistence. A setting the server did not name (a proxy, or a fork
+// without it) is not judged.
+func serverRefusal(conf map[string]string, of forgets, mayForget bool) error {
+	var evicts, keepsNothing error
+	if policy := conf["maxmemory-policy"]; policy != "" {
+		evicts = evictionRefusal(policy, of.evicted)
+	}
+	appendonly, hasAOF := conf["appendonly"]
+	save, hasSave := conf["save"]
+	if !mayForget && hasAOF && hasSave {
+		keepsNothing = persistenceRefusal(appendonly, save, of.restarted)
+	}
+	return errors.Join(evicts, keepsNothing)
 }
 
 // cannotAsk reports whether err is a server's refusal to answer CONFIG GET
@@ -59,20 +107,20 @@ type shards interface {
 	ForEachShard(ctx context.Context, fn func(ctx context.Context, c *redis.Client) error) error
 }
 
-// askPolicy asks every server that c sends to for its maxmemory-policy.
-// It returns the answer (its refusal naming what the store forgets), or
-// the error of a server that gave none.
-func askPolicy(ctx context.Context, c redis.UniversalClient, forgets string) (*policyAnswer, error) {
+// askConfig asks every server that c sends to for its settings. It
+// returns the answer (the first refusal of a server), or the error of a
+// server that gave none.
+func askConfig(ctx context.Context, c redis.UniversalClient, of forgets, mayForget bool) (*configAnswer, error) {
 	sh, ok := c.(shards)
 	if !ok {
-		return askServer(ctx, c, forgets)
+		return askServer(ctx, c, of, mayForget)
 	}
 	var (
 		mu     sync.Mutex
-		answer = &policyAnswer{}
+		answer = &configAnswer{}
 	)
 	err := sh.ForEachShard(ctx, func(ctx context.Context, c *redis.Client) error {
-		a, err := askServer(ctx, c, forgets)
+		a, err := askServer(ctx, c, of, mayForget)
 		if err != nil {
 			return err
 		}
@@ -92,39 +140,48 @@ func askPolicy(ctx context.Context, c redis.UniversalClient, forgets string) (*p
 	return answer, nil
 }
 
-// askServer asks one server for its maxmemory-policy.
-func askServer(ctx context.Context, c redis.Cmdable, forgets string) (*policyAnswer, error) {
-	m, err := c.ConfigGet(ctx, "maxmemory-policy").Result()
-	if err != nil {
-		if cannotAsk(err) {
-			return &policyAnswer{}, nil
+// askServer asks one server for its settings, in one round trip.
+func askServer(ctx context.Context, c redis.Cmdable, of forgets, mayForget bool) (*configAnswer, error) {
+	cmds := make([]*redis.MapStringStringCmd, len(checked))
+	_, _ = c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, name := range checked {
+			cmds[i] = p.ConfigGet(ctx, name)
 		}
-		return nil, err
+		return nil
+	})
+	conf := make(map[string]string, len(checked))
+	for i, cmd := range cmds {
+		m, err := cmd.Result()
+		if err != nil {
+			if cannotAsk(err) { // not named: not judged
+				continue
+			}
+			return nil, err
+		}
+		if v, ok := m[checked[i]]; ok {
+			conf[checked[i]] = v
+		}
 	}
-	policy := m["maxmemory-policy"]
-	if policy == "" { // a server, or a proxy, without the parameter
-		return &policyAnswer{}, nil
-	}
-	return &policyAnswer{refusal: evictionRefusal(policy, forgets)}, nil
+	return &configAnswer{refusal: serverRefusal(conf, of, mayForget)}, nil
 }
 
-// checkPolicy returns why the store must refuse claims (nil if it need
+// checkConfig returns why the store must refuse claims (nil if it need
 // not), asking the servers first if no earlier call had their answer. An
 // error from asking is the second result.
-func (s *Store) checkPolicy(ctx context.Context) (refusal, err error) {
-	return checkPolicy(ctx, s.c, &s.policy, storeForgets)
+func (s *Store) checkConfig(ctx context.Context) (refusal, err error) {
+	return checkConfig(ctx, s.c, &s.conf, storeForgets, s.cfg.mayForget)
 }
 
-// checkPolicy returns why a store on c must refuse its writes (nil if it
+// checkConfig returns why a store on c must refuse its writes (nil if it
 // need not), from the answer kept in known, asking the servers first if no
 // earlier call had their answer. An error from asking is the second result.
-func checkPolicy(ctx context.Context, c redis.UniversalClient, known *atomic.Pointer[policyAnswer], forgets string) (refusal, err error) {
+func checkConfig(ctx context.Context, c redis.UniversalClient, known *atomic.Pointer[configAnswer], of forgets, mayForget bool) (refusal, err error) {
 	if a := known.Load(); a != nil {
 		return a.refusal, nil
 	}
-	a, err := askPolicy(ctx, c, forgets)
+	a, err := askConfig(ctx, c, of, mayForget)
 	if err != nil {
-		return nil, fmt.Errorf("asking the server's maxmemory-policy: %w", err)
+		return nil, fmt.Errorf("asking the server's maxmemory-policy and persistence: %w", err)
 	}
 	known.CompareAndSwap(nil, a) // of concurrent askers, the first answer counts
 	return known.Load().refusal, nil

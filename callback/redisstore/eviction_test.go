@@ -76,14 +76,14 @@ func TestEvictionPolicy(t *testing.T) {
 
 // TestEvictionPolicyUnknown covers the servers the store cannot ask at
 // once: one that disables CONFIG (renamed away, as managed services do),
-// which the store cannot check and works on; a Ring, which the store asks
+// whose policy and persistence the store cannot check, and works on; a Ring, which the store asks
 // server by server; and a server that is unreachable while New asks, whose
 // policy the store's first claim asks again.
 func TestEvictionPolicyUnknown(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("CONFIG disabled", func(t *testing.T) {
-		srv := startRedis(t, "--rename-command", "CONFIG", "", "--maxmemory-policy", "allkeys-lru")
+		srv := startRedis(t, "--rename-command", "CONFIG", "", "--maxmemory-policy", "allkeys-lru", "--save", "")
 		s := redisstore.New(srv.Client(t, nil))
 		require.NoError(t, s.Err())
 		r, _, err := s.ClaimFenced(ctx, storetest.NewKey(t))
@@ -121,7 +121,7 @@ func TestEvictionPolicyUnknown(t *testing.T) {
 		s := redisstore.New(c)
 		require.NoError(t, s.Err(), "New could not ask")
 		_, _, err := s.ClaimFenced(ctx, storetest.NewKey(t))
-		require.ErrorContains(t, err, "redisstore: claim: asking the server's maxmemory-policy: ")
+		require.ErrorContains(t, err, "redisstore: claim: asking the server's maxmemory-policy and persistence: ")
 		require.NoError(t, s.Err(), "nor could the claim")
 
 		require.NoError(t, p.Start())

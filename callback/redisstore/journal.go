@@ -63,14 +63,15 @@ const scanPage = 500
 // the retention, and the prefix must differ from that of the service's
 // [Store] of callbacks (the defaults do). The store needs Redis 3.2 or
 // later (its scripts read the server's clock, TIME, before they write),
-// and, as [Store], a maxmemory-policy of noeviction: a Redis that evicts
-// forgets entries, and a record forgotten so can be written again.
+// and, as [Store], a maxmemory-policy of noeviction and persistence
+// (appendonly yes, or a save schedule): a Redis that evicts, or restarts
+// empty, forgets entries, and a record forgotten so can be written again.
 type JournalStore struct {
 	c   redis.UniversalClient
 	cfg config
-	// policy is the servers' answer about their eviction policy, once one
-	// came.
-	policy atomic.Pointer[policyAnswer]
+	// conf is the servers' answer about their eviction policy and
+	// persistence, once one came.
+	conf atomic.Pointer[configAnswer]
 }
 
 var _ journal.Store = (*JournalStore)(nil)
@@ -86,11 +87,13 @@ var _ journal.Store = (*JournalStore)(nil)
 //
 // NewJournal never fails: invalid options, a nil client, or a cluster or
 // ring client with a prefix without a hash tag make a store whose every
-// call returns the reason, and a server whose maxmemory-policy evicts
-// makes a store whose every Append does, which [JournalStore.Err]
-// reports at start-up. NewJournal asks the servers for their policy,
-// waiting at most the store's timeout; if they do not answer then, the
-// store's first Append asks again (and so on until one has the answer).
+// call returns the reason, and a server whose maxmemory-policy evicts or
+// that keeps no persistence (see [WithoutPersistence]) makes a store whose
+// every Append does, which [JournalStore.Err] reports at start-up and
+// [journal.New] refuses. NewJournal asks the servers for their settings,
+// as [New] does, waiting at most the store's timeout; if they do not
+// answer then, the store's first Append asks again (and so on until one
+// has the answer).
 func NewJournal(c redis.UniversalClient, opts ...Option) *JournalStore {
 	s := &JournalStore{c: c, cfg: config{
 		prefix:    DefaultJournalPrefix,
@@ -113,7 +116,7 @@ func NewJournal(c redis.UniversalClient, opts ...Option) *JournalStore {
 	if s.cfg.err == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.timeout)
 		defer cancel()
-		_, _ = s.checkPolicy(ctx) // without an answer, the first Append asks again
+		_, _ = s.checkConfig(ctx) // without an answer, the first Append asks again
 	}
 	return s
 }
@@ -128,28 +131,30 @@ func hasHashTag(prefix string) bool {
 
 // Err reports why every call of the store fails (invalid options, a nil
 // client, or a cluster without a hash tag in the prefix), or why every
-// Append does (a server whose maxmemory-policy evicts), or nil. A program
-// checks it at start-up and does not start with a store that has one.
+// Append does (a server whose maxmemory-policy evicts, or that keeps no
+// persistence), or nil. A program checks it at start-up and does not
+// start with a store that has one.
 func (s *JournalStore) Err() error {
 	if s.cfg.err != nil {
 		return s.cfg.err
 	}
-	if a := s.policy.Load(); a != nil {
+	if a := s.conf.Load(); a != nil {
 		return a.refusal
 	}
 	return nil
 }
 
-// Append implements [journal.Store]. Until a server answered about its
-// eviction policy, it asks first; on a server whose policy evicts, it
-// fails with the reason [JournalStore.Err] reports, writing nothing.
+// Append implements [journal.Store]. Until the servers answered about
+// their settings, it asks first; on a server that evicts or keeps no
+// persistence, it fails with the reason [JournalStore.Err] reports,
+// writing nothing.
 func (s *JournalStore) Append(ctx context.Context, key, id string, rec []byte, names ...string) error {
 	ctx, cancel, err := s.begin(ctx)
 	if err != nil {
 		return fmt.Errorf("redisstore: journal append: %w", err)
 	}
 	defer cancel()
-	refusal, err := s.checkPolicy(ctx)
+	refusal, err := s.checkConfig(ctx)
 	if err != nil {
 		return fmt.Errorf("redisstore: journal append: %w", err)
 	}
@@ -339,11 +344,11 @@ func (s *JournalStore) call(ctx context.Context, do func(ctx context.Context) er
 	return do(ctx)
 }
 
-// checkPolicy returns why the store must refuse appends (nil if it need
+// checkConfig returns why the store must refuse appends (nil if it need
 // not), asking the servers first if no earlier call had their answer. An
 // error from asking is the second result.
-func (s *JournalStore) checkPolicy(ctx context.Context) (refusal, err error) {
-	return checkPolicy(ctx, s.c, &s.policy, journalForgets)
+func (s *JournalStore) checkConfig(ctx context.Context) (refusal, err error) {
+	return checkConfig(ctx, s.c, &s.conf, journalForgets, s.cfg.mayForget)
 }
 
 // Format implements fmt.Formatter: every verb prints the store's prefix,

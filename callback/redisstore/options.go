@@ -21,6 +21,7 @@ type config struct {
 	lease     time.Duration
 	retention time.Duration
 	timeout   time.Duration
+	mayForget bool // WithoutPersistence
 	err       error
 }
 
@@ -84,4 +85,15 @@ func WithTimeout(d time.Duration) Option {
 		}
 		c.timeout = d
 	}
+}
+
+// WithoutPersistence accepts a Redis that keeps neither an append-only
+// file (appendonly no) nor snapshots (an empty save), which [New] and
+// [NewJournal] otherwise refuse, as they refuse an evicting
+// maxmemory-policy: for a deployment that knowingly accepts losing the
+// store. Such a Redis forgets every key when it restarts: the processed
+// deliveries, whose redeliveries then call the function again, or the
+// journal's entries, whose references can then be sent again.
+func WithoutPersistence() Option {
+	return func(c *config) { c.mayForget = true }
 }

@@ -26,6 +26,8 @@ const requireExternal = "TRAVELRULE_REQUIRE_EXTERNAL"
 // directory on a free loopback port.
 type redisServer struct {
 	Addr string
+	bin  string
+	args []string // the test's own arguments
 	cmd  *exec.Cmd
 	log  *bytes.Buffer
 	dir  string
@@ -50,7 +52,9 @@ func lookRedis(t testing.TB) string {
 }
 
 // startRedis starts a redis-server with the extra arguments, waits until
-// it answers, and stops it when the test ends.
+// it answers, and stops it when the test ends. It keeps a save schedule
+// that no test reaches (an hour), so that the stores accept it; a test
+// of a server without persistence passes "--save", "".
 func startRedis(t testing.TB, args ...string) *redisServer {
 	t.Helper()
 	s, err := launchRedis(lookRedis(t), t.TempDir(), args...)
@@ -79,22 +83,45 @@ func launchRedisOnce(bin, dir string, args ...string) (*redisServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &redisServer{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), log: &bytes.Buffer{}, dir: dir, done: make(chan struct{})}
-	s.cmd = exec.Command(bin, append([]string{
-		"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
-		"--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning",
-	}, args...)...)
+	s := &redisServer{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), bin: bin, args: args, dir: dir}
+	if err := s.run(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// run starts the server's process on its address and directory, and waits
+// until it answers.
+func (s *redisServer) run() error {
+	_, port, _ := net.SplitHostPort(s.Addr)
+	s.log, s.done = &bytes.Buffer{}, make(chan struct{})
+	s.cmd = exec.Command(s.bin, append([]string{
+		"--port", port, "--bind", "127.0.0.1", "--dir", s.dir,
+		"--save", "3600 1", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning",
+	}, s.args...)...)
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
 	s.cmd.SysProcAttr = dieWithParent()
 	if err := s.cmd.Start(); err != nil {
-		return nil, err
+		return err
 	}
-	go func() { _ = s.cmd.Wait(); close(s.done) }()
+	cmd, done := s.cmd, s.done
+	go func() { _ = cmd.Wait(); close(done) }()
 	if err := s.waitReady(); err != nil {
 		s.stop()
-		return nil, &serverError{"redis-server did not start: " + err.Error(), s.log.String()}
+		return &serverError{"redis-server did not start: " + err.Error(), s.log.String()}
 	}
-	return s, nil
+	return nil
+}
+
+// Restart kills the server, as a crash would, and starts it again on the
+// same address and directory, with the same arguments: it keeps what its
+// persistence kept.
+func (s *redisServer) Restart(t testing.TB) {
+	t.Helper()
+	s.Kill()
+	if err := s.run(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // waitReady polls the server with PING until it answers, the process

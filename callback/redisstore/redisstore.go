@@ -31,15 +31,20 @@
 // noeviction on every server the client sends to. Under maxmemory, every
 // other policy forgets keys when memory runs short, the volatile ones
 // included (each of the store's keys has an expiry), and a processed
-// delivery forgotten calls the function again when it is redelivered. New
-// asks the servers for their policy (CONFIG GET maxmemory-policy), and a
-// store on a server with another policy refuses its claims and reports why
-// through [Store.Err]. A server that refuses CONFIG GET (an ACL without
-// it, or a managed service that disables it, as many do) cannot be
-// checked, and the store works on it: set the policy in the service's own
-// configuration (a parameter group, a server setting), whose default is
-// often an evicting one (volatile-lru or allkeys-lru), and give Redis the
-// memory for one retention of deliveries (see [WithRetention]).
+// delivery forgotten calls the function again when it is redelivered.
+// Nor may Redis forget them on a restart: set appendonly yes, or a save
+// schedule (an empty save with appendonly no keeps nothing), unless
+// [WithoutPersistence] accepts it. New asks the servers for these
+// settings (CONFIG GET, one round trip per server), and a store on a
+// server that evicts or keeps nothing refuses its claims and reports why
+// through [Store.Err]. The check sees that persistence is on, not how
+// often it writes: a save schedule loses the writes since its last
+// snapshot. A server that refuses CONFIG GET (an ACL without it, or a
+// managed service that disables it, as many do) cannot be checked, and
+// the store works on it: set the policy and persistence in the service's
+// own configuration (a parameter group, a server setting), whose default
+// policy is often an evicting one (volatile-lru or allkeys-lru), and give
+// Redis the memory for one retention of deliveries (see [WithRetention]).
 //
 // A store that cannot reach Redis makes Claim fail, and the handler
 // answers 500, so that the sender delivers the callback again. A call that
@@ -53,10 +58,11 @@
 // own ([DefaultJournalPrefix]), a hash per entry, a string per name and a
 // sorted set that indexes the entries for Scan, each key expiring a
 // retention after the entry's last record; each Append is one script. It
-// needs what Store needs (noeviction, which it checks the same way, and a
-// client with ContextTimeoutEnabled), and one thing more: its scripts read
-// and write several keys at once, so in a Redis Cluster or a ring its
-// prefix must hold a hash tag, which puts the whole journal on one node.
+// needs what Store needs (noeviction and persistence, which it checks the
+// same way, and a client with ContextTimeoutEnabled), and one thing more:
+// its scripts read and write several keys at once, so in a Redis Cluster
+// or a ring its prefix must hold a hash tag, which puts the whole journal
+// on one node.
 package redisstore
 
 import (
@@ -82,9 +88,9 @@ type Store struct {
 	cfg   config
 	id    string // this store's part of its tokens
 	claim atomic.Uint64
-	// policy is the servers' answer about their eviction policy, once one
-	// came.
-	policy atomic.Pointer[policyAnswer]
+	// conf is the servers' answer about their eviction policy and
+	// persistence, once one came.
+	conf atomic.Pointer[configAnswer]
 }
 
 var _ callback.FencedStore = (*Store)(nil)
@@ -94,10 +100,11 @@ var _ callback.FencedStore = (*Store)(nil)
 //
 // New never fails: invalid options or a nil client make a store whose
 // every call returns the reason, and a server whose maxmemory-policy evicts
-// makes a store whose every claim does, which [Store.Err] reports at
-// start-up. New asks the servers for their policy, waiting at most the
-// store's timeout; if they do not answer then, the store's first claim
-// asks again (and so on until one has the answer).
+// or that keeps no persistence makes a store whose every claim does, which
+// [Store.Err] reports at start-up. New asks the servers for their
+// settings, waiting at most the store's timeout; if they do not answer
+// then, the store's first claim asks again (and so on until one has the
+// answer).
 func New(c redis.UniversalClient, opts ...Option) *Store {
 	s := &Store{c: c, cfg: config{
 		prefix:    DefaultPrefix,
@@ -119,20 +126,20 @@ func New(c redis.UniversalClient, opts ...Option) *Store {
 	if s.cfg.err == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.timeout)
 		defer cancel()
-		_, _ = s.checkPolicy(ctx) // without an answer, the first claim asks again
+		_, _ = s.checkConfig(ctx) // without an answer, the first claim asks again
 	}
 	return s
 }
 
 // Err reports why every call of the store fails (invalid options or a nil
 // client), or why every claim does (a server whose maxmemory-policy
-// evicts), or nil. A program checks it at start-up and does not start with
-// a store that has one.
+// evicts, or that keeps no persistence), or nil. A program checks it at
+// start-up and does not start with a store that has one.
 func (s *Store) Err() error {
 	if s.cfg.err != nil {
 		return s.cfg.err
 	}
-	if a := s.policy.Load(); a != nil {
+	if a := s.conf.Load(); a != nil {
 		return a.refusal
 	}
 	return nil
@@ -149,16 +156,16 @@ func (s *Store) Claim(ctx context.Context, key string) (callback.ClaimResult, er
 	return r, err
 }
 
-// ClaimFenced implements [callback.FencedStore]. Until a server answered
-// about its eviction policy, it asks first; on a server whose policy
-// evicts, it fails with the reason [Store.Err] reports.
+// ClaimFenced implements [callback.FencedStore]. Until the servers
+// answered about their settings, it asks first; on a server that evicts or
+// keeps no persistence, it fails with the reason [Store.Err] reports.
 func (s *Store) ClaimFenced(ctx context.Context, key string) (callback.ClaimResult, string, error) {
 	ctx, cancel, err := s.begin(ctx)
 	if err != nil {
 		return 0, "", fmt.Errorf("redisstore: claim: %w", err)
 	}
 	defer cancel()
-	refusal, err := s.checkPolicy(ctx)
+	refusal, err := s.checkConfig(ctx)
 	if err != nil {
 		return 0, "", fmt.Errorf("redisstore: claim: %w", err)
 	}

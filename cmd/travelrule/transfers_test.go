@@ -23,14 +23,17 @@ import (
 )
 
 // startRedisForCLI starts a throw-away redis-server on a free loopback
-// port and returns its URL; it skips (or fails, in CI) without one.
-func startRedisForCLI(t *testing.T) string {
+// port, with the extra arguments, and returns its URL; it skips (or
+// fails, in CI) without one. It keeps a save schedule that no test
+// reaches (an hour): the journal's store refuses a Redis without
+// persistence.
+func startRedisForCLI(t *testing.T, args ...string) string {
 	bin := lookTool(t, "redis-server", "redis-server")
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
+	cmd := exec.Command(bin, append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "3600 1", "--appendonly", "no", "--dir", t.TempDir()}, args...)...)
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	rdb := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", port)})
@@ -69,7 +72,7 @@ func TestTransfersCommands(t *testing.T) {
 	// An inbound inquiry never answered; its body names persons.
 	inquiry, err := travelrule.ParseCallback([]byte(`{"asset":"BTC","amount":"1","callback":"https://trp.example/transfers/inquiryResolution?q=tr-in-9","IVMS101":{"originator":{"originatorPersons":[{"naturalPerson":{"name":{"nameIdentifier":[{"primaryIdentifier":"Quenneville","secondaryIdentifier":"Perpetua"}]}}}]}}}`))
 	require.NoError(t, err)
-	require.NoError(t, j.Delivered(ctx, &callback.Delivery{ID: "body:1", Callback: inquiry}))
+	require.NoError(t, j.Delivered(ctx, &callback.Delivery{Authenticated: true, ID: "body:1", Callback: inquiry}))
 
 	env := map[string]string{journalEnv: url}
 	code, out, errOut := runCLI(t, ctx, "", env, "transfers", "stuck", "--exit-code")
@@ -122,7 +125,8 @@ func TestTransfersCommandsStore(t *testing.T) {
 }
 
 // TestTransfersCommandsStoreState: an unreachable store is a failure (1),
-// not a usage error, and a prefix that holds no journal is said.
+// not a usage error, as is a Redis without persistence, whose journal a
+// restart would have emptied; a prefix that holds no journal is said.
 func TestTransfersCommandsStoreState(t *testing.T) {
 	ctx := context.Background()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -132,6 +136,12 @@ func TestTransfersCommandsStoreState(t *testing.T) {
 	code, _, errOut := runCLI(t, ctx, "", map[string]string{journalEnv: "redis://u:hunter2-secret@" + closed + "/0"}, "transfers", "stuck")
 	assert.Equal(t, exitFailed, code, errOut)
 	assert.NotContains(t, errOut, "hunter2-secret")
+
+	forgetful := startRedisForCLI(t, "--save", "")
+	code, _, errOut = runCLI(t, ctx, "", map[string]string{journalEnv: forgetful}, "transfers", "stuck", "--exit-code")
+	assert.Equal(t, exitFailed, code)
+	assert.Contains(t, errOut, "keeps no persistence")
+	assert.Contains(t, errOut, "set appendonly yes, or a save schedule")
 
 	url := startRedisForCLI(t)
 	code, _, errOut = runCLI(t, ctx, "", map[string]string{journalEnv: url}, "transfers", "stuck", "--redis-prefix", "mistyped:", "--exit-code")
