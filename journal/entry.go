@@ -117,6 +117,12 @@ type Entry struct {
 	// SentAt is when the first initiation whose outcome is still unknown
 	// was recorded (zero when none is).
 	SentAt time.Time
+	// Settlement is an operator's settlement of initiations whose outcome
+	// was unknown (see [Journal.Settle]); nil without one.
+	Settlement *Settlement
+	// Contradicted is when a callback that contradicts the settlement
+	// arrived (zero when none did): see [RuleContradicted].
+	Contradicted time.Time
 	// Timeline lists the entry's records, oldest first.
 	Timeline []Event
 }
@@ -145,6 +151,8 @@ func fold(key string, recs []record) *Entry {
 	}
 	calls := map[string]string{} // call id -> its latest outcome kind
 	sentAt := map[string]time.Time{}
+	var seen []record     // the callbacks believed, for the settlement
+	resent := time.Time{} // the first initiation recorded after a settlement
 	evidence := time.Time{}
 	for _, r := range recs {
 		if e.Started.IsZero() {
@@ -167,6 +175,9 @@ func fold(key string, recs []record) *Entry {
 				calls[r.Call] = kindSent
 				sentAt[r.Call] = r.At
 			}
+			if e.Settlement != nil && resent.IsZero() {
+				resent = r.At
+			}
 		case kindStored, kindNotStored, kindUnknown:
 			if _, ok := sentAt[r.Call]; !ok {
 				sentAt[r.Call] = r.At
@@ -186,12 +197,16 @@ func fold(key string, recs []record) *Entry {
 			if evidence.IsZero() {
 				evidence = r.At
 			}
+			seen = append(seen, r)
 			e.callback(r)
+		case kindSettled:
+			e.settle(r, calls)
 		}
 	}
 	if e.Direction == Inbound {
 		return e
 	}
+	e.Contradicted = contradiction(e.Settlement, seen, resent)
 	e.Initiations = len(calls)
 	e.Initiation = InitiationNotStored
 	unknown, stored := false, false
@@ -224,6 +239,36 @@ func fold(key string, recs []record) *Entry {
 		e.Initiation = InitiationNotStored
 	}
 	return e
+}
+
+// settle applies an operator's settlement: the calls whose outcome was
+// unknown take its outcome.
+func (e *Entry) settle(r record, calls map[string]string) {
+	for id, k := range calls {
+		if k == kindSent || k == kindUnknown {
+			calls[id] = r.Settled
+		}
+	}
+	e.Settlement = &Settlement{Stored: r.Settled == kindStored, TransferID: r.TransferID, Reason: r.Reason, At: r.At}
+	if e.Settlement.Stored {
+		e.reach(StageInitiated, r.At)
+	}
+}
+
+// contradiction returns when the first believed callback that a
+// settlement cannot explain arrived, or the zero time: for "not stored",
+// any callback that came before a later initiation under the reference;
+// for "stored", one that names another transfer id.
+func contradiction(s *Settlement, seen []record, resent time.Time) time.Time {
+	if s == nil {
+		return time.Time{}
+	}
+	for _, r := range seen {
+		if !s.Stored && (resent.IsZero() || r.At.Before(resent)) || s.Stored && r.TransferID != "" && r.TransferID != s.TransferID {
+			return r.At
+		}
+	}
+	return time.Time{}
 }
 
 // callback applies a callback record to the entry.
@@ -279,7 +324,20 @@ func describe(r record, key string) string {
 	case kindStored:
 		b.WriteString("stored by the service")
 	case kindNotStored:
-		b.WriteString("not stored: the service refused it, or it never reached the service")
+		switch r.Refused {
+		case refusedRefInUse:
+			b.WriteString("not sent: the journal refused it (ErrRefInUse: the reference names a transfer the service stored or may have stored)")
+		case refusedFailed:
+			b.WriteString("not sent: the journal could not record or check it first")
+		default:
+			b.WriteString("not stored: the service refused it, or it never reached the service")
+		}
+	case kindSettled:
+		if r.Settled == kindStored {
+			fmt.Fprintf(&b, "settled by an operator: stored by the service (reason: %s)", r.Reason)
+		} else {
+			fmt.Fprintf(&b, "settled by an operator: not stored, the reference may be used again (reason: %s)", r.Reason)
+		}
 	case kindUnknown:
 		if r.Op == "ResolveInquiry" {
 			b.WriteString("ResolveInquiry's outcome unknown (ErrOutcomeUnknown): the service may have applied it")

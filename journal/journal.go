@@ -162,7 +162,7 @@ func (j *Journal) StartCall(ctx context.Context, info *travelrule.CallInfo) (con
 	if err := j.append(wctx, key, "sent:"+id, &r, names...); err != nil {
 		// The record may have been written and its answer lost: say that
 		// this call was not sent, so that it does not stay "sent".
-		j.notSent(ctx, key, id)
+		j.notSent(ctx, key, id, refusedFailed)
 		return ctx, fmt.Errorf("journal: recording the initiation before sending it: %w", err)
 	}
 	if ref != "" {
@@ -170,11 +170,12 @@ func (j *Journal) StartCall(ctx context.Context, info *travelrule.CallInfo) (con
 		// reference at once, the later reader sees the other's record
 		// (unless the other was refused already), so at most one is sent.
 		recs, err := j.store.Records(wctx, key)
+		why := refusedFailed
 		if err == nil && inUse(key, id, recs) {
-			err = fmt.Errorf("%w: %s", ErrRefInUse, ref)
+			err, why = fmt.Errorf("%w: %s", ErrRefInUse, ref), refusedRefInUse
 		}
 		if err != nil {
-			j.notSent(ctx, key, id)
+			j.notSent(ctx, key, id, why)
 			return ctx, fmt.Errorf("journal: checking the reference before sending: %w", err)
 		}
 	}
@@ -216,11 +217,12 @@ func inUse(key, id string, raw [][]byte) bool {
 	return len(others) > 0 && fold(key, others).Initiation != InitiationNotStored
 }
 
-// notSent records, best effort, that the call id was not sent.
-func (j *Journal) notSent(ctx context.Context, key, id string) {
+// notSent records, best effort, that the journal did not let the call id
+// be sent, and why (refusedRefInUse or refusedFailed).
+func (j *Journal) notSent(ctx context.Context, key, id, why string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), j.timeout)
 	defer cancel()
-	r := record{Kind: kindNotStored, At: j.now(), Call: id, Op: "InitiateTransfer"}
+	r := record{Kind: kindNotStored, At: j.now(), Call: id, Op: "InitiateTransfer", Refused: why}
 	if err := j.append(ctx, key, "end:"+id, &r); err != nil {
 		j.stats.lost.Add(1)
 		if j.logger != nil {

@@ -18,6 +18,7 @@ const (
 	kindTxID       = "txid"       // this VASP's SubmitTxID was applied
 	kindCallback   = "callback"   // a verified callback delivery about the transfer
 	kindRefused    = "refused"    // a callback delivery the journal did not act on (see Refused)
+	kindSettled    = "settled"    // an operator settled the initiations whose outcome was unknown (see Journal.Settle)
 	kindJoined     = "joined"     // an unattached entry's records belong to this entry
 )
 
@@ -37,13 +38,18 @@ type record struct {
 	Callback       string    `json:"callback,omitempty"`       // a callback's kind (travelrule.CallbackKind; older records: see legacyCallbacks)
 	Delivery       string    `json:"delivery,omitempty"`       // a callback delivery's id
 	Joined         string    `json:"joined,omitempty"`         // the unattached entry a joined record joins
-	Refused        string    `json:"refused,omitempty"`        // why a callback was not acted on: refusedKind or refusedUnauthenticated
+	Refused        string    `json:"refused,omitempty"`        // why a callback was not acted on, or an initiation not sent (see refusedKind)
+	Settled        string    `json:"settled,omitempty"`        // a settlement's outcome: kindStored or kindNotStored
+	Reason         string    `json:"reason,omitempty"`         // a settlement's reason, in the operator's words
 }
 
-// Why a callback delivery was recorded without being acted on.
+// Why a callback delivery was recorded without being acted on, or why the
+// journal did not let an initiation be sent (a not-stored record's).
 const (
 	refusedKind            = "kind"            // its kind cannot arrive at an entry of this direction
 	refusedUnauthenticated = "unauthenticated" // the handler had no authentication (callback.WithoutAuthentication)
+	refusedRefInUse        = "ref-in-use"      // ErrRefInUse: the reference names a transfer stored or maybe stored
+	refusedFailed          = "journal-failed"  // the journal could not record or check it first
 )
 
 // belongs reports whether a callback of kind can truthfully arrive at the

@@ -38,6 +38,9 @@ const (
 	// RuleInquiryUnanswered: an inbound inquiry was not answered (no
 	// ResolveInquiry applied) for Thresholds.InquiryAnswer.
 	RuleInquiryUnanswered Rule = "inbound inquiry not answered"
+	// RuleContradicted: a callback arrived that contradicts an operator's
+	// settlement (Entry.Contradicted): look at the transfer again.
+	RuleContradicted Rule = "a callback contradicts the settlement"
 )
 
 // Thresholds say how long each stage may last before [Journal.Stuck]
@@ -101,6 +104,9 @@ func stuck(e *Entry, now time.Time, th Thresholds) (Rule, time.Time, bool) {
 			return RuleInquiryUnanswered, e.Since[StageInitiated], true
 		}
 		return "", time.Time{}, false
+	}
+	if !e.Contradicted.IsZero() {
+		return RuleContradicted, e.Contradicted, true
 	}
 	switch e.Initiation {
 	case InitiationSent, InitiationUnknown:

@@ -29,11 +29,12 @@ const journalEnv = "TRAVELRULE_JOURNAL_URL"
 var transfersCommands = []struct{ name, summary string }{
 	{"stuck", "list the transfers that need a person (outcome unknown, no resolution, no txId, an inquiry not answered)"},
 	{"show", "print one transfer's stage and timeline, by reference or transfer id"},
+	{"settle", "record what you learnt from the service about an initiation whose outcome is unknown"},
 }
 
 // transfers runs a subcommand of "travelrule transfers".
 func (c *cli) transfers(ctx context.Context, args []string) int {
-	fs := c.newFlagSet("transfers", "<stuck|show> [flags]")
+	fs := c.newFlagSet("transfers", "<stuck|show|settle> [flags]")
 	usage := fs.Usage
 	fs.Usage = func() {
 		usage()
@@ -48,13 +49,15 @@ func (c *cli) transfers(ctx context.Context, args []string) int {
 		return code
 	}
 	if fs.NArg() == 0 {
-		return c.usageError(fs, "name a subcommand: stuck or show")
+		return c.usageError(fs, "name a subcommand: stuck, show or settle")
 	}
 	switch sub, rest := fs.Arg(0), fs.Args()[1:]; sub {
 	case "stuck":
 		return c.transfersStuck(ctx, rest)
 	case "show":
 		return c.transfersShow(ctx, rest)
+	case "settle":
+		return c.transfersSettle(ctx, rest)
 	default:
 		return c.usageError(fs, "unknown subcommand %q", sub)
 	}
@@ -217,7 +220,12 @@ func (c *cli) transfersShow(ctx context.Context, args []string) int {
 		fmt.Fprintf(c.stderr, "transfers show: the journal holds no transfer %q\n", fs.Arg(0))
 		return exitFailed
 	}
-	if *jf.asJSON {
+	return c.printEntry(e, *jf.asJSON)
+}
+
+// printEntry prints one transfer, with its timeline.
+func (c *cli) printEntry(e *journal.Entry, asJSON bool) int {
+	if asJSON {
 		return c.printJSON(entryJSON(e, true))
 	}
 	fmt.Fprintf(c.stdout, "Direction:   %s\nReference:   %s\nTransfer:    %s\nStage:       %s\n",
@@ -229,11 +237,52 @@ func (c *cli) transfersShow(ctx context.Context, args []string) int {
 		}
 		fmt.Fprintf(c.stdout, "Initiation:  %s\n", dash(init))
 	}
+	if !e.Contradicted.IsZero() {
+		fmt.Fprintf(c.stdout, "Attention:   a callback contradicts the settlement (%s)\n", e.Contradicted.UTC().Format(time.RFC3339))
+	}
 	fmt.Fprintf(c.stdout, "Decision:    %s\nTimeline:\n", dash(string(e.Decision)))
 	for _, ev := range e.Timeline {
 		fmt.Fprintf(c.stdout, "  %s  %s\n", ev.At.UTC().Format(time.RFC3339), ev.What)
 	}
 	return exitOK
+}
+
+// transfersSettle records an operator's settlement of an initiation whose
+// outcome is unknown (journal.Journal.Settle).
+func (c *cli) transfersSettle(ctx context.Context, args []string) int {
+	fs := c.newFlagSet("transfers settle", "(--stored TRANSFER_ID | --not-stored) --reason TEXT [flags] REFERENCE|TRANSFER_ID")
+	jf := addJournalFlags(fs)
+	stored := fs.String("stored", "", "the service holds the transfer, under this transfer id")
+	notStored := fs.Bool("not-stored", false, "the service holds no such transfer: a resend under the reference is allowed")
+	reason := fs.String("reason", "", "how you know (a support ticket, the dashboard); kept with the entry, so no personal data")
+	if code, ok := c.parse(fs, args); !ok {
+		return code
+	}
+	switch {
+	case fs.NArg() != 1:
+		return c.usageError(fs, "name one transfer: its callback reference or its transfer id")
+	case (*stored == "") == !*notStored:
+		return c.usageError(fs, "give --stored TRANSFER_ID or --not-stored")
+	}
+	j, closeStore, err := c.openJournal(ctx, jf)
+	if err != nil {
+		return c.journalError(fs, err)
+	}
+	defer closeStore()
+	err = j.Settle(ctx, fs.Arg(0), journal.Settlement{Stored: *stored != "", TransferID: *stored, Reason: *reason})
+	switch {
+	case errors.Is(err, journal.ErrInvalidSettlement):
+		return c.usageError(fs, "%s", strings.TrimPrefix(err.Error(), journal.ErrInvalidSettlement.Error()+": "))
+	case err != nil:
+		fmt.Fprintf(c.stderr, "transfers settle: %v\n", err)
+		return exitFailed
+	}
+	e, err := j.Entry(ctx, fs.Arg(0))
+	if err != nil || e == nil {
+		fmt.Fprintf(c.stderr, "transfers settle: settled; reading it back: %v\n", err)
+		return exitFailed
+	}
+	return c.printEntry(e, *jf.asJSON)
 }
 
 // entryJSON is an entry as the commands print it in JSON.
@@ -242,6 +291,12 @@ func entryJSON(e *journal.Entry, timeline bool) map[string]any {
 		"key": e.Key, "direction": e.Direction, "ref": e.Ref, "transferId": e.TransferID,
 		"stage": e.Stage.String(), "initiation": e.Initiation, "reconciled": e.Reconciled,
 		"decision": e.Decision, "started": e.Started.UTC(), "updated": e.Updated.UTC(),
+	}
+	if s := e.Settlement; s != nil {
+		m["settlement"] = map[string]any{"stored": s.Stored, "transferId": s.TransferID, "reason": s.Reason, "at": s.At.UTC()}
+	}
+	if !e.Contradicted.IsZero() {
+		m["contradicted"] = e.Contradicted.UTC()
 	}
 	if timeline {
 		events := make([]map[string]any, len(e.Timeline))

@@ -102,6 +102,54 @@ func TestTransfersCommands(t *testing.T) {
 	assert.Contains(t, errOut, "holds no transfer")
 }
 
+// TestTransfersSettle: an entry left "sent, outcome unknown" by a process
+// that died blocks a resend, which "transfers show" tells from a refusal
+// by the service; "transfers settle" records what the operator learnt,
+// and the resend is let through.
+func TestTransfersSettle(t *testing.T) {
+	url := startRedisForCLI(t)
+	opt, err := redis.ParseURL(url)
+	require.NoError(t, err)
+	rdb := redis.NewClient(opt)
+	t.Cleanup(func() { rdb.Close() })
+	j, err := journal.New(redisstore.NewJournal(rdb))
+	require.NoError(t, err)
+	ctx := context.Background()
+	_, err = j.StartCall(ctx, &travelrule.CallInfo{Op: "InitiateTransfer", CallbackRef: "pay-killed"})
+	require.NoError(t, err)
+	_, err = j.StartCall(ctx, &travelrule.CallInfo{Op: "InitiateTransfer", CallbackRef: "pay-killed"})
+	require.ErrorIs(t, err, journal.ErrRefInUse)
+	env := map[string]string{journalEnv: url}
+
+	code, out, errOut := runCLI(t, ctx, "", env, "transfers", "show", "pay-killed")
+	assert.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "Initiation:  sent, outcome unknown")
+	assert.Contains(t, out, "not sent: the journal refused it (ErrRefInUse")
+	assert.NotContains(t, out, "the service refused it")
+
+	for _, args := range [][]string{
+		{"--reason", "x", "pay-killed"},
+		{"--not-stored", "--stored", "tr-1", "--reason", "x", "pay-killed"},
+		{"--not-stored", "pay-killed"},
+		{"--not-stored", "--reason", "two\nlines", "pay-killed"},
+		{"--not-stored", "--reason", "x"},
+	} {
+		code, _, errOut = runCLI(t, ctx, "", env, append([]string{"transfers", "settle"}, args...)...)
+		assert.Equal(t, exitUsage, code, "%q: %s", args, errOut)
+	}
+
+	code, out, errOut = runCLI(t, ctx, "", env, "transfers", "settle", "--not-stored", "--reason", "support ticket 4711", "pay-killed")
+	assert.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "Initiation:  not stored")
+	assert.Contains(t, out, "settled by an operator: not stored, the reference may be used again (reason: support ticket 4711)")
+	_, err = j.StartCall(ctx, &travelrule.CallInfo{Op: "InitiateTransfer", CallbackRef: "pay-killed"})
+	assert.NoError(t, err, "the resend is let through")
+
+	code, _, errOut = runCLI(t, ctx, "", env, "transfers", "settle", "--not-stored", "--reason", "again", "no-such-ref")
+	assert.Equal(t, exitFailed, code)
+	assert.Contains(t, errOut, "no initiation of the entry has an unknown outcome")
+}
+
 // TestTransfersCommandsStore checks the store's URL: required, from the
 // environment only, and never echoed with its password.
 func TestTransfersCommandsStore(t *testing.T) {
