@@ -207,6 +207,14 @@ func fold(key string, recs []record) *Entry {
 		return e
 	}
 	e.Contradicted = contradiction(e.Settlement, seen, resent)
+	e.initiation(calls, sentAt, evidence)
+	return e
+}
+
+// initiation sets what is known of an outbound entry's initiation from
+// the latest outcome of each call, when each was sent, and when the first
+// believed callback came (zero if none did).
+func (e *Entry) initiation(calls map[string]string, sentAt map[string]time.Time, evidence time.Time) {
 	e.Initiations = len(calls)
 	e.Initiation = InitiationNotStored
 	unknown, stored := false, false
@@ -238,7 +246,6 @@ func fold(key string, recs []record) *Entry {
 	case !unknown:
 		e.Initiation = InitiationNotStored
 	}
-	return e
 }
 
 // settle applies an operator's settlement: the calls whose outcome was
