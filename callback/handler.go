@@ -171,14 +171,20 @@ func (h Handler) Format(f fmt.State, verb rune) {
 		}
 		fmt.Fprintf(f, "%T", v)
 	}
-	fmt.Fprintf(f, "] MaxBodyBytes:%d Store:%T Err:%v}", h.cfg.maxBody, h.cfg.store, h.cfg.err)
+	fmt.Fprint(f, "]")
+	if h.cfg.noAuth {
+		fmt.Fprint(f, " WithoutAuthentication")
+	}
+	fmt.Fprintf(f, " MaxBodyBytes:%d Store:%T Err:%v}", h.cfg.maxBody, h.cfg.store, h.cfg.err)
 }
 
 // LogValue implements slog.LogValuer: the configuration as Format shows it.
 func (h Handler) LogValue() slog.Value {
 	attrs := []slog.Attr{
 		slog.String("capabilityKey", mask(h.cfg.firstKey())),
+		slog.Int("previousKeys", max(len(h.cfg.capKeys)-1, 0)),
 		slog.Int("verifiers", len(h.cfg.verifiers)),
+		slog.Bool("authenticated", h.cfg.authenticates()),
 		slog.Int64("maxBodyBytes", h.cfg.maxBody),
 		slog.Bool("dedup", h.cfg.store != nil),
 	}

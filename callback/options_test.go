@@ -52,6 +52,7 @@ func TestWithoutAuthenticationWarnsOnce(t *testing.T) {
 	defer mu.Unlock()
 	assert.Equal(t, 1, strings.Count(buf.String(), "level=WARN"), buf.String())
 	assert.Contains(t, buf.String(), "unauthenticated")
+	assert.Contains(t, fmt.Sprint(h), " WithoutAuthentication ", "its printed form says so")
 }
 
 // TestCapabilityKeyRotation checks that URLs made with the current key or a

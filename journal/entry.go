@@ -123,6 +123,7 @@ type Entry struct {
 	// Contradicted is when a callback that contradicts the settlement
 	// arrived (zero when none did): see [RuleContradicted].
 	Contradicted time.Time
+
 	// Timeline lists the entry's records, oldest first.
 	Timeline []Event
 }
@@ -151,8 +152,10 @@ func fold(key string, recs []record) *Entry {
 	}
 	calls := map[string]string{} // call id -> its latest outcome kind
 	sentAt := map[string]time.Time{}
-	var seen []record     // the callbacks believed, for the settlement
-	resent := time.Time{} // the first initiation recorded after a settlement
+	var seen []record           // the callbacks believed, for the settlement
+	resent := time.Time{}       // the first initiation recorded after the latest settlement
+	stored := map[string]bool{} // the transfer ids the service answered with
+	storedTID := ""             // the latest of them, or a settlement's
 	evidence := time.Time{}
 	for _, r := range recs {
 		if e.Started.IsZero() {
@@ -185,6 +188,9 @@ func fold(key string, recs []record) *Entry {
 			calls[r.Call] = r.Kind
 			if r.Kind == kindStored {
 				e.reach(StageInitiated, r.At)
+				if r.TransferID != "" {
+					stored[r.TransferID], storedTID = true, r.TransferID
+				}
 			}
 		case kindResolution:
 			e.reach(StageInitiated, r.At)
@@ -200,13 +206,23 @@ func fold(key string, recs []record) *Entry {
 			seen = append(seen, r)
 			e.callback(r)
 		case kindSettled:
-			e.settle(r, calls)
+			if !e.settle(r, calls) {
+				e.Timeline[len(e.Timeline)-1].What += " (not applied: no outcome was unknown by then)"
+				break
+			}
+			resent = time.Time{}
+			if r.TransferID != "" {
+				storedTID = r.TransferID
+			}
 		}
 	}
 	if e.Direction == Inbound {
 		return e
 	}
-	e.Contradicted = contradiction(e.Settlement, seen, resent)
+	if storedTID != "" {
+		e.TransferID = storedTID // a late callback about another transfer does not rename it
+	}
+	e.Contradicted = contradiction(e.Settlement, seen, resent, stored)
 	e.initiation(calls, sentAt, evidence)
 	return e
 }
@@ -249,29 +265,44 @@ func (e *Entry) initiation(calls map[string]string, sentAt map[string]time.Time,
 }
 
 // settle applies an operator's settlement: the calls whose outcome was
-// unknown take its outcome.
-func (e *Entry) settle(r record, calls map[string]string) {
+// unknown take its outcome. It reports false, changing nothing, when none
+// was unknown.
+func (e *Entry) settle(r record, calls map[string]string) bool {
+	applied := false
 	for id, k := range calls {
 		if k == kindSent || k == kindUnknown {
-			calls[id] = r.Settled
+			calls[id], applied = r.Settled, true
 		}
+	}
+	if !applied {
+		return false
 	}
 	e.Settlement = &Settlement{Stored: r.Settled == kindStored, TransferID: r.TransferID, Reason: r.Reason, At: r.At}
 	if e.Settlement.Stored {
 		e.reach(StageInitiated, r.At)
 	}
+	return true
 }
 
-// contradiction returns when the first believed callback that a
-// settlement cannot explain arrived, or the zero time: for "not stored",
-// any callback that came before a later initiation under the reference;
-// for "stored", one that names another transfer id.
-func contradiction(s *Settlement, seen []record, resent time.Time) time.Time {
+// contradiction returns when the first believed callback that the latest
+// settlement cannot explain arrived, or the zero time. A callback naming a
+// transfer id the service answered with is explained. Otherwise, after
+// "stored", one naming another transfer id contradicts; after "not
+// stored", one that came before a later initiation under the reference,
+// or one naming a transfer id when the later initiations' ids are known.
+func contradiction(s *Settlement, seen []record, resent time.Time, stored map[string]bool) time.Time {
 	if s == nil {
 		return time.Time{}
 	}
 	for _, r := range seen {
-		if !s.Stored && (resent.IsZero() || r.At.Before(resent)) || s.Stored && r.TransferID != "" && r.TransferID != s.TransferID {
+		named := r.TransferID != ""
+		switch {
+		case named && stored[r.TransferID]:
+		case s.Stored:
+			if named && r.TransferID != s.TransferID {
+				return r.At
+			}
+		case resent.IsZero() || r.At.Before(resent), named && len(stored) > 0:
 			return r.At
 		}
 	}

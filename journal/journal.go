@@ -182,16 +182,21 @@ func (j *Journal) StartCall(ctx context.Context, info *travelrule.CallInfo) (con
 	return context.WithValue(ctx, callKey{}, callState{key: key, id: id}), nil
 }
 
-// startOther starts a call other than an initiation: nothing is written
-// before it is sent, but a resolution's reference must be free.
+// startOther starts a call other than an initiation. A resolution whose
+// reference is free takes it before it is sent, so that its confirmation,
+// or any callback to its URL, finds the inbound entry even before the call
+// ends; one whose reference names another entry is refused.
 func (j *Journal) startOther(ctx context.Context, info *travelrule.CallInfo, id string) (context.Context, error) {
 	if info.Op == "ResolveInquiry" && isID(info.CallbackRef) && isID(info.TransferID) {
-		// The confirmation comes to the resolution's callback URL: a
-		// reference that names another entry would file it there.
 		wctx, cancel := context.WithTimeout(ctx, j.timeout)
 		defer cancel()
-		if err := j.refFree(wctx, info.CallbackRef, inboundPrefix+info.TransferID); err != nil {
+		key := inboundPrefix + info.TransferID
+		if err := j.refFree(wctx, info.CallbackRef, key); err != nil {
 			return ctx, err
+		}
+		r := record{Kind: kindSent, At: j.now(), Call: id, Op: info.Op, Ref: info.CallbackRef, Digest: hex.EncodeToString(info.Digest[:])}
+		if err := j.append(wctx, key, "sent:"+id, &r, refName+info.CallbackRef); err != nil {
+			return ctx, fmt.Errorf("journal: recording the resolution's reference before sending it: %w", err)
 		}
 	}
 	return context.WithValue(ctx, callKey{}, callState{id: id}), nil
@@ -362,7 +367,7 @@ func (j *Journal) Delivered(ctx context.Context, d *callback.Delivery) error {
 		if !d.Authenticated {
 			r.Refused = refusedUnauthenticated
 		}
-		err = j.append(ctx, key, "cb:"+d.ID, &r)
+		err = j.append(ctx, key, "refused:"+r.Refused+":"+r.Callback, &r) // one per reason and kind: a flood adds nothing
 	default:
 		err = j.file(ctx, key, named, ref, tid, "cb:"+d.ID, &r)
 	}

@@ -14,12 +14,21 @@ import (
 	"github.com/vaspkit/travelrule/journal"
 )
 
-// died records an initiation under ref and no outcome: a sender killed
-// between the write-ahead record and its answer.
-func died(t *testing.T, j *journal.Journal, ref string) {
+// startOnly records an initiation under ref and no outcome: a sender
+// killed between the write-ahead record and its answer.
+func startOnly(t *testing.T, j *journal.Journal, ref string) {
 	t.Helper()
 	_, err := j.StartCall(context.Background(), &travelrule.CallInfo{Op: "InitiateTransfer", CallbackRef: ref})
 	require.NoError(t, err)
+}
+
+// died is startOnly an hour before *now: long enough ago to be settled.
+func died(t *testing.T, j *journal.Journal, now *time.Time, ref string) {
+	t.Helper()
+	saved := *now
+	*now = saved.Add(-time.Hour)
+	startOnly(t, j, ref)
+	*now = saved
 }
 
 func timeline(e *journal.Entry) string {
@@ -37,7 +46,7 @@ func timeline(e *journal.Entry) string {
 func TestSettleNotStored(t *testing.T) {
 	ctx := context.Background()
 	j, now := hostileJournal(t, journal.NewMemoryStore(0, 0))
-	died(t, j, "pay-k1")
+	died(t, j, now, "pay-k1")
 	*now = now.Add(time.Minute)
 	_, err := j.StartCall(ctx, &travelrule.CallInfo{Op: "InitiateTransfer", CallbackRef: "pay-k1"})
 	require.ErrorIs(t, err, journal.ErrRefInUse)
@@ -89,12 +98,12 @@ func TestSettleContradicted(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
 			j, now := hostileJournal(t, journal.NewMemoryStore(0, 0))
-			died(t, j, "pay-c1")
+			died(t, j, now, "pay-c1")
 			*now = now.Add(time.Minute)
 			require.NoError(t, j.Settle(ctx, "pay-c1", tt.settle))
 			if tt.resend {
 				*now = now.Add(time.Minute)
-				died(t, j, "pay-c1")
+				startOnly(t, j, "pay-c1")
 			}
 			*now = now.Add(time.Minute)
 			require.NoError(t, j.Delivered(ctx, &callback.Delivery{Authenticated: true, ID: "d-c1", Callback: &travelrule.Callback{
@@ -122,8 +131,8 @@ func TestSettleContradicted(t *testing.T) {
 // entry by its transfer id, as an answer would.
 func TestSettleStoredNamesTheTransfer(t *testing.T) {
 	ctx := context.Background()
-	j, _ := hostileJournal(t, journal.NewMemoryStore(0, 0))
-	died(t, j, "pay-s1")
+	j, now := hostileJournal(t, journal.NewMemoryStore(0, 0))
+	died(t, j, now, "pay-s1")
 	require.NoError(t, j.Settle(ctx, "pay-s1", journal.Settlement{Stored: true, TransferID: "t-s1", Reason: "seen in the dashboard"}))
 	e, err := j.Entry(ctx, "t-s1")
 	require.NoError(t, err)
@@ -140,8 +149,8 @@ func TestSettleStoredNamesTheTransfer(t *testing.T) {
 // an entry with no unknown outcome, changes nothing.
 func TestSettleRefuses(t *testing.T) {
 	ctx := context.Background()
-	j, _ := hostileJournal(t, journal.NewMemoryStore(0, 0))
-	died(t, j, "pay-r1")
+	j, now := hostileJournal(t, journal.NewMemoryStore(0, 0))
+	died(t, j, now, "pay-r1")
 	info := &travelrule.CallInfo{Op: "InitiateTransfer", CallbackRef: "pay-r2"}
 	c, err := j.StartCall(ctx, info)
 	require.NoError(t, err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
@@ -185,7 +186,7 @@ func (c *cli) transfersStuck(ctx context.Context, args []string) int {
 		for _, f := range found {
 			e := f.Entry
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", f.Rule, now.Sub(f.Since).Round(time.Second), e.Direction,
-				dash(e.Ref), dash(e.TransferID), e.Stage, dash(string(e.Initiation)))
+				dash(printable(e.Ref)), dash(printable(e.TransferID)), e.Stage, dash(string(e.Initiation)))
 		}
 		tw.Flush()
 		fmt.Fprintf(c.stdout, "%d transfer(s) need a person.\n", len(found))
@@ -229,7 +230,7 @@ func (c *cli) printEntry(e *journal.Entry, asJSON bool) int {
 		return c.printJSON(entryJSON(e, true))
 	}
 	fmt.Fprintf(c.stdout, "Direction:   %s\nReference:   %s\nTransfer:    %s\nStage:       %s\n",
-		e.Direction, dash(e.Ref), dash(e.TransferID), e.Stage)
+		e.Direction, dash(printable(e.Ref)), dash(printable(e.TransferID)), e.Stage)
 	if e.Direction == journal.Outbound {
 		init := string(e.Initiation)
 		if e.Reconciled {
@@ -242,7 +243,7 @@ func (c *cli) printEntry(e *journal.Entry, asJSON bool) int {
 	}
 	fmt.Fprintf(c.stdout, "Decision:    %s\nTimeline:\n", dash(string(e.Decision)))
 	for _, ev := range e.Timeline {
-		fmt.Fprintf(c.stdout, "  %s  %s\n", ev.At.UTC().Format(time.RFC3339), ev.What)
+		fmt.Fprintf(c.stdout, "  %s  %s\n", ev.At.UTC().Format(time.RFC3339), printable(ev.What))
 	}
 	return exitOK
 }
@@ -306,6 +307,24 @@ func entryJSON(e *journal.Entry, timeline bool) map[string]any {
 		m["timeline"] = events
 	}
 	return m
+}
+
+// printable is s with every rune a terminal would act on or hide (control
+// and format characters, line separators) written as \uXXXX: what the
+// store holds may have been written by anyone who can write to it.
+func printable(s string) string {
+	if !strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsPrint(r) {
+			b.WriteRune(r)
+		} else {
+			fmt.Fprintf(&b, "\\u%04x", r)
+		}
+	}
+	return b.String()
 }
 
 // dash is s, or "-" when it is empty.

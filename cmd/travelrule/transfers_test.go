@@ -112,10 +112,13 @@ func TestTransfersSettle(t *testing.T) {
 	require.NoError(t, err)
 	rdb := redis.NewClient(opt)
 	t.Cleanup(func() { rdb.Close() })
+	hourAgo := time.Now().Add(-time.Hour)
+	died, err := journal.New(redisstore.NewJournal(rdb), journal.WithClock(func() time.Time { return hourAgo }))
+	require.NoError(t, err)
 	j, err := journal.New(redisstore.NewJournal(rdb))
 	require.NoError(t, err)
 	ctx := context.Background()
-	_, err = j.StartCall(ctx, &travelrule.CallInfo{Op: "InitiateTransfer", CallbackRef: "pay-killed"})
+	_, err = died.StartCall(ctx, &travelrule.CallInfo{Op: "InitiateTransfer", CallbackRef: "pay-killed"})
 	require.NoError(t, err)
 	_, err = j.StartCall(ctx, &travelrule.CallInfo{Op: "InitiateTransfer", CallbackRef: "pay-killed"})
 	require.ErrorIs(t, err, journal.ErrRefInUse)
@@ -195,4 +198,38 @@ func TestTransfersCommandsStoreState(t *testing.T) {
 	code, _, errOut = runCLI(t, ctx, "", map[string]string{journalEnv: url}, "transfers", "stuck", "--redis-prefix", "mistyped:", "--exit-code")
 	assert.Equal(t, exitOK, code)
 	assert.Contains(t, errOut, "no journal under the prefix")
+}
+
+// TestTransfersPrintNothingATerminalActsOn: a reason with a bidi override
+// or a line separator is refused, and a record with an ESC sequence that
+// reached the store some other way (a hostile store, another tool) is
+// printed escaped.
+func TestTransfersPrintNothingATerminalActsOn(t *testing.T) {
+	url := startRedisForCLI(t)
+	opt, err := redis.ParseURL(url)
+	require.NoError(t, err)
+	rdb := redis.NewClient(opt)
+	t.Cleanup(func() { rdb.Close() })
+	store := redisstore.NewJournal(rdb)
+	j, err := journal.New(store)
+	require.NoError(t, err)
+	ctx := context.Background()
+	_, err = j.StartCall(ctx, &travelrule.CallInfo{Op: "InitiateTransfer", CallbackRef: "pay-bidi"}) // a reason is checked first
+	require.NoError(t, err)
+	env := map[string]string{journalEnv: url}
+	reason := "ticket \u202e1174 teb\u2028Initiation:  stored by the service"
+	code, out, errOut := runCLI(t, ctx, "", env, "transfers", "settle", "--not-stored", "--reason", reason, "pay-bidi")
+	assert.Equal(t, exitUsage, code, errOut)
+	assert.NotContains(t, out, "\u202e", "a bidi override reached the terminal")
+	assert.NotContains(t, out, "\u2028", "a line separator reached the terminal")
+
+	// A record written straight into the store, as a hostile store could.
+	_, err = j.StartCall(ctx, &travelrule.CallInfo{Op: "InitiateTransfer", CallbackRef: "pay-esc"})
+	require.NoError(t, err)
+	at := time.Now().UTC().Format(time.RFC3339Nano)
+	require.NoError(t, store.Append(ctx, "o:pay-esc", "settle:evil", []byte(`{"kind":"settled","at":"`+at+`","settled":"not-stored","reason":"\u001b[2J\u001b]0;pwned\u0007ok"}`)))
+	code, out, errOut = runCLI(t, ctx, "", env, "transfers", "show", "pay-esc")
+	assert.Equal(t, exitOK, code, errOut)
+	assert.False(t, strings.ContainsRune(out, 0x1b), "an ESC sequence from the store reached the terminal")
+	assert.Contains(t, out, `\u001b[2J\u001b]0;pwned\u0007ok`)
 }
