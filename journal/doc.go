@@ -16,13 +16,17 @@
 // the call fails, with nothing sent, if it cannot. After the answer it
 // records the outcome: stored, with its transfer id; not stored; or
 // unknown. A process that dies in between leaves "sent, outcome unknown"
-// ([InitiationSent]). Every callback the handler accepts (verified,
-// parsed) is recorded on the entry it names, found by the verified
-// reference of the capability URL it came to, or by the transfer id. That moves the transfer through its stages ([Stage]), and
-// turns an unknown outcome into [InitiationStored] with Reconciled set.
+// ([InitiationSent]). Every authenticated callback is recorded on the
+// entry it names, found by the verified reference of the capability URL
+// it came to, or by the transfer id, if it can truthfully arrive there (an
+// originator receives the resolutions, a beneficiary the inquiry and the
+// confirmation). That moves the transfer through its stages ([Stage]),
+// and turns an unknown outcome into [InitiationStored] with Reconciled
+// set; any other delivery is recorded as refused and moves nothing.
 // Inbound inquiries start entries of their own. [Journal.Stuck] lists the
-// transfers that need a person ([Rule]); it never sends anything. The SDK
-// never sends a transfer again on its own.
+// transfers that need a person ([Rule]); it never sends anything, and
+// [Journal.Settle] records what an operator learnt of an unknown outcome.
+// The SDK never sends a transfer again on its own.
 //
 // # What is stored
 //
@@ -30,9 +34,10 @@
 // operation, the capability URL's reference (the integrator's identifier,
 // never personal data; see travelrule.NewCallbackURL), transfer ids,
 // SHA-256 digests of request bodies, Idempotency-Keys, attempt counts,
-// decisions, callback kinds and delivery digests. Identifiers are kept only when they are 1 to 128 characters
+// decisions, callback kinds, delivery digests, and an operator's reason
+// for a settlement (see [Settlement]). Identifiers are kept only when they are 1 to 128 characters
 // from A-Z a-z 0-9 -_.:~. No name, date of birth, national id, address,
-// wallet address, amount, free text, URL, token or secret is stored,
+// wallet address, amount, URL, token or secret is stored,
 // whatever the service or a peer sends.
 //
 // # Stores
