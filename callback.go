@@ -18,8 +18,9 @@ import (
 	"github.com/vaspkit/travelrule/ivms101"
 )
 
-// ErrMalformedCallback means a callback body is not a JSON object. It is the
-// only reason [ParseCallback] fails.
+// ErrMalformedCallback means a callback body is not a JSON object, or gives
+// a member's name twice in one of its objects. It is the only reason
+// [ParseCallback] fails.
 var ErrMalformedCallback = errors.New("travelrule: malformed callback")
 
 // CallbackKind says which message a callback carries. The service sends no
@@ -186,9 +187,9 @@ type callbackWire struct {
 // ParseCallback decodes a callback body. The service sends no type field,
 // so decoding is tolerant: unknown fields, missing fields and fields of an
 // unexpected type never fail it, and Raw always holds a copy of body. Only a
-// body that is not a JSON object (malformed JSON, an array, a string, null)
-// fails, with an error matching [ErrMalformedCallback] that never repeats
-// the body.
+// body that is not a JSON object (malformed JSON, an array, a string, null),
+// or that gives a name twice (see below), fails, with an error matching
+// [ErrMalformedCallback] that never repeats the body.
 //
 // Kind is chosen in this order: an "IVMS101" object (or a JSON string
 // holding one); without an "IVMS101" member, an IVMS101 payload at the top
@@ -206,10 +207,14 @@ type callbackWire struct {
 //
 // Field names match as written here. As with encoding/json, a spelling
 // that differs only in case matches too, filling the first field above it
-// folds to ("TXID" fills "txId"); unlike encoding/json, it never replaces
-// a member of the exact name, wherever it stands, since the service reads
-// only the exact name. Of a member given twice, the last counts. The other
-// fields are filled whatever the kind.
+// folds to ("TXID" fills "txId"). The other fields are filled whatever the
+// kind.
+//
+// A body is refused when one of its objects, at any depth (the IVMS101
+// payload's too, even sent as a string), gives two names that
+// encoding/json matches to each other: the same name twice, or in another
+// case or spelling ("status" and "Status", "\u0073tatus" or "ſtatus"), so
+// that no other reader of an accepted body reads another member.
 func ParseCallback(body []byte) (*Callback, error) {
 	trimmed := bytes.TrimLeft(body, " \t\r\n")
 	if len(trimmed) == 0 || trimmed[0] != '{' {
@@ -248,6 +253,9 @@ func ParseCallback(body []byte) (*Callback, error) {
 	}
 	cb.CallbackURL = string(w.Callback)
 	ivms := cbIVMS101(w.IVMS101)
+	if ivms != nil && w.IVMS101[0] == '"' && dupNames(ivms) { // a payload sent as a string: read as JSON too
+		return nil, errDuplicateName
+	}
 	if w.IVMS101 == nil {
 		ivms = cbTopLevelIVMS101(trimmed, w)
 	}
@@ -322,7 +330,8 @@ func cbTopLevelIVMS101(obj []byte, w *callbackWire) json.RawMessage {
 // goes to that field's UnmarshalJSON, later members overriding earlier ones
 // whatever their type, except that a member matched only by case folding
 // never overrides one of the exact name (see callbackWire.field).
-// It checks the body with json.Valid and then walks its top level itself,
+// It checks the body with json.Valid, refuses it if dupNames finds a name
+// given twice in one object, and then walks its top level itself,
 // which costs about half of what json.Unmarshal's reflection does. obj is
 // body from its opening brace on.
 func cbDecode(body, obj []byte, w *callbackWire) error {
@@ -333,6 +342,9 @@ func cbDecode(body, obj []byte, w *callbackWire) error {
 			return fmt.Errorf("%w: invalid JSON at offset %d", ErrMalformedCallback, se.Offset)
 		}
 		return fmt.Errorf("%w: invalid JSON", ErrMalformedCallback)
+	}
+	if dupNames(obj) {
+		return errDuplicateName
 	}
 	var exactSeen uint32 // bit i: field i was read under its exact name
 	var err error

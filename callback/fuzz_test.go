@@ -16,9 +16,11 @@ import (
 // FuzzHandler drives the handler with any body, signed or not (with
 // Standard Webhooks, and with the live service's x-data-integrity), checks
 // its contract: it never panics; an unsigned or oversized body, or one that
-// is not a JSON object, never reaches the function and is never answered
-// 2xx; a good delivery reaches the function once, with Raw equal to the
-// body, unless the function failed; error answers never echo the body.
+// ParseCallback refuses (not a JSON object, or a name given twice in one
+// object: its own fuzz test checks which), never reaches the function and
+// is never answered 2xx; a good delivery reaches the function once, with
+// Raw equal to the body, unless the function failed; error answers never
+// echo the body.
 // Seeds are in testdata/fuzz/FuzzHandler/.
 func FuzzHandler(f *testing.F) {
 	for _, s := range []string{
@@ -72,7 +74,8 @@ func FuzzHandler(f *testing.F) {
 		}
 
 		var obj map[string]json.RawMessage
-		wellFormed := len(body) <= limit && json.Unmarshal(body, &obj) == nil && obj != nil
+		_, parseErr := travelrule.ParseCallback(body)
+		wellFormed := len(body) <= limit && json.Unmarshal(body, &obj) == nil && obj != nil && parseErr == nil
 		authentic := sign && id != ""
 
 		scheme := func(name string) string {

@@ -254,6 +254,40 @@ func TestCallbackHandlerMalformed(t *testing.T) {
 	assert.Zero(t, rc.count())
 }
 
+// A body that gives a name twice in one object, at any depth and in any
+// case or spelling encoding/json matches, is answered 400 and never reaches
+// the function; the log names neither the member nor its values.
+func TestCallbackHandlerRefusesNameTwice(t *testing.T) {
+	var buf bytes.Buffer
+	var mu sync.Mutex
+	logger := slog.New(slog.NewJSONHandler(&lockedWriter{w: &buf, mu: &mu}, nil))
+	rc := &recorder{}
+	srv, _ := serve(t, rc.fn, callback.WithCapabilityKey(capKey), callback.WithLogger(logger))
+	url, err := travelrule.NewCallbackURL(srv.URL+"/cb", "p-40", capKey)
+	require.NoError(t, err)
+	for _, body := range []string{
+		`{"transferId":"tr-40","status":"rejected","Status":"approved"}`,
+		`{"transferId":"tr-40","status":"rejected","\u0073tatus":"approved"}`,
+		`{"transferId":"tr-40","status":"rejected","ſtatus":"approved"}`,
+		`{"asset":"BTC","IVMS101":{"originator":{"originatorPersons":[{"naturalPerson":{"name":{"nameIdentifier":[{"primaryIdentifier":"Lovelace","primaryIDENTIFIER":"Turing"}]}}}]}}}`,
+	} {
+		a := post(t, url, body)
+		assert.Equal(t, http.StatusBadRequest, a.code, body)
+		assert.Equal(t, "Bad Request\n", a.body, "the answer never echoes the body")
+	}
+	assert.Zero(t, rc.count())
+	mu.Lock()
+	logs := buf.String()
+	mu.Unlock()
+	assert.Contains(t, logs, "twice")
+	for _, s := range []string{"Status", "tatus", "approved", "Lovelace", "Turing", "IDENTIFIER"} {
+		assert.NotContains(t, logs, s)
+	}
+	// The same body with the name once is delivered.
+	assert.Equal(t, http.StatusNoContent, post(t, url, `{"transferId":"tr-40","status":"rejected"}`).code)
+	assert.Equal(t, 1, rc.count())
+}
+
 func TestCallbackHandlerFunctionError(t *testing.T) {
 	rc := &recorder{fail: func(n int) error {
 		if n == 1 {
