@@ -324,16 +324,13 @@ func cbTopLevelIVMS101(obj []byte, w *callbackWire) json.RawMessage {
 	return append(payload, '}')
 }
 
-// cbDecode decodes body into w as json.Unmarshal(body, w) does, but for
-// two things: each top-level member whose name matches a field (exactly,
-// else the first field whose name equals it under Unicode case folding)
-// goes to that field's UnmarshalJSON, later members overriding earlier ones
-// whatever their type, except that a member matched only by case folding
-// never overrides one of the exact name (see callbackWire.field).
-// It checks the body with json.Valid, refuses it if dupNames finds a name
-// given twice in one object, and then walks its top level itself,
-// which costs about half of what json.Unmarshal's reflection does. obj is
-// body from its opening brace on.
+// cbDecode decodes body into w as json.Unmarshal(body, w) does: each
+// top-level member whose name matches a field (exactly, else under case
+// folding) goes to that field's UnmarshalJSON. It checks the body with
+// json.Valid, refuses it if dupNames finds a name given twice in one object
+// (so no member can override another), and then walks its top level
+// itself, which costs about half of what json.Unmarshal's reflection does.
+// obj is body from its opening brace on.
 func cbDecode(body, obj []byte, w *callbackWire) error {
 	if !json.Valid(body) {
 		err := json.Unmarshal(body, new(struct{})) // for the offset of the error
@@ -346,21 +343,11 @@ func cbDecode(body, obj []byte, w *callbackWire) error {
 	if dupNames(obj) {
 		return errDuplicateName
 	}
-	var exactSeen uint32 // bit i: field i was read under its exact name
 	var err error
 	cbMembers(obj, func(key, value []byte) bool {
-		if f, exact := w.field(key); f >= 0 && (exact || exactSeen&(1<<f) == 0) {
-			if exact {
-				exactSeen |= 1 << f
-			}
-			u := w.decoder(f)
-			if fs, ok := u.(*flexString); ok {
-				*fs = "" // a later member replaces an earlier one whatever its type, as in JavaScript
-			}
-			if u.UnmarshalJSON(value) != nil {
-				err = fmt.Errorf("%w: invalid JSON", ErrMalformedCallback)
-				return false
-			}
+		if f := w.field(key); f >= 0 && w.decoder(f).UnmarshalJSON(value) != nil {
+			err = fmt.Errorf("%w: invalid JSON", ErrMalformedCallback)
+			return false
 		}
 		return true
 	})
@@ -394,22 +381,13 @@ func cbMembers(obj []byte, fn func(key, value []byte) bool) {
 var cbFieldNames = [...]string{"transferId", "status", "txId", "txid", "timestamp", "approved", "rejected", "canceled", "cancelled", "statusComment", "IVMS101", "callback", "originator", "originatingVASP"}
 
 // field returns the index in cbFieldNames of the field the member named key
-// is read into, and whether the name matched exactly; -1 if none. As with
-// encoding/json, a name that differs only in case matches the first field
-// it folds to; unlike encoding/json, such a member never replaces one of
-// the exact name, wherever it stands: the service (JavaScript) reads only
-// the exact name, and "approved":false must not be undone by a later
-// "APPROVED":true.
-func (w *callbackWire) field(key []byte) (int, bool) {
+// is read into, -1 if none: as with encoding/json, the field of the exact
+// name, else the first one the name folds to.
+func (w *callbackWire) field(key []byte) int {
 	if i := slices.Index(cbFieldNames[:], string(key)); i >= 0 {
-		return i, true
+		return i
 	}
-	for j := range cbFieldNames {
-		if bytes.EqualFold(key, []byte(cbFieldNames[j])) {
-			return j, false
-		}
-	}
-	return -1, false
+	return slices.IndexFunc(cbFieldNames[:], func(n string) bool { return bytes.EqualFold(key, []byte(n)) })
 }
 
 // decoder returns the decoder of field i of cbFieldNames.
@@ -767,7 +745,7 @@ func (c Callback) LogValue() slog.Value {
 // the transfer id from the callback URL's q when the body has none.
 func cbFillInquiry(cb *Callback, body []byte, ivms json.RawMessage) {
 	cb.Inquiry = cbInquiry(body)
-	cb.Inquiry.Callback = cb.CallbackURL // read as the other fields are: the exact name wins
+	cb.Inquiry.Callback = cb.CallbackURL
 	if cbIsObject(ivms) {
 		if p, err := ivms101.Parse(ivms); err == nil {
 			cb.IVMS101 = p
@@ -797,9 +775,9 @@ func cbQueryID(raw string) string {
 // cbInquiry decodes the transfer request fields of an inquiry body
 // leniently: numbers and booleans become their text, values of another
 // type are dropped, so that Unmarshal only ever sees strings where the
-// request has strings. Members are picked as cbDecode picks them: the last
-// of the exact name, else the last that folds to it, so that the inquiry
-// the integrator screens is the one the service read.
+// request has strings. Members are matched to fields as cbDecode matches
+// them (ParseCallback refused a name given twice), so that the inquiry the
+// integrator screens is the one the service read.
 func cbInquiry(body []byte) *TransferRequest {
 	var req TransferRequest
 	_ = json.Unmarshal(cbStringsOnly(body, reflect.TypeFor[TransferRequest]()), &req)
@@ -807,8 +785,8 @@ func cbInquiry(body []byte) *TransferRequest {
 }
 
 // cbStringsOnly rewrites a JSON object for the struct type t: each of t's
-// JSON fields takes the member cbDecode's rule picks (the last of the
-// exact name, else the last whose name folds to it), under the exact name;
+// JSON fields takes the member whose name is its own or folds to it, under
+// its own name;
 // a string, number or boolean becomes a string, an object for a struct
 // field is rewritten for the struct's type, and other values are dropped,
 // as are members that name no field.
@@ -819,16 +797,8 @@ func cbStringsOnly(raw json.RawMessage, t reflect.Type) json.RawMessage {
 	}
 	names, types := cbJSONFields(t)
 	picked := make([]json.RawMessage, len(names))
-	exact := make([]bool, len(names))
 	cbMembers(raw, func(key, value []byte) bool {
-		f, isExact := -1, false
-		if f = slices.Index(names, string(key)); f >= 0 {
-			isExact = true
-		} else {
-			f = slices.IndexFunc(names, func(n string) bool { return bytes.EqualFold(key, []byte(n)) })
-		}
-		if f >= 0 && (isExact || !exact[f]) {
-			exact[f] = exact[f] || isExact
+		if f := slices.IndexFunc(names, func(n string) bool { return bytes.EqualFold(key, []byte(n)) }); f >= 0 {
 			picked[f] = value
 		}
 		return true
