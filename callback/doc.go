@@ -22,7 +22,8 @@
 // delivery it has already processed), 500 when your function returned an
 // error or panicked, so that the sender delivers again, 503 with
 // Retry-After while the same delivery is still being processed, 400 to a
-// body that is not a JSON object, 401 to a request that fails
+// body that is not a JSON object or names a member twice (in any case or
+// spelling: see [travelrule.ParseCallback]), 401 to a request that fails
 // authentication, 405 (with Allow: POST) to any method but POST and 413 to a
 // body over the size limit (1 MiB unless set with [WithMaxBodyBytes]). Your
 // function sees only authenticated, well-formed callbacks, with the
