@@ -3,6 +3,7 @@ package journal_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -394,13 +395,11 @@ func TestConfirmationAfterAnUnknownResolution(t *testing.T) {
 func TestUnauthenticatedDeliveryMovesNothing(t *testing.T) {
 	ctx := context.Background()
 	j, now := hostileJournal(t, journal.NewMemoryStore(0, 0))
-	info := &travelrule.CallInfo{Op: "InitiateTransfer", CallbackRef: "pay-u1"}
-	c, err := j.StartCall(ctx, info)
-	require.NoError(t, err)
-	j.EndCall(c, info, &travelrule.CallEnd{Outcome: travelrule.CallOutcomeUnknown, Attempts: 1})
+	startEnd(t, j, "pay-u1", travelrule.CallOutcomeUnknown, "")
 	*now = now.Add(time.Minute)
-	require.NoError(t, j.Delivered(ctx, &callback.Delivery{ID: "d-u1", Callback: &travelrule.Callback{
-		Kind: travelrule.KindTransferResolution, Ref: "pay-u1", TransferID: "t-u1", Status: "APPROVED"}}))
+	d := resolution("d-u1", "pay-u1", "t-u1")
+	d.Authenticated = false
+	require.NoError(t, j.Delivered(ctx, d))
 	e, err := j.Entry(ctx, "pay-u1")
 	require.NoError(t, err)
 	assert.Equal(t, journal.InitiationUnknown, e.Initiation)
@@ -409,4 +408,62 @@ func TestUnauthenticatedDeliveryMovesNothing(t *testing.T) {
 	assert.Empty(t, e.TransferID)
 	require.Len(t, e.Timeline, 3)
 	assert.Equal(t, "callback not acted on: transfer_resolution, not authenticated", e.Timeline[2].What)
+}
+
+// TestUnauthenticatedFloodIsBounded: forged deliveries through a handler
+// made WithoutAuthentication, each body new, add at most one record per
+// reason and kind to an entry their transfer id names, and open none.
+func TestUnauthenticatedFloodIsBounded(t *testing.T) {
+	ctx := context.Background()
+	mem := journal.NewMemoryStore(0, 0)
+	j, _ := hostileJournal(t, mem)
+	startEnd(t, j, "pay-fl", travelrule.CallSucceeded, "t-fl")
+	h := callback.NewHandler(func(context.Context, *travelrule.Callback) error { return nil },
+		callback.WithoutAuthentication(), callback.WithObserver(j), callback.WithoutDedup())
+	require.NoError(t, h.Err())
+	for i := range 200 {
+		for _, body := range []string{
+			fmt.Sprintf(`{"transferId":"t-fl","status":"APPROVED","statusComment":"%d","callback":"https://x"}`, i),
+			fmt.Sprintf(`{"transferId":"new-%d","status":"APPROVED","callback":"https://x"}`, i),
+			fmt.Sprintf(`{"asset":"BTC","amount":"1","callback":"https://x","transferId":"inq-%d","IVMS101":{}}`, i),
+		} {
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/cb", strings.NewReader(body)))
+			require.Equal(t, http.StatusNoContent, w.Code)
+		}
+	}
+	recs, err := mem.Records(ctx, "o:pay-fl")
+	require.NoError(t, err)
+	assert.Len(t, recs, 3, "sent, stored, and one refused delivery")
+	all, err := j.Entries(ctx)
+	require.NoError(t, err)
+	assert.Len(t, all, 1, "no forged delivery opened an entry")
+	assert.Empty(t, all[0].Decision)
+}
+
+// TestResolutionTakesItsRefBeforeSending: a resolution's reference names
+// the inbound entry from before the call is sent, so a TRANSFER_RESOLUTION
+// at its URL while the call runs is refused there (no outbound entry is
+// made of it), and an initiation under that reference is refused.
+func TestResolutionTakesItsRefBeforeSending(t *testing.T) {
+	ctx := context.Background()
+	j, _ := hostileJournal(t, journal.NewMemoryStore(0, 0))
+	require.NoError(t, j.Delivered(ctx, &callback.Delivery{Authenticated: true, ID: "d-inq9", Callback: &travelrule.Callback{
+		Kind: travelrule.KindInquiry, TransferID: "in-9"}}))
+	info := &travelrule.CallInfo{Op: "ResolveInquiry", TransferID: "in-9", CallbackRef: "conf-9", Decision: "approved"}
+	c, err := j.StartCall(ctx, info)
+	require.NoError(t, err)
+	require.NoError(t, j.Delivered(ctx, resolution("d-r9", "conf-9", "in-9")))
+	_, err = j.StartCall(ctx, &travelrule.CallInfo{Op: "InitiateTransfer", CallbackRef: "conf-9"})
+	assert.ErrorIs(t, err, journal.ErrRefInUse)
+	j.EndCall(c, info, &travelrule.CallEnd{Outcome: travelrule.CallSucceeded, TransferID: "in-9", Attempts: 1})
+
+	all, err := j.Entries(ctx)
+	require.NoError(t, err)
+	require.Len(t, all, 1, "the resolution at the confirmation URL made no outbound entry")
+	e := all[0]
+	assert.Equal(t, "i:in-9", e.Key)
+	assert.Equal(t, "conf-9", e.Ref)
+	assert.Equal(t, journal.StageInquiryAnswered, e.Stage)
+	assert.Contains(t, timeline(e), "callback refused: a transfer_resolution cannot arrive at the beneficiary")
 }

@@ -3,6 +3,7 @@ package journal_test
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,6 +30,29 @@ func died(t *testing.T, j *journal.Journal, now *time.Time, ref string) {
 	*now = saved.Add(-time.Hour)
 	startOnly(t, j, ref)
 	*now = saved
+}
+
+// startEnd records an initiation under ref that ended with out.
+func startEnd(t *testing.T, j *journal.Journal, ref string, out travelrule.CallOutcome, tid string) {
+	t.Helper()
+	info := &travelrule.CallInfo{Op: "InitiateTransfer", CallbackRef: ref}
+	c, err := j.StartCall(context.Background(), info)
+	require.NoError(t, err)
+	j.EndCall(c, info, &travelrule.CallEnd{Outcome: out, TransferID: tid, Attempts: 1})
+}
+
+// clockJournal is a journal on store whose clock stands at at: a replica.
+func clockJournal(t *testing.T, store journal.Store, at time.Time) *journal.Journal {
+	t.Helper()
+	j, err := journal.New(store, journal.WithClock(func() time.Time { return at }))
+	require.NoError(t, err)
+	return j
+}
+
+// resolution is an authenticated TRANSFER_RESOLUTION at ref naming tid.
+func resolution(id, ref, tid string) *callback.Delivery {
+	return &callback.Delivery{Authenticated: true, ID: id, Callback: &travelrule.Callback{
+		Kind: travelrule.KindTransferResolution, Ref: ref, TransferID: tid, Status: "APPROVED"}}
 }
 
 func timeline(e *journal.Entry) string {
@@ -151,10 +175,10 @@ func TestSettleRefuses(t *testing.T) {
 	ctx := context.Background()
 	j, now := hostileJournal(t, journal.NewMemoryStore(0, 0))
 	died(t, j, now, "pay-r1")
-	info := &travelrule.CallInfo{Op: "InitiateTransfer", CallbackRef: "pay-r2"}
-	c, err := j.StartCall(ctx, info)
-	require.NoError(t, err)
-	j.EndCall(c, info, &travelrule.CallEnd{Outcome: travelrule.CallSucceeded, TransferID: "t-r2", Attempts: 1})
+	startEnd(t, j, "pay-r2", travelrule.CallSucceeded, "t-r2")
+	died(t, j, now, "pay-r4")
+	require.NoError(t, j.Settle(ctx, "pay-r4", journal.Settlement{Reason: "settled once"}))
+	startOnly(t, j, "pay-r5") // its call may still be running
 	require.NoError(t, j.Delivered(ctx, &callback.Delivery{Authenticated: true, ID: "d-in", Callback: &travelrule.Callback{
 		Kind: travelrule.KindInquiry, CallbackURL: "https://trp.example/x?q=in-r3", TransferID: "in-r3"}}))
 	tests := []struct {
@@ -170,6 +194,17 @@ func TestSettleRefuses(t *testing.T) {
 		{"a reason of two lines", "pay-r1", journal.Settlement{Reason: "a\nb"}, journal.ErrInvalidSettlement},
 		{"a reason too long", "pay-r1", journal.Settlement{Reason: strings.Repeat("x", 201)}, journal.ErrInvalidSettlement},
 		{"a reason not UTF-8", "pay-r1", journal.Settlement{Reason: "\xff"}, journal.ErrInvalidSettlement},
+		{"a reason with a right-to-left override", "pay-r1", journal.Settlement{Reason: "ticket \u202e4711 gnp.exe"}, journal.ErrInvalidSettlement},
+		{"a reason with a line separator", "pay-r1", journal.Settlement{Reason: "one\u2028two"}, journal.ErrInvalidSettlement},
+		{"a reason with a paragraph separator", "pay-r1", journal.Settlement{Reason: "one\u2029two"}, journal.ErrInvalidSettlement},
+		{"a reason with a zero width space and a BOM", "pay-r1", journal.Settlement{Reason: "zero\u200bwidth\ufeff"}, journal.ErrInvalidSettlement},
+		{"a reason with bidi isolates", "pay-r1", journal.Settlement{Reason: "\u2066spoof\u2069"}, journal.ErrInvalidSettlement},
+		{"a reason with an ESC sequence", "pay-r1", journal.Settlement{Reason: "\x1b[31mred"}, journal.ErrInvalidSettlement},
+		{"a reason with NEL", "pay-r1", journal.Settlement{Reason: "\u0085nel"}, journal.ErrInvalidSettlement},
+		{"a reason with tag characters", "pay-r1", journal.Settlement{Reason: "tag \U000E0041"}, journal.ErrInvalidSettlement},
+		{"stored under another entry's transfer id", "pay-r1", journal.Settlement{Stored: true, TransferID: "t-r2", Reason: "x"}, journal.ErrInvalidSettlement},
+		{"an entry settled already", "pay-r4", journal.Settlement{Stored: true, TransferID: "t-r4", Reason: "x"}, journal.ErrNothingToSettle},
+		{"a call that may still be running", "pay-r5", journal.Settlement{Reason: "x"}, journal.ErrNothingToSettle},
 		{"a stored entry", "pay-r2", journal.Settlement{Reason: "x"}, journal.ErrNothingToSettle},
 		{"an inbound entry", "in-r3", journal.Settlement{Reason: "x"}, journal.ErrNothingToSettle},
 		{"no entry", "pay-none", journal.Settlement{Reason: "x"}, journal.ErrNothingToSettle},
@@ -177,9 +212,139 @@ func TestSettleRefuses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			assert.ErrorIs(t, j.Settle(ctx, tt.id, tt.s), tt.is)
-			e, err := j.Entry(ctx, "pay-r1")
+			for _, ref := range []string{"pay-r1", "pay-r5"} {
+				e, err := j.Entry(ctx, ref)
+				require.NoError(t, err)
+				assert.Nil(t, e.Settlement, ref)
+			}
+			e, err := j.Entry(ctx, "t-r2")
 			require.NoError(t, err)
-			assert.Nil(t, e.Settlement)
+			assert.Equal(t, "o:pay-r2", e.Key, "the transfer id still names its entry")
+			e, err = j.Entry(ctx, "t-r4")
+			require.NoError(t, err)
+			assert.Nil(t, e, "a refused settlement names nothing")
 		})
 	}
+}
+
+// readsBefore makes the first n Records calls of key wait for each other:
+// two operators who both read the entry before either writes.
+type readsBefore struct {
+	journal.Store
+	key  string
+	n    int
+	mu   sync.Mutex
+	seen int
+	all  chan struct{}
+}
+
+func (s *readsBefore) Records(ctx context.Context, key string) ([][]byte, error) {
+	recs, err := s.Store.Records(ctx, key)
+	if key != s.key {
+		return recs, err
+	}
+	s.mu.Lock()
+	s.seen++
+	wait := s.seen <= s.n
+	if s.seen == s.n {
+		close(s.all)
+	}
+	s.mu.Unlock()
+	if wait {
+		<-s.all
+	}
+	return recs, err
+}
+
+// TestSettleConcurrently: of two operators who read the entry and settle
+// it at once, one "not stored" and one "stored as t-2", exactly one is
+// recorded, the other fails, and the entry is what the one recorded says:
+// never stored by its settlement and open to a resend.
+func TestSettleConcurrently(t *testing.T) {
+	ctx := context.Background()
+	t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	mem := journal.NewMemoryStore(0, 0)
+	startOnly(t, clockJournal(t, mem, t0), "pay-cs")
+	store := &readsBefore{Store: mem, key: "o:pay-cs", n: 2, all: make(chan struct{})}
+	settlements := []journal.Settlement{{Reason: "ticket 1: no such transfer"}, {Stored: true, TransferID: "t-2", Reason: "dashboard shows t-2"}}
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for i, s := range settlements {
+		j := clockJournal(t, store, t0.Add(time.Hour+time.Duration(i)*time.Minute))
+		wg.Go(func() { errs[i] = j.Settle(ctx, "pay-cs", s) })
+	}
+	wg.Wait()
+	require.True(t, (errs[0] == nil) != (errs[1] == nil), "exactly one settlement is recorded: %v", errs)
+	won := 0
+	if errs[0] != nil {
+		won = 1
+	}
+	assert.ErrorIs(t, errs[1-won], journal.ErrNothingToSettle)
+
+	j := clockJournal(t, mem, t0.Add(2*time.Hour))
+	e, err := j.Entry(ctx, "pay-cs")
+	require.NoError(t, err)
+	require.NotNil(t, e.Settlement)
+	assert.Equal(t, settlements[won].Stored, e.Settlement.Stored)
+	byTID, err := j.Entry(ctx, "t-2")
+	require.NoError(t, err)
+	_, resend := j.StartCall(ctx, &travelrule.CallInfo{Op: "InitiateTransfer", CallbackRef: "pay-cs"})
+	if settlements[won].Stored {
+		assert.Equal(t, journal.InitiationStored, e.Initiation)
+		require.NotNil(t, byTID)
+		assert.Equal(t, e.Key, byTID.Key)
+		assert.ErrorIs(t, resend, journal.ErrRefInUse)
+	} else {
+		assert.Equal(t, journal.InitiationNotStored, e.Initiation)
+		assert.Nil(t, byTID, "the losing settlement named no transfer")
+		assert.NoError(t, resend)
+	}
+}
+
+// TestSettleAgainstLaterCallbacks: which callbacks after a settlement
+// contradict it, across resends, a second settlement and replicas' clocks.
+func TestSettleAgainstLaterCallbacks(t *testing.T) {
+	t.Run("the original's callback after a stored resend", func(t *testing.T) {
+		ctx := context.Background()
+		j, now := hostileJournal(t, journal.NewMemoryStore(0, 0))
+		died(t, j, now, "pay-late")
+		require.NoError(t, j.Settle(ctx, "pay-late", journal.Settlement{Reason: "support: no such transfer"}))
+		*now = now.Add(time.Minute)
+		startEnd(t, j, "pay-late", travelrule.CallSucceeded, "t-new")
+		*now = now.Add(time.Hour)
+		require.NoError(t, j.Delivered(ctx, resolution("d-old", "pay-late", "t-old")))
+		e, err := j.Entry(ctx, "pay-late")
+		require.NoError(t, err)
+		assert.Equal(t, *now, e.Contradicted, "it names neither the resend's transfer nor the settlement's")
+		assert.Equal(t, "t-new", e.TransferID, "and does not rename the entry")
+	})
+	t.Run("a callback after a second settlement, before any resend", func(t *testing.T) {
+		ctx := context.Background()
+		j, now := hostileJournal(t, journal.NewMemoryStore(0, 0))
+		died(t, j, now, "pay-2s")
+		require.NoError(t, j.Settle(ctx, "pay-2s", journal.Settlement{Reason: "first check"}))
+		*now = now.Add(time.Minute)
+		startEnd(t, j, "pay-2s", travelrule.CallOutcomeUnknown, "")
+		*now = now.Add(time.Hour)
+		require.NoError(t, j.Settle(ctx, "pay-2s", journal.Settlement{Reason: "second check"}))
+		*now = now.Add(time.Minute)
+		require.NoError(t, j.Delivered(ctx, resolution("d-2s", "pay-2s", "t-2s")))
+		e, err := j.Entry(ctx, "pay-2s")
+		require.NoError(t, err)
+		assert.Equal(t, *now, e.Contradicted)
+	})
+	t.Run("the resend's own callback on a replica whose clock is behind", func(t *testing.T) {
+		ctx := context.Background()
+		t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+		mem := journal.NewMemoryStore(0, 0)
+		startOnly(t, clockJournal(t, mem, t0), "pay-skew")
+		require.NoError(t, clockJournal(t, mem, t0.Add(time.Hour)).Settle(ctx, "pay-skew", journal.Settlement{Reason: "ticket: none"}))
+		a := clockJournal(t, mem, t0.Add(2*time.Hour))
+		startEnd(t, a, "pay-skew", travelrule.CallSucceeded, "t-skew")
+		b := clockJournal(t, mem, t0.Add(2*time.Hour-2*time.Second))
+		require.NoError(t, b.Delivered(ctx, resolution("d-skew", "pay-skew", "t-skew")))
+		e, err := a.Entry(ctx, "pay-skew")
+		require.NoError(t, err)
+		assert.True(t, e.Contradicted.IsZero(), "a callback naming the resend's transfer id is explained, whatever the clocks")
+	})
 }
