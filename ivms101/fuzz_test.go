@@ -92,12 +92,6 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 		var buf bytes.Buffer
-		noTime := func(_ []string, a slog.Attr) slog.Attr {
-			if a.Key == slog.TimeKey {
-				return slog.Attr{}
-			}
-			return a
-		}
 		slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{ReplaceAttr: noTime})).Info("m", "p", p)
 		slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{ReplaceAttr: noTime})).Info("m", "p", p)
 		if err := onlyCodes(in, buf.String(), logVocabulary()); err != nil {

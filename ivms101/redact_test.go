@@ -195,14 +195,23 @@ func TestRedactedCodes(t *testing.T) {
 	}
 }
 
+// noTime drops a log line's timestamp, whose digits could spell a
+// digit-only personal value (a postcode) by chance.
+func noTime(groups []string, a slog.Attr) slog.Attr {
+	if len(groups) == 0 && a.Key == slog.TimeKey {
+		return slog.Attr{}
+	}
+	return a
+}
+
 func TestRedactedSlog(t *testing.T) {
 	p, personal, codes := fullPayload()
 	for _, handler := range []struct {
 		name string
 		new  func(*bytes.Buffer) slog.Handler
 	}{
-		{"JSON", func(b *bytes.Buffer) slog.Handler { return slog.NewJSONHandler(b, nil) }},
-		{"text", func(b *bytes.Buffer) slog.Handler { return slog.NewTextHandler(b, nil) }},
+		{"JSON", func(b *bytes.Buffer) slog.Handler { return slog.NewJSONHandler(b, &slog.HandlerOptions{ReplaceAttr: noTime}) }},
+		{"text", func(b *bytes.Buffer) slog.Handler { return slog.NewTextHandler(b, &slog.HandlerOptions{ReplaceAttr: noTime}) }},
 	} {
 		t.Run(handler.name, func(t *testing.T) {
 			for name, v := range valuesOf(p) {
