@@ -210,8 +210,12 @@ func TestRedactedSlog(t *testing.T) {
 		name string
 		new  func(*bytes.Buffer) slog.Handler
 	}{
-		{"JSON", func(b *bytes.Buffer) slog.Handler { return slog.NewJSONHandler(b, &slog.HandlerOptions{ReplaceAttr: noTime}) }},
-		{"text", func(b *bytes.Buffer) slog.Handler { return slog.NewTextHandler(b, &slog.HandlerOptions{ReplaceAttr: noTime}) }},
+		{"JSON", func(b *bytes.Buffer) slog.Handler {
+			return slog.NewJSONHandler(b, &slog.HandlerOptions{ReplaceAttr: noTime})
+		}},
+		{"text", func(b *bytes.Buffer) slog.Handler {
+			return slog.NewTextHandler(b, &slog.HandlerOptions{ReplaceAttr: noTime})
+		}},
 	} {
 		t.Run(handler.name, func(t *testing.T) {
 			for name, v := range valuesOf(p) {
