@@ -45,10 +45,12 @@ var (
 	ErrUnexpectedResponse = errors.New("travelrule: unexpected response")
 	// ErrNotApplied matches an [*APIError] of a 2xx answer whose status
 	// said false: the service answered, and did not apply the request
-	// (a refused initiation made no transfer; a refused resolution left
-	// the inquiry undecided). Nothing was done: fix the cause and send
-	// again. It is the error of [Client.ResolveInquiry] when the service
-	// answers {"status":false}. A status false after an earlier attempt
+	// (a refused initiation made no transfer; a refused resolution did not
+	// set the decision sent). Nothing was done: sending again is safe once
+	// the cause is fixed. It is the error of [Client.ResolveInquiry] when
+	// the service answers {"status":false}; without an error code the
+	// likely cause is an inquiry already resolved the other way, which
+	// stays so. A status false after an earlier attempt
 	// the service may have acted on is an [*OutcomeUnknownError] instead,
 	// which does not match ErrNotApplied.
 	ErrNotApplied = errors.New("travelrule: not applied")
@@ -190,6 +192,11 @@ func (e *APIError) Error() string {
 	switch {
 	case e.refused:
 		b.WriteString(", status false, not applied")
+		if e.Op == "ResolveInquiry" && len(e.allCodes()) == 0 {
+			// A bare false: what the sandbox answers, and the excerpt
+			// shows, when the inquiry was resolved the other way (A3).
+			b.WriteString(" (likely already resolved the other way)")
+		}
 	case e.earlierMayHaveActed:
 		b.WriteString(", status false (an earlier attempt may have been applied)")
 	}
