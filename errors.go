@@ -45,10 +45,12 @@ var (
 	ErrUnexpectedResponse = errors.New("travelrule: unexpected response")
 	// ErrNotApplied matches an [*APIError] of a 2xx answer whose status
 	// said false: the service answered, and did not apply the request
-	// (a refused initiation made no transfer; a refused resolution left
-	// the inquiry undecided). Nothing was done: fix the cause and send
-	// again. It is the error of [Client.ResolveInquiry] when the service
-	// answers {"status":false}. A status false after an earlier attempt
+	// (a refused initiation made no transfer; a refused resolution did not
+	// set the decision sent). Nothing was done: sending again is safe once
+	// the cause is fixed. It is the error of [Client.ResolveInquiry] when
+	// the service answers {"status":false}; without an error code the
+	// likely cause is an inquiry already resolved the other way, which
+	// stays so. A status false after an earlier attempt
 	// the service may have acted on is an [*OutcomeUnknownError] instead,
 	// which does not match ErrNotApplied.
 	ErrNotApplied = errors.New("travelrule: not applied")
@@ -190,6 +192,11 @@ func (e *APIError) Error() string {
 	switch {
 	case e.refused:
 		b.WriteString(", status false, not applied")
+		if e.Op == "ResolveInquiry" && len(e.allCodes()) == 0 {
+			// A bare false: what the sandbox answers, and the excerpt
+			// shows, when the inquiry was resolved the other way (A3).
+			b.WriteString(" (likely already resolved the other way)")
+		}
 	case e.earlierMayHaveActed:
 		b.WriteString(", status false (an earlier attempt may have been applied)")
 	}
@@ -471,7 +478,10 @@ func (e *ValidationError) Has(field string) bool {
 // transfer initiation this means a transfer may exist: reconcile it (through
 // its status callback, matched by CallbackRef or TxID, or with the service's
 // operator) before initiating the same payment again, or send it again with
-// the same IdempotencyKey if the service honours idempotency keys.
+// the same IdempotencyKey if the service honours idempotency keys. Every
+// other operation may be sent again as it was (the same decision, the same
+// txId, the same beneficiary, a read): the client retried it already,
+// within its budget. The error's text says which applies.
 //
 // It matches [ErrOutcomeUnknown] with errors.Is, and unwraps to the cause, so
 // errors.Is(err, context.DeadlineExceeded) and errors.As(err, &apiErr) still
@@ -501,9 +511,33 @@ type OutcomeUnknownError struct {
 	hideTransferID bool // TransferID holds a personal or secret value of the request
 }
 
-// Error implements error.
+// Error implements error. It says what to do next, which depends on Op.
 func (e *OutcomeUnknownError) Error() string {
-	return fmt.Sprintf("travelrule: %s: outcome unknown after %d attempt(s), reconcile before sending again: %v", e.Op, e.Attempts, e.Err)
+	return fmt.Sprintf("travelrule: %s: outcome unknown after %d attempt(s), %s: %v", e.Op, e.Attempts, e.advice(), e.Err)
+}
+
+// advice is what the caller of e.Op does next. It follows the retry
+// policy: every operation but an initiation is sent again safely (each
+// is retried as repeatable, retry.go), while an initiation may have made a
+// transfer that only its callbacks will show. An operation it does not
+// know gets the initiation's caution.
+func (e *OutcomeUnknownError) advice() string {
+	switch e.Op {
+	case "InitiateTransfer":
+		if e.IdempotencyKey != "" {
+			return "reconcile before sending again (a transfer may exist; the same IdempotencyKey makes sending again safe only if the service honours it, which its docs do not say)"
+		}
+		return "reconcile before sending again (a transfer may exist; its callbacks name it by CallbackRef, and package journal follows it)"
+	case "ResolveInquiry":
+		return "the same decision may be sent again (resolving is idempotent)"
+	case "SubmitTxID":
+		return "the same txId may be submitted again (a transfer has one)"
+	case "GenerateTravelAddress":
+		return "the same request may be sent again (an upsert, which gives the same beneficiary the same address)"
+	case "LookupTravelAddress", "SearchVASPs":
+		return "it may be sent again (a read)"
+	}
+	return "reconcile before sending again"
 }
 
 // Format implements fmt.Formatter: every verb prints the text of Error,

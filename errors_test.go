@@ -336,6 +336,79 @@ func TestOutcomeUnknownIsLoggedAtWarn(t *testing.T) {
 	assert.Empty(t, buf.String(), "a refusal is not a warning")
 }
 
+// TestOutcomeUnknownAdviceFitsTheOperation: an unknown outcome's text, and
+// its WARN line, give the advice that fits the operation, as its retry
+// policy does: an operation the text says may be sent again was retried
+// already (two attempts under a budget of one retry); an initiation without
+// an Idempotency-Key, which was not, is to be reconciled first.
+func TestOutcomeUnknownAdviceFitsTheOperation(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		op       string
+		call     func(*travelrule.Client) error
+		opts     []travelrule.Option
+		advice   string
+		attempts int
+	}{
+		{"InitiateTransfer", func(c *travelrule.Client) error { _, err := c.InitiateTransfer(ctx, fullRequest()); return err }, nil,
+			"reconcile before sending again (a transfer may exist; its callbacks name it by CallbackRef, and package journal follows it)", 1},
+		{"InitiateTransfer", func(c *travelrule.Client) error { _, err := c.InitiateTransfer(ctx, fullRequest()); return err },
+			[]travelrule.Option{travelrule.WithIdempotency()},
+			"reconcile before sending again (a transfer may exist; the same IdempotencyKey makes sending again safe only if the service honours it", 2},
+		{"ResolveInquiry", func(c *travelrule.Client) error {
+			_, err := c.ResolveInquiry(ctx, "t-1", travelrule.Reject())
+			return err
+		}, nil,
+			"the same decision may be sent again (resolving is idempotent)", 2},
+		{"SubmitTxID", func(c *travelrule.Client) error { _, err := c.SubmitTxID(ctx, "t-1", "0xfeed"); return err }, nil,
+			"the same txId may be submitted again", 2},
+		{"GenerateTravelAddress", func(c *travelrule.Client) error {
+			_, err := c.GenerateTravelAddress(ctx, &travelrule.TravelAddressRequest{PersonType: "natural", FirstName: "Alan", LastName: "Turing"})
+			return err
+		}, nil, "the same request may be sent again (an upsert, which gives the same beneficiary the same address)", 2},
+		{"LookupTravelAddress", func(c *travelrule.Client) error {
+			_, err := c.LookupTravelAddress(ctx, liveUncheckedAddress)
+			return err
+		}, nil,
+			"it may be sent again (a read)", 2},
+		{"SearchVASPs", func(c *travelrule.Client) error {
+			_, err := c.SearchVASPs(ctx, &travelrule.VASPQuery{Domain: "example.com"})
+			return err
+		}, nil, "it may be sent again (a read)", 2},
+	}
+	for _, tt := range tests {
+		name := tt.op
+		if len(tt.opts) > 0 {
+			name += " WithIdempotency"
+		}
+		t.Run(name, func(t *testing.T) {
+			var buf bytes.Buffer
+			log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn}))
+			c, _ := setup(t, answer(http.StatusBadGateway, `{}`), append(tt.opts, travelrule.WithLogger(log), travelrule.WithRetryMax(1))...)
+			err := tt.call(c)
+			var unknown *travelrule.OutcomeUnknownError
+			require.ErrorAs(t, err, &unknown)
+			assert.Equal(t, tt.op, unknown.Op)
+			assert.Equal(t, tt.attempts, unknown.Attempts, "the advice matches the retry policy")
+			assert.Contains(t, err.Error(), "outcome unknown after "+fmt.Sprint(tt.attempts)+" attempt(s), "+tt.advice)
+			assert.Contains(t, buf.String(), fmt.Sprintf("msg=%q", "travelrule: outcome unknown: "+adviceOf(err)))
+			if tt.attempts > 1 && tt.op != "InitiateTransfer" {
+				assert.NotContains(t, err.Error(), "reconcile", "an operation that may be sent again is not to be reconciled first")
+			}
+			assertNoPersonalData(t, buf.String(), fullRequest())
+		})
+	}
+	custom := &travelrule.OutcomeUnknownError{Op: "SomethingNew", Attempts: 1, Err: errors.New("x")}
+	assert.Contains(t, custom.Error(), "reconcile before sending again", "an operation it does not know gets the cautious advice")
+}
+
+// adviceOf is the advice in the text of an *OutcomeUnknownError.
+func adviceOf(err error) string {
+	_, rest, _ := strings.Cut(err.Error(), " attempt(s), ")
+	advice, _, _ := strings.Cut(rest, ": ")
+	return advice
+}
+
 // TestFieldErrorsOfEitherSide: one function reads the field faults of a
 // refusal before sending and of the service's 400 alike.
 func TestFieldErrorsOfEitherSide(t *testing.T) {

@@ -139,7 +139,9 @@ type inquiryAnswer struct {
 //
 // An answer whose status is false ({"status":false}, with or without the
 // live service's "errors") means the service did not apply the decision:
-// the error is an [*APIError] that matches [ErrNotApplied]. A nil error
+// the error is an [*APIError] that matches [ErrNotApplied]; a bare false,
+// without the service's error code, most likely means the inquiry was
+// already resolved the other way, and its text says so. A nil error
 // means the decision was applied. opts set this call's own settings (see
 // [CallOption]).
 func (c *Client) ResolveInquiry(ctx context.Context, transferID string, r *InquiryResolution, opts ...CallOption) (*InquiryResult, error) {

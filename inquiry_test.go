@@ -3,6 +3,7 @@ package travelrule_test
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/vaspkit/travelrule"
+	"github.com/vaspkit/travelrule/travelruletest"
 )
 
 func TestBasePathAndInquiryQuery(t *testing.T) {
@@ -118,4 +120,61 @@ func TestNotAppliedAfterAnAmbiguousAttempt(t *testing.T) {
 	assert.NotErrorIs(t, err, travelrule.ErrNotApplied)
 	assert.NotContains(t, err.Error(), "not applied")
 	assert.Len(t, ts.requests(), 2)
+}
+
+// TestNotAppliedNamesTheLikelyCause: resolving the other way after a
+// decision is refused with a bare {"status":false} (A3), which the error
+// names as an inquiry likely resolved already; a false that carries the
+// service's code, or answers another operation, names no such cause.
+func TestNotAppliedNamesTheLikelyCause(t *testing.T) {
+	const cause = "200 OK, status false, not applied (likely already resolved the other way)"
+	sandbox := func(t *testing.T) error {
+		srv := travelruletest.NewServer()
+		t.Cleanup(srv.Close)
+		inbox := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+		t.Cleanup(inbox.Close)
+		c, err := travelrule.NewClient(srv.URL, travelrule.WithTokenSource(srv.TokenSource()))
+		require.NoError(t, err)
+		id, err := srv.StartInquiry(context.Background(), inbox.URL, minimalRequest())
+		require.NoError(t, err)
+		_, err = c.ResolveInquiry(context.Background(), id, travelrule.Approve(""))
+		require.NoError(t, err)
+		_, err = c.ResolveInquiry(context.Background(), id, travelrule.Reject())
+		return err
+	}
+	answering := func(body string, call func(*travelrule.Client) error) func(*testing.T) error {
+		return func(t *testing.T) error {
+			c, _ := setup(t, answer(http.StatusOK, body))
+			return call(c)
+		}
+	}
+	reject := func(c *travelrule.Client) error {
+		_, err := c.ResolveInquiry(context.Background(), "t-1", travelrule.Reject())
+		return err
+	}
+	initiate := func(c *travelrule.Client) error {
+		_, err := c.InitiateTransfer(context.Background(), minimalRequest())
+		return err
+	}
+	tests := []struct {
+		name      string
+		run       func(*testing.T) error
+		wantCause bool
+	}{
+		{"the sandbox, resolved the other way", sandbox, true},
+		{"a server answering as A3 says", answering(`{"status":false}`, reject), true},
+		{"a false with the service's code", answering(`{"status":false,"errors":[{"code":"TRANSFER_NOT_FOUND","message":"no"}]}`, reject), false},
+		{"an initiation refused", answering(`{"status":false}`, initiate), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.run(t)
+			require.ErrorIs(t, err, travelrule.ErrNotApplied)
+			if tt.wantCause {
+				assert.Contains(t, err.Error(), cause)
+			} else {
+				assert.NotContains(t, err.Error(), "resolved")
+			}
+		})
+	}
 }

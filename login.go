@@ -11,8 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/net/http/httpguts"
 	"golang.org/x/oauth2"
+
+	"github.com/vaspkit/travelrule/internal/oneline"
 )
 
 // The live service's login: POST {base}/auth/token with the API key in
@@ -198,15 +199,31 @@ func (e *LoginError) Unwrap() error { return e.Err }
 // [ErrAPIKeyRefused] when the key is missing, unknown, inactive or
 // expired) and the next call logs in again. The key appears in no log
 // line, error string, fmt or slog form. An empty key, or one that cannot
-// go in a header, makes NewClient fail.
+// go in a header, makes NewClient fail; the error names the character
+// that cannot (such as the newline at the end that os.ReadFile of a key
+// file leaves) and where it is, never the key.
 func WithAPIKey(key string) Option {
 	return func(o *options) {
-		if key == "" || !httpguts.ValidHeaderFieldValue(key) || strings.TrimSpace(key) != key {
-			o.fail(errors.New("travelrule: WithAPIKey: the key is empty or cannot go in a header"))
+		if key == "" {
+			o.fail(errors.New("travelrule: WithAPIKey: the key is empty"))
+			return
+		}
+		if f, ok := oneline.Find(key, oneline.Secret); ok {
+			o.fail(errors.New("travelrule: WithAPIKey: the key cannot go in a header: it has " + f.String() + keyFileHint(f)))
 			return
 		}
 		o.tokenSource = &apiKeySource{key: secret(key)}
 	}
+}
+
+// keyFileHint is what a key read whole from its file (os.ReadFile) needs,
+// when f is the file's line break: the only part of an error about a key
+// that depends on it, and never any of its characters.
+func keyFileHint(f oneline.Flaw) string {
+	if !f.Trailing() {
+		return ""
+	}
+	return " (as os.ReadFile of a key file leaves it: trim it, with strings.TrimSpace)"
 }
 
 // secret is a value that no fmt verb or slog handler shows.

@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -354,14 +356,37 @@ func TestTokenAnswersNotUnderstood(t *testing.T) {
 	}
 }
 
+// TestWithAPIKeyRefusesBadKeys: a key that cannot go in a header is
+// refused with the character that cannot and where it is, never any part
+// of the key; a key read whole from its file is told to be trimmed.
 func TestWithAPIKeyRefusesBadKeys(t *testing.T) {
-	for _, key := range []string{"", " padded-key-0001 ", "key-0002\nsecond-line"} {
-		c, err := travelrule.NewClient("https://trp.example.com", travelrule.WithAPIKey(key))
-		require.Error(t, err, "%q", key)
+	const fileHint = " (as os.ReadFile of a key file leaves it: trim it, with strings.TrimSpace)"
+	keyFile := filepath.Join(t.TempDir(), "api-key")
+	require.NoError(t, os.WriteFile(keyFile, []byte("key-0009-from-a-file\n"), 0o600))
+	fromFile, err := os.ReadFile(keyFile)
+	require.NoError(t, err)
+	tests := []struct {
+		key  string
+		want string
+	}{
+		{"", "travelrule: WithAPIKey: the key is empty"},
+		{" padded-key-0001 ", "travelrule: WithAPIKey: the key cannot go in a header: it has a space (U+0020) at the start"},
+		{"key-0002\nsecond-line", "travelrule: WithAPIKey: the key cannot go in a header: it has a newline (U+000A) at byte offset 8"},
+		{"key-0003\n", "travelrule: WithAPIKey: the key cannot go in a header: it has a newline (U+000A) at the end" + fileHint},
+		{"key-0004\r\n", "travelrule: WithAPIKey: the key cannot go in a header: it has a carriage return (U+000D) and a newline (U+000A) at the end" + fileHint},
+		{"key-0005\t", "travelrule: WithAPIKey: the key cannot go in a header: it has a tab (U+0009) at the end"},
+		{"key-0006\x00", "travelrule: WithAPIKey: the key cannot go in a header: it has a NUL (U+0000) at the end"},
+		{string(fromFile), "travelrule: WithAPIKey: the key cannot go in a header: it has a newline (U+000A) at the end" + fileHint},
+	}
+	for _, tt := range tests {
+		c, err := travelrule.NewClient("https://trp.example.com", travelrule.WithAPIKey(tt.key))
+		require.Error(t, err, "%q", tt.key)
 		assert.Nil(t, c)
-		assert.Contains(t, err.Error(), "WithAPIKey")
+		assert.Equal(t, tt.want, err.Error())
 		assert.NotContains(t, err.Error(), "key-000", "the key is not quoted")
 	}
+	_, err = travelrule.NewClient("https://trp.example.com", travelrule.WithAPIKey(strings.TrimSpace(string(fromFile))))
+	assert.NoError(t, err, "the trimmed key is taken")
 }
 
 func TestLoginErrorJSONShowsNoMoreThanError(t *testing.T) {

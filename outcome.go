@@ -133,7 +133,7 @@ func (t *tally) final(c *Client, r reckoning, err error) error {
 	e := r.unknown(err)
 	if l := c.logger; l != nil {
 		// A line that needs a person: the call may have been carried out.
-		l.Warn("travelrule: outcome unknown: reconcile before sending again", "op", e.Op, "attempts", e.Attempts,
+		l.Warn("travelrule: outcome unknown: "+e.advice(), "op", e.Op, "attempts", e.Attempts,
 			"callbackRef", shownID(e.CallbackRef), "idempotencyKey", e.IdempotencyKey, "err", e)
 	}
 	return e

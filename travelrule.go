@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/vaspkit/travelrule/internal/oneline"
 )
 
 // Version is the SDK's version. It is sent in the User-Agent header as
@@ -66,7 +68,10 @@ type Client struct {
 // client-credentials grant ([WithClientCredentials]).
 // NewClient refuses a relative base URL, one with credentials, a query or a
 // fragment, and plain http:// to anything but a loopback host, since the
-// bearer token would cross the network in clear.
+// bearer token would cross the network in clear. It also refuses an
+// operation's URL (".../v1/transfers/initiate"), naming the base URL it
+// meant, and a character no base URL holds (a line break, a space, a
+// quote), naming it and where it is.
 func NewClient(baseURL string, opts ...Option) (*Client, error) {
 	o, err := settle(opts)
 	if err != nil {
@@ -170,6 +175,11 @@ func defaultTransport() *http.Transport {
 }
 
 func checkBaseURL(raw string) (*url.URL, error) {
+	if f, ok := oneline.Find(raw, oneline.URL); ok {
+		// Its class and place only: the value may be a secret pasted in
+		// the wrong place.
+		return nil, errors.New("travelrule: NewClient: base URL has " + f.String() + ": a base URL is one line, without spaces or quotes")
+	}
 	if guess := schemeless(raw); guess != "" {
 		return nil, errors.New("travelrule: NewClient: base URL has no scheme: did you mean " + guess + "?")
 	}
@@ -187,6 +197,8 @@ func checkBaseURL(raw string) (*url.URL, error) {
 		return nil, errors.New("travelrule: NewClient: base URL must be absolute, with an http or https scheme and a host, such as https://trp.example.com")
 	case u.User != nil:
 		return nil, errors.New("travelrule: NewClient: base URL must not carry credentials; use a token source")
+	case operationBase(u) != "":
+		return nil, errors.New("travelrule: NewClient: base URL is an operation's URL: did you mean " + operationBase(u) + "?")
 	case u.RawQuery != "" || u.Fragment != "" || u.ForceQuery:
 		return nil, errors.New("travelrule: NewClient: base URL must not carry a query or a fragment")
 	case u.Scheme == "http" && !isLoopback(u.Hostname()):
@@ -195,6 +207,38 @@ func checkBaseURL(raw string) (*url.URL, error) {
 	u.Path = strings.TrimRight(u.Path, "/")
 	u.RawPath = ""
 	return u, nil
+}
+
+// operationPaths are the paths the client adds to the base URL, and the
+// inbound inquiry's, whose id follows it.
+var operationPaths = []string{
+	"/auth/token", "/transfers/initiate", "/transfers/inquiryResolution", "/transfers/txId",
+	"/travel-address/generate", "/travel-address/decode", "/discovery/vasp",
+}
+
+const inquiryPath = "/transfers/inquiry/"
+
+// operationBase returns the base URL that u, the URL of an operation
+// (".../v1/transfers/initiate"), most likely meant ("https://host/v1"),
+// without u's query or fragment; "" when u's path does not end in an
+// operation's.
+func operationBase(u *url.URL) string {
+	p := strings.TrimRight(u.Path, "/")
+	end := -1
+	for _, op := range operationPaths {
+		if n := len(p) - len(op); n >= 0 && strings.EqualFold(p[n:], op) {
+			end = n
+		}
+	}
+	for i := 0; end < 0 && i+len(inquiryPath) < len(p); i++ {
+		if strings.EqualFold(p[i:i+len(inquiryPath)], inquiryPath) {
+			end = i
+		}
+	}
+	if end < 0 {
+		return ""
+	}
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: p[:end]}).String()
 }
 
 // schemeless returns the URL a base URL without a scheme most likely

@@ -284,6 +284,65 @@ func TestNewClientRefusals(t *testing.T) {
 	}
 }
 
+// TestBaseURLCharacterNamed: a base URL with a character no base URL
+// holds is refused with the character's class, code point and place.
+func TestBaseURLCharacterNamed(t *testing.T) {
+	ts := travelrule.WithTokenSource(travelrule.StaticToken("t"))
+	const tail = ": a base URL is one line, without spaces or quotes"
+	for raw, want := range map[string]string{
+		"https://trp.example.com/v1\n":        "a newline (U+000A) at the end",
+		"https://trp.example.com/v1\r\n":      "a carriage return (U+000D) and a newline (U+000A) at the end",
+		" https://trp.example.com":            "a space (U+0020) at the start",
+		"https://trp.example.com/v 1":         "a space (U+0020) at byte offset 25",
+		"https://trp.example.com/v1\t":        "a tab (U+0009) at the end",
+		`"https://trp.example.com/v1"`:        "a double quote (U+0022) at the start",
+		`https://trp.example.com/v1"`:         "a double quote (U+0022) at the end",
+		`'https://trp.example.com/v1'`:        "a single quote (U+0027) at the start",
+		"\u201chttps://trp.example.com\u201d": "a typographic quote (U+201C) at the start",
+		"trp.example.com\n":                   "a newline (U+000A) at the end",
+	} {
+		_, err := travelrule.NewClient(raw, ts)
+		require.Error(t, err, "%q", raw)
+		assert.Equal(t, "travelrule: NewClient: base URL has "+want+tail, err.Error(), "%q", raw)
+	}
+	_, err := travelrule.NewClient("https://trp.example.com/o'brien", ts)
+	assert.NoError(t, err, "a single quote inside a path is a URL's character")
+}
+
+// TestOperationURLAsBaseURL: the URL of each operation (as the client
+// sends it, or the login's, or the inbound inquiry's) given as the base
+// URL is refused with the base URL it meant, without its query.
+func TestOperationURLAsBaseURL(t *testing.T) {
+	c, srv := setup(t, answer(http.StatusBadRequest, `{}`))
+	ctx := context.Background()
+	_, _ = c.InitiateTransfer(ctx, minimalRequest())
+	_, _ = c.ResolveInquiry(ctx, "t-1", travelrule.Reject())
+	_, _ = c.SubmitTxID(ctx, "t-1", "0xfeed")
+	_, _ = c.GenerateTravelAddress(ctx, &travelrule.TravelAddressRequest{PersonType: "natural", FirstName: "A", LastName: "B"})
+	_, _ = c.LookupTravelAddress(ctx, liveUncheckedAddress)
+	_, _ = c.SearchVASPs(ctx, &travelrule.VASPQuery{Domain: "example.com"})
+	var paths []string
+	for _, r := range srv.requests() {
+		paths = append(paths, r.Path+"?"+r.Query)
+	}
+	require.Len(t, paths, 6, "one request per operation")
+	paths = append(paths, "/auth/token", "/transfers/inquiry/019ac452-8660-7061-9b93-8d72eaa11a89", "/TRANSFERS/INITIATE", "/transfers/initiate/")
+
+	base := srv.URL + basePath
+	ts := travelrule.WithTokenSource(travelrule.StaticToken("t"))
+	for _, p := range paths {
+		_, err := travelrule.NewClient(base+p, ts)
+		require.Error(t, err, p)
+		assert.Equal(t, "travelrule: NewClient: base URL is an operation's URL: did you mean "+base+"?", err.Error(), p)
+	}
+	_, err := travelrule.NewClient("https://trp.example.com/transfers/txId", ts)
+	assert.EqualError(t, err, "travelrule: NewClient: base URL is an operation's URL: did you mean https://trp.example.com?")
+	for _, ok := range []string{"https://trp.example.com/transfers", "https://trp.example.com/v1/transfers/inquiry/", "https://trp.example.com/initiate"} {
+		_, err := travelrule.NewClient(ok, ts)
+		assert.NoError(t, err, ok)
+	}
+}
+
 func TestCrossOriginRedirectKeepsToken(t *testing.T) {
 	var leaked atomic.Int64
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

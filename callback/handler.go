@@ -249,6 +249,9 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, p *progress) (co
 		return http.StatusMethodNotAllowed, c
 	}
 	path := slog.String("path", r.URL.Path)
+	if shape, ok := inquiryRoute(r.URL.Path); ok {
+		path = slog.String("path", shape) // the route, not the beneficiary's id
+	}
 	ref, body, code := h.admit(w, r, path, p)
 	if code != 0 {
 		return code, c
@@ -312,7 +315,11 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request, path slog.Attr, 
 	if h.cfg.capKeys != nil {
 		var err error
 		if ref, err = h.cfg.verifyCapability(r.URL); err != nil {
-			h.log(ctx, slog.LevelWarn, "callback: refused request without a valid capability", path, slog.String("error", err.Error()))
+			msg := "callback: refused request without a valid capability"
+			if _, ok := inquiryRoute(r.URL.Path); ok && errors.Is(err, travelrule.ErrCallbackUnsigned) {
+				msg, err = "callback: refused a request to the inquiry route without a capability tag: inquiries carry none", errInquiryUntagged
+			}
+			h.log(ctx, slog.LevelWarn, msg, path, slog.String("error", err.Error()))
 			p.out, p.verification = outCapability, VerificationFailed
 			return "", nil, http.StatusUnauthorized
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -60,13 +61,18 @@ func TestAPIKeySources(t *testing.T) {
 		{"a file with CRLF", base, []string{"--api-key-file", crlf}, exitOK, fromFlag},
 		{"a file without newline", base, []string{"--api-key-file", bare}, exitOK, fromFlag},
 		{"a file open to others", base, []string{"--api-key-file", shared}, exitOK, "warning: the API key file " + shared + " is open to group or others (mode 0644): chmod 600 " + shared + "\n" + fromFlag},
-		{"a file of two lines", base, []string{"--api-key-file", twoLines}, exitUsage, "the API key has a line break or a control character"},
-		{"a file with spaces", base, []string{"--api-key-file", spaced}, exitUsage, "the API key has white space around it"},
+		{"a file of two lines", base, []string{"--api-key-file", twoLines}, exitUsage, "the API key file of --api-key-file: the API key has a newline (U+000A) at the end (only the file's one trailing newline is removed)"},
+		{"a file with spaces", base, []string{"--api-key-file", spaced}, exitUsage, "the API key file of --api-key-file: the API key has a space (U+0020) at the start"},
 		{"an empty file", base, []string{"--api-key-file", empty}, exitUsage, "the API key file of --api-key-file holds no API key"},
 		{"a missing file", base, []string{"--api-key-file", "/nonexistent/key"}, exitUsage, "the API key file of --api-key-file: no such file"},
 		{"a directory", base, []string{"--api-key-file", t.TempDir()}, exitUsage, "the API key file of --api-key-file: not a regular file"},
 		{"both variables", with("TRAVELRULE_API_KEY", liveAPIKey, "TRAVELRULE_API_KEY_FILE", private), nil, exitUsage, "both TRAVELRULE_API_KEY and TRAVELRULE_API_KEY_FILE are set"},
-		{"a key with a line break", with("TRAVELRULE_API_KEY", liveAPIKey+"\nX"), nil, exitUsage, "TRAVELRULE_API_KEY: the API key has a line break"},
+		{"a key with a line break", with("TRAVELRULE_API_KEY", liveAPIKey+"\nX"), nil, exitUsage, "TRAVELRULE_API_KEY: the API key has a newline (U+000A) at byte offset " + strconv.Itoa(len(liveAPIKey))},
+		{"a key with its file's newline", with("TRAVELRULE_API_KEY", liveAPIKey+"\n"), nil, exitUsage, "TRAVELRULE_API_KEY: the API key has a newline (U+000A) at the end"},
+		{"a base URL with a newline", map[string]string{"TRAVELRULE_BASE_URL": ls.URL + "\n", "TRAVELRULE_API_KEY": liveAPIKey}, nil, exitUsage,
+			"base URL has a newline (U+000A) at the end: a base URL is one line, without spaces or quotes"},
+		{"an operation's URL as the base URL", map[string]string{"TRAVELRULE_BASE_URL": ls.URL + "/transfers/txId", "TRAVELRULE_API_KEY": liveAPIKey}, nil, exitUsage,
+			"base URL is an operation's URL: did you mean " + ls.URL + "?"},
 		{"no key flag", base, []string{"--api-key", liveAPIKey}, exitUsage, "flag provided but not defined: -api-key"},
 		{"no credentials", base, nil, exitUsage, "no credentials: set an API key (TRAVELRULE_API_KEY, or TRAVELRULE_API_KEY_FILE, or --api-key-file), or a token"},
 		{"a refused key", with("TRAVELRULE_API_KEY", "trk_PLANTED_other"), nil, exitFailed, "the API key is missing or not recognised\n  the API key was refused: check it"},

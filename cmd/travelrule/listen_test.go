@@ -131,7 +131,7 @@ func TestListenSecretErrors(t *testing.T) {
 		{"a missing capability key file", map[string]string{"TRAVELRULE_CALLBACK_KEY_FILE": "/nonexistent/key"},
 			"the capability key file of TRAVELRULE_CALLBACK_KEY_FILE: no such file"},
 		{"a capability key of two lines", map[string]string{"TRAVELRULE_CALLBACK_KEY": secret + "\nmore"},
-			"TRAVELRULE_CALLBACK_KEY: the capability key has a line break or a control character"},
+			"TRAVELRULE_CALLBACK_KEY: the capability key has a newline (U+000A) at byte offset"},
 		{"a short capability key", map[string]string{"TRAVELRULE_CALLBACK_KEY": "PLANTED"},
 			"TRAVELRULE_CALLBACK_KEY: the capability key is shorter than 16 bytes"},
 		{"two signatures", map[string]string{"TRAVELRULE_SIGNING_SECRET": secret, "TRAVELRULE_WEBHOOK_SECRET_FILE": file},

@@ -33,7 +33,9 @@ func (c *cli) printError(op string, err error) {
 	}
 	var unknown *travelrule.OutcomeUnknownError
 	if errors.As(err, &unknown) {
-		fmt.Fprintf(c.stderr, "  the service may have acted: reconcile before sending again (txId %q, callback ref %q, idempotency key %q)\n",
+		// The error's text, above, says what to do: it depends on the
+		// operation.
+		fmt.Fprintf(c.stderr, "  the service may have acted (txId %q, callback ref %q, idempotency key %q)\n",
 			unknown.TxID, unknown.CallbackRef, unknown.IdempotencyKey)
 	}
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/vaspkit/travelrule"
 )
 
 // plantedTransfer is validTransfer with a name that must never be printed.
@@ -114,4 +116,26 @@ func TestServiceErrorsHideReshapedPersonalData(t *testing.T) {
 	assert.Equal(t, exitFailed, code)
 	assert.NotContains(t, errOut, "MUELLER")
 	assert.Contains(t, errOut, "beneficiary.lastName: [redacted]")
+}
+
+// TestOutcomeUnknownAdvicePrinted: an unknown outcome is printed with the
+// SDK's advice for its operation, and nothing that contradicts it: a
+// resolution may be sent again, an initiation is to be reconciled first.
+func TestOutcomeUnknownAdvicePrinted(t *testing.T) {
+	for op, want := range map[string]string{
+		"InitiateTransfer": "reconcile before sending again",
+		"ResolveInquiry":   "the same decision may be sent again",
+		"SubmitTxID":       "the same txId may be submitted again",
+	} {
+		t.Run(op, func(t *testing.T) {
+			var errOut bytes.Buffer
+			c := &cli{stderr: &errOut}
+			c.printError("cmd", &travelrule.OutcomeUnknownError{Op: op, Attempts: 4, Err: context.DeadlineExceeded})
+			assert.Contains(t, errOut.String(), want)
+			assert.Contains(t, errOut.String(), "the service may have acted")
+			if op != "InitiateTransfer" {
+				assert.NotContains(t, errOut.String(), "reconcile")
+			}
+		})
+	}
 }

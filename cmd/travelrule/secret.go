@@ -9,6 +9,8 @@ import (
 	"os"
 	"runtime"
 	"strings"
+
+	"github.com/vaspkit/travelrule/internal/oneline"
 )
 
 // Where the command's secrets come from: an environment variable X or the
@@ -20,8 +22,9 @@ import (
 // it came from: name, name+"_FILE", or "" when neither is set. Setting
 // both is an error, as is a secret that cannot be one line of a header:
 // none in the file, a line break or a control character, white space
-// around it. what names the secret in errors ("token", "client secret");
-// no error quotes it.
+// around it. what names the secret in errors ("token", "client secret"),
+// which name the character that cannot be there and where it is; no error
+// quotes the secret.
 func (c *cli) secret(name, what string) (value, source string, err error) {
 	fileVar := name + "_FILE"
 	file := c.getenv(fileVar)
@@ -34,7 +37,7 @@ func (c *cli) secret(name, what string) (value, source string, err error) {
 	case value == "":
 		return "", "", nil
 	}
-	if err := checkSecret(value, name, what); err != nil {
+	if err := checkSecret(value, name, what, false); err != nil {
 		return "", "", err
 	}
 	return value, name, nil
@@ -47,7 +50,7 @@ func (c *cli) secretFile(file, source, what string) (value, from string, err err
 	if err != nil {
 		return "", "", fmt.Errorf("the %s file of %s: %w", what, source, err)
 	}
-	if err := checkSecret(value, "the "+what+" file of "+source, what); err != nil {
+	if err := checkSecret(value, "the "+what+" file of "+source, what, true); err != nil {
 		return "", "", err
 	}
 	return value, source, nil
@@ -102,17 +105,21 @@ func (c *cli) readSecretFile(name, what string) (string, error) {
 }
 
 // checkSecret says what makes secret (what: "API key") unusable, naming
-// where it came from and never quoting it.
-func checkSecret(secret, source, what string) error {
-	switch {
-	case secret == "":
+// where it came from and the character that cannot be in it (its class,
+// code point and place), never quoting it. fromFile says that the secret
+// is a file's, whose one trailing newline was removed.
+func checkSecret(secret, source, what string, fromFile bool) error {
+	if secret == "" {
 		return fmt.Errorf("%s holds no %s", source, what)
-	case strings.ContainsFunc(secret, func(r rune) bool { return r < ' ' || r == 0x7f }):
-		return fmt.Errorf("%s: the %s has a line break or a control character (a %s is one line; one trailing newline is removed)", source, what, what)
-	case strings.TrimSpace(secret) != secret:
-		return fmt.Errorf("%s: the %s has white space around it", source, what)
 	}
-	return nil
+	f, ok := oneline.Find(secret, oneline.Secret)
+	switch {
+	case !ok:
+		return nil
+	case fromFile && f.Trailing():
+		return fmt.Errorf("%s: the %s has %s (only the file's one trailing newline is removed)", source, what, f)
+	}
+	return fmt.Errorf("%s: the %s has %s", source, what, f)
 }
 
 // refusedFlag is the value of a flag that once took a secret on the

@@ -21,6 +21,7 @@ func TestSecret(t *testing.T) {
 		return p
 	}
 	good, crlf, empty, twoLines := file(planted+"\n"), file(planted+"\r\n"), file("\n"), file(planted+"\nmore\n")
+	twoNewlines, spaced, bom := file(planted+"\n\n"), file(planted+" \n"), file("\ufeff"+planted+"\n")
 	tests := []struct {
 		name       string
 		env        map[string]string
@@ -33,12 +34,17 @@ func TestSecret(t *testing.T) {
 		{"a file with CRLF", map[string]string{"X_TOKEN_FILE": crlf}, planted, "X_TOKEN_FILE", ""},
 		{"both", map[string]string{"X_TOKEN": planted, "X_TOKEN_FILE": good}, "", "", "both X_TOKEN and X_TOKEN_FILE are set: set one"},
 		{"an empty file", map[string]string{"X_TOKEN_FILE": empty}, "", "", "the token file of X_TOKEN_FILE holds no token"},
-		{"a file of two lines", map[string]string{"X_TOKEN_FILE": twoLines}, "", "", "the token file of X_TOKEN_FILE: the token has a line break or a control character"},
+		{"a file of two lines", map[string]string{"X_TOKEN_FILE": twoLines}, "", "", "the token file of X_TOKEN_FILE: the token has a newline (U+000A) at byte offset 25"},
+		{"a file with two trailing newlines", map[string]string{"X_TOKEN_FILE": twoNewlines}, "", "",
+			"the token file of X_TOKEN_FILE: the token has a newline (U+000A) at the end (only the file's one trailing newline is removed)"},
+		{"a file with a space at the end", map[string]string{"X_TOKEN_FILE": spaced}, "", "", "the token file of X_TOKEN_FILE: the token has a space (U+0020) at the end"},
+		{"a file with a byte order mark", map[string]string{"X_TOKEN_FILE": bom}, "", "", "the token file of X_TOKEN_FILE: the token has a byte order mark (U+FEFF) at the start"},
 		{"a missing file", map[string]string{"X_TOKEN_FILE": "/nonexistent/token"}, "", "", "the token file of X_TOKEN_FILE: no such file"},
 		// The secret itself set where its file's name belongs: not echoed.
 		{"the secret in the file variable", map[string]string{"X_TOKEN_FILE": "eyJhbGciOiJFZERTQSJ9.SECRETTOKEN"}, "", "", "the token file of X_TOKEN_FILE: no such file"},
-		{"a line break", map[string]string{"X_TOKEN": planted + "\n"}, "", "", "X_TOKEN: the token has a line break or a control character"},
-		{"white space", map[string]string{"X_TOKEN": " " + planted}, "", "", "X_TOKEN: the token has white space around it"},
+		{"a line break", map[string]string{"X_TOKEN": planted + "\n"}, "", "", "X_TOKEN: the token has a newline (U+000A) at the end"},
+		{"a tab inside", map[string]string{"X_TOKEN": "PLANTED\tsecret"}, "", "", "X_TOKEN: the token has a tab (U+0009) at byte offset 7"},
+		{"white space", map[string]string{"X_TOKEN": " " + planted}, "", "", "X_TOKEN: the token has a space (U+0020) at the start"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -52,6 +58,9 @@ func TestSecret(t *testing.T) {
 			} else {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tt.wantErr)
+				if !strings.Contains(tt.wantErr, "trailing newline") {
+					assert.NotContains(t, err.Error(), "trailing newline", "the hint fits a file's trailing line break only")
+				}
 				assert.NotContains(t, err.Error(), "PLANTED")
 				assert.NotContains(t, err.Error(), "SECRETTOKEN")
 			}

@@ -92,7 +92,7 @@ func TestListenSigningSecretErrors(t *testing.T) {
 		{"both variables", map[string]string{"TRAVELRULE_SIGNING_SECRET": secret, "TRAVELRULE_SIGNING_SECRET_FILE": file}, nil,
 			"both TRAVELRULE_SIGNING_SECRET and TRAVELRULE_SIGNING_SECRET_FILE are set"},
 		{"too short", map[string]string{"TRAVELRULE_SIGNING_SECRET": "PLANTED-short"}, nil, "TRAVELRULE_SIGNING_SECRET: the signing secret is shorter than 16 bytes"},
-		{"two lines", map[string]string{"TRAVELRULE_SIGNING_SECRET": secret + "\nPLANTED"}, nil, "line break"},
+		{"two lines", map[string]string{"TRAVELRULE_SIGNING_SECRET": secret + "\nPLANTED"}, nil, "TRAVELRULE_SIGNING_SECRET: the signing secret has a newline (U+000A) at byte offset"},
 		{"an empty file", nil, []string{"--signing-secret-file", empty}, "the signing secret file of --signing-secret-file holds no signing secret"},
 		{"no such file", nil, []string{"--signing-secret-file", empty + "-missing"}, "the signing secret file of --signing-secret-file"},
 		{"with a Standard Webhooks secret", map[string]string{"TRAVELRULE_SIGNING_SECRET": secret, "TRAVELRULE_WEBHOOK_SECRET": "PLANTED-webhook-secret-0123"}, nil,
