@@ -41,6 +41,7 @@ import (
 	"time"
 )
 
+// The server's credentials, and the travel address it makes.
 const (
 	// APIKey is the key the server takes in x-api-key.
 	APIKey = "trp_live_key_0123456789abcdef"
@@ -50,7 +51,9 @@ const (
 	// TravelAddress is what /travel-address/generate answers: the docs'
 	// unchecked example (base58 of a URI ending in t=i, no checksum).
 	TravelAddress = "ta4n7WArAHPkQgg3fABMpJiys8AsypD8AqdoXfKBwjH9t5QQbG2uqW9CmQCS3M4GuwxcS6QNdWFUX6nD3tc5bajpNb3svbn87xxy9rCcYNYHN"
+)
 
+const (
 	token    = "eyJhbGciOiJFZERTQSJ9.eyJzdWIiOiJ2YXNwIn0.c2ln"
 	attempts = 50 // per callback
 	pause    = 5 * time.Millisecond
@@ -69,11 +72,10 @@ type Server struct {
 	wg          sync.WaitGroup
 }
 
-// Callback is one callback the server sent: its body, and the status of
-// its last attempt (0 when none was answered).
+// Callback is one callback the server sent.
 type Callback struct {
-	Body   string
-	Status int
+	Body   string // the JSON body
+	Status int    // the answer to its last attempt, 0 when none was answered
 }
 
 // New starts a server whose beneficiary's VASP approves (approve) or
