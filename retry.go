@@ -55,7 +55,7 @@ type decision struct {
 	why   string        // for the debug log
 }
 
-// decide is the whole retry policy; the README's table "What is retried"
+// decide is the whole retry policy; docs/errors.md, "What is retried",
 // is its summary.
 //
 //   - Retried always: 429 (the live service's rate limit: it did not act),

@@ -56,10 +56,10 @@ func TestRetryAfter(t *testing.T) {
 	}
 }
 
-// TestDecide covers every row of the README's table "What is retried", for
-// a call that may not be repeated (InitiateTransfer) and one that may
-// (ResolveInquiry, or any call WithIdempotency), plus the budget and the
-// deadline. No server: decide is a pure function of the facts.
+// TestDecide covers every row of the table "What is retried"
+// (docs/errors.md), for a call that may not be repeated (InitiateTransfer)
+// and one that may (ResolveInquiry, or any call WithIdempotency), plus the
+// budget and the deadline. No server: decide is a pure function of the facts.
 func TestDecide(t *testing.T) {
 	p := policy{retryMax: 3, waitMin: 100 * time.Millisecond, waitMax: 5 * time.Second, retryAfterMax: 30 * time.Second}
 	dropped := &url.Error{Op: "Post", URL: "https://x.example", Err: io.ErrUnexpectedEOF}

@@ -21,8 +21,7 @@ const (
 	// RuleOutcomeUnknown: an initiation's outcome is unknown (the call
 	// ended with ErrOutcomeUnknown, or the process died after recording
 	// it) and no evidence has arrived for Thresholds.OutcomeUnknown.
-	// Do not send it again: reconcile it (README, "After
-	// ErrOutcomeUnknown").
+	// Do not send it again: reconcile it (docs/journal.md).
 	RuleOutcomeUnknown Rule = "outcome unknown, not reconciled"
 	// RuleNoEvidence: the same, past the service's whole
 	// [RedeliveryWindow]: no callback about the transfer arrived, which

@@ -50,16 +50,17 @@ func sourceMatches(t *testing.T, re *regexp.Regexp) []string {
 }
 
 // TestDocsAreAccurate: the package documentation, the top-level usage and
-// the README name every environment variable the command reads, every
-// command, and the default addresses of listen and sandbox.
+// the command's page (docs/cli.md) name every environment variable the
+// command reads, every command, and the default addresses of listen and
+// sandbox.
 func TestDocsAreAccurate(t *testing.T) {
 	f, err := parser.ParseFile(token.NewFileSet(), "main.go", nil, parser.ParseComments|parser.PackageClauseOnly)
 	require.NoError(t, err)
 	pkgDoc := f.Doc.Text()
 	_, usage, _ := runCLI(t, context.Background(), "", nil, "--help")
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	page, err := os.ReadFile(filepath.Join("..", "..", "docs", "cli.md"))
 	require.NoError(t, err)
-	docs := map[string]string{"package doc": pkgDoc, "usage": usage, "README": string(readme)}
+	docs := map[string]string{"package doc": pkgDoc, "usage": usage, "docs/cli.md": string(page)}
 
 	for name, doc := range docs {
 		for _, v := range readEnvVars(t) {

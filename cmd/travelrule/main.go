@@ -175,6 +175,8 @@ func (c *cli) run(ctx context.Context, args []string) int {
 		}
 		c.usage(c.stdout)
 		return exitOK
+	case "-version", "--version":
+		return c.version(ctx, args[1:]) // as "travelrule version", which usage names
 	}
 	for _, cmd := range commands() {
 		if cmd.name == args[0] {

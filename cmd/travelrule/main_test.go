@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vaspkit/travelrule"
 	"github.com/vaspkit/travelrule/callback"
 )
 
@@ -128,6 +129,22 @@ func TestUsageAndExitCodes(t *testing.T) {
 		})
 	}
 	assert.NotEqual(t, defaultSandboxAddr, defaultListenAddr, "a sandbox and a listener run side by side")
+}
+
+// TestVersion: "travelrule version", and the --version and -version that
+// people type by habit, print the SDK's version on stdout.
+func TestVersion(t *testing.T) {
+	for _, args := range [][]string{{"version"}, {"--version"}, {"-version"}} {
+		t.Run(args[0], func(t *testing.T) {
+			code, out, errOut := runCLI(t, context.Background(), "", nil, args...)
+			assert.Equal(t, exitOK, code, errOut)
+			assert.Equal(t, "travelrule-go "+travelrule.Version+"\n", out)
+			assert.Empty(t, errOut)
+		})
+	}
+	code, _, errOut := runCLI(t, context.Background(), "", nil, "--version", "extra")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "unexpected arguments")
 }
 
 // TestHelpOnStdout: help asked for goes to stdout with exit 0, for the

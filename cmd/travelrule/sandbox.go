@@ -151,6 +151,7 @@ func (c *cli) sandbox(ctx context.Context, args []string) int {
 type sandboxSetup struct {
 	opts      []travelruletest.Option
 	signing   string         // how callbacks are signed and where the secret is, on one line
+	secretVar string         // the variable of the published signing secret, to print; "" for a secret of the user's
 	published publishedCreds // which credentials are the sandbox's published defaults
 	clientID  string         // the client id of the client credentials
 	faults    []string       // the --fault values, as given
@@ -244,7 +245,14 @@ func (c *cli) sandboxOptions(fs *flag.FlagSet) func() (sandboxSetup, error) {
 			return sandboxSetup{}, err
 		}
 		published.signingSecret = publishedSecret
-		return sandboxSetup{opts: append(o, creds...), signing: signing, published: published, clientID: clientID,
+		secretVar := ""
+		if publishedSecret {
+			secretVar = "TRAVELRULE_SIGNING_SECRET"
+			if *webhooks {
+				secretVar = "TRAVELRULE_WEBHOOK_SECRET"
+			}
+		}
+		return sandboxSetup{opts: append(o, creds...), signing: signing, secretVar: secretVar, published: published, clientID: clientID,
 			faults: faults, decision: d, tls: *useTLS, caFile: *caFile, console: *console, consoleIn: from}, nil
 	}
 }
@@ -318,7 +326,7 @@ func (c *cli) sandboxSigning(sigFile string, webhooks bool) ([]travelruletest.Op
 		key = []byte(signing)
 		where = "the signing secret you gave (" + c.signingSecretSource(sigFile) + ")"
 	default:
-		where = "the sandbox's published default secret: TRAVELRULE_SIGNING_SECRET=" + travelruletest.DefaultSigningSecret
+		where = "the sandbox's published default secret, " + travelruletest.DefaultSigningSecret
 	}
 	published := string(key) == travelruletest.DefaultSigningSecret
 	if !published {
@@ -344,9 +352,9 @@ func (c *cli) signingSecretSource(sigFile string) string {
 
 // sandboxBanner prints the environment and the curl transcript on stdout
 // and how to get each answer on stderr. The sandbox's published
-// credentials are printed, not secrets; the user's never are, nor a token
-// they would give: the transcript then reads the API key from
-// $TRAVELRULE_API_KEY.
+// credentials are printed, the signing secret among them, not secrets;
+// the user's never are, nor a token they would give: the transcript then
+// reads the API key from $TRAVELRULE_API_KEY.
 func (c *cli) sandboxBanner(srv *travelruletest.Server, lifetime time.Duration, cbURL string, setup sandboxSetup) error {
 	tok, err := srv.TokenSource().Token()
 	if err != nil {
@@ -358,6 +366,9 @@ func (c *cli) sandboxBanner(srv *travelruletest.Server, lifetime time.Duration, 
 	if setup.published.apiKey {
 		key = travelruletest.DefaultAPIKey
 		fmt.Fprintf(c.stdout, "TRAVELRULE_API_KEY=%s\n", shellWord(key))
+	}
+	if setup.secretVar != "" {
+		fmt.Fprintf(c.stdout, "%s=%s\n", setup.secretVar, shellWord(travelruletest.DefaultSigningSecret))
 	}
 	// The CLI takes credentials of one kind: the other kinds are printed
 	// commented out, to use instead of the API key.

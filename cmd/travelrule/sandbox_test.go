@@ -463,18 +463,18 @@ func TestSandboxMisbehaviourFlagErrors(t *testing.T) {
 }
 
 // TestSandboxDefaultBaseURL: the sandbox's default base URL, path prefix
-// included, is the one the README's curl lines use.
+// included, is the one the curl lines of its page (docs/sandbox.md) use.
 func TestSandboxDefaultBaseURL(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	page, err := os.ReadFile("../../docs/sandbox.md")
 	require.NoError(t, err)
 	base := "http://" + defaultSandboxAddr
-	require.Contains(t, string(readme), base+"/auth/token", "the README's login line")
-	require.Contains(t, string(readme), base+"/sandbox/inquiries")
+	require.Contains(t, string(page), base+"/auth/token", "the page's login line")
+	require.Contains(t, string(page), base+"/sandbox/inquiries")
 
 	sc := runSandboxCommand(t, "--addr", "127.0.0.1:0")
 	u, err := url.Parse(sc.env["TRAVELRULE_BASE_URL"])
 	require.NoError(t, err)
-	assert.Empty(t, u.Path, "no path prefix by default, as the README's curl lines have none")
+	assert.Empty(t, u.Path, "no path prefix by default, as the page's curl lines have none")
 }
 
 // TestSandboxAddrIsHostAndPort: --addr 8080 or :8080 is a usage error that

@@ -110,7 +110,8 @@ func TestListenSigningSecretErrors(t *testing.T) {
 // TestSandboxSigning: the sandbox command signs its callbacks the live way
 // by default, under its published secret or the user's (from the
 // environment or a file), or with Standard Webhooks headers; it says which
-// on stderr, printing the default secret and never the user's.
+// on stderr, and prints the published secret with its other settings on
+// stdout, as the variable a client reads it from, never the user's.
 func TestSandboxSigning(t *testing.T) {
 	const mine = "PLANTED-my-signing-secret-0123"
 	file := writeFile(t, "secret", mine+"\n")
@@ -125,19 +126,22 @@ func TestSandboxSigning(t *testing.T) {
 		args     []string
 		verifier callback.Verifier
 		says     string
+		printed  string // the variable stdout sets to the published secret
 	}{
 		{"default", nil, nil, dataIntegrity(travelruletest.DefaultSigningSecret),
-			"x-data-integrity (HMAC-SHA512 over the body's base64), under the sandbox's published default secret: TRAVELRULE_SIGNING_SECRET=" + travelruletest.DefaultSigningSecret},
+			"x-data-integrity (HMAC-SHA512 over the body's base64), under the sandbox's published default secret, " + travelruletest.DefaultSigningSecret,
+			"TRAVELRULE_SIGNING_SECRET"},
 		{"TRAVELRULE_SIGNING_SECRET", map[string]string{"TRAVELRULE_SIGNING_SECRET": mine}, nil, dataIntegrity(mine),
-			"x-data-integrity (HMAC-SHA512 over the body's base64), under the signing secret you gave (TRAVELRULE_SIGNING_SECRET)"},
+			"x-data-integrity (HMAC-SHA512 over the body's base64), under the signing secret you gave (TRAVELRULE_SIGNING_SECRET)", ""},
 		{"--signing-secret-file", nil, []string{"--signing-secret-file", file}, dataIntegrity(mine),
-			"under the signing secret you gave (--signing-secret-file)"},
+			"under the signing secret you gave (--signing-secret-file)", ""},
 		{"--standard-webhooks", nil, []string{"--standard-webhooks"},
 			&callback.WebhookVerifier{Secrets: [][]byte{[]byte(travelruletest.DefaultSigningSecret)}},
-			"Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature) under the sandbox's published default secret"},
+			"Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature) under the sandbox's published default secret",
+			"TRAVELRULE_WEBHOOK_SECRET"},
 		{"TRAVELRULE_WEBHOOK_SECRET", map[string]string{"TRAVELRULE_WEBHOOK_SECRET": mine}, nil,
 			&callback.WebhookVerifier{Secrets: [][]byte{[]byte(mine)}},
-			"Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature) under the Standard Webhooks secret you gave"},
+			"Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature) under the Standard Webhooks secret you gave", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			verified := make(chan error, 16)
@@ -157,6 +161,13 @@ func TestSandboxSigning(t *testing.T) {
 			t.Cleanup(rc.Close)
 			sc := runSandboxCommandEnv(t, tt.env, append([]string{"--addr", "127.0.0.1:0", "--callback-time-scale", "1ms"}, tt.args...)...)
 			assert.Contains(t, sc.errOut.String(), tt.says)
+			for _, v := range []string{"TRAVELRULE_SIGNING_SECRET", "TRAVELRULE_WEBHOOK_SECRET"} {
+				if v == tt.printed {
+					assert.Equal(t, travelruletest.DefaultSigningSecret, sc.env[v], "stdout sets %s with the other settings", v)
+				} else {
+					assert.NotContains(t, sc.printed, v)
+				}
+			}
 			transfer := strings.Replace(validTransfer, "https://vasp-a.example/cb", rc.URL+"/cb", 1)
 			code, _, errOut := runCLI(t, context.Background(), transfer, sc.env, "initiate")
 			require.Equal(t, exitOK, code, errOut)

@@ -2,7 +2,9 @@
 // service's callbacks about the transfers it initiates with
 // callback.Handler, mounted in an ordinary mux next to the server's other
 // routes. It accepts only callbacks signed with the service's signing
-// secret (x-data-integrity) at capability URLs made with its key.
+// secret (x-data-integrity) at capability URLs made with its key, and acts
+// on the first decision of each payment that arrives, whichever message
+// carries it, once.
 //
 //	TRAVELRULE_SIGNING_SECRET=<from the service's dashboard> TRAVELRULE_CALLBACK_KEY=<at least 16 bytes> go run ./examples/callbackserver
 //
@@ -11,7 +13,8 @@
 //
 // Run on several replicas, it shares its record of processed deliveries
 // through Redis or PostgreSQL, so that a callback delivered to two replicas
-// is processed once:
+// is processed once (its record of each payment's decision, in memory,
+// stands for your database, which the replicas share too):
 //
 //	TRAVELRULE_REDIS_URL=redis://localhost:6379/0 go run ./examples/callbackserver
 //	TRAVELRULE_DATABASE_URL=postgres://localhost:5432/payments go run ./examples/callbackserver
@@ -28,6 +31,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync"
 	"time"
 
 	"github.com/vaspkit/travelrule"
@@ -68,29 +72,9 @@ func start(ctx context.Context, addr string, key []byte, secret string, demo boo
 }
 
 func run(ctx context.Context, addr string, key []byte, secret string, demo bool, store callback.Store, out io.Writer) error {
-	verifier, err := callback.NewDataIntegrityVerifier(secret)
-	if err != nil {
-		return fmt.Errorf("TRAVELRULE_SIGNING_SECRET: %w", err)
-	}
 	resolved := make(chan travelrule.Decision, 1)
-	h := callback.NewHandler(func(ctx context.Context, cb *travelrule.Callback) error {
-		// Record the outcome against your own payment, found by cb.Ref.
-		// Decision reads either message's decision, whatever its spelling.
-		switch cb.Kind {
-		case travelrule.KindInquiryResolution: // the beneficiary's VASP answered the inquiry
-			fmt.Fprintf(out, "callback for payment %s: inquiry %s\n", cb.Ref, cb.Decision())
-		case travelrule.KindTransferResolution: // the transfer is decided
-			fmt.Fprintf(out, "callback for payment %s: transfer %s %s\n", cb.Ref, cb.TransferID, cb.Decision())
-			if cb.Decision() != "" {
-				select {
-				case resolved <- cb.Decision():
-				default:
-				}
-			}
-		}
-		return nil
-	}, callback.WithVerifier(verifier), callback.WithCapabilityKey(key), callback.WithStore(store), callback.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, nil))))
-	if err := h.Err(); err != nil {
+	h, err := newHandler(key, secret, store, out, resolved)
+	if err != nil {
 		return err
 	}
 	mux := http.NewServeMux()
@@ -135,6 +119,62 @@ func run(ctx context.Context, addr string, key []byte, secret string, demo bool,
 		fmt.Fprintf(out, "payment payment-1001 resolved: %s\n", decision)
 		return nil
 	case <-ctx.Done():
-		return errors.New("no TRANSFER_RESOLUTION before the end")
+		return errors.New("no decision before the end")
 	}
+}
+
+// newHandler is the handler of the callback URLs: it acts on the first
+// decision of each payment that arrives, whichever message carries it (an
+// approval comes as an INQUIRY_RESOLUTION and a TRANSFER_RESOLUTION, in
+// any order; for a rejection the live docs promise the INQUIRY_RESOLUTION
+// alone), and once; it sends each decision it acted on to resolved when
+// resolved has room.
+func newHandler(key []byte, secret string, store callback.Store, out io.Writer, resolved chan<- travelrule.Decision) (*callback.Handler, error) {
+	verifier, err := callback.NewDataIntegrityVerifier(secret)
+	if err != nil {
+		return nil, fmt.Errorf("TRAVELRULE_SIGNING_SECRET: %w", err)
+	}
+	book := &payments{decided: map[string]travelrule.Decision{}}
+	h := callback.NewHandler(func(ctx context.Context, cb *travelrule.Callback) error {
+		// cb.Ref is the payment's id, from its capability URL.
+		decision := cb.Decision() // either message's decision, whatever its spelling
+		fmt.Fprintf(out, "callback for payment %s: %s, decision %q\n", cb.Ref, cb.Kind, decision)
+		if decision == "" {
+			return nil
+		}
+		if !book.decide(cb.Ref, decision) {
+			fmt.Fprintf(out, "payment %s: decided already, nothing to do\n", cb.Ref)
+			return nil
+		}
+		// Act here: queue the broadcast of an approved payment, cancel a
+		// rejected one.
+		fmt.Fprintf(out, "payment %s %s: %s\n", cb.Ref, decision, map[travelrule.Decision]string{travelrule.Approved: "broadcast queued", travelrule.Rejected: "cancelled"}[decision])
+		select {
+		case resolved <- decision:
+		default:
+		}
+		return nil
+	}, callback.WithVerifier(verifier), callback.WithCapabilityKey(key), callback.WithStore(store), callback.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, nil))))
+	return h, h.Err()
+}
+
+// payments stands for the originator's records of its payments: the first
+// decision of each, recorded once. In production it is one conditional
+// write to your database (UPDATE payments SET decision = $2 WHERE id = $1
+// AND decision IS NULL), which every replica shares.
+type payments struct {
+	mu      sync.Mutex
+	decided map[string]travelrule.Decision
+}
+
+// decide records d as the decision of the payment id unless it has one,
+// and reports whether it did.
+func (p *payments) decide(id string, d travelrule.Decision) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ok := p.decided[id]; ok {
+		return false
+	}
+	p.decided[id] = d
+	return true
 }

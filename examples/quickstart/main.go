@@ -112,8 +112,8 @@ func run(ctx context.Context, getenv func(string) string, out io.Writer) error {
 	if embedded {
 		// The live retry schedule, each minute a tenth of a second: a
 		// callback that fails is tried again within the quickstart's time.
-		// No path prefix, as `travelrule sandbox` and the README's curl
-		// lines have none.
+		// No path prefix, as `travelrule sandbox` and the curl lines of
+		// docs/sandbox.md have none.
 		s.sandbox = travelruletest.NewServer(travelruletest.WithInquiryURL(s.listenerBase),
 			travelruletest.WithCallbackTimeScale(100*time.Millisecond))
 		defer s.sandbox.Close()
@@ -148,13 +148,14 @@ func run(ctx context.Context, getenv func(string) string, out io.Writer) error {
 	} else if confirmRef, err = s.answerInquiry(ctx); err != nil {
 		return err
 	}
-	if err := s.awaitResolution(ctx, ref); err != nil {
+	decision, err := s.awaitDecision(ctx, ref)
+	if err != nil {
 		return err
 	}
 
 	// 5. The transaction's hash, once it is broadcast, and the
-	// confirmation the beneficiary's VASP receives.
-	if err := s.submitTxID(ctx, transferID, confirmRef); err != nil {
+	// confirmation the beneficiary's VASP receives; nothing for a rejection.
+	if err := s.submitTxID(ctx, ref, transferID, confirmRef, decision); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "\nDone in %s.\n", time.Since(start).Round(time.Millisecond))
@@ -169,8 +170,9 @@ type session struct {
 	events       chan *travelrule.Callback
 	sandbox      *travelruletest.Server // nil against a real service
 	client       *travelrule.Client
-	listenerBase string // the listener's own base URL
-	callbackBase string // where the service sends callbacks
+	listenerBase string                  // the listener's own base URL
+	callbackBase string                  // where the service sends callbacks
+	decided      travelrule.CallbackKind // the kind of the message whose decision was acted on
 }
 
 // connect makes the client for the sandbox, or for the service that
@@ -387,33 +389,53 @@ func (s *session) answerInquiry(ctx context.Context) (confirmRef string, err err
 	return confirmRef, nil
 }
 
-// awaitResolution prints the originator's callbacks of the transfer ref
-// names, up to its TRANSFER_RESOLUTION.
-func (s *session) awaitResolution(ctx context.Context, ref string) error {
+// awaitDecision returns the decision of the beneficiary's VASP on the
+// transfer ref names: the first that arrives, whichever message carries it.
+// An approval comes as an INQUIRY_RESOLUTION and a TRANSFER_RESOLUTION, in
+// any order; for a rejection the live docs promise the INQUIRY_RESOLUTION
+// alone.
+func (s *session) awaitDecision(ctx context.Context, ref string) (travelrule.Decision, error) {
 	for {
-		cb, err := s.await(ctx, "the resolution's callbacks", func(cb *travelrule.Callback) bool { return cb.Ref == ref })
+		cb, err := s.await(ctx, "the decision", func(cb *travelrule.Callback) bool { return cb.Ref == ref })
 		if err != nil {
-			return err
+			return "", err
 		}
-		switch cb.Kind {
-		case travelrule.KindInquiryResolution:
-			if cb.Decision() == travelrule.Approved {
-				fmt.Fprintf(s.out, "← INQUIRY_RESOLUTION approved, the beneficiary's wallet address %s\n", present(cb.Address))
-			} else {
-				fmt.Fprintln(s.out, "← INQUIRY_RESOLUTION rejected")
-			}
-		case travelrule.KindTransferResolution:
-			fmt.Fprintf(s.out, "← TRANSFER_RESOLUTION %s (%s), transferId %s, comment %s\n", cb.Status, cb.Decision(), cb.TransferID, present(cb.StatusComment))
-			return nil
+		s.printResolution(cb)
+		if d := cb.Decision(); d != "" {
+			s.decided = cb.Kind
+			fmt.Fprintf(s.out, "  the first decision: %s, acted on once\n", d)
+			return d, nil
 		}
 	}
 }
 
-// submitTxID is stage 5: the transaction's hash, after the broadcast, and
-// the confirmation the beneficiary's VASP then receives at the URL it named
-// (confirmRef; empty when this run did not answer the inquiry).
-func (s *session) submitTxID(ctx context.Context, transferID, confirmRef string) error {
+// printResolution prints one of the originator's callbacks.
+func (s *session) printResolution(cb *travelrule.Callback) {
+	switch cb.Kind {
+	case travelrule.KindInquiryResolution:
+		if cb.Decision() == travelrule.Approved {
+			fmt.Fprintf(s.out, "← INQUIRY_RESOLUTION approved, the beneficiary's wallet address %s\n", present(cb.Address))
+		} else {
+			fmt.Fprintln(s.out, "← INQUIRY_RESOLUTION rejected")
+		}
+	case travelrule.KindTransferResolution:
+		fmt.Fprintf(s.out, "← TRANSFER_RESOLUTION %s (%s), transferId %s, comment %s\n", shown(cb.Status, isTicker(cb.Status)), cb.Decision(), cb.TransferID, present(cb.StatusComment))
+	default:
+		fmt.Fprintf(s.out, "← a callback of kind %s\n", cb.Kind)
+	}
+}
+
+// submitTxID is stage 5 once the transfer is approved: the transaction's
+// hash, after the broadcast, and the confirmation the beneficiary's VASP
+// then receives at the URL it named (confirmRef; empty when this run did
+// not answer the inquiry). The approval's other message is passed over:
+// the decision was acted on already.
+func (s *session) submitTxID(ctx context.Context, ref, transferID, confirmRef string, decision travelrule.Decision) error {
 	fmt.Fprintln(s.out, "\n5. Transaction hash")
+	if decision != travelrule.Approved {
+		fmt.Fprintln(s.out, "→ nothing to broadcast: the beneficiary's VASP rejected the transfer, the payment is cancelled")
+		return nil
+	}
 	if transferID == "" {
 		fmt.Fprintln(s.out, "→ SubmitTxID skipped: the service answered no transferId")
 		return nil
@@ -423,16 +445,28 @@ func (s *session) submitTxID(ctx context.Context, transferID, confirmRef string)
 		return err
 	}
 	fmt.Fprintf(s.out, "→ SubmitTxID %s ← accepted, %d attempt(s); the service confirms to the beneficiary's VASP\n", short(exampleTxHash), res.Attempts)
-	if confirmRef == "" {
-		return nil
+	// The approval's other message, and the confirmation if this run is
+	// the beneficiary's VASP too.
+	other := travelrule.KindTransferResolution
+	if s.decided == other {
+		other = travelrule.KindInquiryResolution
 	}
-	cb, err := s.await(ctx, "the confirmation", func(cb *travelrule.Callback) bool {
-		return cb.Ref == confirmRef && cb.Kind == travelrule.KindTransferConfirmation
-	})
-	if err != nil {
-		return err
+	for seenOther, confirmed := false, confirmRef == ""; !seenOther || !confirmed; {
+		cb, err := s.await(ctx, "the approval's other message and the confirmation", func(cb *travelrule.Callback) bool {
+			return cb.Ref == ref && cb.Kind == other || cb.Ref == confirmRef && cb.Kind == travelrule.KindTransferConfirmation
+		})
+		if err != nil {
+			return err
+		}
+		if cb.Kind == travelrule.KindTransferConfirmation {
+			fmt.Fprintf(s.out, "← TRANSFER_CONFIRMATION txid %s (as the beneficiary's VASP)\n", short(cb.TxID))
+			confirmed = true
+			continue
+		}
+		s.printResolution(cb)
+		fmt.Fprintln(s.out, "  the transfer was decided already: nothing to do")
+		seenOther = true
 	}
-	fmt.Fprintf(s.out, "← TRANSFER_CONFIRMATION txid %s (as the beneficiary's VASP)\n", short(cb.TxID))
 	return nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vaspkit/travelrule"
+	"github.com/vaspkit/travelrule/internal/livedocs"
 	"github.com/vaspkit/travelrule/travelruletest"
 )
 
@@ -44,13 +45,16 @@ func TestQuickstart(t *testing.T) {
 	} {
 		assert.Contains(t, s, want)
 	}
-	order := []string{"← INQUIRY ", "→ ResolveInquiry", "← INQUIRY_RESOLUTION", "← TRANSFER_RESOLUTION", "→ SubmitTxID", "← TRANSFER_CONFIRMATION"}
+	order := []string{"← INQUIRY ", "→ ResolveInquiry", "← INQUIRY_RESOLUTION", "the first decision: approved, acted on once", "→ SubmitTxID", "← TRANSFER_CONFIRMATION"}
 	for i := 1; i < len(order); i++ {
 		assert.Less(t, strings.Index(s, order[i-1]), strings.Index(s, order[i]), "callbacks in order: %s, then %s", order[i-1], order[i])
 	}
+	assert.Less(t, strings.Index(s, "→ SubmitTxID"), strings.Index(s, "← TRANSFER_RESOLUTION APPROVED"), "the approval's second message passed over")
+	assert.Equal(t, 1, strings.Count(s, "acted on once"))
+	assert.Equal(t, 1, strings.Count(s, "the transfer was decided already: nothing to do"))
 	assert.NotContains(t, s, "sandbox-api-key", "no key")
 	assert.Regexp(t, `against the embedded sandbox at http://127\.0\.0\.1:\d+\n`, s,
-		"no path prefix, as `travelrule sandbox` and the README's curl lines have none")
+		"no path prefix, as `travelrule sandbox` and the curl lines of docs/sandbox.md have none")
 	for _, pii := range []string{"Zoë", "Ødegård", "1984-02-29", "Straße", "123456789", "0x742d35", "美咲", "山田", "東京"} {
 		assert.NotContains(t, s, pii, "no personal data in the transcript")
 	}
@@ -122,6 +126,47 @@ func TestQuickstartAgainstADeployment(t *testing.T) {
 	assert.Contains(t, err.Error(), "inactive")
 	assert.NotContains(t, err.Error(), "retired-key-0001")
 	assert.NotContains(t, out.String(), "2. Travel address", "nothing after a refused login")
+}
+
+// TestQuickstartAgainstTheLiveDocs runs the quickstart against a server
+// written from the live docs alone, which sends a rejection as an
+// INQUIRY_RESOLUTION and nothing more: the quickstart acts on the first
+// decision that arrives, whichever message carries it, and once.
+func TestQuickstartAgainstTheLiveDocs(t *testing.T) {
+	for _, approve := range []bool{true, false} {
+		t.Run(map[bool]string{true: "approved", false: "rejected"}[approve], func(t *testing.T) {
+			live := livedocs.New(approve)
+			defer live.Close()
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			require.NoError(t, err)
+			addr := ln.Addr().String()
+			require.NoError(t, ln.Close())
+			env := map[string]string{
+				"TRAVELRULE_BASE_URL": live.URL, "TRAVELRULE_API_KEY": livedocs.APIKey, "TRAVELRULE_SIGNING_SECRET": livedocs.SigningSecret,
+				"TRAVELRULE_LISTEN_ADDR": addr, "TRAVELRULE_CALLBACK_URL": "http://" + addr + "/travelrule/callback",
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			var out bytes.Buffer
+			require.NoError(t, run(ctx, func(k string) string { return env[k] }, &out))
+			s := out.String()
+			assert.Equal(t, 1, strings.Count(s, "acted on once"), s)
+			if approve {
+				assert.Contains(t, s, "the first decision: approved")
+				assert.Contains(t, s, "the transfer was decided already: nothing to do", "the approval's other message")
+				assert.Equal(t, 1, live.Calls("/transfers/txId"), "the hash submitted once")
+			} else {
+				assert.Contains(t, s, "← INQUIRY_RESOLUTION rejected\n  the first decision: rejected, acted on once\n")
+				assert.Contains(t, s, "nothing to broadcast: the beneficiary's VASP rejected the transfer")
+				assert.Zero(t, live.Calls("/transfers/txId"), "no hash for a rejected transfer")
+			}
+			callbacks := live.Wait()
+			assert.Len(t, callbacks, map[bool]int{true: 2, false: 1}[approve])
+			for _, cb := range callbacks {
+				assert.Equal(t, 204, cb.Status, "%s acknowledged", cb.Body)
+			}
+		})
+	}
 }
 
 // TestQuickstartListenAddr: against a real service the callback listener

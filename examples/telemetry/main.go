@@ -9,8 +9,8 @@
 // a 429 (so the call's span has two attempt spans, the second with
 // http.request.resend_count 1), and receives the transfer's callbacks on a
 // callback.Handler reporting to the same observer (a travelrule.callback
-// span for each). The spans are printed as they end, the metrics once at
-// the end. The transfer carries personal data; none of it is in the
+// span for each) until the first decision arrives. The spans are printed
+// as they end, the metrics once at the end. The transfer carries personal data; none of it is in the
 // output.
 package main
 
@@ -92,7 +92,7 @@ func run(ctx context.Context, w io.Writer) (err error) {
 	resolved := make(chan struct{})
 	var once sync.Once
 	handler := callback.NewHandler(func(_ context.Context, cb *travelrule.Callback) error {
-		if cb.Kind == travelrule.KindTransferResolution {
+		if cb.Decision() != "" { // the first decision, whichever message carries it
 			once.Do(func() { close(resolved) })
 		}
 		return nil
@@ -127,7 +127,7 @@ func run(ctx context.Context, w io.Writer) (err error) {
 	select {
 	case <-resolved:
 	case <-ctx.Done():
-		return fmt.Errorf("waiting for the transfer's resolution: %w", ctx.Err())
+		return fmt.Errorf("waiting for the transfer's decision: %w", ctx.Err())
 	}
 	// Stop the sandbox's callbacks, and wait for the listener's requests
 	// to end: each delivery's span has then ended.

@@ -25,7 +25,7 @@ func TestTelemetry(t *testing.T) {
 	for _, want := range []string{
 		"== Spans (stdouttrace), as they end ==",
 		`"Name": "POST /transfers/initiate"`, `"Name": "travelrule.InitiateTransfer"`, `"Name": "travelrule.callback"`,
-		`"Key": "http.request.resend_count"`, `"Value": "transfer_resolution"`, `"Value": "processed"`,
+		`"Key": "http.request.resend_count"`, `"Value": "inquiry_resolution"`, `"Value": "processed"`,
 		"== Metrics (stdoutmetric) ==",
 		`"Name": "travelrule.client.call.duration"`, `"Name": "travelrule.client.attempts"`,
 		`"Name": "http.client.request.duration"`, `"Name": "travelrule.callback.deliveries"`, `"Name": "travelrule.client.token.fetches"`,
