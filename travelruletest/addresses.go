@@ -61,10 +61,11 @@ func (s *Server) generateTravelAddress(body []byte) *answer {
 		return errorAnswer(http.StatusInternalServerError, codeInternal,
 			"the sandbox cannot make a travel address under its URL: "+strings.TrimPrefix(err.Error(), travelrule.ErrInvalidTravelAddress.Error()+": "))
 	}
+	// The travel address alone, as the live docs show the answer: the
+	// beneficiary's id travels inside it, never beside it.
 	return dataAnswer(struct {
 		TravelAddress string `json:"travelAddress"`
-		BeneficiaryID string `json:"beneficiaryId"`
-	}{b.travelAddress, b.id})
+	}{b.travelAddress})
 }
 
 // travelAddressOf is the travel address of the beneficiary id, in the live

@@ -15,25 +15,33 @@ import (
 	"github.com/vaspkit/travelrule/travelruletest"
 )
 
-// generated is the data of a generate answer.
+// generated is a generate answer's travel address and the beneficiary id
+// it encodes.
 type generated struct {
-	TravelAddress string `json:"travelAddress"`
-	BeneficiaryID string `json:"beneficiaryId"`
+	TravelAddress string
+	BeneficiaryID string
 }
 
-// generate posts body to the sandbox's generate and returns its data,
-// checking the envelope.
+// generate posts body to the sandbox's generate and returns its travel
+// address, checking that the answer is the live docs' shape and no more,
+// {"status":true,"data":{"travelAddress":"ta…"}}, and the beneficiary id
+// the address's URI ends with.
 func generate(t *testing.T, srv *travelruletest.Server, tok string, body any) generated {
 	t.Helper()
 	a := post(t, srv.URL+"/travel-address/generate", tok, body)
 	require.Equal(t, http.StatusOK, a.Status, "body %s", a.Body)
 	var ans struct {
-		Status bool      `json:"status"`
-		Data   generated `json:"data"`
+		Status bool              `json:"status"`
+		Data   map[string]string `json:"data"`
 	}
 	require.NoError(t, json.Unmarshal(a.Body, &ans))
 	require.True(t, ans.Status)
-	return ans.Data
+	ta := ans.Data["travelAddress"]
+	assert.Equal(t, map[string]string{"travelAddress": ta}, ans.Data, "the live docs show travelAddress alone")
+	_, uri := travelrule.InspectTravelAddress(ta)
+	path, _, _ := strings.Cut(uri, "?")
+	_, id, _ := strings.Cut(path, "/transfers/inquiry/")
+	return generated{TravelAddress: ta, BeneficiaryID: id}
 }
 
 func TestGenerateTravelAddress(t *testing.T) {

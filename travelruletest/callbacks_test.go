@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -136,23 +137,32 @@ func TestCallbacksInOrderWithRetries(t *testing.T) {
 	assert.Equal(t, 5*n, st.CallbackAttempts)
 }
 
-// TestCallbackBodies: the originator's two callbacks, as the live service
-// sends them, for an approved and a rejected transfer.
+// TestCallbackBodies: the originator's callbacks, as the live service
+// sends them, for an approved and a rejected transfer: a rejection gets
+// the INQUIRY_RESOLUTION alone unless WithRejectionResolution.
 func TestCallbackBodies(t *testing.T) {
 	rc := newReceiver(t, nil)
 	for _, tt := range []struct {
-		name     string
-		approve  bool
-		generate bool // to a travel address the sandbox generated, with no wallet in the request
-		states   string
-		state    travelruletest.State
+		name                string
+		approve             bool
+		generate            bool // to a travel address the sandbox generated, with no wallet in the request
+		rejectionResolution bool
+		kinds               string
+		states              string
+		state               travelruletest.State
 	}{
-		{"approved", true, false, "approved,completed", travelruletest.StateCompleted},
-		{"approved, the wallet of the travel address", true, true, "approved,completed", travelruletest.StateCompleted},
-		{"rejected", false, false, "rejected,rejected", travelruletest.StateRejected},
+		{"approved", true, false, false, resolutionKinds, "approved,completed", travelruletest.StateCompleted},
+		{"approved, the wallet of the travel address", true, true, false, resolutionKinds, "approved,completed", travelruletest.StateCompleted},
+		{"approved, WithRejectionResolution", true, false, true, resolutionKinds, "approved,completed", travelruletest.StateCompleted},
+		{"rejected", false, false, false, "INQUIRY_RESOLUTION", "rejected", travelruletest.StateRejected},
+		{"rejected, WithRejectionResolution", false, false, true, resolutionKinds, "rejected,rejected", travelruletest.StateRejected},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := newServer(t, travelruletest.WithApproval(func(travelrule.TransferRequest) bool { return tt.approve }))
+			opts := []travelruletest.Option{travelruletest.WithApproval(func(travelrule.TransferRequest) bool { return tt.approve })}
+			if tt.rejectionResolution {
+				opts = append(opts, travelruletest.WithRejectionResolution())
+			}
+			srv := newServer(t, opts...)
 			c := newClient(t, srv)
 			req := validRequest(rc.URL + "/cb?ref=" + url.QueryEscape(tt.name))
 			wallet := req.Beneficiary.WalletAddress
@@ -165,8 +175,8 @@ func TestCallbackBodies(t *testing.T) {
 			res, err := c.InitiateTransfer(context.Background(), req)
 			require.NoError(t, err)
 			id := res.TransferID
-			ds := waitCallbacks(t, srv, 2)
-			require.Equal(t, resolutionKinds, kinds(ds))
+			ds := waitCallbacks(t, srv, strings.Count(tt.kinds, ",")+1)
+			require.Equal(t, tt.kinds, kinds(ds))
 			assert.Equal(t, tt.states, statuses(ds))
 			cbURL := jsonText(req.Callback)
 			if tt.approve {
@@ -174,7 +184,9 @@ func TestCallbackBodies(t *testing.T) {
 				assert.JSONEq(t, `{"transferId":"`+id+`","status":"APPROVED","statusComment":"approved by the beneficiary's VASP","callback":`+cbURL+`}`, string(ds[1].Body))
 			} else {
 				assert.JSONEq(t, `{"approved":false,"callback":`+cbURL+`}`, string(ds[0].Body))
-				assert.JSONEq(t, `{"transferId":"`+id+`","status":"REJECTED","statusComment":"rejected by the beneficiary's VASP","callback":`+cbURL+`}`, string(ds[1].Body))
+				if tt.rejectionResolution {
+					assert.JSONEq(t, `{"transferId":"`+id+`","status":"REJECTED","statusComment":"rejected by the beneficiary's VASP","callback":`+cbURL+`}`, string(ds[1].Body))
+				}
 			}
 			for _, d := range ds {
 				assert.Equal(t, req.Callback, d.URL)

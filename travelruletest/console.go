@@ -340,8 +340,10 @@ func (c *console) serveDecide(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "this transfer does not wait for the counterparty's decision (decided already, or yours to resolve)", http.StatusConflict)
 	case approved:
 		c.done(w, r, "approved: the INQUIRY_RESOLUTION and TRANSFER_RESOLUTION callbacks follow")
-	default:
+	case c.s.cfg.rejectionResolution:
 		c.done(w, r, "rejected: the INQUIRY_RESOLUTION and TRANSFER_RESOLUTION callbacks follow")
+	default:
+		c.done(w, r, "rejected: the INQUIRY_RESOLUTION callback follows")
 	}
 }
 

@@ -70,7 +70,7 @@ func TestFaultSpecRoundTrip(t *testing.T) {
 		spec  string
 	}{
 		{Fault{Kind: FaultInternal, Rate: 1}, "internal"},
-		{Fault{Kind: FaultDrop, Rate: 0}, "drop:rate=0"},
+		{Fault{Kind: FaultDrop}, "drop"}, // Rate unset: every request, as rate 1
 		{Fault{Kind: FaultRateLimit, Rate: 0.25, Times: 3, RetryAfter: 2 * time.Second}, "rate-limit:rate=0.25,times=3,retry-after=2s"},
 		{Fault{Kind: FaultUnavailable, Rate: 1, RetryAfter: 1500 * time.Millisecond}, "unavailable:retry-after=1.5s"},
 		{Fault{Kind: FaultLatency, Rate: 1, Latency: 300 * time.Millisecond, Ops: OpInitiate | OpResolve}, "latency:ops=initiate+resolve,latency=300ms"},
@@ -84,7 +84,9 @@ func TestFaultSpecRoundTrip(t *testing.T) {
 			assert.Equal(t, tt.spec, tt.fault.spec())
 			got, err := ParseFault(tt.fault.spec())
 			require.NoError(t, err)
-			assert.Equal(t, tt.fault, got)
+			want := tt.fault
+			want.Rate = want.rate()
+			assert.Equal(t, want, got)
 		})
 	}
 }

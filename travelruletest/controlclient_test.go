@@ -77,14 +77,15 @@ func TestControlClientDecision(t *testing.T) {
 	sdk := newClient(t, srv)
 	ctx := context.Background()
 	for _, tt := range []struct {
-		decision travelruletest.Decision
-		state    travelruletest.State
-		approved string // the INQUIRY_RESOLUTION's approved member; "": none sent
+		decision  travelruletest.Decision
+		state     travelruletest.State
+		approved  string // the INQUIRY_RESOLUTION's approved member; "": none sent
+		callbacks int    // an approval gets two, a rejection one
 	}{
-		{travelruletest.DecisionApprove, travelruletest.StateCompleted, "{"},
-		{travelruletest.DecisionReject, travelruletest.StateRejected, "false"},
-		{travelruletest.DecisionNone, travelruletest.StateReceived, ""},
-		{"", travelruletest.StateRejected, "false"}, // WithApproval's
+		{travelruletest.DecisionApprove, travelruletest.StateCompleted, "{", 2},
+		{travelruletest.DecisionReject, travelruletest.StateRejected, "false", 1},
+		{travelruletest.DecisionNone, travelruletest.StateReceived, "", 0},
+		{"", travelruletest.StateRejected, "false", 1}, // WithApproval's
 	} {
 		t.Run(string(tt.decision), func(t *testing.T) {
 			require.NoError(t, cc.SetDecision(ctx, tt.decision))
@@ -99,7 +100,7 @@ func TestControlClientDecision(t *testing.T) {
 			}
 			require.Eventually(t, func() bool {
 				tr, ds, err := cc.Transfer(ctx, res.TransferID)
-				return err == nil && tr.State == tt.state && len(ds) == 2
+				return err == nil && tr.State == tt.state && len(ds) == tt.callbacks
 			}, 30*time.Second, time.Millisecond)
 			_, ds, err := cc.Transfer(ctx, res.TransferID)
 			require.NoError(t, err)
@@ -186,7 +187,8 @@ func TestControlClientErrors(t *testing.T) {
 	for _, f := range apiErr.Fields {
 		fields = append(fields, f.Field)
 	}
-	assert.Equal(t, []string{"asset", "amount"}, fields)
+	assert.Equal(t, []string{"amount"}, fields, "the empty asset's entry is the live docs' example, without a field")
+	assert.Equal(t, []string{"INVALID_REQUEST", "VALIDATION_ERROR"}, apiErr.Codes)
 	assert.NotContains(t, err.Error(), "Lovelace", "no personal data")
 
 	before := srv.Stats().Requests

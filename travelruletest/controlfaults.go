@@ -43,9 +43,10 @@ type shownFault struct {
 	Fired int `json:"fired"`
 }
 
-// toWire is f in the control plane's JSON.
+// toWire is f in the control plane's JSON, its rate as the share it hits
+// (1 for a zero Rate).
 func (f Fault) toWire() wireFault {
-	rate := f.Rate
+	rate := f.rate()
 	w := wireFault{Kind: f.Kind.String(), Rate: &rate, Times: f.Times}
 	for i, name := range opNames {
 		if f.Ops&(1<<i) != 0 {
@@ -76,8 +77,8 @@ func (w wireFault) fault(path string) (Fault, []travelrule.FieldError) {
 	if w.Rate != nil {
 		f.Rate = *w.Rate
 	}
-	if f.Rate < 0 || f.Rate > 1 {
-		bad("rate", "must be between 0 and 1")
+	if !(f.Rate > 0 && f.Rate <= 1) {
+		bad("rate", "must be above 0 and at most 1, 1 if absent (a fault that hits no request is left out)")
 	}
 	if f.Times < 0 {
 		bad("times", "must not be negative")

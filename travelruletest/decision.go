@@ -19,8 +19,8 @@ const (
 	// TRANSFER_RESOLUTION.
 	DecisionApprove Decision = "approve"
 	// DecisionReject rejects each transfer: received → rejected, announced
-	// by an INQUIRY_RESOLUTION {"approved":false} and a TRANSFER_RESOLUTION
-	// "REJECTED".
+	// by an INQUIRY_RESOLUTION {"approved":false} alone (and a
+	// TRANSFER_RESOLUTION "REJECTED" under [WithRejectionResolution]).
 	DecisionReject Decision = "reject"
 	// DecisionNone never decides: the transfer stays received and no
 	// callback is sent for it, as with a counterparty that never answers.

@@ -249,7 +249,9 @@ func decodeTransfer(body []byte) (travelrule.TransferRequest, []travelrule.Field
 // CheckTransfer reports what a sandbox with default options would refuse
 // in body, a transfer initiation in its wire form, without a server: nil
 // if it would accept it; a [*travelrule.ValidationError] naming every fault
-// it would answer 400 with, by JSON path and with the same reasons (a known
+// it would answer 400 with, by JSON path and with the same reasons (an
+// empty asset as "asset: required", which the server answers in the live
+// docs' words, "Asset is required"; a known
 // field whose value is not a JSON string, a party that is not an object,
 // every fault of [travelrule.TransferRequest.Validate], a travelAddress
 // present but empty, or starting with "ta" and in no form the service or

@@ -116,6 +116,10 @@
 //     [own], with an extra "field" member, the fault's JSON path (such as
 //     "originator.country"), and the message "<path>: <reason>"; all faults
 //     are reported at once. Messages name fields, never their values.
+//     Where the live docs show an error by example, the sandbox answers it
+//     word for word [live docs]: an empty asset (the member missing, "" or
+//     null) is the entry {"code":"INVALID_REQUEST","message":"Asset is
+//     required"}, without field, 400.
 //   - 400 on initiation: a body that is not a JSON object (INVALID_REQUEST);
 //     a known field whose value is not a JSON string ("must be a string"),
 //     or a party that is not an object [own]; every fault that
@@ -155,11 +159,13 @@
 //     travelrule.TravelAddressRequest.Validate checks it (a walletAddress
 //     with a hexadecimal digit [live docs]; at most 255 characters per field
 //     [own]) and for its types, answers
-//     {"status":true,"data":{"travelAddress":"ta…","beneficiaryId":"<id>"}}.
-//     The address is in the live service's unchecked form, of the URI
+//     {"status":true,"data":{"travelAddress":"ta…"}}, the address alone, as
+//     the live docs show it [live docs]. The address is in the live
+//     service's unchecked form, of the URI
 //     "<host:port><prefix>/transfers/inquiry/<beneficiaryId>?t=i" [live
 //     docs], with the sandbox's own host (whatever host a request named)
-//     and a version 4 UUID as the id [own]. It is stable per beneficiary,
+//     and a version 4 UUID as the id [own], which the answer does not
+//     carry beside it (Transfer.BeneficiaryID records it). It is stable per beneficiary,
 //     as the service "creates (or upserts) a beneficiary" [live docs]: the
 //     same externalId gets the same address (its names, wallet and custody
 //     are updated); without one, the same personType, firstName, lastName,
@@ -215,11 +221,15 @@
 //     beneficiary.walletAddress, else the wallet of the generated travel
 //     address, left out if neither [own]; approved.callback is where the
 //     originator submits the txId [own]) or {"approved":false,"callback":
-//     "<the transfer's callback URL>"}, then a TRANSFER_RESOLUTION,
-//     {"transferId":"<id>","status":"APPROVED"|"REJECTED","statusComment":
-//     "approved by the beneficiary's VASP"|"rejected by the beneficiary's
-//     VASP","callback":"<the transfer's callback URL>"} (the status values
-//     and comments are [own]); to the beneficiary's VASP an INQUIRY,
+//     "<the transfer's callback URL>"}, then, for an approval, a
+//     TRANSFER_RESOLUTION, {"transferId":"<id>","status":"APPROVED",
+//     "statusComment":"approved by the beneficiary's VASP","callback":
+//     "<the transfer's callback URL>"} (the status values and comments are
+//     [own]). A rejection gets the INQUIRY_RESOLUTION alone: the live docs
+//     send a TRANSFER_RESOLUTION "once the beneficiary VASP approves" and
+//     promise none for a rejection, so act on the first decision that
+//     arrives; [WithRejectionResolution] adds one, "REJECTED", "rejected by
+//     the beneficiary's VASP" [own]. To the beneficiary's VASP an INQUIRY,
 //     {"asset","amount","callback":"<URL>/transfers/inquiryResolution?q=
 //     <id>","IVMS101":{…}}, the parties as an IVMS101 payload (2020
 //     edition, travelrule.TransferRequest.IVMS101; a party's email has no
@@ -261,7 +271,8 @@
 //     [own]. A transfer the integrator initiated to a travel address the
 //     sandbox generated, sent to the integrator's inquiry URL
 //     ([WithInquiryURL]), is resolved the same way: its first resolution
-//     sends the originator's INQUIRY_RESOLUTION and TRANSFER_RESOLUTION.
+//     sends the originator's INQUIRY_RESOLUTION (and, for an approval, its
+//     TRANSFER_RESOLUTION).
 //     An approval with a callback URL names where the TRANSFER_CONFIRMATION
 //     goes [TRP: approved.callback]: for a transfer sent to the integrator,
 //     once its txId is submitted; for an inquiry the sandbox started, at
@@ -324,7 +335,9 @@
 //     request before anything else and ends early if the client gives up.
 //     Which requests faults hit is random, from a seeded generator
 //     ([WithSeed]): the same seed, faults and sequence of requests give
-//     the same faults.
+//     the same faults. A Fault without a Rate hits every request (as
+//     Rate 1 does, with the same draws); one that is to hit none is left
+//     out.
 //   - A GOAWAY fault (over HTTP/2) is the graceful shutdown of nginx at
 //     keepalive_requests or on a reload, and keeps RFC 9113's promise
 //     (section 6.8): the sandbox never declares unprocessed a stream it
@@ -421,8 +434,9 @@
 //
 // kind is a [FaultKind]'s name (latency, rate-limit, unavailable, internal,
 // drop, reset-protocol-error, reset-refused-stream, goaway,
-// proxy-unavailable, gateway-unavailable); rate is from 0 to 1, 1 if
-// absent; ops names operations as [Operation.String] does (initiate,
+// proxy-unavailable, gateway-unavailable); rate is above 0 and at most 1,
+// 1 if absent (0 is refused: a fault that is to hit nothing is left out),
+// as a [Fault] without a Rate hits every request; ops names operations as [Operation.String] does (initiate,
 // resolve, generate-travel-address, decode-travel-address, submit-txid),
 // all if absent; times is at most how many requests the fault hits, no
 // limit if absent or 0; retryAfter and latency are Go durations ("2s",

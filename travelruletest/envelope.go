@@ -71,9 +71,10 @@ func entriesAnswer(status int, es []errorEntry) *answer {
 }
 
 // badRequest is the 400 answer to a body that is not a JSON object (err:
-// INVALID_REQUEST) or has field faults: one entry per fault, VALIDATION_ERROR
-// but for a travelAddress that is not a travel address
-// (INVALID_TRAVEL_ADDRESS), each with its field and a message "<path>:
+// INVALID_REQUEST) or has field faults: one entry per fault, the one the
+// live docs show for a fault they give by example (documentedFaults), else
+// VALIDATION_ERROR but for a travelAddress that is not a travel address
+// (INVALID_TRAVEL_ADDRESS), with its field and a message "<path>:
 // <reason>".
 func badRequest(err error, faults []travelrule.FieldError) *answer {
 	if err != nil {
@@ -81,9 +82,25 @@ func badRequest(err error, faults []travelrule.FieldError) *answer {
 	}
 	es := make([]errorEntry, len(faults))
 	for i, f := range faults {
-		es[i] = errorEntry{Code: faultCode(f), Message: faultMessage(f), Field: f.Field}
+		es[i] = faultEntry(f)
 	}
 	return entriesAnswer(http.StatusBadRequest, es)
+}
+
+// documentedFaults are the field faults the live docs show the answer to,
+// by example, each with its entry as shown there, word for word and without
+// a "field" member: an empty asset (missing, "" or null) is
+// {"code":"INVALID_REQUEST","message":"Asset is required"}.
+var documentedFaults = map[travelrule.FieldError]errorEntry{
+	{Field: "asset", Reason: "required"}: {Code: codeInvalidRequest, Message: "Asset is required"},
+}
+
+// faultEntry is the error entry of the field fault f.
+func faultEntry(f travelrule.FieldError) errorEntry {
+	if e, ok := documentedFaults[f]; ok {
+		return e
+	}
+	return errorEntry{Code: faultCode(f), Message: faultMessage(f), Field: f.Field}
 }
 
 // faultCode is the code of the entry of the field fault f.

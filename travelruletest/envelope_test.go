@@ -2,7 +2,10 @@ package travelruletest_test
 
 import (
 	"context"
+	"encoding/json"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -31,7 +34,8 @@ func TestEveryErrorIsTheEnvelope(t *testing.T) {
 		code                      string
 	}{
 		{"body not an object", http.MethodPost, "/transfers/initiate", tok, `[]`, nil, nil, http.StatusBadRequest, "INVALID_REQUEST"},
-		{"a field fault", http.MethodPost, "/transfers/initiate", tok, `{}`, nil, nil, http.StatusBadRequest, "VALIDATION_ERROR"},
+		{"a field fault", http.MethodPost, "/transfers/initiate", tok, `{"asset":"BTC"}`, nil, nil, http.StatusBadRequest, "VALIDATION_ERROR"},
+		{"an empty asset, the live docs' example", http.MethodPost, "/transfers/initiate", tok, `{}`, nil, nil, http.StatusBadRequest, "INVALID_REQUEST"},
 		{"Idempotency-Key too long", http.MethodPost, "/transfers/initiate", tok, valid, []string{"Idempotency-Key", strings.Repeat("k", 256)}, nil, http.StatusBadRequest, "INVALID_REQUEST"},
 		{"no token", http.MethodPost, "/transfers/initiate", "", valid, nil, nil, http.StatusUnauthorized, "UNAUTHORIZED"},
 		{"expired token", http.MethodPost, "/transfers/initiate", srv.ExpiredToken(), valid, nil, nil, http.StatusForbidden, "FORBIDDEN"},
@@ -66,7 +70,7 @@ func TestEveryErrorIsTheEnvelope(t *testing.T) {
 }
 
 // The SDK's APIError reads every entry: its codes, and its fields with
-// their messages.
+// their messages; the live docs' entry for an empty asset names no field.
 func TestEnvelopeThroughTheClient(t *testing.T) {
 	srv := newServer(t, travelruletest.WithoutCallbacks())
 	hc := &http.Client{Transport: rewrite{strings.NewReplacer(`"asset":"BTC"`, `"asset":""`, `"travelAddress":"x"`, `"travelAddress":"ta+"`)}}
@@ -76,13 +80,79 @@ func TestEnvelopeThroughTheClient(t *testing.T) {
 	var ae *travelrule.APIError
 	require.ErrorAs(t, err, &ae)
 	assert.Equal(t, http.StatusBadRequest, ae.StatusCode)
-	assert.ElementsMatch(t, []string{"VALIDATION_ERROR", "INVALID_TRAVEL_ADDRESS"}, ae.Codes)
+	assert.ElementsMatch(t, []string{"INVALID_REQUEST", "INVALID_TRAVEL_ADDRESS"}, ae.Codes)
 	assert.ErrorIs(t, err, travelrule.ErrBadRequest)
+	assert.ErrorIs(t, err, travelrule.CodeInvalidRequest)
 	assert.ErrorIs(t, err, travelrule.ErrInvalidTravelAddress)
 	var paths []string
 	for _, f := range ae.Fields {
 		paths = append(paths, f.Field)
 		assert.True(t, strings.HasPrefix(f.Reason, f.Field+": "), "the message names its field: %q", f.Reason)
 	}
-	assert.ElementsMatch(t, []string{"asset", "travelAddress"}, paths)
+	assert.ElementsMatch(t, []string{"travelAddress"}, paths)
+}
+
+// liveAssetExample is the live docs' one example of an error answer
+// (live-service.md, Conventions), as written there: the answer to an
+// initiation with an empty asset, status 400.
+const liveAssetExample = `{"status": false, "errors": [{"code": "INVALID_REQUEST", "message": "Asset is required"}]}`
+
+// TestDocumentedErrorAnswer: an empty asset, whether the member is
+// missing, "" or null, is answered as the live docs show it, 400 and
+// exactly their body; the client reads that answer the same from the
+// sandbox and from a server written from the docs' example alone: a
+// refusal (nothing was stored) matching ErrBadRequest and INVALID_REQUEST.
+func TestDocumentedErrorAnswer(t *testing.T) {
+	srv := newServer(t, travelruletest.WithoutCallbacks())
+	tok := token(t, srv)
+	example := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var m map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&m)
+		w.Header().Set("Content-Type", "application/json")
+		if a, _ := m["asset"].(string); a == "" {
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = io.WriteString(w, liveAssetExample)
+			return
+		}
+		_, _ = io.WriteString(w, `{"status":true,"data":{"transferId":"t-1"}}`)
+	}))
+	t.Cleanup(example.Close)
+
+	for _, tt := range []struct {
+		name string
+		edit func(map[string]any)
+		wire *strings.Replacer // the same edit, on the client's request body
+	}{
+		{"no asset member", func(m map[string]any) { delete(m, "asset") }, strings.NewReplacer(`"asset":"BTC",`, ``)},
+		{`"asset":""`, func(m map[string]any) { m["asset"] = "" }, strings.NewReplacer(`"asset":"BTC"`, `"asset":""`)},
+		{`"asset":null`, func(m map[string]any) { m["asset"] = nil }, strings.NewReplacer(`"asset":"BTC"`, `"asset":null`)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m := wire(t, validRequest("http://127.0.0.1:1/cb"))
+			tt.edit(m)
+			a := post(t, srv.URL+"/transfers/initiate", tok, m)
+			assert.Equal(t, http.StatusBadRequest, a.Status)
+			assert.JSONEq(t, liveAssetExample, string(a.Body), "the sandbox answers as the docs show")
+
+			for name, base := range map[string]string{"sandbox": srv.URL, "the docs' example": example.URL} {
+				hc := &http.Client{Transport: rewrite{tt.wire}}
+				c, err := travelrule.NewClient(base, travelrule.WithTokenSource(srv.TokenSource()), travelrule.WithHTTPClient(hc))
+				require.NoError(t, err)
+				_, err = c.InitiateTransfer(context.Background(), validRequest("http://127.0.0.1:1/cb"))
+				var ae *travelrule.APIError
+				require.ErrorAs(t, err, &ae, name)
+				assert.Equal(t, http.StatusBadRequest, ae.StatusCode, name)
+				assert.Equal(t, "INVALID_REQUEST", ae.Code, name)
+				assert.Equal(t, []string{"INVALID_REQUEST"}, ae.Codes, name)
+				assert.Empty(t, ae.Fields, "%s: the docs' entry names no field", name)
+				assert.Equal(t, "Asset is required", ae.ServerMessage(), name)
+				assert.ErrorIs(t, err, travelrule.ErrBadRequest, name)
+				assert.ErrorIs(t, err, travelrule.CodeInvalidRequest, name)
+				assert.NotErrorIs(t, err, travelrule.CodeValidationError, name)
+				assert.NotErrorIs(t, err, travelrule.ErrOutcomeUnknown, "%s: a refusal, nothing stored", name)
+				assert.Contains(t, err.Error(), "400 Bad Request: INVALID_REQUEST", name)
+			}
+			assert.Empty(t, srv.Transfers(), "nothing stored")
+		})
+	}
 }

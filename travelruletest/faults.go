@@ -178,7 +178,7 @@ func (k FaultKind) String() string {
 // token is always answered 401 or 403) and after the body is read. Each
 // authenticated request draws once, in list order, for each fault that
 // applies to its operation and has not used up Times: it is hit with
-// probability Rate. Several faults may hit one request: their latencies add
+// probability Rate (every time when Rate is zero). Several faults may hit one request: their latencies add
 // up; of the faults before acting (FaultRateLimit, FaultUnavailable,
 // FaultResetRefusedStream) the first one that hits applies; of the others
 // (FaultGoAway, and the faults after acting: FaultInternal, FaultDrop,
@@ -190,7 +190,10 @@ func (k FaultKind) String() string {
 type Fault struct {
 	// Kind is the kind of fault.
 	Kind FaultKind
-	// Rate is the share of requests hit, from 0 (none) to 1 (all).
+	// Rate is the share of requests hit, above 0 and at most 1; zero, the
+	// value a Fault without it gets, hits every request, as the CLI's and
+	// the control plane's faults without a rate do. To hit none, leave the
+	// fault out.
 	Rate float64
 	// Ops are the operations the fault applies to; zero means all of them.
 	Ops Operation
@@ -210,7 +213,7 @@ func (f Fault) check() error {
 	case f.Kind < FaultLatency || f.Kind > lastFaultKind:
 		return errors.New("travelruletest: Fault: unknown kind")
 	case math.IsNaN(f.Rate) || f.Rate < 0 || f.Rate > 1:
-		return errors.New("travelruletest: Fault: rate must be between 0 and 1")
+		return errors.New("travelruletest: Fault: rate must be at most 1, not negative (zero, unset, hits every request)")
 	case f.Ops&^allOps != 0:
 		return errors.New("travelruletest: Fault: unknown operation")
 	case f.Times < 0 || f.RetryAfter < 0 || f.Latency < 0:
@@ -228,6 +231,15 @@ func (f Fault) check() error {
 const MaxFaultLatency = 24 * time.Hour
 
 func (f Fault) appliesTo(op Operation) bool { return f.Ops == 0 || f.Ops&op != 0 }
+
+// rate is the share of requests f hits: Rate, or 1 when Rate is zero
+// (unset).
+func (f Fault) rate() float64 {
+	if f.Rate == 0 {
+		return 1
+	}
+	return f.Rate
+}
 
 // faultSlot is a fault and how many requests it has hit.
 type faultSlot struct {
@@ -305,7 +317,7 @@ func (fs *faultSchedule) draw(op Operation) faultPlan {
 		if !f.appliesTo(op) || f.Times > 0 && f.fired >= f.Times {
 			continue
 		}
-		if fs.rng.Float64() >= f.Rate {
+		if fs.rng.Float64() >= f.rate() { // drawn whatever the rate: the same seed gives the same faults
 			continue
 		}
 		switch f.Kind {

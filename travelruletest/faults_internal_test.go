@@ -38,3 +38,31 @@ func TestLatencyIsBounded(t *testing.T) {
 	}
 	assert.Equal(t, MaxFaultLatency, fs.draw(OpInitiate).latency)
 }
+
+// TestUnsetRateDrawsAsRateOne: a Fault with Rate unset draws exactly as
+// one with Rate 1, so that the same seed gives the same faults whichever
+// way a caller wrote "every request".
+func TestUnsetRateDrawsAsRateOne(t *testing.T) {
+	fired := func(rate float64) [][]FaultKind {
+		fs := newFaultSchedule(7)
+		for _, f := range []Fault{{Kind: FaultInternal, Rate: 0.5}, {Kind: FaultRateLimit, Rate: rate, Times: 3}, {Kind: FaultLatency, Rate: 0.3}} {
+			fs.slots = append(fs.slots, faultSlot{Fault: f})
+		}
+		var out [][]FaultKind
+		for range 50 {
+			out = append(out, fs.draw(OpInitiate).fired)
+		}
+		return out
+	}
+	unset := fired(0)
+	assert.Equal(t, fired(1), unset)
+	var limited int
+	for _, ks := range unset {
+		for _, k := range ks {
+			if k == FaultRateLimit {
+				limited++
+			}
+		}
+	}
+	assert.Equal(t, 3, limited, "hit the first three requests, then used up")
+}

@@ -420,3 +420,39 @@ func TestGatewayUnavailable(t *testing.T) {
 		assert.Equal(t, 1, srv.Stats().Resolutions)
 	}
 }
+
+// TestFaultRateUnsetHitsEveryRequest: a Fault without a Rate hits every
+// request, as the CLI's --fault and the control plane's faults without a
+// rate do; to hit none, a caller leaves the fault out. Each kind, Rate
+// unset, set in-process or through the ControlClient, fires on the first
+// request it applies to.
+func TestFaultRateUnsetHitsEveryRequest(t *testing.T) {
+	set := map[string]func(*testing.T, *travelruletest.Server, travelruletest.Fault){
+		"SetFaults": func(_ *testing.T, srv *travelruletest.Server, f travelruletest.Fault) { srv.SetFaults(f) },
+		"ControlClient": func(t *testing.T, srv *travelruletest.Server, f travelruletest.Fault) {
+			require.NoError(t, travelruletest.NewControlClient(srv.URL).SetFaults(context.Background(), f))
+		},
+	}
+	for k := travelruletest.FaultLatency; k <= travelruletest.FaultGatewayUnavailable; k++ {
+		for how, setFault := range set {
+			t.Run(k.String()+" by "+how, func(t *testing.T) {
+				f := travelruletest.Fault{Kind: k, Times: 1, Ops: travelruletest.OpGenerateTravelAddress}
+				if k == travelruletest.FaultLatency {
+					f.Latency = time.Millisecond
+				}
+				srv := newServer(t, travelruletest.WithoutCallbacks())
+				setFault(t, srv, f)
+				_, _ = newClient(t, srv, travelrule.WithRetryMax(0)).GenerateTravelAddress(context.Background(),
+					&travelrule.TravelAddressRequest{PersonType: "natural", FirstName: "Alan", LastName: "Turing"})
+				var faults []travelruletest.FaultKind
+				for _, r := range srv.Requests() {
+					if r.Op == travelruletest.OpGenerateTravelAddress {
+						faults = append(faults, r.Faults...)
+					}
+				}
+				assert.Equal(t, []travelruletest.FaultKind{k}, faults, "fired")
+				assert.Equal(t, 1, srv.Stats().ByFault[k])
+			})
+		}
+	}
+}

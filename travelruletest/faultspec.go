@@ -12,7 +12,7 @@ import (
 // "travelrule sandbox --fault" takes: KIND is a [FaultKind]'s name (such
 // as "rate-limit" or "internal"), and the keys are
 //
-//	rate=0.5                   Fault.Rate, from 0 to 1 (default 1: every request)
+//	rate=0.5                   Fault.Rate, above 0 and at most 1 (default 1: every request)
 //	times=1                    Fault.Times (default 0: no limit)
 //	ops=initiate+resolve       Fault.Ops, operation names joined by "+" (default: all)
 //	retry-after=2s             Fault.RetryAfter, a Go duration
@@ -20,8 +20,8 @@ import (
 //
 // such as "rate-limit:retry-after=2s,times=1" or "internal:ops=initiate".
 // The operations are named as [Operation.String] names them. The fault is
-// checked as [Server.SetFaults] checks it; the error names the part at
-// fault.
+// checked as [Server.SetFaults] checks it, and rate=0 is refused: a fault
+// that hits nothing is left out. The error names the part at fault.
 func ParseFault(spec string) (Fault, error) {
 	name, args, colon := strings.Cut(spec, ":")
 	kind, ok := faultKindNamed(name)
@@ -53,6 +53,9 @@ func (f *Fault) setArg(arg string) error {
 	switch key {
 	case "rate":
 		f.Rate, err = strconv.ParseFloat(val, 64)
+		if err == nil && !(f.Rate > 0 && f.Rate <= 1) {
+			return fmt.Errorf("rate=%s: want a number above 0 and at most 1 (a fault that is to hit no request is left out)", val)
+		}
 	case "times":
 		want = "a whole number"
 		f.Times, err = strconv.Atoi(val)
@@ -112,11 +115,12 @@ func operationsNamed(names []string) (Operation, error) {
 }
 
 // spec is f written as ParseFault reads it, with only the keys that differ
-// from the defaults: ParseFault(f.spec()) is f.
+// from the defaults: ParseFault(f.spec()) is f, with a zero Rate as the 1
+// it means.
 func (f Fault) spec() string {
 	var args []string
-	if f.Rate != 1 {
-		args = append(args, "rate="+strconv.FormatFloat(f.Rate, 'g', -1, 64))
+	if r := f.rate(); r != 1 {
+		args = append(args, "rate="+strconv.FormatFloat(r, 'g', -1, 64))
 	}
 	if f.Times != 0 {
 		args = append(args, "times="+strconv.Itoa(f.Times))

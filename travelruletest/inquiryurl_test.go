@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,26 +68,34 @@ func (v *vasp) next(t *testing.T) received {
 // TestInquiryToTheIntegrator: with WithInquiryURL, an initiation to a
 // travel address the sandbox generated goes, as an INQUIRY, to the
 // integrator's inbound path; the integrator's resolution sends the
-// originator its INQUIRY_RESOLUTION and TRANSFER_RESOLUTION, and the txId
-// a TRANSFER_CONFIRMATION to the callback of an approval.
+// originator its INQUIRY_RESOLUTION (and, for an approval, or a rejection
+// WithRejectionResolution, a TRANSFER_RESOLUTION), and the txId a
+// TRANSFER_CONFIRMATION to the callback of an approval.
 func TestInquiryToTheIntegrator(t *testing.T) {
 	const wallet = "0x742d35cc6634c0532925a3b844bc454e4438f44e"
 	const hash = "0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060"
 	for _, tt := range []struct {
-		name         string
-		approve      bool
-		txIDFirst    bool // the txId is submitted before the resolution
-		confirmation bool // the beneficiary gets a TRANSFER_CONFIRMATION
-		state        travelruletest.State
+		name                string
+		approve             bool
+		txIDFirst           bool // the txId is submitted before the resolution
+		rejectionResolution bool
+		confirmation        bool // the beneficiary gets a TRANSFER_CONFIRMATION
+		state               travelruletest.State
 	}{
-		{"approved", true, false, true, travelruletest.StateCompleted},
-		{"approved after the txId", true, true, true, travelruletest.StateCompleted},
-		{"rejected", false, false, false, travelruletest.StateRejected},
+		{"approved", true, false, false, true, travelruletest.StateCompleted},
+		{"approved after the txId", true, true, false, true, travelruletest.StateCompleted},
+		{"rejected", false, false, false, false, travelruletest.StateRejected},
+		{"rejected, WithRejectionResolution", false, false, true, false, travelruletest.StateRejected},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			beneficiary := newVASP(t, "/vasp/")
 			originator := newVASP(t, "/originator/")
-			srv := newServer(t, travelruletest.WithInquiryURL(beneficiary.URL+"/vasp/"))
+			opts := []travelruletest.Option{travelruletest.WithInquiryURL(beneficiary.URL + "/vasp/")}
+			if tt.rejectionResolution {
+				opts = append(opts, travelruletest.WithRejectionResolution())
+			}
+			srv := newServer(t, opts...)
+			final := tt.approve || tt.rejectionResolution // a TRANSFER_RESOLUTION follows
 			c := newClient(t, srv)
 			ctx := context.Background()
 
@@ -128,24 +137,25 @@ func TestInquiryToTheIntegrator(t *testing.T) {
 			assert.True(t, r.Status)
 
 			// The originator hears the decision.
-			ir, final := originator.next(t), originator.next(t)
+			ir := originator.next(t)
 			assert.Equal(t, "/originator/cb", ir.path)
-			assert.Equal(t, "/originator/cb", final.path)
-			assert.Equal(t, id, final.cb.TransferID)
-			assert.Equal(t, travelrule.KindTransferResolution, final.cb.Kind)
 			assert.Equal(t, travelrule.KindInquiryResolution, ir.cb.Kind)
+			decision, status := travelrule.Rejected, "REJECTED"
 			if tt.approve {
-				assert.Equal(t, travelrule.Approved, ir.cb.Decision())
-				assert.Equal(t, travelrule.Approved, final.cb.Decision())
+				decision, status = travelrule.Approved, "APPROVED"
 				assert.Equal(t, wallet, ir.cb.Address, "the beneficiary's wallet, from its travel address")
 				assert.Equal(t, srv.URL+"/transfers/txId?q="+id, ir.cb.ApprovedCallback)
-				assert.Equal(t, "APPROVED", final.cb.Status)
-			} else {
-				assert.Equal(t, travelrule.Rejected, ir.cb.Decision())
-				assert.Equal(t, travelrule.Rejected, final.cb.Decision())
-				assert.Equal(t, "REJECTED", final.cb.Status)
 			}
-			assert.NotEmpty(t, final.cb.StatusComment)
+			assert.Equal(t, decision, ir.cb.Decision())
+			if final {
+				tres := originator.next(t)
+				assert.Equal(t, "/originator/cb", tres.path)
+				assert.Equal(t, id, tres.cb.TransferID)
+				assert.Equal(t, travelrule.KindTransferResolution, tres.cb.Kind)
+				assert.Equal(t, decision, tres.cb.Decision())
+				assert.Equal(t, status, tres.cb.Status)
+				assert.NotEmpty(t, tres.cb.StatusComment)
+			}
 
 			if !tt.txIDFirst {
 				_, err := c.SubmitTxID(ctx, id, hash)
@@ -158,19 +168,18 @@ func TestInquiryToTheIntegrator(t *testing.T) {
 					assert.ErrorIs(t, err, travelrule.CodeValidationError)
 				}
 			}
-			n := 3
+			want := "INQUIRY,INQUIRY_RESOLUTION"
+			if final {
+				want += ",TRANSFER_RESOLUTION"
+			}
 			if tt.confirmation {
 				conf := beneficiary.next(t)
 				assert.Equal(t, "/vasp/confirm", conf.path)
 				assert.Equal(t, travelrule.KindTransferConfirmation, conf.cb.Kind)
 				assert.Equal(t, hash, conf.cb.TxID)
-				n = 4
-			}
-			ds := waitCallbacks(t, srv, n)
-			want := "INQUIRY," + resolutionKinds
-			if tt.confirmation {
 				want += ",TRANSFER_CONFIRMATION"
 			}
+			ds := waitCallbacks(t, srv, strings.Count(want, ",")+1)
 			assert.Equal(t, want, kinds(ds), "in order, in the transfer's lane")
 			assert.Equal(t, beneficiary.URL+"/vasp/transfers/inquiry/"+tr.BeneficiaryID, ds[0].URL)
 			tr, _ = srv.Transfer(id)

@@ -38,8 +38,10 @@ const (
 	// {"approved":{"address","callback"},"callback"} when approved,
 	// {"approved":false,"callback"} when rejected.
 	KindInquiryResolution CallbackKind = "INQUIRY_RESOLUTION"
-	// KindTransferResolution is a TRANSFER_RESOLUTION, to the originator:
-	// {"transferId","status":"APPROVED"|"REJECTED","statusComment","callback"}.
+	// KindTransferResolution is a TRANSFER_RESOLUTION, to the originator
+	// once the beneficiary's VASP approved:
+	// {"transferId","status":"APPROVED","statusComment","callback"}; on a
+	// rejection, "REJECTED", only under [WithRejectionResolution].
 	KindTransferResolution CallbackKind = "TRANSFER_RESOLUTION"
 	// KindTransferConfirmation is a TRANSFER_CONFIRMATION, to the
 	// beneficiary's VASP once the transaction's hash is known:
@@ -170,10 +172,12 @@ func (s *Server) inquiryEvent(id, url string, req *travelrule.TransferRequest) *
 	return &event{id: newEventID(), kind: KindInquiry, transferID: id, status: StateInquiry, url: url, body: body}
 }
 
-// resolutionEvents are the originator's two callbacks once the
-// beneficiary's VASP decided on the transfer t: the INQUIRY_RESOLUTION,
-// which moves it to approved or rejected, then the TRANSFER_RESOLUTION,
-// which moves it to completed or leaves it rejected.
+// resolutionEvents are the originator's callbacks once the beneficiary's
+// VASP decided on the transfer t: the INQUIRY_RESOLUTION, which moves it
+// to approved or rejected, then, on an approval, the TRANSFER_RESOLUTION,
+// which moves it to completed. A rejection gets its TRANSFER_RESOLUTION
+// only under [WithRejectionResolution]: the live docs promise one "once
+// the beneficiary VASP approves" and none for a rejection.
 func (s *Server) resolutionEvents(t *transferRec, approved bool) []*event {
 	cb := t.Request.Callback
 	ir := inquiryResolution{Approved: false, Callback: cb}
@@ -184,10 +188,11 @@ func (s *Server) resolutionEvents(t *transferRec, approved bool) []*event {
 		tr.Status, tr.StatusComment = "APPROVED", commentApproved
 		decided, final = StateApproved, StateCompleted
 	}
-	return []*event{
-		{id: newEventID(), kind: KindInquiryResolution, transferID: t.ID, status: decided, url: cb, body: encodeBody(ir), advance: true},
-		{id: newEventID(), kind: KindTransferResolution, transferID: t.ID, status: final, url: cb, body: encodeBody(tr), advance: true},
+	evs := []*event{{id: newEventID(), kind: KindInquiryResolution, transferID: t.ID, status: decided, url: cb, body: encodeBody(ir), advance: true}}
+	if approved || s.cfg.rejectionResolution {
+		evs = append(evs, &event{id: newEventID(), kind: KindTransferResolution, transferID: t.ID, status: final, url: cb, body: encodeBody(tr), advance: true})
 	}
+	return evs
 }
 
 // confirmationEvent is the TRANSFER_CONFIRMATION of the transfer t's txId

@@ -1,10 +1,16 @@
 package travelruletest
 
 import (
+	"context"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vaspkit/travelrule"
 )
 
 // TestLiveScheduleAndRetryWait: the live service's schedule, as waited:
@@ -47,4 +53,52 @@ func TestTxIDRefusedOnceRejected(t *testing.T) {
 	tr := rs.transfers["rejected"]
 	assert.False(t, tr.Confirmed)
 	assert.Empty(t, tr.TxID)
+}
+
+// TestRejectionCallbacks: a transfer the sandbox rejects gets exactly one
+// callback, the INQUIRY_RESOLUTION {"approved":false}, as the live docs
+// promise no TRANSFER_RESOLUTION for a rejection; WithRejectionResolution
+// adds the TRANSFER_RESOLUTION "REJECTED" after it. "Exactly" is read off
+// the transfer's count of callbacks still queued once those expected
+// finished: nothing else is on its way.
+func TestRejectionCallbacks(t *testing.T) {
+	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	t.Cleanup(rc.Close)
+	for _, tt := range []struct {
+		name  string
+		opts  []Option
+		kinds []CallbackKind
+	}{
+		{"default", nil, []CallbackKind{KindInquiryResolution}},
+		{"WithRejectionResolution", []Option{WithRejectionResolution()}, []CallbackKind{KindInquiryResolution, KindTransferResolution}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := NewServer(append(tt.opts, WithApproval(func(travelrule.TransferRequest) bool { return false }))...)
+			t.Cleanup(srv.Close)
+			c, err := travelrule.NewClient(srv.URL, travelrule.WithTokenSource(srv.TokenSource()))
+			require.NoError(t, err)
+			req := &travelrule.TransferRequest{Asset: "BTC", Amount: "0.25", Callback: rc.URL + "/cb",
+				Originator:  travelrule.Party{PersonType: "natural", FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1815-12-10", Country: "GB"},
+				Beneficiary: travelrule.Party{PersonType: "natural", FirstName: "Alan", LastName: "Turing", DateOfBirth: "1912-06-23", Country: "GB"}}
+			res, err := c.InitiateTransfer(context.Background(), req)
+			require.NoError(t, err)
+
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			ds, err := srv.WaitCallbacks(ctx, len(tt.kinds))
+			require.NoError(t, err)
+			var kinds []CallbackKind
+			for _, d := range ds {
+				kinds = append(kinds, d.Kind)
+			}
+			assert.Equal(t, tt.kinds, kinds)
+			assert.JSONEq(t, `{"approved":false,"callback":"`+req.Callback+`"}`, string(ds[0].Body))
+			srv.records.mu.Lock()
+			queued := srv.records.transfers[res.TransferID].callbacks
+			srv.records.mu.Unlock()
+			assert.Zero(t, queued, "a callback is still queued")
+			tr, _ := srv.Transfer(res.TransferID)
+			assert.Equal(t, StateRejected, tr.State)
+		})
+	}
 }

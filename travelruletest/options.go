@@ -39,33 +39,34 @@ const minSigningSecret = 16
 type Option func(*config)
 
 type config struct {
-	addr               string
-	prefix             string
-	clientID           string
-	clientSecret       string
-	tokenLifetime      time.Duration
-	apiKeys            apiKeys
-	transferIDInAnswer bool
-	excerptAnswers     bool
-	reachRequired      bool
-	approve            func(travelrule.TransferRequest) bool
-	travelAddresses    directory
-	cbSecret           []byte
-	standardWebhooks   bool
-	cbDelays           []time.Duration // the waits between a callback's attempts: len+1 attempts
-	cbClient           *http.Client
-	inquiryURL         string // the integrator's base URL as a beneficiary's VASP, or ""
-	noCallbacks        bool
-	faults             []Fault
-	seed               uint64
-	noIdempotency      bool
-	recordLimit        int
-	idemWindow         time.Duration
-	logger             *slog.Logger
-	console            bool
-	consoleFrom        []netip.Prefix
-	now                func() time.Time // the clock tokens are minted and verified by; nil is time.Now
-	err                error
+	addr                string
+	prefix              string
+	clientID            string
+	clientSecret        string
+	tokenLifetime       time.Duration
+	apiKeys             apiKeys
+	transferIDInAnswer  bool
+	excerptAnswers      bool
+	reachRequired       bool
+	approve             func(travelrule.TransferRequest) bool
+	rejectionResolution bool // a rejection gets a TRANSFER_RESOLUTION too
+	travelAddresses     directory
+	cbSecret            []byte
+	standardWebhooks    bool
+	cbDelays            []time.Duration // the waits between a callback's attempts: len+1 attempts
+	cbClient            *http.Client
+	inquiryURL          string // the integrator's base URL as a beneficiary's VASP, or ""
+	noCallbacks         bool
+	faults              []Fault
+	seed                uint64
+	noIdempotency       bool
+	recordLimit         int
+	idemWindow          time.Duration
+	logger              *slog.Logger
+	console             bool
+	consoleFrom         []netip.Prefix
+	now                 func() time.Time // the clock tokens are minted and verified by; nil is time.Now
+	err                 error
 }
 
 // clock returns the clock tokens are minted and verified by.
@@ -189,8 +190,9 @@ func WithTravelAddressRequired() Option {
 // transfer that the sandbox decides itself (all of them, unless
 // [WithInquiryURL] sends some to the integrator): fn returning true
 // approves it (received → approved → completed), false rejects it
-// (received → rejected); the originator hears it by an INQUIRY_RESOLUTION
-// and a TRANSFER_RESOLUTION. The default approves every transfer. fn is
+// (received → rejected); the originator hears it by an INQUIRY_RESOLUTION,
+// and an approval by a TRANSFER_RESOLUTION too ([WithRejectionResolution]).
+// The default approves every transfer. fn is
 // called once per new transfer, from the request's goroutine, and must be
 // safe for concurrent use; it gets a copy of the request.
 func WithApproval(fn func(req travelrule.TransferRequest) bool) Option {
@@ -200,6 +202,18 @@ func WithApproval(fn func(req travelrule.TransferRequest) bool) Option {
 		}
 		c.approve = fn
 	}
+}
+
+// WithRejectionResolution makes a rejection send the originator a
+// TRANSFER_RESOLUTION "REJECTED" after its INQUIRY_RESOLUTION
+// {"approved":false}, as the sandbox did before. By default a rejection
+// gets the INQUIRY_RESOLUTION alone: the live docs send a
+// TRANSFER_RESOLUTION "once the beneficiary VASP approves" and promise
+// none for a rejection, so an originator must act on the first decision
+// that arrives, in either message. Use it to test that an originator
+// takes the second message of a rejection in its stride.
+func WithRejectionResolution() Option {
+	return func(c *config) { c.rejectionResolution = true }
 }
 
 // WithInquiryURL makes the integrator the beneficiary's VASP of the
@@ -213,8 +227,9 @@ func WithApproval(fn func(req travelrule.TransferRequest) bool) Option {
 // being <URL>/transfers/inquiryResolution?q=<transferId>; the transfer
 // waits in state inquiry until the integrator resolves it
 // (ResolveInquiry). The resolution sends the originator, at the
-// initiation's callback URL, its INQUIRY_RESOLUTION and
-// TRANSFER_RESOLUTION, and a resolution that approves with a callback URL
+// initiation's callback URL, its INQUIRY_RESOLUTION (and, for an
+// approval, a TRANSFER_RESOLUTION: see [WithRejectionResolution]), and a
+// resolution that approves with a callback URL
 // makes that URL the one that gets the TRANSFER_CONFIRMATION once the
 // txId is submitted. The INQUIRY is sent even [WithoutCallbacks].
 func WithInquiryURL(base string) Option {

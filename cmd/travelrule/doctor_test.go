@@ -1,10 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -310,6 +316,66 @@ func TestDoctorAgainstTheSandbox(t *testing.T) {
 				require.NoError(t, err)
 				assert.NotContains(t, out, res.TravelAddress)
 				assert.NotContains(t, out, res.TravelAddress[len(res.TravelAddress)-20:])
+			}
+		})
+	}
+}
+
+// TestDoctorStrictAgainstTheSandbox: the sandbox answers with the fields
+// the live docs show and no others, so "doctor --strict" passes it; a field
+// the docs do not show, added to an answer of the same sandbox on its way
+// (by a proxy), fails it, named.
+func TestDoctorStrictAgainstTheSandbox(t *testing.T) {
+	srv := travelruletest.NewServer(travelruletest.WithoutCallbacks())
+	t.Cleanup(srv.Close)
+	target, err := url.Parse(srv.URL)
+	require.NoError(t, err)
+	tests := []struct {
+		name string
+		path string               // the answer edited, by its path's end; "": none
+		edit func(map[string]any) // adds a field to the decoded answer
+		code int
+		want string
+	}{
+		{"as the sandbox answers", "", nil, exitOK, "ok: every answer was understood and has a documented shape"},
+		{"generate with a beneficiaryId", "/travel-address/generate", func(m map[string]any) {
+			m["data"].(map[string]any)["beneficiaryId"] = "b-1"
+		}, exitFailed, "problem: generate: unexpected field data.beneficiaryId"},
+		{"generate with a top-level field", "/travel-address/generate", func(m map[string]any) { m["requestId"] = "r-1" },
+			exitFailed, "problem: generate: unexpected field requestId"},
+		{"the token with a refreshToken", "/auth/token", func(m map[string]any) { m["refreshToken"] = "x" },
+			exitFailed, "problem: login: unexpected field refreshToken"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			proxy := httputil.NewSingleHostReverseProxy(target)
+			proxy.ModifyResponse = func(r *http.Response) error {
+				if tt.edit == nil || !strings.HasSuffix(r.Request.URL.Path, tt.path) {
+					return nil
+				}
+				var m map[string]any
+				if err := json.NewDecoder(r.Body).Decode(&m); err != nil {
+					return err
+				}
+				_ = r.Body.Close()
+				tt.edit(m)
+				b, err := json.Marshal(m)
+				if err != nil {
+					return err
+				}
+				r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
+				r.Header.Set("Content-Length", strconv.Itoa(len(b)))
+				return nil
+			}
+			ps := httptest.NewServer(proxy)
+			t.Cleanup(ps.Close)
+			env := map[string]string{"TRAVELRULE_BASE_URL": ps.URL, "TRAVELRULE_API_KEY": travelruletest.DefaultAPIKey}
+			code, out, errOut := runCLI(t, context.Background(), "", env, "doctor", "--strict")
+			assert.Equal(t, tt.code, code, out+errOut)
+			assert.Contains(t, out, tt.want)
+			if tt.code == exitOK {
+				assert.NotContains(t, out, "unexpected field")
+				assert.NotContains(t, out, "missing field")
 			}
 		})
 	}

@@ -65,7 +65,10 @@
 // faults into the operations (rate-limit, a 429 with Retry-After;
 // internal, a 500 after the transfer was stored; drop; and the others
 // travelruletest.FaultKind lists), --decision reject (or none) makes it
-// reject (or never decide) the transfers initiated, and its control plane
+// reject (or never decide) the transfers initiated (a rejection is
+// announced by an INQUIRY_RESOLUTION {"approved":false} alone, as the live
+// docs promise no TRANSFER_RESOLUTION for one; --rejection-resolution adds
+// one), and its control plane
 // (POST {base}/sandbox/faults and /sandbox/decision,
 // travelruletest.ControlClient in Go) changes both while it runs. --tls
 // serves HTTPS under a self-signed certificate made at start, written to a

@@ -41,13 +41,17 @@ Travel addresses (travelAddress of an initiation):
   - with neither a travelAddress nor an email the transfer is accepted
     (--travel-address-required: 400 VALIDATION_ERROR)
 Answers: {"status":true,"data":{...}}; errors {"status":false,"errors":[{"code","message","field"}]}
+  - an empty asset answers as the live docs show: 400 {"status":false,"errors":
+    [{"code":"INVALID_REQUEST","message":"Asset is required"}]}
   - an initiation answers {"status":true,"data":{"transferId":"<id>"}}
     (--excerpt-answers: the excerpt's {"status":"succes","transferId":"<id>"})
   - POST {base}/transfers/txId?q=<id> {"txId":"0x..."} records the transfer's hash
 Callbacks, as the live service sends them (travelrule listen prints them):
   - to the originator (an initiation's callback URL) once the beneficiary's VASP
     decided: INQUIRY_RESOLUTION {"approved":{"address","callback"}|false,"callback"},
-    then TRANSFER_RESOLUTION {"transferId","status":"APPROVED"|"REJECTED","statusComment","callback"}
+    then, on an approval, TRANSFER_RESOLUTION {"transferId","status":"APPROVED",
+    "statusComment","callback"}; a rejection gets none, as the live docs promise
+    none (--rejection-resolution: "REJECTED"): act on the first decision
   - the sandbox decides (approves; --decision reject rejects, --decision none never
     decides: the transfer stays received) unless --inquiry-url names your inbound base URL:
     then a transfer to a travel address the sandbox generated is POSTed to
@@ -65,7 +69,7 @@ Faults (--fault KIND[:KEY=VALUE,...], repeatable, or the control plane), on the 
   after the transfer was stored: internal (500), drop, reset-protocol-error,
     proxy-unavailable (503, no Retry-After), gateway-unavailable (503 with Retry-After)
   latency (latency=300ms) delays the request
-  keys: rate=0.5 (default 1), times=1 (default: no limit), ops=initiate+resolve
+  keys: rate=0.5 (above 0, default 1), times=1 (default: no limit), ops=initiate+resolve
     (initiate, resolve, generate-travel-address, decode-travel-address, submit-txid;
     default: all), retry-after=2s, latency=300ms
   such as --fault rate-limit:retry-after=2s,times=1 --fault internal:ops=initiate,times=1
@@ -178,6 +182,7 @@ func (c *cli) sandboxOptions(fs *flag.FlagSet) func() (sandboxSetup, error) {
 	scale := fs.Duration("callback-time-scale", 0, "how long each minute of the live retry schedule lasts, such as 1s (default: a minute, retries over about 47 hours)")
 	excerpt := fs.Bool("excerpt-answers", false, `answer initiations as the interface description's excerpt does, {"status":"succes","transferId":"<id>"}, not {"status":true,"data":{...}}`)
 	noID := fs.Bool("documented-answer", false, `answer initiations with the excerpt's documented {"status":"succes"} alone, without transferId`)
+	rejectionResolution := fs.Bool("rejection-resolution", false, `send a rejection's originator a TRANSFER_RESOLUTION "REJECTED" after its INQUIRY_RESOLUTION {"approved":false}; the live docs promise one only for an approval`)
 	required := fs.Bool("travel-address-required", false, "refuse an initiation with neither a travelAddress nor an email (400 VALIDATION_ERROR), as the live guide lists travelAddress as required")
 	var known, unknown, faults stringList
 	fs.Var(&known, "travel-address", "a travelAddress that resolves, even one under .invalid (repeatable)")
@@ -239,6 +244,9 @@ func (c *cli) sandboxOptions(fs *flag.FlagSet) func() (sandboxSetup, error) {
 		}
 		if *required {
 			o = append(o, travelruletest.WithTravelAddressRequired())
+		}
+		if *rejectionResolution {
+			o = append(o, travelruletest.WithRejectionResolution())
 		}
 		creds, published, clientID, err := c.sandboxCredentials(*keyFile)
 		if err != nil {

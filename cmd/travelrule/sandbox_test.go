@@ -447,7 +447,7 @@ func TestSandboxMisbehaviourFlagErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"--fault", "teapot"}, `--fault: unknown fault kind "teapot" (one of latency, rate-limit,`},
-		{[]string{"--fault", "internal:rate=2"}, "--fault: rate must be between 0 and 1"},
+		{[]string{"--fault", "internal:rate=2"}, "--fault: internal: rate=2: want a number above 0 and at most 1"},
 		{[]string{"--fault", "rate-limit:retry-after=2"}, "--fault: rate-limit: retry-after=2: want a duration such as 2s or 300ms"},
 		{[]string{"--decision", "maybe"}, "--decision must be approve, reject or none"},
 		{[]string{"--tls-ca-file", "ca.pem"}, "--tls-ca-file needs --tls"},

@@ -125,8 +125,9 @@ func TestSandboxFaults(t *testing.T) {
 
 // TestSandboxDecision: with --decision reject (or the control plane's
 // decision), the originator's callback URL gets a rejection: an
-// INQUIRY_RESOLUTION {"approved":false} and a TRANSFER_RESOLUTION
-// "REJECTED".
+// INQUIRY_RESOLUTION {"approved":false} alone, as the live docs promise no
+// TRANSFER_RESOLUTION for one, and with --rejection-resolution a
+// TRANSFER_RESOLUTION "REJECTED" after it; an approval gets both.
 func TestSandboxDecision(t *testing.T) {
 	bodies := make(chan []byte, 16)
 	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -136,29 +137,24 @@ func TestSandboxDecision(t *testing.T) {
 	}))
 	t.Cleanup(rcv.Close)
 	ctx := context.Background()
-	// resolution waits for the two callbacks of one transfer and returns
-	// the INQUIRY_RESOLUTION's approved member and the
-	// TRANSFER_RESOLUTION's status.
-	resolution := func(t *testing.T) (approved, status string) {
+	// next waits for the next callback and returns its approved member
+	// (an INQUIRY_RESOLUTION's) or its status (a TRANSFER_RESOLUTION's).
+	next := func(t *testing.T) string {
 		t.Helper()
-		for range 2 {
-			var cb struct {
-				Approved json.RawMessage `json:"approved"`
-				Status   string          `json:"status"`
-			}
-			select {
-			case b := <-bodies:
-				require.NoError(t, json.Unmarshal(b, &cb))
-			case <-time.After(30 * time.Second): // only ends a test whose callbacks never come
-				t.Fatal("no callback")
-			}
-			if cb.Approved != nil {
-				approved = string(cb.Approved)
-			} else {
-				status = cb.Status
-			}
+		var cb struct {
+			Approved json.RawMessage `json:"approved"`
+			Status   string          `json:"status"`
 		}
-		return approved, status
+		select {
+		case b := <-bodies:
+			require.NoError(t, json.Unmarshal(b, &cb))
+		case <-time.After(30 * time.Second): // only ends a test whose callbacks never come
+			t.Fatal("no callback")
+		}
+		if cb.Approved != nil {
+			return "approved:" + string(cb.Approved)
+		}
+		return cb.Status
 	}
 
 	sc := runSandboxCommand(t, "--addr", "127.0.0.1:0", "--decision", "reject")
@@ -166,18 +162,17 @@ func TestSandboxDecision(t *testing.T) {
 	sdk := sandboxSDK(t, sc, nil)
 	_, err := sdk.InitiateTransfer(ctx, sandboxTransfer(t, rcv.URL+"/cb"))
 	require.NoError(t, err)
-	approved, status := resolution(t)
-	assert.Equal(t, "false", approved)
-	assert.Equal(t, "REJECTED", status)
+	assert.Equal(t, "approved:false", next(t))
 
-	// The control plane turns it to approval, then to none.
+	// The control plane turns it to approval: the next callbacks are the
+	// approval's two, no TRANSFER_RESOLUTION of the rejection before them.
 	cc := travelruletest.NewControlClient(sc.env["TRAVELRULE_BASE_URL"])
 	require.NoError(t, cc.SetDecision(ctx, travelruletest.DecisionApprove))
 	_, err = sdk.InitiateTransfer(ctx, sandboxTransfer(t, rcv.URL+"/cb"))
 	require.NoError(t, err)
-	approved, status = resolution(t)
-	assert.True(t, strings.HasPrefix(approved, "{"), approved)
-	assert.Equal(t, "APPROVED", status)
+	approved := next(t)
+	assert.True(t, strings.HasPrefix(approved, "approved:{"), approved)
+	assert.Equal(t, "APPROVED", next(t))
 
 	require.NoError(t, cc.SetDecision(ctx, travelruletest.DecisionNone))
 	res, err := sdk.InitiateTransfer(ctx, sandboxTransfer(t, rcv.URL+"/cb"))
@@ -186,6 +181,13 @@ func TestSandboxDecision(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, travelruletest.StateReceived, tr.State)
 	assert.Empty(t, ds)
+	require.Equal(t, exitOK, sc.stop())
+
+	sc = runSandboxCommand(t, "--addr", "127.0.0.1:0", "--decision", "reject", "--rejection-resolution")
+	_, err = sandboxSDK(t, sc, nil).InitiateTransfer(ctx, sandboxTransfer(t, rcv.URL+"/cb"))
+	require.NoError(t, err)
+	assert.Equal(t, "approved:false", next(t))
+	assert.Equal(t, "REJECTED", next(t), "--rejection-resolution")
 }
 
 // TestSandboxTLS: --tls serves HTTPS under a certificate it writes to a
