@@ -57,8 +57,9 @@ type TravelAddressResult struct {
 // Validate reports every fault of the request as a [*ValidationError], or
 // nil: personType required, a natural person's firstName and lastName or a
 // legal person's legalName, a walletAddress with a hexadecimal digit, and
-// at most 255 characters per field (an assumption: the service documents
-// no bounds).
+// at most 255 characters of plain text per field (an assumption: the
+// service documents no bounds; see [TransferRequest.Validate] for what
+// plain text is).
 func (r *TravelAddressRequest) Validate() error {
 	var errs []FieldError
 	errs = required(errs, "", "personType", r.PersonType)
@@ -73,6 +74,7 @@ func (r *TravelAddressRequest) Validate() error {
 		{"legalName", r.LegalName}, {"walletAddress", r.WalletAddress}, {"externalId", r.ExternalID},
 	} {
 		errs = length(errs, f.name, f.v, 0, 255)
+		errs = plainText(errs, "", f.name, f.v)
 	}
 	if r.WalletAddress != "" && !strings.ContainsAny(r.WalletAddress, "0123456789abcdefABCDEF") {
 		errs = append(errs, FieldError{Field: "walletAddress", Reason: "must contain at least one hexadecimal digit"})
@@ -266,8 +268,10 @@ type travelAddressBody struct {
 
 // LookupTravelAddress asks the service for the beneficiary a travel address
 // it made stands for, with POST {base}/travel-address/decode and
-// {"travelAddress": ta}. An empty address, or one longer than 255
-// characters, returns a [*ValidationError] and nothing is sent; the service
+// {"travelAddress": ta}. An empty address, one longer than 255
+// characters, or one that is not plain text (see
+// [TransferRequest.Validate]), returns a [*ValidationError] and nothing is
+// sent; the service
 // judges the rest (an address it did not make is an [*APIError] matching
 // [ErrInvalidTravelAddress] or [ErrNotFound]). To read an address's URI
 // without asking, use [DecodeTravelAddress].
@@ -279,6 +283,7 @@ func (c *Client) LookupTravelAddress(ctx context.Context, travelAddress string, 
 	var errs []FieldError
 	errs = required(errs, "", "travelAddress", travelAddress)
 	errs = length(errs, "travelAddress", travelAddress, 1, maxTravelAddress)
+	errs = plainText(errs, "", "travelAddress", travelAddress)
 	if len(errs) > 0 {
 		return nil, c.invalid(ctx, op, &ValidationError{Fields: errs})
 	}

@@ -130,8 +130,11 @@ type Callback struct {
 	// values of the wrong type are left empty. Its Originator and
 	// Beneficiary are read from the IVMS101 payload when the body has one
 	// (see [PartiesFromIVMS101]), else from the body's flat "originator"
-	// and "beneficiary". Its Callback is the URL to answer through. Nil
-	// for other kinds.
+	// and "beneficiary": what the payload carries, so a DateOfBirth only
+	// from a dateAndPlaceOfBirth (the sandbox's INQUIRY has none, its
+	// parties having no place of birth), and Inquiry.Validate may report
+	// one missing. Its Callback is the URL to answer through. Nil for
+	// other kinds.
 	Inquiry *TransferRequest
 	// IVMS101 is the IVMS101 payload of a live INQUIRY (the body's
 	// "IVMS101" member, or, without one, the body's members of IVMS101's

@@ -17,8 +17,10 @@ import (
 	"github.com/vaspkit/travelrule"
 )
 
-// cbInquiryBody is an inbound inquiry as the sandbox sends it, with values
-// the spec writes as numbers written as numbers.
+// cbInquiryBody is an inbound inquiry in the excerpt-era shape the SDK
+// read before the live INQUIRY (the initiation request's flat fields with
+// "status":"inquiry"; the sandbox sends the live one, cbLiveInquiryBody),
+// with values the spec writes as numbers written as numbers.
 const cbInquiryBody = `{"transferId":"tr-77","status":"inquiry","asset":"BTC","amount":"0.25",
  "callback":"https://bank.example/cb?tr_ref=p1&tr_tag=SECRETTAGxxxxxxxxxxxxx","txId":"0xabc",
  "travelAddress":"ta1SECRETTRAVELADDR","email":"ada@example.com",
@@ -154,7 +156,7 @@ func TestParseCallbackInquiry(t *testing.T) {
 		BuildingNumber: "12", PostCode: "10115", Country: "GB", WalletAddress: "bc1qORIGINATORWALLET"}, in.Originator)
 	assert.Equal(t, "NI-SECRET-99", in.Beneficiary.NationalID)
 	assert.Equal(t, "Turing", in.Beneficiary.LastName)
-	require.NoError(t, in.Validate(), "a sandbox inquiry is a valid transfer request")
+	require.NoError(t, in.Validate(), "a flat inquiry carries a valid transfer request, dates of birth included")
 
 	// An inquiry whose fields have the wrong types still parses.
 	cb, err = travelrule.ParseCallback([]byte(`{"transferId":"t","status":"INQUIRY","asset":{"slip0044":0},"amount":1.5,"originator":"x","beneficiary":{"firstName":["a"]}}`))

@@ -48,7 +48,8 @@ func (q *VASPQuery) body() map[string]string {
 
 // Validate reports the faults of the query as a [*ValidationError], or
 // nil: at least one non-empty criterion, criteria names that are plain
-// identifiers, and values of at most 255 characters.
+// identifiers, and values of at most 255 characters of plain text (see
+// [TransferRequest.Validate]).
 func (q *VASPQuery) Validate() error {
 	var errs []FieldError
 	m := q.body()
@@ -62,6 +63,7 @@ func (q *VASPQuery) Validate() error {
 			continue
 		}
 		errs = length(errs, k, v, 0, 255)
+		errs = plainText(errs, "", k, v)
 	}
 	if len(errs) > 0 {
 		return &ValidationError{Fields: errs}

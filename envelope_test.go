@@ -140,6 +140,7 @@ func TestTheLiveTravelAddressesPassStrictValidation(t *testing.T) {
 		c := live.client(t, liveKey, travelrule.WithStrictValidation())
 		req := minimalRequest()
 		req.TravelAddress = ta
+		req.Originator.AccountNumber = "cust-0001" // IVMS101 C1: a date of birth alone does not locate the originator
 		_, err := c.InitiateTransfer(context.Background(), req)
 		require.NoError(t, err, ta)
 		var sent map[string]any
@@ -156,7 +157,7 @@ func TestLegalPersonsAndTheEmailFlowOnTheWire(t *testing.T) {
 	c := live.client(t, liveKey, travelrule.WithStrictValidation())
 	req := minimalRequest()
 	req.Email = "ops@vasp-a.example"
-	req.Originator = travelrule.Party{PersonType: "legal", LegalName: "Acme Custody GmbH", Country: "DE", WalletAddress: "0xabc"}
+	req.Originator = travelrule.Party{PersonType: "legal", LegalName: "Acme Custody GmbH", Country: "DE", AccountNumber: "cust-7", WalletAddress: "0xabc"}
 	req.Beneficiary.Email = "alan@example.org"
 	_, err := c.InitiateTransfer(context.Background(), req)
 	require.NoError(t, err)
@@ -167,7 +168,7 @@ func TestLegalPersonsAndTheEmailFlowOnTheWire(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(live.requests("/transfers/initiate")[0].Body, &sent))
 	assert.Equal(t, "ops@vasp-a.example", sent.Email)
-	assert.Equal(t, map[string]any{"personType": "legal", "legalName": "Acme Custody GmbH", "country": "DE", "walletAddress": "0xabc"}, sent.Originator)
+	assert.Equal(t, map[string]any{"personType": "legal", "legalName": "Acme Custody GmbH", "country": "DE", "accountNumber": "cust-7", "walletAddress": "0xabc"}, sent.Originator)
 	assert.Equal(t, "alan@example.org", sent.Beneficiary["email"])
 
 	shown := fmt.Sprintf("%v %+v %#v", req, req, req)

@@ -344,7 +344,7 @@ func ExampleFieldErrors() {
 	}
 	// Output:
 	// true
-	// beneficiary.dateOfBirth required
+	// beneficiary.dateOfBirth required for both parties by the interface description (2.2)
 }
 
 // The decision of a resolution callback, read one way for the live
@@ -403,7 +403,8 @@ func ExampleParseCallback() {
 // IVMS101 has no place for.
 func ExampleTransferRequest_IVMS101() {
 	req := &travelrule.TransferRequest{
-		Originator:  travelrule.Party{PersonType: "natural", FirstName: "Grace", LastName: "Hopper", DateOfBirth: "1906-12-09", Country: "US", WalletAddress: "0x742d35Cc6634C0532925a3b844Bc454e4438f44e"},
+		Originator: travelrule.Party{PersonType: "natural", FirstName: "Grace", LastName: "Hopper", DateOfBirth: "1906-12-09", Country: "US",
+			AccountNumber: "cust-1906", WalletAddress: "0x742d35Cc6634C0532925a3b844Bc454e4438f44e"},
 		Beneficiary: travelrule.Party{PersonType: "legal", LegalName: "Analytical Engines Ltd", Email: "ops@engines.example"},
 	}
 	p, unmapped := req.IVMS101()
@@ -413,10 +414,14 @@ func ExampleTransferRequest_IVMS101() {
 		return
 	}
 	fmt.Println(string(out))
+	// IVMS101 takes a date of birth only with a place of birth, which a
+	// Party has not: it is left out, and said to be.
 	fmt.Println("unmapped:", unmapped)
+	fmt.Println("valid IVMS101:", p.Validate() == nil)
 	// Output:
-	// {"originator":{"originatorPersons":[{"naturalPerson":{"name":{"nameIdentifier":[{"primaryIdentifier":"Hopper","secondaryIdentifier":"Grace","nameIdentifierType":"LEGL"}]},"dateAndPlaceOfBirth":{"dateOfBirth":"1906-12-09"},"countryOfResidence":"US"}}],"accountNumber":["0x742d35Cc6634C0532925a3b844Bc454e4438f44e"]},"beneficiary":{"beneficiaryPersons":[{"legalPerson":{"name":{"nameIdentifier":[{"legalPersonName":"Analytical Engines Ltd","legalPersonNameIdentifierType":"LEGL"}]}}}]}}
-	// unmapped: [beneficiary.email]
+	// {"originator":{"originatorPersons":[{"naturalPerson":{"name":{"nameIdentifier":[{"primaryIdentifier":"Hopper","secondaryIdentifier":"Grace","nameIdentifierType":"LEGL"}]},"customerIdentification":"cust-1906","countryOfResidence":"US"}}],"accountNumber":["0x742d35Cc6634C0532925a3b844Bc454e4438f44e"]},"beneficiary":{"beneficiaryPersons":[{"legalPerson":{"name":{"nameIdentifier":[{"legalPersonName":"Analytical Engines Ltd","legalPersonNameIdentifierType":"LEGL"}]}}}]}}
+	// unmapped: [originator.dateOfBirth beneficiary.email]
+	// valid IVMS101: true
 }
 
 // Per-call options: this initiation has its own deadline per attempt, no

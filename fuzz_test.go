@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -78,6 +79,11 @@ func FuzzValidate(f *testing.F) {
 		if err != nil && strictErr == nil {
 			t.Fatal("strict validation accepted what plain validation refused")
 		}
+		if strictErr == nil {
+			if p, _ := r.IVMS101(); p.Validate() != nil {
+				t.Fatalf("strict validation accepted a request whose IVMS101 is invalid: %v", p.Validate())
+			}
+		}
 		if err != nil {
 			ve, ok := err.(*ValidationError)
 			if !ok || len(ve.Fields) == 0 {
@@ -94,6 +100,11 @@ func FuzzValidate(f *testing.F) {
 			t.Fatal("accepted a value beyond its bound")
 		case country != "" && (len(country) != 2 || !isASCIILetter(country[0]) || !isASCIILetter(country[1])):
 			t.Fatal("accepted a country that is not two letters")
+		}
+		for _, v := range []string{asset, amount, callback, name, travelAddress, email, dob} {
+			if !utf8.ValidString(v) || strings.ContainsFunc(v, unicode.IsControl) || strings.ContainsAny(v, "\u2028\u2029\u202e") {
+				t.Fatal("accepted text that is not UTF-8 or holds a control character")
+			}
 		}
 		u, perr := url.Parse(callback)
 		if perr == nil && (u.Host == "" || (!strings.EqualFold(u.Scheme, "http") && !strings.EqualFold(u.Scheme, "https"))) {

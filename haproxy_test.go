@@ -204,7 +204,7 @@ func TestHAProxyResetAfterStoringIsNeverResent(t *testing.T) {
 			require.NoError(t, err)
 
 			req := minimalRequest()
-			req.Amount = "0"
+			req.Amount = "0.5"
 			_, err = c.InitiateTransfer(context.Background(), req)
 			require.NoError(t, err, "an answer through the proxy")
 

@@ -66,7 +66,7 @@ type InquiryResult struct {
 // Validate reports every fault of the resolution as a [*ValidationError],
 // or nil: approved is required and must be "true" or "false", exactly,
 // and callback, when set, must be an absolute http(s) URL of at most 255
-// characters.
+// characters of plain text (see [TransferRequest.Validate]).
 func (r *InquiryResolution) Validate() error {
 	var errs []FieldError
 	errs = required(errs, "", "approved", r.Approved)
@@ -77,6 +77,7 @@ func (r *InquiryResolution) Validate() error {
 	if r.Callback != "" && !isAbsoluteHTTPURL(r.Callback) {
 		errs = append(errs, FieldError{Field: "callback", Reason: "must be an absolute http or https URL"})
 	}
+	errs = plainText(errs, "", "callback", r.Callback)
 	if len(errs) > 0 {
 		return &ValidationError{Fields: errs}
 	}
@@ -127,8 +128,8 @@ type inquiryAnswer struct {
 
 // ResolveInquiry resolves the inquiry of the transfer transferID with
 // POST {base}/transfers/inquiryResolution?q=<transferID>. An empty
-// transferID or an invalid r returns a [*ValidationError] and nothing is
-// sent.
+// transferID, one that is not plain text (see [TransferRequest.Validate]),
+// or an invalid r returns a [*ValidationError] and nothing is sent.
 //
 // Resolving an inquiry sets a decision; sending the same decision twice
 // leaves the same state, so the client treats this operation as idempotent:
@@ -150,6 +151,7 @@ func (c *Client) ResolveInquiry(ctx context.Context, transferID string, r *Inqui
 	if transferID == "" {
 		errs = append(errs, FieldError{Field: "q", Reason: "transfer id required"})
 	}
+	errs = plainText(errs, "", "q", transferID)
 	if r == nil {
 		errs = append(errs, FieldError{Field: "approved", Reason: "required"})
 	} else if err := r.Validate(); err != nil {

@@ -2,8 +2,10 @@ package travelrule
 
 import (
 	"encoding/json"
+	"errors"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/vaspkit/travelrule/ivms101"
 )
@@ -26,7 +28,7 @@ import (
 //	LegalName             -                                 legalPersonName of the first
 //	                                                        nameIdentifier of type LEGL
 //	                                                        (else the first)
-//	DateOfBirth           dateAndPlaceOfBirth.dateOfBirth   -
+//	DateOfBirth           - (see below)                     -
 //	AddressType, StreetName, BuildingNumber, PostCode, TownName, Country
 //	                      the same fields of the first geographicAddress
 //	Country (no address)  countryOfResidence                countryOfRegistration
@@ -36,6 +38,23 @@ import (
 //	WalletAddress         the first accountNumber of the person (as the 2023
 //	                      edition places it), else of its originator or beneficiary
 //	Email                 no place in IVMS101: always unmapped
+//
+// A date of birth is written nowhere, and named unmapped: IVMS101 takes
+// one only inside dateAndPlaceOfBirth, whose placeOfBirth is required, and
+// the service's party (2.2) has no place of birth. A date without a place
+// is not a valid dateAndPlaceOfBirth, and no place is made up (a
+// placeholder, the town of residence). Reading IVMS101, a
+// dateAndPlaceOfBirth's date is DateOfBirth and its place is unmapped.
+//
+// The payload is in the 2020 edition, the one every network reads, unless
+// a wallet address is longer than its accountNumber takes (100
+// characters; Cardano's and Monero's run longer): then in the 2023
+// edition, which takes 512 (docs/assumptions.md, A16).
+//
+// [TransferRequest.ValidateStrict] checks the payload with
+// [ivms101.Payload.Validate] and reports each fault under the Party field
+// it comes from (ivmsFaults), so that a request it accepts maps to a valid
+// payload.
 
 // PartyFromIVMS101 returns the flat Party of an IVMS101 person and of the
 // account numbers of its originator or beneficiary, and the fields it could
@@ -87,9 +106,10 @@ func PartiesFromIVMS101(p *ivms101.Payload) (originator, beneficiary Party, unma
 
 // IVMS101Person returns the party as an IVMS101 person and the account
 // numbers of its originator or beneficiary (its wallet address), and the
-// fields of the party that IVMS101 has no place for ("email"). The mapping
-// is in the table above; a PersonType other than "legal" gives a natural
-// person.
+// fields of the party that IVMS101 has no place for ("email",
+// "dateOfBirth": IVMS101 takes a date of birth only with a place of birth,
+// which a Party has not). The mapping is in the table above; a PersonType
+// other than "legal" gives a natural person.
 func (p Party) IVMS101Person() (person ivms101.Person, accountNumbers []string, unmapped []string) {
 	var addrs []ivms101.Address
 	hasAddress := p.AddressType != "" || p.StreetName != "" || p.BuildingNumber != "" || p.PostCode != "" || p.TownName != ""
@@ -131,12 +151,11 @@ func (p Party) IVMS101Person() (person ivms101.Person, accountNumbers []string, 
 			np.Name = &ivms101.NaturalPersonName{NameIdentifiers: []ivms101.NaturalPersonNameID{{
 				PrimaryIdentifier: p.LastName, SecondaryIdentifier: p.FirstName, NameIdentifierType: ivms101.NameLegal}}}
 		}
-		if p.DateOfBirth != "" {
-			np.DateAndPlaceOfBirth = &ivms101.DateAndPlaceOfBirth{DateOfBirth: p.DateOfBirth}
-		}
 		person.NaturalPerson = np
-		if p.LegalName != "" {
-			unmapped = append(unmapped, "legalName")
+		for _, f := range []struct{ name, v string }{{"legalName", p.LegalName}, {"dateOfBirth", p.DateOfBirth}} {
+			if f.v != "" {
+				unmapped = append(unmapped, f.name)
+			}
 		}
 	}
 	if p.WalletAddress != "" {
@@ -149,14 +168,20 @@ func (p Party) IVMS101Person() (person ivms101.Person, accountNumbers []string, 
 }
 
 // IVMS101 returns the request's originator and beneficiary as an IVMS101
-// payload (edition 2020, the one every network reads; set Version to
-// write the 2023 names), as the live service's inquiry carries them, and
-// the fields of the two parties that IVMS101 has no place for
-// ("beneficiary.email"). The request's other fields (asset, amount,
-// callback, travel address) travel beside the payload, not in it; the
-// VASPs are not known to the request and are left out.
+// payload, as the live service's inquiry carries them, and the fields of
+// the two parties that IVMS101 has no place for ("beneficiary.email",
+// "originator.dateOfBirth"). The payload is in the 2020 edition, the one
+// every network reads, or in the 2023 edition when a wallet address is
+// longer than the 2020 edition's accountNumber takes (see the table
+// above). The request's other fields (asset, amount, callback, travel
+// address) travel beside the payload, not in it; the VASPs are not known
+// to the request and are left out.
 func (r *TransferRequest) IVMS101() (p *ivms101.Payload, unmapped []string) {
 	p = &ivms101.Payload{Version: ivms101.Version2020}
+	if max := ivms101.Version2020.MaxLength("accountNumber"); longer(r.Originator.WalletAddress, max) || longer(r.Beneficiary.WalletAddress, max) {
+		p.Version = ivms101.Version2023
+		p.PayloadMetadata = &ivms101.PayloadMetadata{PayloadVersion: string(ivms101.Version2023)}
+	}
 	op, oacc, ou := r.Originator.IVMS101Person()
 	bp, bacc, bu := r.Beneficiary.IVMS101Person()
 	p.Originator = &ivms101.Originator{Persons: []ivms101.Person{op}, AccountNumbers: oacc}
@@ -168,6 +193,99 @@ func (r *TransferRequest) IVMS101() (p *ivms101.Payload, unmapped []string) {
 		unmapped = append(unmapped, "beneficiary."+u)
 	}
 	return p, unmapped
+}
+
+// ivmsFaults appends the faults [ivms101.Payload.Validate] finds in the
+// request's IVMS101 payload, each under the Party field it comes from (the
+// table above; the party itself, "originator", for a constraint on the
+// whole person), but for a field errs names already. Which IVMS101
+// constraints a Party breaks is thus decided in package ivms101 alone.
+func (r *TransferRequest) ivmsFaults(errs []FieldError) []FieldError {
+	p, _ := r.IVMS101()
+	var ve *ivms101.ValidationError
+	if !errors.As(p.Validate(), &ve) {
+		return errs
+	}
+next:
+	for _, f := range ve.Errors {
+		side, party := "originator", &r.Originator
+		if strings.HasPrefix(f.Path, "beneficiary") {
+			side, party = "beneficiary", &r.Beneficiary
+		}
+		name, reason := party.ivmsFault(strings.TrimPrefix(f.Path, side), f.Reason)
+		field := side
+		if name != "" {
+			field = side + "." + name
+		}
+		for _, e := range errs {
+			if e.Field == field {
+				continue next
+			}
+		}
+		errs = append(errs, FieldError{Field: field, Reason: reason})
+	}
+	return errs
+}
+
+// ivmsFault returns the Party field ("" for the party itself) of the
+// IVMS101 member at path, relative to its originator or beneficiary (such
+// as ".originatorPersons[0].naturalPerson.geographicAddress[0].townName"),
+// and the fault's reason in the Party's terms.
+func (p *Party) ivmsFault(path, reason string) (field, why string) {
+	if strings.HasPrefix(path, ".accountNumber") {
+		return "walletAddress", reason + " (IVMS101 accountNumber)"
+	}
+	if i := strings.Index(path, "]."); i >= 0 {
+		path = path[i+2:]
+	}
+	legal := strings.HasPrefix(path, "legalPerson")
+	member := strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(path, "naturalPerson"), "legalPerson"), ".")
+	switch {
+	case member == "" && legal:
+		return "", "an originator needs an address of addressType GEOG, a nationalId or an accountNumber (IVMS101 C4)"
+	case member == "":
+		return "", "an originator needs an address, a nationalId or an accountNumber (IVMS101 C1; a dateOfBirth does not count: " +
+			"IVMS101 takes it only with a place of birth, which a party has no field for)"
+	case member == "geographicAddress[0]":
+		field = "buildingNumber"
+		if p.StreetName == "" {
+			field = "streetName"
+		}
+		return field, "an address needs a streetName and a buildingNumber (IVMS101 C8)"
+	case member == "nationalIdentification.registrationAuthority":
+		return "nationalIdType", "a legal person's must be LEIX: IVMS101 requires a registrationAuthority for any other type (C9), " +
+			"which a party has no field for"
+	case strings.HasSuffix(member, "secondaryIdentifier"):
+		field = "firstName"
+	case strings.HasPrefix(member, "name") && legal:
+		field = "legalName"
+	case strings.HasPrefix(member, "name"):
+		field = "lastName"
+	default:
+		field = ivmsPartyFields[member]
+	}
+	if !strings.Contains(reason, "IVMS101") {
+		reason += " (IVMS101 " + member[strings.LastIndexByte(member, '.')+1:] + ")"
+	}
+	return field, reason
+}
+
+// ivmsPartyFields names the Party field each IVMS101 member of a person
+// comes from, for the members whose name does not say it (the table
+// above); a member not listed is a fault of the party itself.
+var ivmsPartyFields = map[string]string{
+	"geographicAddress[0].addressType":              "addressType",
+	"geographicAddress[0].streetName":               "streetName",
+	"geographicAddress[0].buildingNumber":           "buildingNumber",
+	"geographicAddress[0].postCode":                 "postCode",
+	"geographicAddress[0].townName":                 "townName",
+	"geographicAddress[0].country":                  "country",
+	"nationalIdentification.nationalIdentifier":     "nationalId",
+	"nationalIdentification.nationalIdentifierType": "nationalIdType",
+	"customerIdentification":                        "accountNumber",
+	"customerNumber":                                "accountNumber",
+	"countryOfResidence":                            "country",
+	"countryOfRegistration":                         "country",
 }
 
 // ivmsMapper collects the unmapped paths of a conversion from IVMS101.

@@ -3,6 +3,7 @@ package travelrule_test
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -153,8 +154,9 @@ func TestPartyFromIVMS101(t *testing.T) {
 }
 
 // TestPartyIVMS101RoundTrip: a Party made into an IVMS101 person and back
-// is the same Party; only Email, which IVMS101 has no place for, is lost,
-// and said to be.
+// is the same Party; only Email, which IVMS101 has no place for, and a
+// DateOfBirth, which it takes only with a place of birth, are lost, and
+// said to be.
 func TestPartyIVMS101RoundTrip(t *testing.T) {
 	legal := travelrule.Party{PersonType: "legal", LegalName: "Analytical Engine Works Ltd", AddressType: "GEOG",
 		StreetName: "Dorset Street", BuildingNumber: "1", TownName: "London", Country: "GB",
@@ -167,19 +169,22 @@ func TestPartyIVMS101RoundTrip(t *testing.T) {
 		party    travelrule.Party
 		unmapped []string
 	}{
-		{"natural", adaParty, nil},
+		{"natural", adaParty, []string{"dateOfBirth"}},
 		{"legal", legal, nil},
-		{"no address", noAddress, nil},
-		{"an email", withEmail, []string{"email"}},
+		{"no address", noAddress, []string{"dateOfBirth"}},
+		{"an email", withEmail, []string{"dateOfBirth", "email"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			person, accounts, unmapped := tt.party.IVMS101Person()
 			assert.Equal(t, tt.unmapped, unmapped)
+			if np := person.NaturalPerson; np != nil {
+				assert.Nil(t, np.DateAndPlaceOfBirth, "no dateAndPlaceOfBirth without a place")
+			}
 			back, lost := travelrule.PartyFromIVMS101(person, accounts)
 			assert.Empty(t, lost)
 			want := tt.party
-			want.Email = ""
+			want.Email, want.DateOfBirth = "", ""
 			assert.Equal(t, want, back)
 		})
 	}
@@ -195,6 +200,8 @@ func TestIVMS101PersonUnmapped(t *testing.T) {
 	}{
 		{"a natural person's legal name", travelrule.Party{PersonType: "natural", FirstName: "Ada", LegalName: "Lovelace Ltd"},
 			[]string{"legalName"}},
+		{"a natural person's date of birth", travelrule.Party{PersonType: "natural", FirstName: "Ada", DateOfBirth: "1815-12-10"},
+			[]string{"dateOfBirth"}},
 		{"a legal person's names and date of birth", travelrule.Party{PersonType: "legal", LegalName: "Lovelace Ltd",
 			FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1815-12-10", Email: "ada@example.com"},
 			[]string{"firstName", "lastName", "dateOfBirth", "email"}},
@@ -213,7 +220,7 @@ func TestTransferRequestIVMS101(t *testing.T) {
 	req := &travelrule.TransferRequest{Asset: "ETH", Amount: "1", Callback: "https://vasp.example/cb",
 		Originator: adaParty, Beneficiary: travelrule.Party{PersonType: "legal", LegalName: "Engine Works", Email: "ops@example.com", WalletAddress: "0xbeef"}}
 	p, unmapped := req.IVMS101()
-	assert.Equal(t, []string{"beneficiary.email"}, unmapped)
+	assert.Equal(t, []string{"originator.dateOfBirth", "beneficiary.email"}, unmapped)
 	assert.Equal(t, ivms101.Version2020, p.Version)
 	require.Len(t, p.Originator.Persons, 1)
 	assert.Equal(t, "Lovelace", p.Originator.Persons[0].NaturalPerson.Name.NameIdentifiers[0].PrimaryIdentifier)
@@ -221,7 +228,9 @@ func TestTransferRequestIVMS101(t *testing.T) {
 
 	o, b, lost := travelrule.PartiesFromIVMS101(p)
 	assert.Empty(t, lost)
-	assert.Equal(t, req.Originator, o)
+	wantOriginator := req.Originator
+	wantOriginator.DateOfBirth = ""
+	assert.Equal(t, wantOriginator, o)
 	want := req.Beneficiary
 	want.Email = ""
 	assert.Equal(t, want, b)
@@ -272,4 +281,128 @@ func TestUnmappedIsBounded(t *testing.T) {
 	require.Len(t, unmapped, 257)
 	assert.Equal(t, "originator.accountNumber[1]", unmapped[0])
 	assert.Equal(t, "… and 9743 more", unmapped[256])
+}
+
+// TestValidateStrictAppliesIVMS101: ValidateStrict refuses what IVMS101
+// refuses in the request's payload (TransferRequest.IVMS101), each fault
+// under the Party field it comes from, once; every request it accepts
+// maps to a payload that ivms101.Payload.Validate accepts, in either
+// edition; no reason repeats a value.
+func TestValidateStrictAppliesIVMS101(t *testing.T) {
+	const lei = "5493001KJTIIGC8Y1R12" // valid check digits
+	legal := func(p travelrule.Party) func(r *travelrule.TransferRequest) {
+		return func(r *travelrule.TransferRequest) {
+			p.PersonType = "legal"
+			if p.LegalName == "" {
+				p.LegalName = "Analytical Engine Works Ltd"
+			}
+			r.Originator = p
+		}
+	}
+	geog := travelrule.Party{AddressType: "GEOG", StreetName: "Dorset Street", BuildingNumber: "1", TownName: "London", Country: "GB"}
+	withLEI := func(id string) travelrule.Party { return travelrule.Party{NationalID: id, NationalIDType: "LEIX"} }
+	tests := []struct {
+		name   string
+		mutate func(r *travelrule.TransferRequest)
+		fields []string // nil: valid
+	}{
+		{"a full natural originator", func(*travelrule.TransferRequest) {}, nil},
+		// C1: a natural originator is located or identified; a date of
+		// birth does not count, having no place of birth to go with.
+		{"C1: a natural originator with a name and date of birth only", func(r *travelrule.TransferRequest) {
+			r.Originator = travelrule.Party{PersonType: "natural", FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1815-12-10", Country: "GB"}
+		}, []string{"originator"}},
+		{"C1: an account number (customer identification) is enough", func(r *travelrule.TransferRequest) {
+			r.Originator = travelrule.Party{PersonType: "natural", FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1815-12-10", AccountNumber: "c-1815"}
+		}, nil},
+		{"C1: a national id is enough", func(r *travelrule.TransferRequest) {
+			r.Originator = travelrule.Party{PersonType: "natural", FirstName: "Ada", LastName: "Lovelace", DateOfBirth: "1815-12-10",
+				NationalID: "AB123456C", NationalIDType: "SOCS"}
+		}, nil},
+		{"C1 is the originator's: a beneficiary with a name only", func(r *travelrule.TransferRequest) {
+			r.Beneficiary = travelrule.Party{PersonType: "natural", FirstName: "Alan", LastName: "Turing", DateOfBirth: "1912-06-23"}
+		}, nil},
+		// C4: a legal originator has a GEOG address, a national id or a
+		// customer number.
+		{"C4: a legal originator with a name only", legal(travelrule.Party{}), []string{"originator"}},
+		{"C4: and a country", legal(travelrule.Party{Country: "GB"}), []string{"originator"}},
+		{"C4: a HOME address does not count", legal(travelrule.Party{AddressType: "HOME", StreetName: "Dorset Street",
+			BuildingNumber: "1", TownName: "London", Country: "GB"}), []string{"originator"}},
+		{"C4: a GEOG address", legal(geog), nil},
+		{"C4: an account number", legal(travelrule.Party{AccountNumber: "c-7"}), nil},
+		{"C4: an LEI", legal(withLEI(lei)), nil},
+		{"C4 is the originator's: a legal beneficiary with a name only", func(r *travelrule.TransferRequest) {
+			r.Beneficiary = travelrule.Party{PersonType: "legal", LegalName: "Engine Works"}
+		}, nil},
+		// C11: an LEI's check digits.
+		{"C11: an LEI of three letters", legal(withLEI("ABC")), []string{"originator.nationalId"}},
+		{"C11: an LEI with wrong check digits", legal(withLEI(lei[:18] + "13")), []string{"originator.nationalId"}},
+		{"C11: a natural person's LEI too", func(r *travelrule.TransferRequest) { r.Originator.NationalIDType = "LEIX" },
+			[]string{"originator.nationalId"}},
+		// C7, C9: a legal person's national identification.
+		{"C7: a legal person's identity card", legal(travelrule.Party{AccountNumber: "c-7", NationalID: "X1", NationalIDType: "IDCD"}),
+			[]string{"originator.nationalIdType"}},
+		{"C9: a registration number needs a registration authority, which a party has not", legal(travelrule.Party{
+			AccountNumber: "c-7", NationalID: "HRB 1234", NationalIDType: "RAID"}), []string{"originator.nationalIdType"}},
+		// An address: its type, town and country, and C8.
+		{"an address without its type", func(r *travelrule.TransferRequest) { r.Beneficiary.AddressType = "" },
+			[]string{"beneficiary.addressType"}},
+		{"an address type outside the list", func(r *travelrule.TransferRequest) { r.Beneficiary.AddressType = "CASTLE" },
+			[]string{"beneficiary.addressType"}},
+		{"an address without a town", func(r *travelrule.TransferRequest) { r.Originator.TownName = "" }, []string{"originator.townName"}},
+		{"an address without a country", func(r *travelrule.TransferRequest) { r.Originator.Country = "" }, []string{"originator.country"}},
+		{"C8: a street without a number", func(r *travelrule.TransferRequest) { r.Originator.BuildingNumber = "" },
+			[]string{"originator.buildingNumber"}},
+		{"C8: a number without a street", func(r *travelrule.TransferRequest) { r.Beneficiary.StreetName = "" },
+			[]string{"beneficiary.streetName"}},
+		{"a post code alone is an address", func(r *travelrule.TransferRequest) {
+			r.Beneficiary = travelrule.Party{PersonType: "natural", FirstName: "Alan", LastName: "Turing", DateOfBirth: "1912-06-23", PostCode: "SW1"}
+		}, []string{"beneficiary.addressType", "beneficiary.streetName", "beneficiary.townName", "beneficiary.country"}},
+		// A national identification has both parts.
+		{"a national id without its type", func(r *travelrule.TransferRequest) { r.Originator.NationalIDType = "" },
+			[]string{"originator.nationalIdType"}},
+		{"a national id type without the id", func(r *travelrule.TransferRequest) { r.Originator.NationalID = "" },
+			[]string{"originator.nationalId"}},
+		{"a national id type outside the list", func(r *travelrule.TransferRequest) { r.Originator.NationalIDType = "PASSPORT" },
+			[]string{"originator.nationalIdType"}},
+		// What IVMS101 counts as missing: white space.
+		{"a last name of white space", func(r *travelrule.TransferRequest) { r.Beneficiary.LastName = "   " },
+			[]string{"beneficiary.lastName"}},
+		{"a legal name of white space", legal(travelrule.Party{LegalName: "   ", AccountNumber: "c-7"}), []string{"originator.legalName"}},
+		// Lengths, once per field.
+		{"a first name over IVMS101's 100", func(r *travelrule.TransferRequest) { r.Originator.FirstName = strings.Repeat("é", 101) },
+			[]string{"originator.firstName"}},
+		{"a town over IVMS101's 35 and the 255", func(r *travelrule.TransferRequest) { r.Originator.TownName = strings.Repeat("é", 256) },
+			[]string{"originator.townName"}},
+		// A wallet longer than the 2020 edition's accountNumber: the 2023
+		// edition (A16).
+		{"a Cardano wallet", func(r *travelrule.TransferRequest) {
+			r.Beneficiary.WalletAddress = "addr1qx2fxv2umyhttkxyxp8x0dlpdt3k6cwng5pxj3jhsydzer3n0d3vllmyqwsx5wktcd8cc3sq835lu7drv2xwl2wywfgse35a3x"
+		}, nil},
+		// The party's own checks, where IVMS101 is more lenient.
+		{"country XX (IVMS101's unknown) is not an assigned code", func(r *travelrule.TransferRequest) { r.Originator.Country = "XX" },
+			[]string{"originator.country"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := fullRequest()
+			tt.mutate(r)
+			err := r.ValidateStrict()
+			assertFaults(t, err, tt.fields)
+			p, _ := r.IVMS101()
+			if tt.fields == nil {
+				assert.NoError(t, p.Validate(), "a request ValidateStrict accepts maps to valid IVMS101")
+				return
+			}
+			shown := err.Error()
+			for _, party := range []travelrule.Party{r.Originator, r.Beneficiary} {
+				for _, v := range []string{party.FirstName, party.LastName, party.LegalName, party.StreetName, party.TownName,
+					party.NationalID, party.AccountNumber, party.WalletAddress} {
+					if len(strings.TrimSpace(v)) > 3 {
+						assert.NotContains(t, shown, v)
+					}
+				}
+			}
+		})
+	}
 }

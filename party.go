@@ -37,7 +37,9 @@ type Party struct {
 	LegalName string `json:"legalName,omitempty"`
 	// DateOfBirth is the date of birth of a natural person; its format is
 	// not shown by the description (IVMS101 and the live service's
-	// examples use YYYY-MM-DD).
+	// examples use YYYY-MM-DD). The party's IVMS101 form leaves it out:
+	// IVMS101 takes a date of birth only with a place of birth, which a
+	// Party has not (see [Party.IVMS101Person]).
 	DateOfBirth string `json:"dateOfBirth,omitempty"`
 	// Email is the party's email address (at most 255 characters). On the
 	// beneficiary it selects the live service's EMAIL flow, and wins over
@@ -146,18 +148,19 @@ func (p *Party) isLegal() bool { return strings.EqualFold(p.PersonType, "legal")
 // validate appends the party's faults, with paths under prefix, to errs. It
 // allocates nothing when the party is valid.
 func (p *Party) validate(prefix string, errs []FieldError) []FieldError {
-	errs = required(errs, prefix, "personType", p.PersonType)
+	errs = requiredBy(errs, prefix, "personType", p.PersonType, requiredByDescription)
 	if p.isLegal() {
-		errs = required(errs, prefix, "legalName", p.LegalName)
+		errs = requiredBy(errs, prefix, "legalName", p.LegalName, requiredForLegal)
 	} else {
-		errs = required(errs, prefix, "firstName", p.FirstName)
-		errs = required(errs, prefix, "lastName", p.LastName)
-		errs = required(errs, prefix, "dateOfBirth", p.DateOfBirth)
+		errs = requiredBy(errs, prefix, "firstName", p.FirstName, requiredByDescription)
+		errs = requiredBy(errs, prefix, "lastName", p.LastName, requiredByDescription)
+		errs = requiredBy(errs, prefix, "dateOfBirth", p.DateOfBirth, requiredByDescription)
 	}
 	for _, f := range p.texts() {
 		if longer(f.v, maxPartyText) {
 			errs = append(errs, FieldError{Field: path(prefix, f.name), Reason: "longer than " + itoa(maxPartyText) + " characters"})
 		}
+		errs = plainText(errs, prefix, f.name, f.v)
 	}
 	if p.Country != "" && !isTwoLetters(p.Country) {
 		errs = append(errs, FieldError{Field: prefix + ".country", Reason: "must be exactly 2 letters"})
@@ -165,8 +168,21 @@ func (p *Party) validate(prefix string, errs []FieldError) []FieldError {
 	return errs
 }
 
-// validateStrict appends the IVMS101 faults that [TransferRequest.ValidateStrict]
-// adds to the description's own checks.
+// The reasons of a party's required fields say where each requirement
+// comes from: the interface description's party profile (2.2) requires
+// personType, firstName, lastName and dateOfBirth of both parties; the live
+// docs switch a legal person (personType "legal") to legalName instead.
+const (
+	requiredByDescription = "required for both parties by the interface description (2.2)"
+	requiredForLegal      = `required for a legal person (personType "legal") by the live docs, in place of firstName, lastName and dateOfBirth`
+)
+
+// validateStrict appends the faults [TransferRequest.ValidateStrict] adds
+// to the description's own checks for the party's fields that IVMS101 does
+// not judge (its personType, which the mapping reads as "legal" or not;
+// its dateOfBirth and email, which IVMS101 has no place for) and a country
+// that is an assigned ISO 3166-1 code (IVMS101 also takes XX, unknown).
+// The IVMS101 constraints are TransferRequest.ivmsFaults'.
 func (p *Party) validateStrict(prefix string, errs []FieldError) []FieldError {
 	if p.PersonType != "" && p.PersonType != "natural" && p.PersonType != "legal" {
 		errs = append(errs, FieldError{Field: prefix + ".personType", Reason: `must be "natural" or "legal"`})
@@ -174,26 +190,11 @@ func (p *Party) validateStrict(prefix string, errs []FieldError) []FieldError {
 	if p.DateOfBirth != "" && !isISODate(p.DateOfBirth) {
 		errs = append(errs, FieldError{Field: prefix + ".dateOfBirth", Reason: "must be a date in the form YYYY-MM-DD"})
 	}
-	if p.AddressType != "" && !ivms101.AddressType(p.AddressType).Valid() {
-		errs = append(errs, FieldError{Field: prefix + ".addressType", Reason: "must be an IVMS101 address type (HOME, BIZZ, GEOG)"})
-	}
 	if p.Country != "" && isTwoLetters(p.Country) && !isISORegion(p.Country) {
 		errs = append(errs, FieldError{Field: prefix + ".country", Reason: "must be an ISO 3166-1 alpha-2 country code"})
 	}
-	if p.NationalIDType != "" && !ivms101.NationalIdentifierType(p.NationalIDType).Valid() {
-		errs = append(errs, FieldError{Field: prefix + ".nationalIdType", Reason: "must be an IVMS101 national identifier type code"})
-	}
 	if p.Email != "" && !isEmailAddress(p.Email) {
 		errs = append(errs, FieldError{Field: prefix + ".email", Reason: "must be an email address (name@domain)"})
-	}
-	if p.NationalIDType != "" && p.NationalID == "" {
-		errs = append(errs, FieldError{Field: prefix + ".nationalId", Reason: "required when nationalIdType is set"})
-	}
-	for _, f := range p.texts() {
-		// A value over maxPartyText is validate's fault already.
-		if max := partyEdition.MaxLength(f.ivms); f.ivms != "" && longer(f.v, max) && !longer(f.v, maxPartyText) {
-			errs = append(errs, FieldError{Field: path(prefix, f.name), Reason: "longer than " + itoa(max) + " characters (IVMS101)"})
-		}
 	}
 	return errs
 }
@@ -204,37 +205,24 @@ func (p *Party) validateStrict(prefix string, errs []FieldError) []FieldError {
 // is above every IVMS101 limit, so it refuses only absurd sizes.
 const maxPartyText = 255
 
-// partyEdition is the IVMS101 edition whose limits ValidateStrict applies:
-// the one [TransferRequest.IVMS101] writes.
-const partyEdition = ivms101.Version2020
-
-// partyText is a text field of a party: its JSON name, its value and the
-// IVMS101 member it maps to (the table in ivms101.go), "" for a field that
-// maps to none or to a code, whose values ValidateStrict checks instead.
-type partyText struct{ name, v, ivms string }
-
 // texts returns the party's text fields, country aside (exactly two
-// letters). It allocates nothing.
-func (p *Party) texts() [15]partyText {
-	return [...]partyText{
-		{"personType", p.PersonType, ""},
-		{"firstName", p.FirstName, "secondaryIdentifier"},
-		{"lastName", p.LastName, "primaryIdentifier"},
-		{"legalName", p.LegalName, "legalPersonName"},
-		{"dateOfBirth", p.DateOfBirth, ""},
-		{"email", p.Email, ""},
-		{"addressType", p.AddressType, ""},
-		{"streetName", p.StreetName, "streetName"},
-		{"buildingNumber", p.BuildingNumber, "buildingNumber"},
-		{"postCode", p.PostCode, "postCode"},
-		{"townName", p.TownName, "townName"},
-		{"nationalId", p.NationalID, "nationalIdentifier"},
-		{"nationalIdType", p.NationalIDType, ""},
-		{"accountNumber", p.AccountNumber, "customerIdentification"},
-		// IVMS101 2020 bounds accountNumber at 100, below real addresses
-		// (Cardano's base addresses run to 103, Monero's integrated ones
-		// to 106; the 2023 edition allows 512): a wallet address is
-		// bounded by maxPartyText only.
-		{"walletAddress", p.WalletAddress, ""},
+// letters): their JSON names and values. It allocates nothing.
+func (p *Party) texts() [15]struct{ name, v string } {
+	return [...]struct{ name, v string }{
+		{"personType", p.PersonType},
+		{"firstName", p.FirstName},
+		{"lastName", p.LastName},
+		{"legalName", p.LegalName},
+		{"dateOfBirth", p.DateOfBirth},
+		{"email", p.Email},
+		{"addressType", p.AddressType},
+		{"streetName", p.StreetName},
+		{"buildingNumber", p.BuildingNumber},
+		{"postCode", p.PostCode},
+		{"townName", p.TownName},
+		{"nationalId", p.NationalID},
+		{"nationalIdType", p.NationalIDType},
+		{"accountNumber", p.AccountNumber},
+		{"walletAddress", p.WalletAddress},
 	}
 }

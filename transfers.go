@@ -86,11 +86,15 @@ func saysSuccess(status string) bool {
 
 // Validate reports every fault of the request at once as a
 // [*ValidationError], or nil. It enforces what the interface description
-// states and nothing stricter: required fields, the bounds of part 8
-// (counted in Unicode code points), every party text field at most 255
-// characters (docs/assumptions.md A16), callback an absolute http(s) URL,
-// and country exactly two letters. Use [TransferRequest.ValidateStrict]
-// for IVMS101 checks on top.
+// states (required fields, the bounds of part 8 counted in Unicode code
+// points, callback an absolute http(s) URL, country exactly two letters),
+// the live docs' switch of a legal person to legalName, every party text
+// field at most 255 characters (docs/assumptions.md A16), and refuses what
+// is never right whatever the service accepts: an amount with a sign, an
+// exponent or of zero (A17), and, in any field, bytes that are not UTF-8 or
+// a control character, line separator or bidirectional formatting
+// character (A6). Use [TransferRequest.ValidateStrict] for IVMS101 checks
+// on top.
 func (r *TransferRequest) Validate() error {
 	if errs := r.validate(nil); len(errs) > 0 {
 		return &ValidationError{Fields: errs}
@@ -99,23 +103,26 @@ func (r *TransferRequest) Validate() error {
 }
 
 // ValidateStrict reports the faults of [TransferRequest.Validate] plus the
-// IVMS101 rules the description leaves open: amount a positive decimal
-// (ASCII digits, at most one point with digits on both sides, not zero),
-// each party field within the IVMS101 length of the member it maps to
-// ([ivms101.Version.MaxLength]), personType "natural" or
-// "legal", dateOfBirth as YYYY-MM-DD, addressType and nationalIdType from the
-// IVMS101 code lists, country an assigned ISO 3166-1 alpha-2 code, a
-// nationalId wherever a nationalIdType is given, an email (top-level or
-// the parties') of the form name@domain, a way to reach the beneficiary
-// (travelAddress, email or beneficiary.email), and a legal person's
-// legalName. A travelAddress is refused only when the service cannot have
-// made it ([InspectTravelAddress]: no "ta" prefix, a character outside the
-// URL-safe set, more than 255 characters, or a checksummed address whose
-// checksum fails), so that a mistyped TRP address never reaches the
-// service while every address the service issues, its opaque ones
-// included, passes: the service judges those (INVALID_TRAVEL_ADDRESS). A
-// real service may accept what these checks refuse; use them where your own
-// policy wants them.
+// IVMS101 rules the description leaves open: every constraint of IVMS101
+// that the parties' payload ([TransferRequest.IVMS101]) breaks, as
+// [ivms101.Payload.Validate] finds it, reported under the Party field it
+// comes from (such as a natural originator's address, nationalId or
+// accountNumber, IVMS101 C1; a legal originator's GEOG address, nationalId
+// or accountNumber, C4; an address's addressType, townName, country,
+// streetName and buildingNumber; an LEI's check digits, C11; the IVMS101
+// code lists and lengths); and amount a positive decimal (ASCII digits, at
+// most one point with digits on both sides), personType "natural" or
+// "legal", dateOfBirth as YYYY-MM-DD, country an assigned ISO 3166-1
+// alpha-2 code, an email (top-level or the parties') of the form
+// name@domain, and a way to reach the beneficiary (travelAddress, email or
+// beneficiary.email). A travelAddress is refused only when the service
+// cannot have made it ([InspectTravelAddress]: no "ta" prefix, a character
+// outside the URL-safe set, more than 255 characters, or a checksummed
+// address whose checksum fails), so that a mistyped TRP address never
+// reaches the service while every address the service issues, its opaque
+// ones included, passes: the service judges those (INVALID_TRAVEL_ADDRESS).
+// A real service may accept what these checks refuse; use them where your
+// own policy wants them.
 func (r *TransferRequest) ValidateStrict() error {
 	errs := strictAmount(r.validate(nil), r.Amount)
 	if r.TravelAddress != "" {
@@ -131,6 +138,7 @@ func (r *TransferRequest) ValidateStrict() error {
 	}
 	errs = r.Originator.validateStrict("originator", errs)
 	errs = r.Beneficiary.validateStrict("beneficiary", errs)
+	errs = r.ivmsFaults(errs)
 	if len(errs) > 0 {
 		return &ValidationError{Fields: errs}
 	}
@@ -144,11 +152,18 @@ func (r *TransferRequest) validate(errs []FieldError) []FieldError {
 	errs = required(errs, "", "asset", r.Asset)
 	errs = length(errs, "asset", r.Asset, 0, 20)
 	errs = required(errs, "", "amount", r.Amount)
-	errs = length(errs, "amount", r.Amount, 0, 50)
+	errs = length(errs, "amount", r.Amount, 0, maxAmount)
+	errs = amountForm(errs, r.Amount)
 	errs = required(errs, "", "callback", r.Callback)
 	errs = length(errs, "callback", r.Callback, 1, 255)
 	if r.Callback != "" && !isAbsoluteHTTPURL(r.Callback) {
 		errs = append(errs, FieldError{Field: "callback", Reason: "must be an absolute http or https URL"})
+	}
+	for _, f := range [...]struct{ name, v string }{
+		{"travelAddress", r.TravelAddress}, {"email", r.Email}, {"txId", r.TxID},
+		{"asset", r.Asset}, {"amount", r.Amount}, {"callback", r.Callback},
+	} {
+		errs = plainText(errs, "", f.name, f.v)
 	}
 	errs = r.Originator.validate("originator", errs)
 	errs = r.Beneficiary.validate("beneficiary", errs)

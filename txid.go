@@ -62,8 +62,9 @@ type txIDBody struct {
 // SubmitTxID tells the service the on-chain transaction hash of the
 // transfer transferID, with POST {base}/transfers/txId?q=<transferID> and
 // {"txId": txID}; the service then sends a confirmation callback to the
-// beneficiary's VASP. An empty transferID or txID, or a txID longer than
-// 255 characters, returns a [*ValidationError] and nothing is sent.
+// beneficiary's VASP. An empty transferID or txID, a txID longer than 255
+// characters, or either not plain text (see [TransferRequest.Validate]),
+// returns a [*ValidationError] and nothing is sent.
 //
 // A transfer has one transaction, so the call always carries the same value
 // for it and sending it again changes no state: it is retried like
@@ -81,8 +82,10 @@ func (c *Client) SubmitTxID(ctx context.Context, transferID, txID string, opts .
 	if transferID == "" {
 		errs = append(errs, FieldError{Field: "q", Reason: "transfer id required"})
 	}
+	errs = plainText(errs, "", "q", transferID)
 	errs = required(errs, "", "txId", txID)
 	errs = length(errs, "txId", txID, 0, 255)
+	errs = plainText(errs, "", "txId", txID)
 	if len(errs) > 0 {
 		return nil, c.invalid(ctx, op, &ValidationError{Fields: errs})
 	}

@@ -14,8 +14,14 @@ import (
 
 // required appends a fault if v is empty.
 func required(errs []FieldError, prefix, field, v string) []FieldError {
+	return requiredBy(errs, prefix, field, v, "required")
+}
+
+// requiredBy appends a fault if v is empty, with reason saying where the
+// requirement comes from.
+func requiredBy(errs []FieldError, prefix, field, v, reason string) []FieldError {
 	if v == "" {
-		return append(errs, FieldError{Field: path(prefix, field), Reason: "required"})
+		return append(errs, FieldError{Field: path(prefix, field), Reason: reason})
 	}
 	return errs
 }
@@ -49,11 +55,61 @@ func longer(v string, max int) bool {
 // maxAmount is the description's bound on amount (part 8).
 const maxAmount = 50
 
+// amountDocs is where the amount's form comes from, for the reasons below.
+const amountDocs = "the live docs' amount is a decimal string such as 0.05"
+
+// amountForm appends the fault of an amount that is set and within its
+// length but written in a form that is never right (see amountFault).
+// Validate applies it; the sandbox does not (the live backend checks the
+// length alone, docs/assumptions.md A17).
+func amountForm(errs []FieldError, amount string) []FieldError {
+	if amount == "" || longer(amount, maxAmount) {
+		return errs
+	}
+	if reason := amountFault(amount); reason != "" {
+		return append(errs, FieldError{Field: "amount", Reason: reason})
+	}
+	return errs
+}
+
+// amountFault returns why amount is never a right amount, "" when it may
+// be: a sign ("-1", "+1", what a negative float prints), a number written
+// with an exponent ("1e-07", what fmt.Sprint(1e-7) gives), or zero ("0",
+// "0.000"). Any other text is the service's to judge. The reason names the
+// form, never the value.
+func amountFault(s string) string {
+	switch {
+	case s[0] == '+' || s[0] == '-':
+		return "must not carry a sign: " + amountDocs
+	case isExponentForm(s):
+		return "must not be written with an exponent: " + amountDocs + ` (format a float64 with strconv.FormatFloat(v, 'f', -1, 64))`
+	case strings.Trim(s, "0.") == "" && strings.Count(s, ".") <= 1 && strings.Contains(s, "0"):
+		return "must not be zero: " + amountDocs
+	}
+	return ""
+}
+
+// isExponentForm reports whether s is a number written with an exponent:
+// digits with at most one point, "e" or "E", an optional sign, digits.
+func isExponentForm(s string) bool {
+	e := strings.IndexAny(s, "eE")
+	if e <= 0 || e == len(s)-1 {
+		return false
+	}
+	mantissa, exp := s[:e], s[e+1:]
+	if exp[0] == '+' || exp[0] == '-' {
+		exp = exp[1:]
+	}
+	return strings.Trim(mantissa, "0123456789.") == "" && strings.Count(mantissa, ".") <= 1 && mantissa != "." &&
+		exp != "" && strings.Trim(exp, "0123456789") == ""
+}
+
 // strictAmount appends the fault of an amount that is set and within its
 // length (Validate reports the others) but not a positive decimal (see
-// isPositiveDecimal). The reason never repeats the amount.
+// isPositiveDecimal), unless amountForm reported it already. The reason
+// never repeats the amount.
 func strictAmount(errs []FieldError, amount string) []FieldError {
-	if amount == "" || longer(amount, maxAmount) || isPositiveDecimal(amount) {
+	if amount == "" || longer(amount, maxAmount) || isPositiveDecimal(amount) || amountFault(amount) != "" {
 		return errs
 	}
 	return append(errs, FieldError{Field: "amount", Reason: "must be a positive decimal number in ASCII digits with at most one point, such as 0.05"})
@@ -67,6 +123,72 @@ func strictAmount(errs []FieldError, amount string) []FieldError {
 // digit other than 0 somewhere.
 func isPositiveDecimal(s string) bool {
 	return isDecimal(s) && len(s) <= maxAmount && strings.ContainsAny(s, "123456789")
+}
+
+// plainText appends the fault of a text field v that is not plain text
+// (see textFault), naming the field, with its path under prefix.
+func plainText(errs []FieldError, prefix, field, v string) []FieldError {
+	if reason := textFault(v); reason != "" {
+		return append(errs, FieldError{Field: path(prefix, field), Reason: reason})
+	}
+	return errs
+}
+
+// textFault returns why v is not plain text, "" when it is: bytes that are
+// not UTF-8 (encoding/json would send each as U+FFFD), or a character that
+// is never part of a name, an address, an identifier or a URL and that
+// changes how a log line or a screen shows the text around it: a control
+// character (Unicode Cc: C0, DEL, C1; a tab and a newline included), a line
+// or paragraph separator (U+2028, U+2029), or a bidirectional embedding,
+// override or isolate (U+202A to U+202E, U+2066 to U+2069: the "Trojan
+// Source" characters). Other format characters (Cf) stay: the zero-width
+// joiner and non-joiner spell names in Persian and Indic scripts, and the
+// left-to-right and right-to-left marks are ordinary in right-to-left
+// text. The reason names the character class, the code point and its byte
+// offset, never the text. It allocates nothing for plain text.
+func textFault(v string) string {
+	for i := 0; i < len(v); {
+		c := v[i]
+		if c >= 0x20 && c < 0x7f {
+			i++
+			continue
+		}
+		r, n := rune(c), 1
+		if c >= 0x80 {
+			r, n = utf8.DecodeRuneInString(v[i:])
+			if r == utf8.RuneError && n == 1 {
+				return "is not valid UTF-8 at byte offset " + itoa(i)
+			}
+		}
+		if class := unplainClass(r); class != "" {
+			return "holds " + codePoint(r) + " (" + class + ") at byte offset " + itoa(i)
+		}
+		i += n
+	}
+	return ""
+}
+
+// unplainClass names the class of a character textFault refuses, "" for
+// any other.
+func unplainClass(r rune) string {
+	switch {
+	case r < 0x20 || r >= 0x7f && r <= 0x9f:
+		return "a control character"
+	case r == 0x2028:
+		return "a line separator"
+	case r == 0x2029:
+		return "a paragraph separator"
+	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+		return "a bidirectional formatting character"
+	}
+	return ""
+}
+
+// codePoint writes r as U+XXXX.
+func codePoint(r rune) string {
+	const hex = "0123456789ABCDEF"
+	b := []byte{'U', '+', hex[r>>12&0xf], hex[r>>8&0xf], hex[r>>4&0xf], hex[r&0xf]}
+	return string(b)
 }
 
 func path(prefix, field string) string {

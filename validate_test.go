@@ -1,6 +1,10 @@
 package travelrule_test
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,50 +24,61 @@ var validations = []struct {
 	{"ValidateStrict", (*travelrule.TransferRequest).ValidateStrict},
 }
 
-// amounts are the amounts the tests try, and whether each is valid under
-// Validate and under ValidateStrict.
+// amounts are the amounts the tests try, whether each is valid under
+// Validate and under ValidateStrict, and the form Validate names when it
+// refuses one that is set and short enough ("sign", "exponent", "zero").
 var amounts = func() []struct {
 	amount          string
 	lenient, strict bool
+	form            string
 } {
 	fifty := "1" + strings.Repeat("0", 49)
 	return []struct {
 		amount          string
 		lenient, strict bool
+		form            string
 	}{
-		{"1.5", true, true},
-		{"0.05", true, true},
-		{"1", true, true},
-		{"007", true, true}, // leading zeros: the value is plain
-		{fifty, true, true},
-		{"0." + strings.Repeat("0", 47) + "1", true, true}, // 50 characters, positive
-		{fifty + "0", false, false},                        // 51
-		{"one BTC", true, false},
-		{"-0.5", true, false},
-		{"1e9", true, false},
-		{"0", true, false},
-		{"0.0", true, false},
-		{"0.000", true, false},
-		{"+1", true, false},
-		{" 1", true, false},
-		{"1 ", true, false},
-		{"1,5", true, false},
-		{"1.000,5", true, false},
-		{"1.2.3", true, false},
-		{"0x10", true, false},
-		{"١٢", true, false}, // Arabic-Indic digits
-		{"１", true, false},  // a full-width digit
-		{"1.", true, false},
-		{".5", true, false},
-		{"NaN", true, false},
-		{"Infinity", true, false},
-		{"", false, false},
+		{"1.5", true, true, ""},
+		{"0.05", true, true, ""},
+		{"1", true, true, ""},
+		{"007", true, true, ""}, // leading zeros: the value is plain
+		{fifty, true, true, ""},
+		{"0." + strings.Repeat("0", 47) + "1", true, true, ""}, // 50 characters, positive
+		{fifty + "0", false, false, ""},                        // 51
+		{"one BTC", true, false, ""},                           // the service judges it (A17)
+		// Never right: refused by default, whatever the service does.
+		{fmt.Sprint(1e-7), false, false, "exponent"}, // "1e-07"
+		{fmt.Sprint(-1.0), false, false, "sign"},     // "-1"
+		{fmt.Sprint(math.Inf(1)), false, false, "sign"},
+		{"-0.5", false, false, "sign"},
+		{"+1", false, false, "sign"},
+		{"1e9", false, false, "exponent"},
+		{"1.5E+3", false, false, "exponent"},
+		{"2.5e-", true, false, ""}, // not a number at all
+		{"0", false, false, "zero"},
+		{"0.0", false, false, "zero"},
+		{"0.000", false, false, "zero"},
+		{"00", false, false, "zero"},
+		{" 1", true, false, ""},
+		{"1 ", true, false, ""},
+		{"1,5", true, false, ""},
+		{"1.000,5", true, false, ""},
+		{"1.2.3", true, false, ""},
+		{"0x10", true, false, ""},
+		{"١٢", true, false, ""}, // Arabic-Indic digits
+		{"１", true, false, ""},  // a full-width digit
+		{"1.", true, false, ""},
+		{".5", true, false, ""},
+		{"NaN", true, false, ""},
+		{"Infinity", true, false, ""},
+		{"", false, false, ""},
 	}
 }()
 
-// The amount: Validate bounds its length only (the description, and all the
-// live backend checks); ValidateStrict wants a positive decimal as the live
-// docs write one.
+// The amount: Validate bounds its length (the description) and refuses the
+// forms that are never right, a sign, an exponent or zero (the live docs:
+// "a decimal string (e.g. 0.05)"); ValidateStrict wants a positive decimal
+// as the live docs write one.
 func TestValidateAmount(t *testing.T) {
 	for _, tt := range amounts {
 		for _, v := range validations {
@@ -83,11 +98,19 @@ func TestValidateAmount(t *testing.T) {
 				// A fixed reason: it cannot repeat the value.
 				var ve *travelrule.ValidationError
 				require.ErrorAs(t, err, &ve)
-				assert.Contains(t, []string{
+				reasons := []string{
 					"required",
 					"longer than 50 characters",
 					"must be a positive decimal number in ASCII digits with at most one point, such as 0.05",
-				}, ve.Fields[0].Reason)
+				}
+				if tt.form != "" {
+					reasons = map[string][]string{
+						"sign":     {"must not carry a sign: the live docs' amount is a decimal string such as 0.05"},
+						"exponent": {"must not be written with an exponent: the live docs' amount is a decimal string such as 0.05 (format a float64 with strconv.FormatFloat(v, 'f', -1, 64))"},
+						"zero":     {"must not be zero: the live docs' amount is a decimal string such as 0.05"},
+					}[tt.form]
+				}
+				assert.Contains(t, reasons, ve.Fields[0].Reason)
 			})
 		}
 	}
@@ -102,22 +125,28 @@ func TestValidatePartyLengths(t *testing.T) {
 		name  string
 		set   func(p *travelrule.Party, v string)
 		ivms  int  // IVMS101's limit; 0: none
-		other bool // a code, date or email: ValidateStrict refuses a long one for its form too
+		other bool // a date, email or personType: ValidateStrict refuses a long one for its form too
+	}
+	// legalName maps only for a legal person, one without the natural
+	// originator's national id (IVMS101 C7, C9).
+	legal := func(p *travelrule.Party, v string) {
+		p.PersonType, p.LegalName, p.NationalID, p.NationalIDType = "legal", v, "", ""
 	}
 	fields := []field{
 		{"personType", func(p *travelrule.Party, v string) { p.PersonType = v }, 0, true},
 		{"firstName", func(p *travelrule.Party, v string) { p.FirstName = v }, 100, false},
 		{"lastName", func(p *travelrule.Party, v string) { p.LastName = v }, 100, false},
-		{"legalName", func(p *travelrule.Party, v string) { p.LegalName = v }, 100, false},
+		{"legalName", legal, 100, false},
 		{"dateOfBirth", func(p *travelrule.Party, v string) { p.DateOfBirth = v }, 0, true},
 		{"email", func(p *travelrule.Party, v string) { p.Email = v }, 0, true},
-		{"addressType", func(p *travelrule.Party, v string) { p.AddressType = v }, 0, true},
+		// Codes: a long one is not in its IVMS101 list, one fault with the length's.
+		{"addressType", func(p *travelrule.Party, v string) { p.AddressType = v }, 0, false},
 		{"streetName", func(p *travelrule.Party, v string) { p.StreetName = v }, 70, false},
 		{"buildingNumber", func(p *travelrule.Party, v string) { p.BuildingNumber = v }, 16, false},
 		{"postCode", func(p *travelrule.Party, v string) { p.PostCode = v }, 16, false},
 		{"townName", func(p *travelrule.Party, v string) { p.TownName = v }, 35, false},
 		{"nationalId", func(p *travelrule.Party, v string) { p.NationalID = v }, 35, false},
-		{"nationalIdType", func(p *travelrule.Party, v string) { p.NationalIDType = v }, 0, true},
+		{"nationalIdType", func(p *travelrule.Party, v string) { p.NationalIDType = v }, 0, false},
 		{"accountNumber", func(p *travelrule.Party, v string) { p.AccountNumber = v }, 50, false},
 		// Real addresses exceed IVMS101 2020's 100 (see party.go): the 255 bound only.
 		{"walletAddress", func(p *travelrule.Party, v string) { p.WalletAddress = v }, 255, false},
@@ -144,8 +173,10 @@ func TestValidatePartyLengths(t *testing.T) {
 				check(t, (*travelrule.TransferRequest).ValidateStrict, f, 256, []string{at, at})
 				return
 			}
-			check(t, (*travelrule.TransferRequest).ValidateStrict, f, f.ivms, nil)
-			check(t, (*travelrule.TransferRequest).ValidateStrict, f, f.ivms+1, []string{at})
+			if f.ivms > 0 {
+				check(t, (*travelrule.TransferRequest).ValidateStrict, f, f.ivms, nil)
+				check(t, (*travelrule.TransferRequest).ValidateStrict, f, f.ivms+1, []string{at})
+			}
 			check(t, (*travelrule.TransferRequest).ValidateStrict, f, 256, []string{at}) // reported once, not twice
 		})
 	}
@@ -177,5 +208,218 @@ func TestValidateAbsurdFirstName(t *testing.T) {
 			assert.NotContains(t, err.Error(), "Zoë")
 			assert.Less(t, len(err.Error()), 200)
 		})
+	}
+}
+
+// partySetters sets each text field of a party by its JSON name.
+var partySetters = map[string]func(p *travelrule.Party, v string){
+	"personType":     func(p *travelrule.Party, v string) { p.PersonType = v },
+	"firstName":      func(p *travelrule.Party, v string) { p.FirstName = v },
+	"lastName":       func(p *travelrule.Party, v string) { p.LastName = v },
+	"legalName":      func(p *travelrule.Party, v string) { p.LegalName = v },
+	"dateOfBirth":    func(p *travelrule.Party, v string) { p.DateOfBirth = v },
+	"email":          func(p *travelrule.Party, v string) { p.Email = v },
+	"addressType":    func(p *travelrule.Party, v string) { p.AddressType = v },
+	"streetName":     func(p *travelrule.Party, v string) { p.StreetName = v },
+	"buildingNumber": func(p *travelrule.Party, v string) { p.BuildingNumber = v },
+	"postCode":       func(p *travelrule.Party, v string) { p.PostCode = v },
+	"townName":       func(p *travelrule.Party, v string) { p.TownName = v },
+	"nationalId":     func(p *travelrule.Party, v string) { p.NationalID = v },
+	"nationalIdType": func(p *travelrule.Party, v string) { p.NationalIDType = v },
+	"accountNumber":  func(p *travelrule.Party, v string) { p.AccountNumber = v },
+	"walletAddress":  func(p *travelrule.Party, v string) { p.WalletAddress = v },
+}
+
+// TestValidatePlainText: bytes that are not UTF-8 and the characters that
+// are never part of a name, an address, an identifier or a URL (control
+// characters, line and paragraph separators, bidirectional embeddings,
+// overrides and isolates) are refused in every string field of every
+// request the client sends, before anything is sent, by default and
+// strictly; the fault names the field, the character's class, code point
+// and byte offset, never the value. Other format characters pass.
+func TestValidatePlainText(t *testing.T) {
+	bad := []struct{ name, v, reason string }{
+		{"Latin-1 ë", "\xeb", "is not valid UTF-8 at byte offset "},
+		{"a lone continuation byte", "\x80", "is not valid UTF-8 at byte offset "},
+		{"a truncated sequence", "\xe6\xbc", "is not valid UTF-8 at byte offset "},
+		{"NUL", "\x00", "holds U+0000 (a control character) at byte offset "},
+		{"tab", "\t", "holds U+0009 (a control character) at byte offset "},
+		{"newline", "\n", "holds U+000A (a control character) at byte offset "},
+		{"carriage return", "\r", "holds U+000D (a control character) at byte offset "},
+		{"escape", "\x1b", "holds U+001B (a control character) at byte offset "},
+		{"DEL", "\x7f", "holds U+007F (a control character) at byte offset "},
+		{"C1 next line", "\u0085", "holds U+0085 (a control character) at byte offset "},
+		{"line separator", "\u2028", "holds U+2028 (a line separator) at byte offset "},
+		{"paragraph separator", "\u2029", "holds U+2029 (a paragraph separator) at byte offset "},
+		{"right-to-left override", "\u202e", "holds U+202E (a bidirectional formatting character) at byte offset "},
+		{"left-to-right isolate", "\u2066", "holds U+2066 (a bidirectional formatting character) at byte offset "},
+		{"pop directional isolate", "\u2069", "holds U+2069 (a bidirectional formatting character) at byte offset "},
+	}
+	good := []struct{ name, v string }{
+		{"accents", "ë"}, {"CJK", "美咲"}, {"zero-width non-joiner (Persian)", "\u200c"},
+		{"zero-width joiner", "\u200d"}, {"right-to-left mark", "\u200f"}, {"U+FFFD itself", "\ufffd"},
+	}
+
+	// The fields of a transfer initiation, each set on a valid request.
+	type field struct {
+		name, base string // base: a valid value before the character
+		set        func(r *travelrule.TransferRequest, v string)
+	}
+	fields := []field{
+		{"travelAddress", "t", func(r *travelrule.TransferRequest, v string) { r.TravelAddress = v }},
+		{"email", "e", func(r *travelrule.TransferRequest, v string) { r.Email = v }},
+		{"txId", "0", func(r *travelrule.TransferRequest, v string) { r.TxID = v }},
+		{"asset", "B", func(r *travelrule.TransferRequest, v string) { r.Asset = v }},
+		{"amount", "1", func(r *travelrule.TransferRequest, v string) { r.Amount = v }},
+		{"callback", "h", func(r *travelrule.TransferRequest, v string) { r.Callback = v }},
+	}
+	for _, side := range []string{"originator", "beneficiary"} {
+		for name, set := range partySetters {
+			fields = append(fields, field{side + "." + name, "A", func(r *travelrule.TransferRequest, v string) {
+				if side == "originator" {
+					set(&r.Originator, v)
+				} else {
+					set(&r.Beneficiary, v)
+				}
+			}})
+		}
+	}
+	// hasReason asserts that err names field with a reason that starts
+	// with reason and ends with the byte offset, and holds no part of v.
+	hasReason := func(t *testing.T, err error, field, reason, v string, offset int) {
+		t.Helper()
+		var ve *travelrule.ValidationError
+		require.ErrorAs(t, err, &ve)
+		want := reason + strconv.Itoa(offset)
+		var got []string
+		for _, f := range ve.Fields {
+			got = append(got, f.Field+": "+f.Reason)
+		}
+		assert.Contains(t, got, field+": "+want)
+		assert.NotContains(t, err.Error(), v)
+	}
+
+	live := newLiveService(t)
+	c := live.client(t, liveKey)
+	ctx := context.Background()
+	for _, f := range fields {
+		for _, b := range bad {
+			t.Run(f.name+"/"+b.name, func(t *testing.T) {
+				r := fullRequest()
+				v := "Ξ" + b.v + "Z" // Ξ: two bytes
+				f.set(r, v)
+				hasReason(t, r.Validate(), f.name, b.reason, v, len("Ξ"))
+				hasReason(t, r.ValidateStrict(), f.name, b.reason, v, len("Ξ"))
+				_, err := c.InitiateTransfer(ctx, r)
+				hasReason(t, err, f.name, b.reason, v, len("Ξ"))
+			})
+		}
+		for _, g := range good {
+			t.Run(f.name+"/"+g.name, func(t *testing.T) {
+				r := fullRequest()
+				f.set(r, f.base+g.v)
+				var ve *travelrule.ValidationError
+				if errors.As(r.Validate(), &ve) {
+					for _, fe := range ve.Fields {
+						assert.NotContains(t, fe.Reason, "byte offset", fe.Field)
+					}
+				}
+			})
+		}
+	}
+
+	// The other requests: each field with each character refused.
+	others := []struct {
+		field string
+		call  func(v string) error
+	}{
+		{"q", func(v string) error { _, err := c.ResolveInquiry(ctx, v, travelrule.Reject()); return err }},
+		{"callback", func(v string) error {
+			_, err := c.ResolveInquiry(ctx, "t-1", travelrule.Approve("https://vasp.example/c"+v))
+			return err
+		}},
+		{"q", func(v string) error { _, err := c.SubmitTxID(ctx, v, "0xabc"); return err }},
+		{"txId", func(v string) error { _, err := c.SubmitTxID(ctx, "t-1", v); return err }},
+		{"travelAddress", func(v string) error { _, err := c.LookupTravelAddress(ctx, "ta"+v); return err }},
+		{"domain", func(v string) error { _, err := c.SearchVASPs(ctx, &travelrule.VASPQuery{Domain: v}); return err }},
+		{"country", func(v string) error {
+			_, err := c.SearchVASPs(ctx, &travelrule.VASPQuery{Criteria: map[string]string{"country": v}})
+			return err
+		}},
+	}
+	generate := func(set func(r *travelrule.TravelAddressRequest, v string)) func(v string) error {
+		return func(v string) error {
+			r := &travelrule.TravelAddressRequest{PersonType: "natural", FirstName: "Alan", LastName: "Turing", WalletAddress: "0xfeed", ExternalID: "b-1"}
+			set(r, v)
+			_, err := c.GenerateTravelAddress(ctx, r)
+			return err
+		}
+	}
+	for name, set := range map[string]func(r *travelrule.TravelAddressRequest, v string){
+		"personType":    func(r *travelrule.TravelAddressRequest, v string) { r.PersonType = v },
+		"firstName":     func(r *travelrule.TravelAddressRequest, v string) { r.FirstName = v },
+		"lastName":      func(r *travelrule.TravelAddressRequest, v string) { r.LastName = v },
+		"legalName":     func(r *travelrule.TravelAddressRequest, v string) { r.LegalName = v },
+		"walletAddress": func(r *travelrule.TravelAddressRequest, v string) { r.WalletAddress = "0xa" + v },
+		"externalId":    func(r *travelrule.TravelAddressRequest, v string) { r.ExternalID = v },
+	} {
+		others = append(others, struct {
+			field string
+			call  func(v string) error
+		}{name, generate(set)})
+	}
+	for _, o := range others {
+		for _, b := range bad {
+			t.Run(o.field+"/"+b.name, func(t *testing.T) {
+				err := o.call(b.v)
+				var ve *travelrule.ValidationError
+				require.ErrorAs(t, err, &ve)
+				var reasons []string
+				for _, f := range ve.Fields {
+					if f.Field == o.field && strings.HasPrefix(f.Reason, b.reason) {
+						reasons = append(reasons, f.Reason)
+					}
+				}
+				assert.Len(t, reasons, 1, "%v", ve.Fields)
+				assert.NotContains(t, err.Error(), b.v)
+			})
+		}
+	}
+	assert.Empty(t, live.requests(""), "nothing was sent, not even a login")
+}
+
+// TestRequiredPartyFieldsSayWhy: a missing party field's reason says where
+// the requirement comes from: the interface description's party profile
+// (2.2) for both parties, the live docs for a legal person's legalName.
+func TestRequiredPartyFieldsSayWhy(t *testing.T) {
+	const description = "required for both parties by the interface description (2.2)"
+	const live = `required for a legal person (personType "legal") by the live docs, in place of firstName, lastName and dateOfBirth`
+	for _, tt := range []struct {
+		name   string
+		mutate func(r *travelrule.TransferRequest)
+		field  string
+		reason string
+	}{
+		{"the beneficiary's date of birth", func(r *travelrule.TransferRequest) { r.Beneficiary.DateOfBirth = "" }, "beneficiary.dateOfBirth", description},
+		{"the originator's date of birth", func(r *travelrule.TransferRequest) { r.Originator.DateOfBirth = "" }, "originator.dateOfBirth", description},
+		{"the beneficiary's first name", func(r *travelrule.TransferRequest) { r.Beneficiary.FirstName = "" }, "beneficiary.firstName", description},
+		{"the originator's last name", func(r *travelrule.TransferRequest) { r.Originator.LastName = "" }, "originator.lastName", description},
+		{"a person type", func(r *travelrule.TransferRequest) { r.Beneficiary.PersonType = "" }, "beneficiary.personType", description},
+		{"a legal originator's legal name", func(r *travelrule.TransferRequest) {
+			r.Originator = travelrule.Party{PersonType: "legal", AccountNumber: "c-1"}
+		}, "originator.legalName", live},
+		{"a legal beneficiary's legal name", func(r *travelrule.TransferRequest) {
+			r.Beneficiary = travelrule.Party{PersonType: "legal", FirstName: "Alan", LastName: "Turing", DateOfBirth: "1912-06-23"}
+		}, "beneficiary.legalName", live},
+	} {
+		for _, v := range validations {
+			t.Run(v.name+"/"+tt.name, func(t *testing.T) {
+				r := fullRequest()
+				tt.mutate(r)
+				err := v.validate(r)
+				assertFaults(t, err, []string{tt.field})
+				assert.Equal(t, tt.reason, travelrule.FieldErrors(err)[0].Reason)
+			})
+		}
 	}
 }

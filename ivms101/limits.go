@@ -1,8 +1,8 @@
 package ivms101
 
-// The one table of IVMS101's text lengths. Payload.Validate reads it, and so
-// does the flat Party's strict validation in package travelrule, so that the
-// two never disagree on a bound.
+// The one table of IVMS101's text lengths. Payload.Validate reads it; the
+// flat Party's strict validation in package travelrule runs Payload.Validate
+// over the Party's mapping, so that the two never disagree on a bound.
 
 // maxLengths holds the most characters each bounded text member of IVMS101
 // takes, by the member's name in either edition: the standard's datatypes

@@ -72,8 +72,9 @@ var now = time.Now
 //     primaryIdentifier and name type, a legal person's legalPersonName and
 //     name type, an address's addressType, townName and country, a
 //     national identification's identifier and type, a date and place of
-//     birth's both parts, the person of an originating, beneficiary or
-//     intermediary VASP (when the VASP is given), and the 2023 edition's
+//     birth's both parts, the person of an intermediary VASP (not of an
+//     originating or beneficiary VASP, which both editions make optional:
+//     "originatingVASP": {} is valid), and the 2023 edition's
 //     payloadVersion;
 //   - that a person is a natural person or a legal person, not both;
 //   - the code lists (name types, address types, national identifier
@@ -249,16 +250,14 @@ func (v *validator) payload(p *Payload) {
 	v.metadata(p.PayloadMetadata)
 }
 
-// vasp checks the originating or the beneficiary VASP, val, named name:
-// IVMS101 requires its person, the member of the same name.
+// vasp checks the originating or the beneficiary VASP, val, named name.
+// Both editions make its person, the member of the same name, optional
+// ([0..1]): {} is a valid VASP.
 func (v *validator) vasp(name string, val reflect.Value, p *Person) {
 	v.extra(name, val, false)
-	path := join(name, name)
-	if p == nil {
-		v.fault(path, "required")
-		return
+	if p != nil {
+		v.person(join(name, name), p, false)
 	}
-	v.person(path, p, false)
 }
 
 // persons checks the persons of the originator or the beneficiary.

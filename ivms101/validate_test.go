@@ -251,20 +251,15 @@ func TestValidate(t *testing.T) {
 			[]FieldError{{"payloadMetadata.payloadVersion", "does not match"}}},
 		{"payload version 101 in the 2020 edition", func(p *Payload) { p.PayloadMetadata.PayloadVersion = "101" }, nil},
 		{"VASPs are optional", func(p *Payload) { p.OriginatingVASP, p.BeneficiaryVASP = nil, nil }, nil},
-		{"a VASP given needs its person", func(p *Payload) {
+		{"a VASP's person is optional", func(p *Payload) {
 			p.OriginatingVASP = &OriginatingVASP{}
 			p.BeneficiaryVASP.Person = nil
-		}, []FieldError{
-			{"originatingVASP.originatingVASP", "required"},
-			{"beneficiaryVASP.beneficiaryVASP", "required"},
-		}},
+		}, nil},
 		{"a VASP with other members only", func(p *Payload) {
 			p.OriginatingVASP = &OriginatingVASP{Extra: map[string]json.RawMessage{"vaspId": raw(`"v"`)}}
 			p.BeneficiaryVASP = &BeneficiaryVASP{Extra: map[string]json.RawMessage{"beneficiaryVASP": raw(`"VASP"`)}}
 		}, []FieldError{
-			{"originatingVASP.originatingVASP", "required"},
 			{"beneficiaryVASP.beneficiaryVASP", "must be an object"},
-			{"beneficiaryVASP.beneficiaryVASP", "required"},
 		}},
 		{"the beneficiary VASP's legal name", func(p *Payload) {
 			p.BeneficiaryVASP.Person.LegalPerson.Name = nil
@@ -399,18 +394,56 @@ func TestValidateParsed(t *testing.T) {
 		{orig + ".dateAndPlaceOfBirth.dateOfBirth", "YYYY-MM-DD"},
 	}, p.Validate())
 
-	// A VASP without its person, as JSON.
-	p = mustParse(t, `{"originator":{"originatorPersons":[{"naturalPerson":{"name":{"nameIdentifier":[`+
-		`{"primaryIdentifier":"A","nameIdentifierType":"LEGL"}]},"customerIdentification":"c"}}]},`+
-		`"beneficiary":{"beneficiaryPersons":[{"naturalPerson":{"name":{"nameIdentifier":[`+
-		`{"primaryIdentifier":"B","nameIdentifierType":"LEGL"}]}}}]},"originatingVASP":{},"beneficiaryVASP":{"vaspId":"v"}}`)
-	assertFaults(t, []FieldError{
-		{"originatingVASP.originatingVASP", "required"},
-		{"beneficiaryVASP.beneficiaryVASP", "required"},
-	}, p.Validate())
-
 	assertFaults(t, []FieldError{{"", "no payload"}}, (*Payload)(nil).Validate())
 	assertFaults(t, []FieldError{{"originator", "required"}, {"beneficiary", "required"}}, (&Payload{}).Validate())
+}
+
+// TestValidateEmptyVASP: both editions make the person of an originating
+// and of a beneficiary VASP optional ([0..1]), so a VASP given as {} (or
+// with members IVMS101 does not name) parses, validates and is written
+// back as it came; a person given is still checked.
+func TestValidateEmptyVASP(t *testing.T) {
+	fixClock(t, "2025-06-01")
+	parties := map[Version]string{
+		Version2020: `"originator":{"originatorPersons":[{"naturalPerson":{"name":{"nameIdentifier":[` +
+			`{"primaryIdentifier":"A","nameIdentifierType":"LEGL"}]},"customerIdentification":"c"}}]},` +
+			`"beneficiary":{"beneficiaryPersons":[{"naturalPerson":{"name":{"nameIdentifier":[` +
+			`{"primaryIdentifier":"B","nameIdentifierType":"LEGL"}]}}}]}`,
+		Version2023: `"originator":{"originatorPerson":[{"naturalPerson":{"name":{"nameIdentifier":[` +
+			`{"primaryIdentifier":"A","naturalPersonNameIdentifierType":"LEGL"}]},"customerIdentification":"c"}}]},` +
+			`"beneficiary":{"beneficiaryPerson":[{"naturalPerson":{"name":{"nameIdentifier":[` +
+			`{"primaryIdentifier":"B","naturalPersonNameIdentifierType":"LEGL"}]}}}]},` +
+			`"payloadMetadata":{"payloadVersion":"101.2023"}`,
+	}
+	tests := []struct {
+		name, vasps string
+		want        []FieldError
+	}{
+		{"an empty originating VASP", `"originatingVASP":{}`, nil},
+		{"an empty beneficiary VASP", `"beneficiaryVASP":{}`, nil},
+		{"both empty", `"originatingVASP":{},"beneficiaryVASP":{}`, nil},
+		{"a VASP with an unknown member only", `"originatingVASP":{"vaspId":"v"},"beneficiaryVASP":{"vaspId":"w"}`, nil},
+		{"a VASP's person null", `"originatingVASP":{"originatingVASP":null}`, nil},
+		{"a VASP's person given is checked", `"originatingVASP":{"originatingVASP":{}},"beneficiaryVASP":{}`,
+			[]FieldError{{"originatingVASP.originatingVASP", "must have a naturalPerson or a legalPerson"}}},
+	}
+	for _, ed := range []Version{Version2020, Version2023} {
+		for _, tt := range tests {
+			t.Run(string(ed)+"/"+tt.name, func(t *testing.T) {
+				body := `{` + parties[ed] + `,` + tt.vasps + `}`
+				p, err := Parse([]byte(body))
+				require.NoError(t, err)
+				require.Equal(t, ed, p.Version)
+				assertFaults(t, tt.want, p.Validate())
+				out, err := json.Marshal(p)
+				require.NoError(t, err)
+				again, err := Parse(out)
+				require.NoError(t, err)
+				assert.Equal(t, p.OriginatingVASP != nil, again.OriginatingVASP != nil, "the VASP is written back")
+				assert.Equal(t, p.BeneficiaryVASP != nil, again.BeneficiaryVASP != nil, "the VASP is written back")
+			})
+		}
+	}
 }
 
 func TestValidationError(t *testing.T) {

@@ -120,13 +120,16 @@ func (p *givenParty) UnmarshalJSON(b []byte) error {
 
 // sampleInquiry is the transfer of an inquiry whose body gives only its
 // callback. The names and dates are those of public figures, not of
-// customers.
+// customers; the originator's customer number, a sample, is what makes its
+// IVMS101 valid (C1: a natural originator is located or identified, and
+// its date of birth is left out of the payload, having no place of birth).
 func sampleInquiry() travelrule.TransferRequest {
 	return travelrule.TransferRequest{
 		Asset:  "BTC",
 		Amount: "0.25",
 		Originator: travelrule.Party{
 			PersonType: "natural", FirstName: "Grace", LastName: "Hopper", DateOfBirth: "1906-12-09", Country: "US",
+			AccountNumber: "sample-customer-1",
 		},
 		Beneficiary: travelrule.Party{
 			PersonType: "natural", FirstName: "Katherine", LastName: "Johnson", DateOfBirth: "1918-08-26", Country: "US",
@@ -138,7 +141,8 @@ func sampleInquiry() travelrule.TransferRequest {
 // decodeInquiry decodes and checks the body of POST {base}/sandbox/inquiries
 // by the rules of initiation (decode.go): the fields given replace those of
 // sampleInquiry (a party as a whole), and the result must pass
-// TransferRequest.Validate. callback is both where the inquiry is sent and
+// TransferRequest.Validate (the amount by its length alone, as at
+// initiation: validateTransfer). callback is both where the inquiry is sent and
 // the inquiry's own callback field. It returns the request, or the faults to
 // answer 400 with (err set for a body that is not a JSON object).
 func decodeInquiry(body []byte) (travelrule.TransferRequest, []travelrule.FieldError, error) {
@@ -174,7 +178,7 @@ func decodeInquiry(body []byte) (travelrule.TransferRequest, []travelrule.FieldE
 	if w.TravelAddress.set && w.TravelAddress.v == "" {
 		t = append(t, travelrule.FieldError{Field: "travelAddress", Reason: "shorter than 1 characters"})
 	}
-	return req, t.merge(req.Validate()), nil
+	return req, t.merge(validateTransfer(&req)), nil
 }
 
 // transferState is the body of GET {base}/sandbox/transfers/{id}: a

@@ -252,8 +252,9 @@ func TestStartInquiryOverHTTP(t *testing.T) {
 	require.NotNil(t, cb.Inquiry)
 	assert.Equal(t, "ETH", cb.Inquiry.Asset)
 	assert.Equal(t, "0.25", cb.Inquiry.Amount)
-	assert.Equal(t, travelrule.Party{PersonType: "natural", FirstName: "Grace", LastName: "Hopper", DateOfBirth: "1906-12-09", Country: "US"},
-		cb.Inquiry.Originator, "the default originator, through IVMS101")
+	assert.Equal(t, travelrule.Party{PersonType: "natural", FirstName: "Grace", LastName: "Hopper", Country: "US", AccountNumber: "sample-customer-1"},
+		cb.Inquiry.Originator, "the default originator, through IVMS101: no date of birth without a place of birth")
+	require.NoError(t, cb.IVMS101.Validate(), "valid IVMS101")
 	assert.Equal(t, "Acme Ltd", cb.Inquiry.Beneficiary.LegalName, "the beneficiary given")
 	assert.Empty(t, cb.Inquiry.Beneficiary.Email, "IVMS101 has no email")
 	tr, ok := srv.Transfer(id)
@@ -265,6 +266,7 @@ func TestStartInquiryOverHTTP(t *testing.T) {
 		Callback: rc.URL + "/inbound?ref=r1",
 		Originator: travelrule.Party{
 			PersonType: "natural", FirstName: "Grace", LastName: "Hopper", DateOfBirth: "1906-12-09", Country: "US",
+			AccountNumber: "sample-customer-1",
 		},
 		Beneficiary: travelrule.Party{PersonType: "legal", LegalName: "Acme Ltd", Email: "ops@acme.example"},
 	}, tr.Request, "the defaults, the fields given, and the beneficiary given whole")

@@ -187,3 +187,25 @@ func TestSandboxRefusesLengthsThroughTheClient(t *testing.T) {
 	_, err := newClient(t, srv).InitiateTransfer(context.Background(), req)
 	require.NoError(t, err)
 }
+
+// The sandbox judges an amount by its length alone, as the live backend
+// does (A17): the forms the client refuses before sending ("-1", what
+// fmt.Sprint(1e-7) gives, zero) and the text ValidateStrict refuses are
+// accepted, at initiation, by CheckTransfer and by the control plane.
+func TestSandboxJudgesTheAmountByItsLengthOnly(t *testing.T) {
+	srv := newServer(t, travelruletest.WithoutCallbacks())
+	tok := token(t, srv)
+	rc := newReceiver(t, nil)
+	for _, amount := range []string{"-1", "+1", "1e-07", "0", "0.000", "one BTC", strings.Repeat("9", 50)} {
+		t.Run(amount, func(t *testing.T) {
+			m := wire(t, validRequest("http://127.0.0.1:1/cb"))
+			m["amount"] = amount
+			body, err := json.Marshal(m)
+			require.NoError(t, err)
+			require.NoError(t, travelruletest.CheckTransfer(body))
+			a := post(t, srv.URL+"/transfers/initiate", tok, body)
+			assert.Equal(t, http.StatusOK, a.Status, "body %s", a.Body)
+			startInquiry(t, srv, map[string]any{"callback": rc.URL, "amount": amount})
+		})
+	}
+}

@@ -127,8 +127,10 @@
 //     the bounds of part 8 counted in code points, callback an absolute
 //     http(s) URL, country two letters; live docs: a legal person
 //     (personType "legal") needs legalName instead of firstName, lastName
-//     and dateOfBirth], with the same paths and reasons; a travelAddress
-//     present but empty; and a travelAddress that starts with "ta" and that
+//     and dateOfBirth], with the same paths and reasons, but an amount's
+//     form: the live backend validates its length alone, so "one BTC",
+//     "-1" and "1e-07", which the client refuses, are accepted [live
+//     docs]; a travelAddress present but empty; and a travelAddress that starts with "ta" and that
 //     no one could have made (below). Unknown fields are ignored and null
 //     counts as absent [own]. [CheckTransfer] reports the same faults
 //     without a server.
@@ -231,9 +233,14 @@
 //     arrives; [WithRejectionResolution] adds one, "REJECTED", "rejected by
 //     the beneficiary's VASP" [own]. To the beneficiary's VASP an INQUIRY,
 //     {"asset","amount","callback":"<URL>/transfers/inquiryResolution?q=
-//     <id>","IVMS101":{…}}, the parties as an IVMS101 payload (2020
-//     edition, travelrule.TransferRequest.IVMS101; a party's email has no
-//     place there and is left out) and callback the URL that resolves it,
+//     <id>","IVMS101":{…}}, the parties as an IVMS101 payload
+//     (travelrule.TransferRequest.IVMS101: the 2020 edition, the 2023 one
+//     for a wallet address over the 2020 edition's 100 characters; a
+//     party's email and date of birth are left out, IVMS101 having no
+//     place for an email and none for a date of birth without a place of
+//     birth, which the service's party has not; nothing is made up), valid
+//     IVMS101 whenever the request passes the client's ValidateStrict,
+//     and callback the URL that resolves it,
 //     the transfer's id in its q (the body has no transferId) [own: the
 //     live docs show the fields, not the id]; and a TRANSFER_CONFIRMATION,
 //     {"txid":"<hash>"}, once the txId is known. No received or completed
@@ -467,7 +474,7 @@
 //
 //	"asset":"BTC", "amount":"0.25",
 //	"originator":{"personType":"natural","firstName":"Grace","lastName":"Hopper",
-//	  "dateOfBirth":"1906-12-09","country":"US"},
+//	  "dateOfBirth":"1906-12-09","country":"US","accountNumber":"sample-customer-1"},
 //	"beneficiary":{"personType":"natural","firstName":"Katherine","lastName":"Johnson",
 //	  "dateOfBirth":"1918-08-26","country":"US",
 //	  "walletAddress":"bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4"}
@@ -478,7 +485,7 @@
 // fields of the wrong type, a travelAddress that starts with "ta" and that
 // no one could have made, and every fault that
 // travelrule.TransferRequest.Validate finds in the transfer with its
-// defaults, are answered 400 with an entry per fault, all at once. At most 64 inquiries are delivered at once: beyond,
+// defaults (an amount by its length alone, as at initiation), are answered 400 with an entry per fault, all at once. At most 64 inquiries are delivered at once: beyond,
 // the answer is 503 with Retry-After: 1; and while as many open inquiries
 // as the record limit are kept beyond it ([WithRecordLimit]), 503 until
 // some are resolved. Else the

@@ -121,9 +121,10 @@ func TestInquiryToTheIntegrator(t *testing.T) {
 			assert.Equal(t, "BTC", in.cb.Inquiry.Asset)
 			assert.Equal(t, "0.25", in.cb.Inquiry.Amount)
 			require.NotNil(t, in.cb.IVMS101, "the parties as IVMS101")
+			require.NoError(t, in.cb.IVMS101.Validate(), "valid IVMS101")
 			o, _, _ := travelrule.PartiesFromIVMS101(in.cb.IVMS101)
 			assert.Equal(t, "Lovelace", o.LastName)
-			assert.Equal(t, "1815-12-10", o.DateOfBirth)
+			assert.Empty(t, o.DateOfBirth, "no date of birth without a place of birth")
 			tr, _ = srv.Transfer(id)
 			assert.Equal(t, travelruletest.StateInquiry, tr.State, "waits for the integrator")
 

@@ -97,7 +97,8 @@ func runCLIWith(t *testing.T, ctx context.Context, stdin io.Reader, envs map[str
 
 const validTransfer = `{
   "asset": "BTC", "amount": "0.25", "callback": "https://vasp-a.example/cb",
-  "originator": {"personType": "natural", "firstName": "Ada", "lastName": "Lovelace", "dateOfBirth": "1815-12-10", "country": "GB"},
+  "originator": {"personType": "natural", "firstName": "Ada", "lastName": "Lovelace", "dateOfBirth": "1815-12-10", "country": "GB",
+    "accountNumber": "c-1815"},
   "beneficiary": {"personType": "natural", "firstName": "Alan", "lastName": "Turing", "dateOfBirth": "1912-06-23"}
 }`
 

@@ -38,7 +38,7 @@ func TestQuickstart(t *testing.T) {
 		"against the embedded sandbox", "→ POST /auth/token (x-api-key)",
 		"← a travel address, unchecked form", "matching: true",
 		"to the travel address", "← transferId ", `(status "true")`,
-		"← INQUIRY   transferId ", "IVMS101 (edition 101) originator: a natural person: name of type LEGL, date of birth, HOME address in DE, national id of type IDCD, 1 account number(s)",
+		"← INQUIRY   transferId ", "IVMS101 (edition 101) originator: a natural person: name of type LEGL, HOME address in DE, national id of type IDCD, 1 account number(s)",
 		"read into a Party: from natural person, country DE", "→ ResolveInquiry approved=true ← status true",
 		"← INQUIRY_RESOLUTION approved, the beneficiary's wallet address present (redacted)", "← TRANSFER_RESOLUTION APPROVED",
 		"→ SubmitTxID 0x5c50…2060 ← accepted", "← TRANSFER_CONFIRMATION txid 0x5c50…2060", "Done in",
