@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/vaspkit/travelrule/internal/oneline"
+
 	"github.com/vaspkit/travelrule/ivms101"
 )
 
@@ -160,35 +162,18 @@ func textFault(v string) string {
 				return "is not valid UTF-8 at byte offset " + itoa(i)
 			}
 		}
-		if class := unplainClass(r); class != "" {
-			return "holds " + codePoint(r) + " (" + class + ") at byte offset " + itoa(i)
+		if unplain(r) {
+			return "holds " + oneline.Name(r) + " at byte offset " + itoa(i)
 		}
 		i += n
 	}
 	return ""
 }
 
-// unplainClass names the class of a character textFault refuses, "" for
-// any other.
-func unplainClass(r rune) string {
-	switch {
-	case r < 0x20 || r >= 0x7f && r <= 0x9f:
-		return "a control character"
-	case r == 0x2028:
-		return "a line separator"
-	case r == 0x2029:
-		return "a paragraph separator"
-	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
-		return "a bidirectional formatting character"
-	}
-	return ""
-}
-
-// codePoint writes r as U+XXXX.
-func codePoint(r rune) string {
-	const hex = "0123456789ABCDEF"
-	b := []byte{'U', '+', hex[r>>12&0xf], hex[r>>8&0xf], hex[r>>4&0xf], hex[r&0xf]}
-	return string(b)
+// unplain reports whether textFault refuses r.
+func unplain(r rune) bool {
+	return r < 0x20 || r >= 0x7f && r <= 0x9f || r == 0x2028 || r == 0x2029 ||
+		r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
 }
 
 func path(prefix, field string) string {

@@ -121,6 +121,12 @@ func Name(r rune) string {
 		what = "a no-break space"
 	case '\ufeff':
 		what = "a byte order mark"
+	case '\u2028':
+		what = "a line separator"
+	case '\u2029':
+		what = "a paragraph separator"
+	case '\u202a', '\u202b', '\u202c', '\u202d', '\u202e', '\u2066', '\u2067', '\u2068', '\u2069':
+		what = "a bidirectional formatting character"
 	default:
 		switch {
 		case unicode.IsControl(r):
