@@ -19,11 +19,10 @@ import (
 
 // payments is the originator's own bookkeeping.
 type payments interface {
-	// Decide records the payment's decision unless it has one, atomically
-	// (one conditional write), and reports whether it did.
-	Decide(ctx context.Context, paymentID string, d travelrule.Decision) (bool, error)
-	Broadcast(ctx context.Context, paymentID string) error
-	Cancel(ctx context.Context, paymentID string) error
+	// Decide, in one transaction, records the payment's decision and queues
+	// its broadcast or cancellation, unless the payment has a decision
+	// already: then it does nothing.
+	Decide(ctx context.Context, paymentID string, d travelrule.Decision) error
 	Hold(ctx context.Context, paymentID string) error
 	Sent(ctx context.Context, paymentID, transferID string)
 }
@@ -31,6 +30,8 @@ type payments interface {
 // customers is the beneficiary VASP's own bookkeeping.
 type customers interface {
 	SetTravelAddress(ctx context.Context, customerID, travelAddress string) error
+	// Confirmed records the hash of an inbound transfer you approved.
+	Confirmed(ctx context.Context, transferID, txID string) error
 }
 
 // screening is the beneficiary VASP's checks of an originator.
@@ -39,8 +40,8 @@ type screening interface {
 }
 
 func firstIntegration(ctx context.Context, mux *http.ServeMux, baseURL, publicURL string, callbackKey []byte,
-	payments payments, paymentID, beneficiaryTravelAddress, from, to string,
-	customers customers, screening screening, customerID, wallet, confirmationURL string) error {
+	payments payments, paymentID, customerNumber, beneficiaryTravelAddress, from, to string,
+	customers customers, screening screening, customerID, wallet string) error {
 	// README: begin
 	client, err := travelrule.NewClient(baseURL, // "https://trp.travel-rule.com", or the sandbox's URL
 		travelrule.WithAPIKey(os.Getenv("TRAVELRULE_API_KEY"))) // POST /auth/token; the JWT is cached
@@ -55,19 +56,17 @@ func firstIntegration(ctx context.Context, mux *http.ServeMux, baseURL, publicUR
 
 	// Once, at start-up: the handler of your callback URLs, in your mux.
 	decisions := callback.NewHandler(func(ctx context.Context, cb *travelrule.Callback) error {
+		if cb.Kind == travelrule.KindTransferConfirmation { // as the beneficiary: the hash of one you approved
+			return customers.Confirmed(ctx, cb.Ref, cb.TxID)
+		}
 		// Act on the first decision that arrives, whichever message carries it.
 		decision := cb.Decision() // Approved, Rejected, or "" for a message that decides nothing
 		if decision == "" {
 			return nil
 		}
-		first, err := payments.Decide(ctx, cb.Ref, decision) // one conditional write: true once per payment
-		if err != nil || !first {
-			return err // an error answers 500, and the service sends the message again
-		}
-		if decision == travelrule.Approved {
-			return payments.Broadcast(ctx, cb.Ref) // queue it; then client.SubmitTxID(ctx, transferID, txHash)
-		}
-		return payments.Cancel(ctx, cb.Ref)
+		// One transaction of yours: record the decision and queue the broadcast (then
+		// client.SubmitTxID) or the cancellation, unless the payment has a decision already.
+		return payments.Decide(ctx, cb.Ref, decision) // an error answers 500: the message comes again
 	}, callback.WithVerifier(verifier), callback.WithCapabilityKey(callbackKey))
 	if err := decisions.Err(); err != nil {
 		return err // a misconfigured handler refuses every request
@@ -82,7 +81,7 @@ func firstIntegration(ctx context.Context, mux *http.ServeMux, baseURL, publicUR
 	res, err := client.InitiateTransfer(ctx, &travelrule.TransferRequest{
 		TravelAddress: beneficiaryTravelAddress, Asset: "BTC", Amount: "0.25", Callback: cbURL,
 		Originator: travelrule.Party{PersonType: "natural", FirstName: "Ada", LastName: "Lovelace",
-			DateOfBirth: "1815-12-10", WalletAddress: from},
+			DateOfBirth: "1815-12-10", AccountNumber: customerNumber, WalletAddress: from},
 		Beneficiary: travelrule.Party{PersonType: "natural", FirstName: "Alan", LastName: "Turing",
 			DateOfBirth: "1912-06-23", WalletAddress: to},
 	})
@@ -110,8 +109,13 @@ func firstIntegration(ctx context.Context, mux *http.ServeMux, baseURL, publicUR
 			return nil
 		}
 		resolution := travelrule.Reject()
-		if screening.Passes(ctx, cb.Inquiry.Originator, cb.IVMS101) { // typed: name, birth date, address, ids
-			resolution = travelrule.Approve(confirmationURL) // where the TRANSFER_CONFIRMATION is to come
+		if screening.Passes(ctx, cb.Inquiry.Originator, cb.IVMS101) { // typed: names, address, ids
+			// The TRANSFER_CONFIRMATION (the hash) is to come to a callback URL of yours.
+			confirmationURL, err := travelrule.NewCallbackURL(publicURL+"/travelrule/callback", cb.TransferID, callbackKey)
+			if err != nil {
+				return err
+			}
+			resolution = travelrule.Approve(confirmationURL)
 		}
 		_, err := client.ResolveInquiry(ctx, cb.TransferID, resolution)
 		if errors.Is(err, travelrule.ErrNotApplied) {

@@ -2,6 +2,7 @@ package travelrule_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -154,17 +155,21 @@ func TestReadmeFirstIntegrationIsThisCode(t *testing.T) {
 // originator against the sandbox, and against a server written from the
 // live docs alone, which sends only an INQUIRY_RESOLUTION for a
 // rejection: the payment is cancelled on a rejection, broadcast on an
-// approval, and acted on once, though an approval comes in two messages.
+// approval, and acted on once, though an approval comes in two messages,
+// and though the integrator's store failed the first time.
 func TestReadmeFirstIntegration(t *testing.T) {
 	tests := []struct {
 		name    string
 		live    bool // the live docs' server, else the sandbox
 		approve bool
+		fail    int // the payments store fails this many times first
 	}{
-		{"sandbox, approved", false, true},
-		{"sandbox, rejected", false, false},
-		{"live docs, approved", true, true},
-		{"live docs, rejected: an INQUIRY_RESOLUTION alone", true, false},
+		{"sandbox, approved", false, true, 0},
+		{"sandbox, rejected", false, false, 0},
+		{"sandbox, approved, the store down once", false, true, 1},
+		{"sandbox, rejected, the store down once", false, false, 1},
+		{"live docs, approved", true, true, 0},
+		{"live docs, rejected: an INQUIRY_RESOLUTION alone", true, false, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -190,9 +195,10 @@ func TestReadmeFirstIntegration(t *testing.T) {
 			mux := http.NewServeMux()
 			vasp := httptest.NewServer(mux)
 			pay := newPaymentBook()
+			pay.fail = tt.fail
 			err := firstIntegration(ctx, mux, baseURL, vasp.URL, []byte("our-capability-key-0123456789"),
-				pay, "pay-1001", livedocs.TravelAddress, "0x742d35Cc6634C0532925a3b844Bc454e4438f44e", "0x53d284357ec70cE289D6D64134DfAc8E511c8a3D",
-				customerBook{}, screen(true), "cust-42", "0x53d284357ec70cE289D6D64134DfAc8E511c8a3D", vasp.URL+"/confirmations")
+				pay, "pay-1001", "cust-0042", livedocs.TravelAddress, "0x742d35Cc6634C0532925a3b844Bc454e4438f44e", "0x53d284357ec70cE289D6D64134DfAc8E511c8a3D",
+				newCustomerBook(), screen(true), "cust-42", "0x53d284357ec70cE289D6D64134DfAc8E511c8a3D")
 			require.NoError(t, err)
 			// Every callback of the transfer answered: its decision acted on.
 			if tt.live {
@@ -217,6 +223,12 @@ func TestReadmeFirstIntegration(t *testing.T) {
 			assert.Equal(t, wantBroadcasts, broadcasts, "broadcasts")
 			assert.Equal(t, wantCancels, cancels, "cancellations")
 			assert.NotEmpty(t, pay.sent["pay-1001"], "the transfer id recorded")
+			if !tt.live { // what it sends passes strict validation, and so maps to valid IVMS101
+				tr, ok := sandbox.Transfer(pay.sent["pay-1001"])
+				require.True(t, ok)
+				tr.Request.TravelAddress = travelruletest.KnownTravelAddress
+				assert.NoError(t, tr.Request.ValidateStrict())
+			}
 		})
 	}
 }
@@ -235,14 +247,13 @@ func TestReadmeFirstIntegrationBeneficiary(t *testing.T) {
 			t.Setenv("TRAVELRULE_API_KEY", travelruletest.DefaultAPIKey)
 			t.Setenv("TRAVELRULE_SIGNING_SECRET", travelruletest.DefaultSigningSecret)
 			mux := http.NewServeMux()
-			mux.HandleFunc("/confirmations", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
 			vasp := httptest.NewServer(mux)
 			defer vasp.Close()
-			customers := customerBook{}
+			customers := newCustomerBook()
 			require.NoError(t, firstIntegration(ctx, mux, sandbox.URL, vasp.URL, []byte("our-capability-key-0123456789"),
-				newPaymentBook(), "pay-1002", "ta2W2HPKfHxgSgrzY178knqXHg1H3jfeQrwQ9JrKBs9wv", "0x742d35Cc6634C0532925a3b844Bc454e4438f44e", "0x53d284357ec70cE289D6D64134DfAc8E511c8a3D",
-				customers, screen(passes), "cust-42", "0x53d284357ec70cE289D6D64134DfAc8E511c8a3D", vasp.URL+"/confirmations"))
-			assert.NotEmpty(t, customers["cust-42"], "the customer's travel address kept")
+				newPaymentBook(), "pay-1002", "cust-0042", "ta2W2HPKfHxgSgrzY178knqXHg1H3jfeQrwQ9JrKBs9wv", "0x742d35Cc6634C0532925a3b844Bc454e4438f44e", "0x53d284357ec70cE289D6D64134DfAc8E511c8a3D",
+				customers, screen(passes), "cust-42", "0x53d284357ec70cE289D6D64134DfAc8E511c8a3D"))
+			assert.NotEmpty(t, customers.addresses["cust-42"], "the customer's travel address kept")
 
 			id, err := sandbox.StartInquiry(ctx, vasp.URL+"/transfers/inquiry/beneficiary-42", &travelrule.TransferRequest{
 				Asset: "ETH", Amount: "2",
@@ -253,14 +264,31 @@ func TestReadmeFirstIntegrationBeneficiary(t *testing.T) {
 			tr, ok := sandbox.Transfer(id)
 			require.True(t, ok)
 			assert.Equal(t, map[bool]travelruletest.State{true: travelruletest.StateApproved, false: travelruletest.StateRejected}[passes], tr.State)
+			if passes { // the originator part's two, the INQUIRY, and the TRANSFER_CONFIRMATION
+				delivered, err := sandbox.WaitCallbacks(ctx, 4)
+				require.NoError(t, err)
+				kinds := map[travelruletest.CallbackKind]int{}
+				for _, d := range delivered {
+					assert.True(t, d.Delivered, "%s acknowledged", d.Kind)
+					kinds[d.Kind]++
+				}
+				assert.Equal(t, 1, kinds[travelruletest.KindTransferConfirmation], "%v", kinds)
+				vasp.Close() // the handler's calls have returned
+				tr, _ = sandbox.Transfer(id)
+				assert.NotEmpty(t, tr.TxID)
+				assert.Equal(t, tr.TxID, customers.confirmed[id], "the hash recorded")
+			}
 		})
 	}
 }
 
 // paymentBook is the originator's bookkeeping in memory: Decide is the
-// conditional write the README asks for; Broadcast and Cancel count.
+// transaction the README asks for, counting the broadcasts and
+// cancellations it queues; its first fail calls fail before recording
+// anything, as a store that is down does.
 type paymentBook struct {
 	mu                  sync.Mutex
+	fail                int
 	decided             map[string]travelrule.Decision
 	sent                map[string]string
 	broadcasts, cancels int
@@ -270,27 +298,22 @@ func newPaymentBook() *paymentBook {
 	return &paymentBook{decided: map[string]travelrule.Decision{}, sent: map[string]string{}}
 }
 
-func (p *paymentBook) Decide(_ context.Context, id string, d travelrule.Decision) (bool, error) {
+func (p *paymentBook) Decide(_ context.Context, id string, d travelrule.Decision) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.fail > 0 {
+		p.fail--
+		return errors.New("the payments store is down")
+	}
 	if _, ok := p.decided[id]; ok {
-		return false, nil
+		return nil
 	}
 	p.decided[id] = d
-	return true, nil
-}
-
-func (p *paymentBook) Broadcast(context.Context, string) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.broadcasts++
-	return nil
-}
-
-func (p *paymentBook) Cancel(context.Context, string) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.cancels++
+	if d == travelrule.Approved {
+		p.broadcasts++
+	} else {
+		p.cancels++
+	}
 	return nil
 }
 
@@ -308,11 +331,29 @@ func (p *paymentBook) counts() (broadcasts, cancels int) {
 	return p.broadcasts, p.cancels
 }
 
-// customerBook keeps each customer's travel address.
-type customerBook map[string]string
+// customerBook keeps each customer's travel address and the hashes of
+// the inbound transfers confirmed.
+type customerBook struct {
+	mu        sync.Mutex
+	addresses map[string]string
+	confirmed map[string]string
+}
 
-func (c customerBook) SetTravelAddress(_ context.Context, id, ta string) error {
-	c[id] = ta
+func newCustomerBook() *customerBook {
+	return &customerBook{addresses: map[string]string{}, confirmed: map[string]string{}}
+}
+
+func (c *customerBook) SetTravelAddress(_ context.Context, id, ta string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.addresses[id] = ta
+	return nil
+}
+
+func (c *customerBook) Confirmed(_ context.Context, transferID, txID string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.confirmed[transferID] = txID
 	return nil
 }
 

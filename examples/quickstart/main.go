@@ -564,7 +564,7 @@ func short(h string) string {
 // text).
 func describe(p travelrule.Party) string {
 	kind := shown(p.PersonType, p.PersonType == "natural" || p.PersonType == "legal")
-	return fmt.Sprintf("%s person, country %s (name, birth date, address, IDs and wallet redacted)", kind, shown(p.Country, ivms101.ValidCountry(p.Country)))
+	return fmt.Sprintf("%s person, country %s (name, address, IDs and wallet redacted)", kind, shown(p.Country, ivms101.ValidCountry(p.Country)))
 }
 
 // exampleTxHash is the made-up hash of the example transfer's
@@ -585,7 +585,8 @@ func exampleTransfer(callbackURL string) *travelrule.TransferRequest {
 		},
 		Beneficiary: travelrule.Party{
 			PersonType: "natural", FirstName: "美咲", LastName: "山田", DateOfBirth: "1990-07-01",
-			TownName: "東京", Country: "JP", WalletAddress: "0x53d284357ec70cE289D6D64134DfAc8E511c8a3D",
+			AddressType: "HOME", StreetName: "丸の内", BuildingNumber: "1-9-1", TownName: "東京", Country: "JP",
+			WalletAddress: "0x53d284357ec70cE289D6D64134DfAc8E511c8a3D",
 		},
 	}
 }

@@ -238,3 +238,14 @@ func TestDescribeShowsCodesOnly(t *testing.T) {
 	assert.Equal(t, "[redacted]", shown("one BTC", isAmount("one BTC")))
 	assert.Equal(t, "0.25", shown("0.25", isAmount("0.25")))
 }
+
+// TestExampleTransferIsValidIVMS101: the transfer the quickstart shows
+// passes strict validation, and its parties map to the IVMS101 a
+// beneficiary that validates it accepts.
+func TestExampleTransferIsValidIVMS101(t *testing.T) {
+	r := exampleTransfer("https://vasp.example/travelrule/callback")
+	r.TravelAddress = travelruletest.KnownTravelAddress
+	require.NoError(t, r.ValidateStrict())
+	p, _ := r.IVMS101()
+	require.NoError(t, p.Validate())
+}
