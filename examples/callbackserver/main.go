@@ -159,9 +159,10 @@ func newHandler(key []byte, secret string, store callback.Store, out io.Writer, 
 }
 
 // payments stands for the originator's records of its payments: the first
-// decision of each, recorded once. In production it is one conditional
-// write to your database (UPDATE payments SET decision = $2 WHERE id = $1
-// AND decision IS NULL), which every replica shares.
+// decision of each, recorded once. In production it is one transaction of
+// your database, which every replica shares: UPDATE payments SET decision
+// = $2 WHERE id = $1 AND decision IS NULL, and the broadcast or the
+// cancellation queued with it, so that a failure records neither.
 type payments struct {
 	mu      sync.Mutex
 	decided map[string]travelrule.Decision
