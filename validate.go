@@ -75,20 +75,39 @@ func amountForm(errs []FieldError, amount string) []FieldError {
 }
 
 // amountFault returns why amount is never a right amount, "" when it may
-// be: a sign ("-1", "+1", what a negative float prints), a number written
-// with an exponent ("1e-07", what fmt.Sprint(1e-7) gives), or zero ("0",
-// "0.000"). Any other text is the service's to judge. The reason names the
-// form, never the value.
+// be: NaN or an infinity (what fmt.Sprint of such a float prints, as
+// strconv.ParseFloat reads them), a sign ("-1", "+1", what a negative
+// float prints), a number written with an exponent ("1e-07", what
+// fmt.Sprint(1e-7) gives), zero ("0", "0.000"), each judged behind any
+// white space; or white space at either end. Any other text is the
+// service's to judge. The reason names the form, never the value.
 func amountFault(s string) string {
+	v := strings.TrimSpace(s)
 	switch {
-	case s[0] == '+' || s[0] == '-':
+	case v == "":
+		return "must not be white space: " + amountDocs
+	case isNaNOrInf(v):
+		return "must be a number, not NaN or an infinity: " + amountDocs
+	case v[0] == '+' || v[0] == '-':
 		return "must not carry a sign: " + amountDocs
-	case isExponentForm(s):
+	case isExponentForm(v):
 		return "must not be written with an exponent: " + amountDocs + ` (format a float64 with strconv.FormatFloat(v, 'f', -1, 64))`
-	case strings.Trim(s, "0.") == "" && strings.Count(s, ".") <= 1 && strings.Contains(s, "0"):
+	case strings.Trim(v, "0.") == "" && strings.Count(v, ".") <= 1 && strings.Contains(v, "0"):
 		return "must not be zero: " + amountDocs
+	case v != s:
+		return "must not have white space at either end: " + amountDocs
 	}
 	return ""
+}
+
+// isNaNOrInf reports whether s is one of the special values
+// strconv.ParseFloat reads: NaN, Inf or Infinity, in any case, with an
+// optional sign.
+func isNaNOrInf(s string) bool {
+	if s[0] == '+' || s[0] == '-' {
+		s = s[1:]
+	}
+	return strings.EqualFold(s, "nan") || strings.EqualFold(s, "inf") || strings.EqualFold(s, "infinity")
 }
 
 // isExponentForm reports whether s is a number written with an exponent:

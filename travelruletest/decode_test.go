@@ -198,7 +198,7 @@ func TestSandboxJudgesTheAmountByItsLengthOnly(t *testing.T) {
 	srv := newServer(t, travelruletest.WithoutCallbacks())
 	tok := token(t, srv)
 	rc := newReceiver(t, nil)
-	for _, amount := range []string{"-1", "+1", "1e-07", "0", "0.000", "one BTC", strings.Repeat("9", 50)} {
+	for _, amount := range []string{"-1", "+1", "1e-07", "0", "0.000", " 1", "1 ", "NaN", "one BTC", strings.Repeat("9", 50)} {
 		t.Run(amount, func(t *testing.T) {
 			m := wire(t, validRequest("http://127.0.0.1:1/cb"))
 			m["amount"] = amount
