@@ -49,8 +49,9 @@ var (
 	// set the decision sent). Nothing was done: sending again is safe once
 	// the cause is fixed. It is the error of [Client.ResolveInquiry] when
 	// the service answers {"status":false}; without an error code the
-	// likely cause is an inquiry already resolved the other way, which
-	// stays so. A status false after an earlier attempt
+	// likely cause is an inquiry already resolved: the other way, which
+	// stays so, or this way by an earlier attempt whose outcome was
+	// unknown, if the service refuses a repeat. A status false after an earlier attempt
 	// the service may have acted on is an [*OutcomeUnknownError] instead,
 	// which does not match ErrNotApplied.
 	ErrNotApplied = errors.New("travelrule: not applied")
@@ -194,8 +195,10 @@ func (e *APIError) Error() string {
 		b.WriteString(", status false, not applied")
 		if e.Op == "ResolveInquiry" && len(e.allCodes()) == 0 {
 			// A bare false: what the sandbox answers, and the excerpt
-			// shows, when the inquiry was resolved the other way (A3).
-			b.WriteString(" (likely already resolved the other way)")
+			// shows, when the inquiry was resolved the other way (A3); a
+			// live service may answer it too to a repeat of a decision
+			// an earlier attempt (an ErrOutcomeUnknown) applied.
+			b.WriteString(" (likely already resolved: the other way, or this way by an earlier attempt)")
 		}
 	case e.earlierMayHaveActed:
 		b.WriteString(", status false (an earlier attempt may have been applied)")

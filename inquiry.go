@@ -142,7 +142,9 @@ type inquiryAnswer struct {
 // live service's "errors") means the service did not apply the decision:
 // the error is an [*APIError] that matches [ErrNotApplied]; a bare false,
 // without the service's error code, most likely means the inquiry was
-// already resolved the other way, and its text says so. A nil error
+// already resolved (the other way, or this way by an earlier attempt after
+// an [ErrOutcomeUnknown], if the service refuses a repeat), and its text
+// says so. A nil error
 // means the decision was applied. opts set this call's own settings (see
 // [CallOption]).
 func (c *Client) ResolveInquiry(ctx context.Context, transferID string, r *InquiryResolution, opts ...CallOption) (*InquiryResult, error) {

@@ -127,7 +127,7 @@ func TestNotAppliedAfterAnAmbiguousAttempt(t *testing.T) {
 // names as an inquiry likely resolved already; a false that carries the
 // service's code, or answers another operation, names no such cause.
 func TestNotAppliedNamesTheLikelyCause(t *testing.T) {
-	const cause = "200 OK, status false, not applied (likely already resolved the other way)"
+	const cause = "200 OK, status false, not applied (likely already resolved: the other way, or this way by an earlier attempt)"
 	sandbox := func(t *testing.T) error {
 		srv := travelruletest.NewServer()
 		t.Cleanup(srv.Close)

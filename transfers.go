@@ -91,7 +91,7 @@ func saysSuccess(status string) bool {
 // the live docs' switch of a legal person to legalName, every party text
 // field at most 255 characters (docs/assumptions.md A16), and refuses what
 // is never right whatever the service accepts: an amount with a sign, an
-// exponent or of zero (A17), and, in any field, bytes that are not UTF-8 or
+// exponent, white space at an end, NaN, an infinity or of zero (A17), and, in any field, bytes that are not UTF-8 or
 // a control character, line separator or bidirectional formatting
 // character (A6). Use [TransferRequest.ValidateStrict] for IVMS101 checks
 // on top.

@@ -219,26 +219,25 @@ var operationPaths = []string{
 const inquiryPath = "/transfers/inquiry/"
 
 // operationBase returns the base URL that u, the URL of an operation
-// (".../v1/transfers/initiate"), most likely meant ("https://host/v1"),
-// without u's query or fragment; "" when u's path does not end in an
-// operation's.
+// (".../v1/transfers/initiate") or of an inbound inquiry
+// (".../v1/transfers/inquiry/<id>", the id the path's last segment), most
+// likely meant ("https://host/v1"), in u's own escaping and without its
+// query or fragment; "" when u's path does not end in an operation's.
 func operationBase(u *url.URL) string {
-	p := strings.TrimRight(u.Path, "/")
+	p := strings.TrimRight(u.EscapedPath(), "/")
 	end := -1
 	for _, op := range operationPaths {
 		if n := len(p) - len(op); n >= 0 && strings.EqualFold(p[n:], op) {
 			end = n
 		}
 	}
-	for i := 0; end < 0 && i+len(inquiryPath) < len(p); i++ {
-		if strings.EqualFold(p[i:i+len(inquiryPath)], inquiryPath) {
-			end = i
-		}
+	if id := strings.LastIndexByte(p, '/') + 1; end < 0 && id > len(inquiryPath)-1 && strings.EqualFold(p[id-len(inquiryPath):id], inquiryPath) {
+		end = id - len(inquiryPath)
 	}
 	if end < 0 {
 		return ""
 	}
-	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: p[:end]}).String()
+	return u.Scheme + "://" + u.Host + p[:end]
 }
 
 // schemeless returns the URL a base URL without a scheme most likely

@@ -343,6 +343,33 @@ func TestOperationURLAsBaseURL(t *testing.T) {
 	}
 }
 
+// The suggested base URL keeps the path as it was escaped (an escaped
+// slash stays escaped), and an inbound inquiry's URL counts as an
+// operation's only when the inquiry's id is the path's last segment.
+func TestOperationURLSuggestion(t *testing.T) {
+	ts := travelrule.WithTokenSource(travelrule.StaticToken("t"))
+	for _, tt := range []struct{ url, want string }{ // want "": accepted as a base URL
+		{"https://h.example/a%2Fb/transfers/initiate", "https://h.example/a%2Fb"},
+		{"https://h.example/a%20b/transfers/txId", "https://h.example/a%20b"},
+		{"https://h.example/%C3%BC/auth/token", "https://h.example/%C3%BC"},
+		{"https://h.example/v1/transfers/inquiry/019ac452-8660-7061-9b93-8d72eaa11a89", "https://h.example/v1"},
+		{"https://h.example/a%2Fb/transfers/inquiry/id%2F1/", "https://h.example/a%2Fb"},
+		{"https://h.example/transfers/inquiry/x", "https://h.example"},
+		{"https://h.example/transfers/inquiry/v1/api", ""},
+		{"https://h.example/proxy/transfers/inquiry/v1/trp", ""},
+		{"https://h.example/transfers/inquiry", ""},
+		{"https://h.example/transfers/inquiry/", ""},
+		{"https://h.example/a%2Ftransfers%2Finitiate", ""},
+	} {
+		_, err := travelrule.NewClient(tt.url, ts)
+		if tt.want == "" {
+			assert.NoError(t, err, tt.url)
+			continue
+		}
+		assert.EqualError(t, err, "travelrule: NewClient: base URL is an operation's URL: did you mean "+tt.want+"?", tt.url)
+	}
+}
+
 func TestCrossOriginRedirectKeepsToken(t *testing.T) {
 	var leaked atomic.Int64
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/vaspkit/travelrule/internal/oneline"
+	"github.com/vaspkit/travelrule/internal/plaintext"
 
 	"github.com/vaspkit/travelrule/ivms101"
 )
@@ -75,20 +75,39 @@ func amountForm(errs []FieldError, amount string) []FieldError {
 }
 
 // amountFault returns why amount is never a right amount, "" when it may
-// be: a sign ("-1", "+1", what a negative float prints), a number written
-// with an exponent ("1e-07", what fmt.Sprint(1e-7) gives), or zero ("0",
-// "0.000"). Any other text is the service's to judge. The reason names the
-// form, never the value.
+// be: NaN or an infinity (what fmt.Sprint of such a float prints, as
+// strconv.ParseFloat reads them), a sign ("-1", "+1", what a negative
+// float prints), a number written with an exponent ("1e-07", what
+// fmt.Sprint(1e-7) gives), zero ("0", "0.000"), each judged behind any
+// white space; or white space at either end. Any other text is the
+// service's to judge. The reason names the form, never the value.
 func amountFault(s string) string {
+	v := strings.TrimSpace(s)
 	switch {
-	case s[0] == '+' || s[0] == '-':
+	case v == "":
+		return "must not be white space: " + amountDocs
+	case isNaNOrInf(v):
+		return "must be a number, not NaN or an infinity: " + amountDocs
+	case v[0] == '+' || v[0] == '-':
 		return "must not carry a sign: " + amountDocs
-	case isExponentForm(s):
+	case isExponentForm(v):
 		return "must not be written with an exponent: " + amountDocs + ` (format a float64 with strconv.FormatFloat(v, 'f', -1, 64))`
-	case strings.Trim(s, "0.") == "" && strings.Count(s, ".") <= 1 && strings.Contains(s, "0"):
+	case strings.Trim(v, "0.") == "" && strings.Count(v, ".") <= 1 && strings.Contains(v, "0"):
 		return "must not be zero: " + amountDocs
+	case v != s:
+		return "must not have white space at either end: " + amountDocs
 	}
 	return ""
+}
+
+// isNaNOrInf reports whether s is one of the special values
+// strconv.ParseFloat reads: NaN, Inf or Infinity, in any case, with an
+// optional sign.
+func isNaNOrInf(s string) bool {
+	if s[0] == '+' || s[0] == '-' {
+		s = s[1:]
+	}
+	return strings.EqualFold(s, "nan") || strings.EqualFold(s, "inf") || strings.EqualFold(s, "infinity")
 }
 
 // isExponentForm reports whether s is a number written with an exponent:
@@ -128,52 +147,12 @@ func isPositiveDecimal(s string) bool {
 }
 
 // plainText appends the fault of a text field v that is not plain text
-// (see textFault), naming the field, with its path under prefix.
+// (see plaintext.Fault), naming the field, with its path under prefix.
 func plainText(errs []FieldError, prefix, field, v string) []FieldError {
-	if reason := textFault(v); reason != "" {
+	if reason := plaintext.Fault(v); reason != "" {
 		return append(errs, FieldError{Field: path(prefix, field), Reason: reason})
 	}
 	return errs
-}
-
-// textFault returns why v is not plain text, "" when it is: bytes that are
-// not UTF-8 (encoding/json would send each as U+FFFD), or a character that
-// is never part of a name, an address, an identifier or a URL and that
-// changes how a log line or a screen shows the text around it: a control
-// character (Unicode Cc: C0, DEL, C1; a tab and a newline included), a line
-// or paragraph separator (U+2028, U+2029), or a bidirectional embedding,
-// override or isolate (U+202A to U+202E, U+2066 to U+2069: the "Trojan
-// Source" characters). Other format characters (Cf) stay: the zero-width
-// joiner and non-joiner spell names in Persian and Indic scripts, and the
-// left-to-right and right-to-left marks are ordinary in right-to-left
-// text. The reason names the character class, the code point and its byte
-// offset, never the text. It allocates nothing for plain text.
-func textFault(v string) string {
-	for i := 0; i < len(v); {
-		c := v[i]
-		if c >= 0x20 && c < 0x7f {
-			i++
-			continue
-		}
-		r, n := rune(c), 1
-		if c >= 0x80 {
-			r, n = utf8.DecodeRuneInString(v[i:])
-			if r == utf8.RuneError && n == 1 {
-				return "is not valid UTF-8 at byte offset " + itoa(i)
-			}
-		}
-		if unplain(r) {
-			return "holds " + oneline.Name(r) + " at byte offset " + itoa(i)
-		}
-		i += n
-	}
-	return ""
-}
-
-// unplain reports whether textFault refuses r.
-func unplain(r rune) bool {
-	return r < 0x20 || r >= 0x7f && r <= 0x9f || r == 0x2028 || r == 0x2029 ||
-		r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
 }
 
 func path(prefix, field string) string {

@@ -26,7 +26,8 @@ var validations = []struct {
 
 // amounts are the amounts the tests try, whether each is valid under
 // Validate and under ValidateStrict, and the form Validate names when it
-// refuses one that is set and short enough ("sign", "exponent", "zero").
+// refuses one that is set and short enough ("sign", "exponent", "zero",
+// "nan", "space", "blank").
 var amounts = func() []struct {
 	amount          string
 	lenient, strict bool
@@ -47,9 +48,14 @@ var amounts = func() []struct {
 		{fifty + "0", false, false, ""},                        // 51
 		{"one BTC", true, false, ""},                           // the service judges it (A17)
 		// Never right: refused by default, whatever the service does.
-		{fmt.Sprint(1e-7), false, false, "exponent"}, // "1e-07"
-		{fmt.Sprint(-1.0), false, false, "sign"},     // "-1"
-		{fmt.Sprint(math.Inf(1)), false, false, "sign"},
+		{fmt.Sprint(1e-7), false, false, "exponent"},   // "1e-07"
+		{fmt.Sprint(-1.0), false, false, "sign"},       // "-1"
+		{fmt.Sprint(math.Inf(1)), false, false, "nan"}, // "+Inf"
+		{fmt.Sprint(math.Inf(-1)), false, false, "nan"},
+		{fmt.Sprint(math.NaN()), false, false, "nan"}, // "NaN"
+		{"Infinity", false, false, "nan"},
+		{"inf", false, false, "nan"},
+		{"-nan", false, false, "nan"},
 		{"-0.5", false, false, "sign"},
 		{"+1", false, false, "sign"},
 		{"1e9", false, false, "exponent"},
@@ -59,8 +65,18 @@ var amounts = func() []struct {
 		{"0.0", false, false, "zero"},
 		{"0.000", false, false, "zero"},
 		{"00", false, false, "zero"},
-		{" 1", true, false, ""},
-		{"1 ", true, false, ""},
+		// Behind white space, as at the start.
+		{" -1", false, false, "sign"},
+		{" +1", false, false, "sign"},
+		{" 1e-07", false, false, "exponent"},
+		{"1e-07 ", false, false, "exponent"},
+		{" 0", false, false, "zero"},
+		{"0 ", false, false, "zero"},
+		{" NaN", false, false, "nan"},
+		{" 1", false, false, "space"},
+		{"1 ", false, false, "space"},
+		{"1\u00a0", false, false, "space"}, // a no-break space
+		{"  ", false, false, "blank"},
 		{"1,5", true, false, ""},
 		{"1.000,5", true, false, ""},
 		{"1.2.3", true, false, ""},
@@ -69,8 +85,6 @@ var amounts = func() []struct {
 		{"１", true, false, ""},  // a full-width digit
 		{"1.", true, false, ""},
 		{".5", true, false, ""},
-		{"NaN", true, false, ""},
-		{"Infinity", true, false, ""},
 		{"", false, false, ""},
 	}
 }()
@@ -108,6 +122,9 @@ func TestValidateAmount(t *testing.T) {
 						"sign":     {"must not carry a sign: the live docs' amount is a decimal string such as 0.05"},
 						"exponent": {"must not be written with an exponent: the live docs' amount is a decimal string such as 0.05 (format a float64 with strconv.FormatFloat(v, 'f', -1, 64))"},
 						"zero":     {"must not be zero: the live docs' amount is a decimal string such as 0.05"},
+						"nan":      {"must be a number, not NaN or an infinity: the live docs' amount is a decimal string such as 0.05"},
+						"space":    {"must not have white space at either end: the live docs' amount is a decimal string such as 0.05"},
+						"blank":    {"must not be white space: the live docs' amount is a decimal string such as 0.05"},
 					}[tt.form]
 				}
 				assert.Contains(t, reasons, ve.Fields[0].Reason)

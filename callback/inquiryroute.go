@@ -12,12 +12,13 @@ import (
 const inquirySegment = "/transfers/inquiry/"
 
 // errInquiryUntagged is the refusal of a request without a capability tag
-// to a path of the inquiry route: the originator's handler, made with
-// WithCapabilityKey, mounted where INQUIRY callbacks arrive. They never
-// carry a tag (the live docs: trust rests on x-data-integrity and the
-// travel address), so the text says which handler fits that route.
-var errInquiryUntagged = fmt.Errorf("%w: INQUIRY callbacks come to the travel address's path (%s{id}) without one, "+
-	"trusted by their x-data-integrity signature: serve that route with its own handler, made with "+
+// to a path of the inquiry route: likely the originator's handler, made
+// with WithCapabilityKey, mounted on the path a travel address encodes. No
+// tag is part of that path, and the live docs' inbound endpoint there takes
+// no bearer token and trusts x-data-integrity, so the text says which
+// handler fits that route.
+var errInquiryUntagged = fmt.Errorf("%w: %s{id} is the path a travel address encodes, whose inbound endpoint "+
+	"takes no bearer token and trusts x-data-integrity (live docs): serve that route with its own handler, made with "+
 	"WithVerifier (a callback.NewDataIntegrityVerifier of the signing secret) and no WithCapabilityKey",
 	travelrule.ErrCallbackUnsigned, inquirySegment)
 

@@ -18,13 +18,13 @@ import (
 // TestCapabilityHandlerOnTheInquiryRoute: the originator's handler (a
 // capability key and the service's verifier) copied to the inquiry route
 // refuses a signed INQUIRY, as it must, and its log line says why and which
-// handler fits: inquiries come to the travel address's path without a tag.
+// handler fits: the path a travel address encodes carries no tag.
 // The line shows the route's shape, never the beneficiary's id or the
 // body. A tagless request elsewhere, and a bad tag on the inquiry route,
 // keep the plain refusal; the handler the line names accepts the inquiry.
 func TestCapabilityHandlerOnTheInquiryRoute(t *testing.T) {
 	const secret = "whsec-inquiry-route-secret-0123456789"
-	const hint = "INQUIRY callbacks come to the travel address's path (/transfers/inquiry/{id}) without one, trusted by their x-data-integrity signature: " +
+	const hint = "/transfers/inquiry/{id} is the path a travel address encodes, whose inbound endpoint takes no bearer token and trusts x-data-integrity (live docs): " +
 		"serve that route with its own handler, made with WithVerifier (a callback.NewDataIntegrityVerifier of the signing secret) and no WithCapabilityKey"
 	v, err := callback.NewDataIntegrityVerifier(secret)
 	require.NoError(t, err)

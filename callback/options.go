@@ -83,8 +83,8 @@ func (c *config) fail(err error) {
 // redeliveries: about 47 hours).
 // Each key must have at least 16 bytes, and the option may be given once;
 // otherwise the handler answers 500 to every request (see [Handler.Err]).
-// INQUIRY callbacks come to the travel address's path without a tag: the
-// handler of that route takes WithVerifier alone.
+// The path a travel address encodes (/transfers/inquiry/{id}) carries no
+// tag: the handler of that route takes WithVerifier alone.
 func WithCapabilityKey(key []byte, previous ...[]byte) Option {
 	return func(c *config) {
 		if c.capKeys != nil {

@@ -89,7 +89,6 @@ type beneficiaryData struct {
 	LegalName     string `json:"legalName,omitempty"`
 	WalletAddress string `json:"walletAddress,omitempty"`
 	ExternalID    string `json:"externalId,omitempty"`
-	IsSelfHosted  bool   `json:"isSelfHosted,omitempty"`
 }
 
 // decodeTravelAddress is POST {URL}/travel-address/decode: the beneficiary
@@ -116,7 +115,7 @@ func (s *Server) decodeTravelAddress(body []byte) *answer {
 	if b, ok := s.beneficiaries.lookup(ta); ok {
 		return dataAnswer(beneficiaryData{
 			PersonType: b.req.PersonType, FirstName: b.req.FirstName, LastName: b.req.LastName, LegalName: b.req.LegalName,
-			WalletAddress: b.req.WalletAddress, ExternalID: b.req.ExternalID, IsSelfHosted: b.req.IsSelfHosted,
+			WalletAddress: b.req.WalletAddress, ExternalID: b.req.ExternalID,
 		})
 	}
 	return fieldAnswer(http.StatusNotFound, codeInvalidTravelAddress, "travelAddress",

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/vaspkit/travelrule"
+	"github.com/vaspkit/travelrule/internal/plaintext"
 )
 
 // Strict decoding of request bodies: every known field must be a JSON
@@ -250,13 +251,25 @@ func decodeTransfer(body []byte) (travelrule.TransferRequest, []travelrule.Field
 // validateTransfer is req.Validate but for the amount's form: the live
 // backend validates an amount's length alone (live docs; A17), so "-1",
 // "1e-07" or "one BTC", which the client refuses before sending or under
-// ValidateStrict, are accepted as the live service accepts them.
+// ValidateStrict, are accepted as the live service accepts them. The
+// amount's characters are judged as every field's (A6).
 func validateTransfer(req *travelrule.TransferRequest) error {
-	r := *req
-	if r.Amount != "" && utf8.RuneCountInString(r.Amount) <= maxAmount {
-		r.Amount = "1" // of a valid form: only the length is judged
+	if req.Amount == "" || utf8.RuneCountInString(req.Amount) > maxAmount {
+		return req.Validate()
 	}
-	return r.Validate()
+	r := *req
+	r.Amount = "1" // of a valid form: only the length is judged
+	err := r.Validate()
+	reason := plaintext.Fault(req.Amount)
+	if reason == "" {
+		return err
+	}
+	fault := travelrule.FieldError{Field: "amount", Reason: reason}
+	var ve *travelrule.ValidationError
+	if !errors.As(err, &ve) {
+		return &travelrule.ValidationError{Fields: []travelrule.FieldError{fault}}
+	}
+	return &travelrule.ValidationError{Fields: append(ve.Fields, fault)}
 }
 
 // maxAmount is the description's bound on amount (part 8).

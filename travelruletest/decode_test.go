@@ -3,6 +3,7 @@ package travelruletest_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -59,6 +60,7 @@ func TestCheckTransferAgreesWithTheServer(t *testing.T) {
 		{"an amount of 50 characters", with(func(m map[string]any) { m["amount"] = strings.Repeat("9", 50) }), ""},
 		{"an amount of 51 characters", with(func(m map[string]any) { m["amount"] = strings.Repeat("9", 51) }), ""},
 		{"an amount that is not a number: the live backend checks its length only", with(func(m map[string]any) { m["amount"] = "one BTC" }), ""},
+		{"an amount with a sign and a newline: the newline alone is refused", with(func(m map[string]any) { m["amount"] = "-1\n" }), ""},
 		{"an empty amount", with(func(m map[string]any) { m["amount"] = "" }), ""},
 		{"no amount", with(func(m map[string]any) { delete(m, "amount") }), ""},
 		{"a first name of 255 characters", with(func(m map[string]any) { party(m, "originator")["firstName"] = strings.Repeat("é", 255) }), ""},
@@ -196,7 +198,7 @@ func TestSandboxJudgesTheAmountByItsLengthOnly(t *testing.T) {
 	srv := newServer(t, travelruletest.WithoutCallbacks())
 	tok := token(t, srv)
 	rc := newReceiver(t, nil)
-	for _, amount := range []string{"-1", "+1", "1e-07", "0", "0.000", "one BTC", strings.Repeat("9", 50)} {
+	for _, amount := range []string{"-1", "+1", "1e-07", "0", "0.000", " 1", "1 ", "NaN", "one BTC", strings.Repeat("9", 50)} {
 		t.Run(amount, func(t *testing.T) {
 			m := wire(t, validRequest("http://127.0.0.1:1/cb"))
 			m["amount"] = amount
@@ -206,6 +208,36 @@ func TestSandboxJudgesTheAmountByItsLengthOnly(t *testing.T) {
 			a := post(t, srv.URL+"/transfers/initiate", tok, body)
 			assert.Equal(t, http.StatusOK, a.Status, "body %s", a.Body)
 			startInquiry(t, srv, map[string]any{"callback": rc.URL, "amount": amount})
+		})
+	}
+}
+
+// The sandbox judges the amount's form by its length alone (A17) but its
+// characters as every field's (A6): a control character or a
+// bidirectional override is refused, naming the character and its offset,
+// and no form fault comes with it.
+func TestSandboxRefusesAnAmountThatIsNotPlainText(t *testing.T) {
+	srv := newServer(t, travelruletest.WithoutCallbacks())
+	tok := token(t, srv)
+	for _, tt := range []struct{ amount, reason string }{
+		{"1\x00", "holds a NUL (U+0000) at byte offset 1"},
+		{"1\n2", "holds a newline (U+000A) at byte offset 1"},
+		{"\u202e1", "holds a bidirectional formatting character (U+202E) at byte offset 0"},
+		{"-1\t", "holds a tab (U+0009) at byte offset 2"},
+	} {
+		t.Run(fmt.Sprintf("%q", tt.amount), func(t *testing.T) {
+			m := wire(t, validRequest("http://127.0.0.1:1/cb"))
+			m["amount"] = tt.amount
+			body, err := json.Marshal(m)
+			require.NoError(t, err)
+			want := []travelrule.FieldError{{Field: "amount", Reason: tt.reason}}
+			var ve *travelrule.ValidationError
+			require.ErrorAs(t, travelruletest.CheckTransfer(body), &ve)
+			assert.Equal(t, want, ve.Fields)
+			a := post(t, srv.URL+"/transfers/initiate", tok, body)
+			require.Equal(t, http.StatusBadRequest, a.Status, "body %s", a.Body)
+			_, _, fields := a.errorBody(t)
+			assert.Equal(t, want, fields)
 		})
 	}
 }

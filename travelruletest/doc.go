@@ -174,9 +174,9 @@
 //     legalName and walletAddress do. The beneficiaries are kept within the
 //     record limit [own]: a forgotten one gets a new address.
 //   - Decode [live docs]: POST {URL}/travel-address/decode with
-//     {"travelAddress":"ta…"} answers {"status":true,"data":{"personType",
-//     "firstName","lastName","legalName","walletAddress","externalId",
-//     "isSelfHosted"}}, empty ones left out, for an address the sandbox
+//     {"travelAddress":"ta…"} answers {"status":true,"data":{"firstName",
+//     "lastName","walletAddress","externalId" [live docs], "personType",
+//     "legalName" [own]}}, empty ones left out, for an address the sandbox
 //     generated and keeps; any other well-formed address (registered,
 //     opaque, another VASP's) is 404 INVALID_TRAVEL_ADDRESS, one that no
 //     one could have made, or that does not start with "ta", 400
