@@ -5,7 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/vaspkit/travelrule/internal/plaintext"
+	"github.com/vaspkit/travelrule/internal/oneline"
 
 	"github.com/vaspkit/travelrule/ivms101"
 )
@@ -147,9 +147,9 @@ func isPositiveDecimal(s string) bool {
 }
 
 // plainText appends the fault of a text field v that is not plain text
-// (see plaintext.Fault), naming the field, with its path under prefix.
+// (see oneline.TextFault), naming the field, with its path under prefix.
 func plainText(errs []FieldError, prefix, field, v string) []FieldError {
-	if reason := plaintext.Fault(v); reason != "" {
+	if reason := oneline.TextFault(v); reason != "" {
 		return append(errs, FieldError{Field: path(prefix, field), Reason: reason})
 	}
 	return errs

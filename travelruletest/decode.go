@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/vaspkit/travelrule"
-	"github.com/vaspkit/travelrule/internal/plaintext"
+	"github.com/vaspkit/travelrule/internal/oneline"
 )
 
 // Strict decoding of request bodies: every known field must be a JSON
@@ -260,7 +260,7 @@ func validateTransfer(req *travelrule.TransferRequest) error {
 	r := *req
 	r.Amount = "1" // of a valid form: only the length is judged
 	err := r.Validate()
-	reason := plaintext.Fault(req.Amount)
+	reason := oneline.TextFault(req.Amount)
 	if reason == "" {
 		return err
 	}

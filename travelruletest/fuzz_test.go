@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/vaspkit/travelrule"
-	"github.com/vaspkit/travelrule/internal/plaintext"
+	"github.com/vaspkit/travelrule/internal/oneline"
 	"github.com/vaspkit/travelrule/travelruletest"
 )
 
@@ -59,7 +59,7 @@ func FuzzInitiate(f *testing.F) {
 			if err := json.Unmarshal(body, &tr); err != nil {
 				t.Fatalf("accepted a body the SDK cannot decode: %v", err)
 			}
-			if reason := plaintext.Fault(tr.Amount); reason != "" || utf8.RuneCountInString(tr.Amount) > 50 {
+			if reason := oneline.TextFault(tr.Amount); reason != "" || utf8.RuneCountInString(tr.Amount) > 50 {
 				t.Fatalf("accepted an amount that is not plain text of at most 50 characters: %s", reason)
 			}
 			var ve *travelrule.ValidationError

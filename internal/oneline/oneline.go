@@ -1,7 +1,8 @@
 // Package oneline names what makes a one-line value (a base URL, an API
-// key, a token) unusable: its first character that cannot be there, by its
-// class and code point and its place, never by any other character of the
-// value, which may be a secret.
+// key, a request's text field) unusable: its first character that cannot
+// be there, by its class and code point and its place, never by any other
+// character of the value, which may be a secret or personal data. It is
+// the one place the client, the sandbox and the CLI judge characters.
 package oneline
 
 import (

@@ -54,3 +54,20 @@ func TestFind(t *testing.T) {
 		})
 	}
 }
+
+func TestTextFault(t *testing.T) {
+	tests := []struct{ v, want string }{
+		{"Ødegård-Müller", ""},
+		{"美咲\u200d", ""},
+		{"a\x00", "holds a NUL (U+0000) at byte offset 1"},
+		{"\xeb", "is not valid UTF-8 at byte offset 0"},
+		{"ab\u2028", "holds a line separator (U+2028) at byte offset 2"},
+		{"\u202e1", "holds a bidirectional formatting character (U+202E) at byte offset 0"},
+		{"x\u0085", "holds a control character (U+0085) at byte offset 1"},
+	}
+	for _, tt := range tests {
+		if got := oneline.TextFault(tt.v); got != tt.want {
+			t.Errorf("TextFault(%q) = %q, want %q", tt.v, got, tt.want)
+		}
+	}
+}

@@ -1,16 +1,11 @@
-// Package plaintext judges whether a text field holds plain text: the one
-// check of the client's validation that the sandbox applies to every field,
-// the amount included.
-package plaintext
+package oneline
 
 import (
 	"strconv"
 	"unicode/utf8"
-
-	"github.com/vaspkit/travelrule/internal/oneline"
 )
 
-// Fault returns why v is not plain text, "" when it is: bytes that are
+// TextFault returns why v is not plain text, "" when it is: bytes that are
 // not UTF-8 (encoding/json would send each as U+FFFD), or a character that
 // is never part of a name, an address, an identifier or a URL and that
 // changes how a log line or a screen shows the text around it: a control
@@ -22,7 +17,7 @@ import (
 // left-to-right and right-to-left marks are ordinary in right-to-left
 // text. The reason names the character class, the code point and its byte
 // offset, never the text. It allocates nothing for plain text.
-func Fault(v string) string {
+func TextFault(v string) string {
 	for i := 0; i < len(v); {
 		c := v[i]
 		if c >= 0x20 && c < 0x7f {
@@ -37,14 +32,14 @@ func Fault(v string) string {
 			}
 		}
 		if unplain(r) {
-			return "holds " + oneline.Name(r) + " at byte offset " + strconv.Itoa(i)
+			return "holds " + Name(r) + " at byte offset " + strconv.Itoa(i)
 		}
 		i += n
 	}
 	return ""
 }
 
-// unplain reports whether Fault refuses r.
+// unplain reports whether TextFault refuses r.
 func unplain(r rune) bool {
 	return r < 0x20 || r >= 0x7f && r <= 0x9f || r == 0x2028 || r == 0x2029 ||
 		r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
