@@ -11,7 +11,8 @@ import (
 )
 
 // TestResolve runs the example against the embedded sandbox: the inquiry
-// arrives verified at the travel address's path, its originator is read
+// arrives verified at the path the travel address encodes (the sandbox's
+// C5), its originator is read
 // from the IVMS101 payload, the resolution is accepted and the
 // confirmation follows.
 func TestResolve(t *testing.T) {
