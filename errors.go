@@ -534,7 +534,7 @@ func (e *OutcomeUnknownError) advice() string {
 	case "ResolveInquiry":
 		return "the same decision may be sent again (resolving is idempotent)"
 	case "SubmitTxID":
-		return "the same txId may be submitted again (a transfer has one)"
+		return "the same txId may be submitted again (the service records one per transfer)"
 	case "GenerateTravelAddress":
 		return "the same request may be sent again (an upsert, which gives the same beneficiary the same address)"
 	case "LookupTravelAddress", "SearchVASPs":

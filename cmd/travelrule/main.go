@@ -20,6 +20,8 @@
 //	travelrule sandbox --addr 127.0.0.1:8080 run the sandbox service
 //	travelrule transfers stuck [--exit-code]  the journaled transfers that need a person
 //	travelrule transfers show REF            one journaled transfer's stages and timeline
+//	travelrule transfers settle (--stored ID | --not-stored) --reason TEXT REF
+//	                                         record what the service said of an unknown outcome
 //	travelrule version
 //
 // The addresses shown are the defaults: a sandbox and a listener run side
@@ -152,7 +154,7 @@ func commands() []command {
 		{"validate", "check transfer files as the sandbox does: every fault by JSON path", (*cli).validate},
 		{"listen", "receive callbacks (or a beneficiary's inquiries) and print each as a JSON line", (*cli).listen},
 		{"sandbox", "run the sandbox service on an address", (*cli).sandbox},
-		{"transfers", "read the transfer journal: the transfers that need a person (stuck), one transfer's stages (show)", (*cli).transfers},
+		{"transfers", "read the transfer journal: the transfers that need a person (stuck), one transfer's stages (show); settle an unknown outcome (settle)", (*cli).transfers},
 		{"version", "print the SDK version", (*cli).version},
 	}
 }
