@@ -45,7 +45,7 @@ func newInstruments(m metric.Meter) (instruments, error) {
 	in.attempts, errs[1] = m.Int64Counter(attemptsName, metric.WithUnit("{attempt}"),
 		metric.WithDescription("Attempts of the SDK's calls: requests handed to the transport."))
 	in.outcomeUnknown, errs[2] = m.Int64Counter(outcomeUnknownName, metric.WithUnit("{call}"),
-		metric.WithDescription("Calls that ended with the outcome unknown: the service may have acted; reconcile before sending again."))
+		metric.WithDescription("Calls that ended with the outcome unknown: the service may have acted; reconcile an initiation before sending it again."))
 	in.tokenFetches, errs[3] = m.Int64Counter(tokenFetchesName, metric.WithUnit("{fetch}"),
 		metric.WithDescription("Fetches of a bearer token from the client's token source."))
 	in.deliveries, errs[4] = m.Int64Counter(deliveriesName, metric.WithUnit("{delivery}"),

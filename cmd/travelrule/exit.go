@@ -37,7 +37,8 @@ var exitStatuses = []struct {
 	{exitUsage, "", "usage error: bad flags or arguments; nothing was sent", "usage error: bad flags or arguments"},
 	{exitUnknown, "unknown", `outcome unknown: the service may have carried the operation out (the
      connection was lost after the request went, an ambiguous answer);
-     reconcile before sending again, never send again blindly`, "-"},
+     an initiation: reconcile before sending again, never send it again
+     blindly; the other commands may be sent again, as their message says`, "-"},
 }
 
 // errResultLost is the failure of a command whose operation the service
