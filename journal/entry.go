@@ -150,13 +150,7 @@ func fold(key string, recs []record) *Entry {
 	if strings.HasPrefix(key, inboundPrefix) {
 		e.Direction = Inbound
 	}
-	calls := map[string]string{} // call id -> its latest outcome kind
-	sentAt := map[string]time.Time{}
-	var seen []record           // the callbacks believed, for the settlement
-	resent := time.Time{}       // the first initiation recorded after the latest settlement
-	stored := map[string]bool{} // the transfer ids the service answered with
-	storedTID := ""             // the latest of them, or a settlement's
-	evidence := time.Time{}
+	f := folding{calls: map[string]string{}, sentAt: map[string]time.Time{}, stored: map[string]bool{}}
 	for _, r := range recs {
 		if e.Started.IsZero() {
 			e.Started = r.At
@@ -166,65 +160,122 @@ func fold(key string, recs []record) *Entry {
 		if r.Kind == kindRefused || r.Kind == kindCallback && !belongs(travelrule.CallbackKind(r.Callback), key) {
 			continue // a delivery not acted on, or an older journal's record of what cannot be true
 		}
-		if r.Ref != "" && e.Ref == "" && r.Kind == kindSent {
-			e.Ref = r.Ref
-		}
-		if r.TransferID != "" {
-			e.TransferID = r.TransferID
-		}
-		switch r.Kind {
-		case kindSent:
-			if _, ok := calls[r.Call]; !ok {
-				calls[r.Call] = kindSent
-				sentAt[r.Call] = r.At
-			}
-			if e.Settlement != nil && resent.IsZero() {
-				resent = r.At
-			}
-		case kindStored, kindNotStored, kindUnknown:
-			if _, ok := sentAt[r.Call]; !ok {
-				sentAt[r.Call] = r.At
-			}
-			calls[r.Call] = r.Kind
-			if r.Kind == kindStored {
-				e.reach(StageInitiated, r.At)
-				if r.TransferID != "" {
-					stored[r.TransferID], storedTID = true, r.TransferID
-				}
-			}
-		case kindResolution:
-			e.reach(StageInitiated, r.At)
-			e.reach(StageInquiryAnswered, r.At)
-			e.decide(travelrule.Decision(r.Decision), r.At)
-		case kindTxID:
-			e.reach(StageInitiated, r.At)
-			e.reach(StageTxIDSubmitted, r.At)
-		case kindCallback:
-			if evidence.IsZero() {
-				evidence = r.At
-			}
-			seen = append(seen, r)
-			e.callback(r)
-		case kindSettled:
-			if !e.settle(r, calls) {
-				e.Timeline[len(e.Timeline)-1].What += " (not applied: no outcome was unknown by then)"
-				break
-			}
-			resent = time.Time{}
-			if r.TransferID != "" {
-				storedTID = r.TransferID
-			}
-		}
+		f.apply(e, r, key)
 	}
 	if e.Direction == Inbound {
 		return e
 	}
-	if storedTID != "" {
-		e.TransferID = storedTID // a late callback about another transfer does not rename it
+	if f.storedTID != "" {
+		e.TransferID = f.storedTID // a late callback about another transfer does not rename it
 	}
-	e.Contradicted = contradiction(e.Settlement, seen, resent, stored)
-	e.initiation(calls, sentAt, evidence)
+	e.Contradicted = contradiction(e.Settlement, f.seen, f.resent, f.stored)
+	e.initiation(f.calls, f.sentAt, f.evidence)
 	return e
+}
+
+// folding is what fold keeps between an entry's records.
+type folding struct {
+	calls     map[string]string    // call id -> its latest outcome kind
+	sentAt    map[string]time.Time // call id -> when it was recorded first
+	seen      []record             // the callbacks believed, for the settlement
+	resent    time.Time            // the first initiation recorded after the latest settlement
+	stored    map[string]bool      // the transfer ids the service answered with
+	storedTID string               // the latest of them, or a settlement's
+	evidence  time.Time            // when the first believed callback came
+}
+
+// apply folds the record r, one the entry acts on, into e.
+func (f *folding) apply(e *Entry, r record, key string) {
+	if r.Ref != "" && e.Ref == "" && r.Kind == kindSent {
+		e.Ref = r.Ref
+	}
+	if r.TransferID != "" {
+		e.TransferID = r.TransferID
+	}
+	if s := recordStage(r, key); s > StageNone && r.Kind != kindSettled {
+		e.reach(StageInitiated, r.At)
+		e.reach(s, r.At)
+	}
+	switch r.Kind {
+	case kindSent:
+		if _, ok := f.calls[r.Call]; !ok {
+			f.calls[r.Call], f.sentAt[r.Call] = kindSent, r.At
+		}
+		if e.Settlement != nil && f.resent.IsZero() {
+			f.resent = r.At
+		}
+	case kindStored, kindNotStored, kindUnknown:
+		if _, ok := f.sentAt[r.Call]; !ok {
+			f.sentAt[r.Call] = r.At
+		}
+		f.calls[r.Call] = r.Kind
+		if r.Kind == kindStored && r.TransferID != "" {
+			f.stored[r.TransferID], f.storedTID = true, r.TransferID
+		}
+	case kindResolution:
+		e.decide(travelrule.Decision(r.Decision), r.At)
+	case kindCallback:
+		if f.evidence.IsZero() {
+			f.evidence = r.At
+		}
+		f.seen = append(f.seen, r)
+		e.callback(r)
+	case kindSettled:
+		f.settle(e, r)
+	}
+}
+
+// settle applies an operator's settlement record r.
+func (f *folding) settle(e *Entry, r record) {
+	if !e.settle(r, f.calls) {
+		e.Timeline[len(e.Timeline)-1].What += " (not applied: no outcome was unknown by then)"
+		return
+	}
+	f.resent = time.Time{}
+	if r.TransferID != "" {
+		f.storedTID = r.TransferID
+	}
+}
+
+// recordStage is the stage a record acted on shows on the entry key: the
+// furthest stage an entry's records show is its stage (fold), and the
+// store's index keeps it (Step.Stage). A settlement shows one only where
+// fold applies it.
+func recordStage(r record, key string) Stage {
+	switch r.Kind {
+	case kindStored:
+		return StageInitiated
+	case kindResolution:
+		return StageInquiryAnswered
+	case kindTxID:
+		return StageTxIDSubmitted
+	case kindSettled:
+		if r.Settled == kindStored {
+			return StageInitiated
+		}
+	case kindCallback:
+		return callbackStage(r, key)
+	}
+	return StageNone
+}
+
+// callbackStage is the stage a callback record shows on the entry key.
+func callbackStage(r record, key string) Stage {
+	kind := travelrule.CallbackKind(r.Callback)
+	if !belongs(kind, key) {
+		return StageNone
+	}
+	switch kind {
+	case travelrule.KindInquiryResolution:
+		return StageInquiryAnswered
+	case travelrule.KindTransferResolution:
+		if r.Decision != "" {
+			return StageResolved
+		}
+	case travelrule.KindTransferConfirmation:
+		return StageConfirmed
+	}
+	return StageInitiated
 }
 
 // initiation sets what is known of an outbound entry's initiation from
@@ -309,24 +360,16 @@ func contradiction(s *Settlement, seen []record, resent time.Time, stored map[st
 	return time.Time{}
 }
 
-// callback applies a callback record to the entry.
+// callback applies a callback record's decision to the entry (its stage
+// is recordStage's).
 func (e *Entry) callback(r record) {
-	e.reach(StageInitiated, r.At)
 	switch travelrule.CallbackKind(r.Callback) {
 	case travelrule.KindInquiryResolution:
-		// The beneficiary's VASP answered.
-		e.reach(StageInquiryAnswered, r.At)
-		e.decide(travelrule.Decision(r.Decision), r.At)
+		e.decide(travelrule.Decision(r.Decision), r.At) // the beneficiary's VASP answered
 	case travelrule.KindTransferResolution:
-		// TRANSFER_RESOLUTION, or a status of the excerpt's form.
-		if r.Decision != "" {
-			e.reach(StageResolved, r.At)
-			e.decide(travelrule.Decision(r.Decision), r.At)
-		}
+		e.decide(travelrule.Decision(r.Decision), r.At) // TRANSFER_RESOLUTION, or a status of the excerpt's form
 	case travelrule.KindCanceled:
 		e.decide(travelrule.Rejected, r.At)
-	case travelrule.KindTransferConfirmation:
-		e.reach(StageConfirmed, r.At)
 	}
 }
 

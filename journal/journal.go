@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"slices"
 	"strings"
@@ -146,40 +147,33 @@ func (j *Journal) StartCall(ctx context.Context, info *travelrule.CallInfo) (con
 	defer cancel()
 	key := outboundPrefix + id
 	ref := idOrEmpty(info.CallbackRef)
-	var names []string
-	if isID(info.CallbackRef) {
-		key = outboundPrefix + ref
-		names = []string{refName + ref}
-		// A reference that a resolution's callback URL took names another
-		// transfer, and taking its name would file that transfer's
-		// confirmation here.
-		if err := j.refFree(wctx, ref, key); err != nil {
-			return ctx, err
-		}
-	}
 	r := record{Kind: kindSent, At: at, Call: id, Op: info.Op, Ref: ref,
 		Digest: hex.EncodeToString(info.Digest[:]), IdempotencyKey: idOrEmpty(info.IdempotencyKey)}
-	if err := j.append(wctx, key, "sent:"+id, &r, names...); err != nil {
+	st := Step{Key: key, ID: "sent:" + id}
+	if ref != "" {
+		// One Step takes the reference unless another transfer holds it (a
+		// resolution's callback URL took it, and taking its name would file
+		// that transfer's confirmation here) and reads the entry back.
+		st.Key = outboundPrefix + ref
+		st.Names, st.Exclusive, st.Read = []string{refName + ref}, true, true
+	}
+	w, err := j.write(wctx, st, &r)
+	if err != nil {
 		// The record may have been written and its answer lost: say that
 		// this call was not sent, so that it does not stay "sent".
-		j.notSent(ctx, key, id, refusedFailed)
+		j.notSent(ctx, st.Key, id, refusedFailed)
 		return ctx, fmt.Errorf("journal: recording the initiation before sending it: %w", err)
 	}
-	if ref != "" {
-		// Written first, checked after: of two initiations under one
-		// reference at once, the later reader sees the other's record
-		// (unless the other was refused already), so at most one is sent.
-		recs, err := j.store.Records(wctx, key)
-		why := refusedFailed
-		if err == nil && inUse(key, id, recs) {
-			err, why = fmt.Errorf("%w: %s", ErrRefInUse, ref), refusedRefInUse
+	// Written and read in one atomic Step: of two initiations under one
+	// reference at once, the later sees the other's record (unless the
+	// other was refused already), so at most one is sent.
+	if w.Taken != "" || ref != "" && inUse(st.Key, id, w.Records) {
+		if w.Taken == "" {
+			j.notSent(ctx, st.Key, id, refusedRefInUse)
 		}
-		if err != nil {
-			j.notSent(ctx, key, id, why)
-			return ctx, fmt.Errorf("journal: checking the reference before sending: %w", err)
-		}
+		return ctx, fmt.Errorf("%w: %s", ErrRefInUse, ref)
 	}
-	return context.WithValue(ctx, callKey{}, callState{key: key, id: id}), nil
+	return context.WithValue(ctx, callKey{}, callState{key: st.Key, id: id}), nil
 }
 
 // startOther starts a call other than an initiation. A resolution whose
@@ -190,29 +184,17 @@ func (j *Journal) startOther(ctx context.Context, info *travelrule.CallInfo, id 
 	if info.Op == "ResolveInquiry" && isID(info.CallbackRef) && isID(info.TransferID) {
 		wctx, cancel := context.WithTimeout(ctx, j.timeout)
 		defer cancel()
-		key := inboundPrefix + info.TransferID
-		if err := j.refFree(wctx, info.CallbackRef, key); err != nil {
-			return ctx, err
-		}
 		r := record{Kind: kindSent, At: j.now(), Call: id, Op: info.Op, Ref: info.CallbackRef, Digest: hex.EncodeToString(info.Digest[:])}
-		if err := j.append(wctx, key, "sent:"+id, &r, refName+info.CallbackRef); err != nil {
+		st := Step{Key: inboundPrefix + info.TransferID, ID: "sent:" + id, Names: []string{refName + info.CallbackRef}, Exclusive: true}
+		w, err := j.write(wctx, st, &r)
+		switch {
+		case err != nil:
 			return ctx, fmt.Errorf("journal: recording the resolution's reference before sending it: %w", err)
+		case w.Taken != "":
+			return ctx, fmt.Errorf("%w: %s", ErrRefInUse, info.CallbackRef)
 		}
 	}
 	return context.WithValue(ctx, callKey{}, callState{id: id}), nil
-}
-
-// refFree fails with ErrRefInUse when the reference ref names an entry
-// other than key: a reference serves one transfer, in one direction.
-func (j *Journal) refFree(ctx context.Context, ref, key string) error {
-	owner, err := j.store.Lookup(ctx, refName+ref)
-	switch {
-	case err != nil:
-		return fmt.Errorf("journal: looking the reference up before sending: %w", err)
-	case owner != "" && owner != key:
-		return fmt.Errorf("%w: %s", ErrRefInUse, ref)
-	}
-	return nil
 }
 
 // inUse reports whether the records of the entry key, but those of the
@@ -263,49 +245,12 @@ func (j *Journal) EndCall(ctx context.Context, info *travelrule.CallInfo, end *t
 // endCall writes EndCall's record, on the entry it names in *key.
 func (j *Journal) endCall(ctx context.Context, st callState, info *travelrule.CallInfo, end *travelrule.CallEnd, key *string) error {
 	r := record{At: j.now(), Call: st.id, Op: info.Op, Attempts: end.Attempts}
-	var names []string
 	switch info.Op {
 	case "InitiateTransfer":
 		*key = st.key
-		r.TransferID = idOrEmpty(end.TransferID)
-		switch end.Outcome {
-		case travelrule.CallSucceeded:
-			r.Kind = kindStored
-		case travelrule.CallOutcomeUnknown:
-			r.Kind = kindUnknown
-		default:
-			r.Kind = kindNotStored
-			r.TransferID = "" // a refusal's id names no transfer of ours
-		}
-		if r.TransferID == "" {
-			return j.append(ctx, *key, "end:"+st.id, &r)
-		}
-		if err := j.append(ctx, *key, "end:"+st.id, &r, transferName+r.TransferID); err != nil {
-			return err
-		}
-		// Callbacks that came first, under the transfer id alone, wait in
-		// an unattached entry: join it (see join).
-		return j.joinIfAny(ctx, *key, r.TransferID)
+		return j.endInitiation(ctx, st, end, &r)
 	case "ResolveInquiry":
-		if end.Outcome == travelrule.CallOutcomeUnknown && isID(info.TransferID) && isID(info.CallbackRef) {
-			// The service may have applied it: its confirmation would come
-			// to the resolution's callback URL, naming no transfer, so the
-			// reference must name the inbound entry all the same. The
-			// decision is not recorded: it may not have been applied.
-			*key = inboundPrefix + info.TransferID
-			r.Kind, r.TransferID = kindUnknown, info.TransferID
-			return j.append(ctx, *key, "end:"+st.id, &r, refName+info.CallbackRef)
-		}
-		if end.Outcome != travelrule.CallSucceeded || !isID(info.TransferID) || info.Decision == "" {
-			return nil
-		}
-		*key = inboundPrefix + info.TransferID
-		r.Kind, r.TransferID, r.Decision = kindResolution, info.TransferID, string(info.Decision)
-		if isID(info.CallbackRef) {
-			// The confirmation comes to the resolution's callback URL.
-			names = append(names, refName+info.CallbackRef)
-		}
-		return j.append(ctx, *key, "end:"+st.id, &r, names...)
+		return j.endResolution(ctx, st, info, end, &r, key)
 	case "SubmitTxID":
 		if end.Outcome != travelrule.CallSucceeded || !isID(info.TransferID) {
 			return nil
@@ -323,6 +268,56 @@ func (j *Journal) endCall(ctx context.Context, st callState, info *travelrule.Ca
 		return j.appendUnattached(ctx, *key, "end:"+st.id, &r, info.TransferID)
 	}
 	return nil
+}
+
+// endInitiation records an initiation's outcome r in one Step, which
+// also names the entry by the transfer id and peeks at the callbacks that
+// came first, under the transfer id alone (see join).
+func (j *Journal) endInitiation(ctx context.Context, st callState, end *travelrule.CallEnd, r *record) error {
+	r.TransferID = idOrEmpty(end.TransferID)
+	switch end.Outcome {
+	case travelrule.CallSucceeded:
+		r.Kind = kindStored
+	case travelrule.CallOutcomeUnknown:
+		r.Kind = kindUnknown
+	default:
+		r.Kind = kindNotStored
+		r.TransferID = "" // a refusal's id names no transfer of ours
+	}
+	step := Step{Key: st.key, ID: "end:" + st.id}
+	if r.TransferID != "" {
+		step.Names, step.Peek = []string{transferName + r.TransferID}, unattachedPrefix+r.TransferID
+	}
+	w, err := j.write(ctx, step, r)
+	if err != nil || len(w.Peeked) == 0 {
+		return err
+	}
+	return j.join(ctx, st.key, step.Peek, w.Peeked)
+}
+
+// endResolution records a ResolveInquiry that was applied, or whose
+// outcome is unknown, on the inbound entry it names in *key.
+func (j *Journal) endResolution(ctx context.Context, st callState, info *travelrule.CallInfo, end *travelrule.CallEnd, r *record, key *string) error {
+	if end.Outcome == travelrule.CallOutcomeUnknown && isID(info.TransferID) && isID(info.CallbackRef) {
+		// The service may have applied it: its confirmation would come
+		// to the resolution's callback URL, naming no transfer, so the
+		// reference must name the inbound entry all the same. The
+		// decision is not recorded: it may not have been applied.
+		*key = inboundPrefix + info.TransferID
+		r.Kind, r.TransferID = kindUnknown, info.TransferID
+		return j.append(ctx, *key, "end:"+st.id, r, refName+info.CallbackRef)
+	}
+	if end.Outcome != travelrule.CallSucceeded || !isID(info.TransferID) || info.Decision == "" {
+		return nil
+	}
+	*key = inboundPrefix + info.TransferID
+	r.Kind, r.TransferID, r.Decision = kindResolution, info.TransferID, string(info.Decision)
+	var names []string
+	if isID(info.CallbackRef) {
+		// The confirmation comes to the resolution's callback URL.
+		names = append(names, refName+info.CallbackRef)
+	}
+	return j.append(ctx, *key, "end:"+st.id, r, names...)
 }
 
 // Delivered implements [callback.Observer]: it records a callback
@@ -424,10 +419,15 @@ func (j *Journal) file(ctx context.Context, key string, named bool, ref, tid, id
 		names = append(names, transferName+tid) // verified: the capability URL named this entry
 	}
 	names = append(names, refName+ref)
-	if err := j.append(ctx, key, id, r, names...); err != nil || tid == "" {
+	step := Step{Key: key, ID: id, Names: names}
+	if tid != "" {
+		step.Peek = unattachedPrefix + tid
+	}
+	w, err := j.write(ctx, step, r)
+	if err != nil || len(w.Peeked) == 0 || step.Peek == key {
 		return err
 	}
-	return j.joinIfAny(ctx, key, tid)
+	return j.join(ctx, key, step.Peek, w.Peeked)
 }
 
 // Unattached entries. A callback that names its transfer only by a
@@ -443,33 +443,28 @@ func (j *Journal) file(ctx context.Context, key string, named bool, ref, tid, id
 // appendUnattached appends r to the unattached entry key of the transfer
 // id tid, then joins it to the entry tid names, if one does by then.
 func (j *Journal) appendUnattached(ctx context.Context, key, id string, r *record, tid string) error {
-	if err := j.append(ctx, key, id, r); err != nil {
+	w, err := j.write(ctx, Step{Key: key, ID: id, Read: true}, r)
+	if err != nil {
 		return err
 	}
 	owner, err := j.store.Lookup(ctx, transferName+tid)
 	if err != nil || owner == "" || owner == key {
 		return err
 	}
-	return j.join(ctx, owner, key)
+	return j.join(ctx, owner, key, w.Records)
 }
 
-// joinIfAny joins the unattached entry of tid to key, if there is one.
-func (j *Journal) joinIfAny(ctx context.Context, key, tid string) error {
-	from := unattachedPrefix + tid
-	if key == from {
-		return nil
-	}
-	recs, err := j.store.Records(ctx, from)
-	if err != nil || len(recs) == 0 {
-		return err
-	}
-	return j.join(ctx, key, from)
-}
-
-// join records on entry key that the unattached entry from belongs to it.
-func (j *Journal) join(ctx context.Context, key, from string) error {
+// join records on entry key that the unattached entry from, whose records
+// are recs, belongs to it: the record carries the highest stage they
+// show, so that the index of entries shows key's stage as its records do.
+func (j *Journal) join(ctx context.Context, key, from string, recs [][]byte) error {
 	r := record{Kind: kindJoined, At: j.now(), Joined: from}
-	return j.append(ctx, key, "join:"+from, &r)
+	stage := StageNone
+	for _, u := range decodeAll(recs) {
+		stage = max(stage, recordStage(u, key))
+	}
+	_, err := j.write(ctx, Step{Key: key, ID: "join:" + from, Stage: stage}, &r)
+	return err
 }
 
 // joined reports whether key is an unattached entry that another entry
@@ -494,11 +489,28 @@ func (j *Journal) joined(ctx context.Context, key string) (bool, error) {
 }
 
 func (j *Journal) append(ctx context.Context, key, id string, r *record, names ...string) error {
+	_, err := j.write(ctx, Step{Key: key, ID: id, Names: names}, r)
+	return err
+}
+
+// write makes the Step st with the record r, and what the index keeps of
+// it: its time, its stage and, for a record written before a call is
+// sent, its reference.
+func (j *Journal) write(ctx context.Context, st Step, r *record) (Written, error) {
 	b, err := r.encode()
 	if err != nil {
-		return err
+		return Written{}, err
 	}
-	return j.store.Append(ctx, key, id, b, names...)
+	st.Record, st.At = b, r.At
+	now := *r
+	if now.Kind == kindCallback {
+		now.Callback, now.Decision = upgradeCallback(now.Callback, now.Decision)
+	}
+	st.Stage = max(st.Stage, recordStage(now, st.Key))
+	if r.Kind == kindSent {
+		st.Ref = r.Ref
+	}
+	return j.store.Write(ctx, st)
 }
 
 // entry folds the entry key from its records and those of the unattached
@@ -551,46 +563,75 @@ func (j *Journal) Entry(ctx context.Context, id string) (*Entry, error) {
 	return nil, nil
 }
 
-// Entries returns every transfer the store keeps, most recently updated
-// first.
-func (j *Journal) Entries(ctx context.Context) ([]*Entry, error) {
-	var out []*Entry
-	err := j.scan(ctx, func(e *Entry) { out = append(out, e) })
-	slices.SortFunc(out, func(a, b *Entry) int { return b.Updated.Compare(a.Updated) })
-	return out, err
+// Entries yields the transfers q selects (by its stage, the time of its
+// latest record, the prefix of its reference, or only the open ones: those
+// that may still need a person), most recently updated first. The store
+// selects them from its index and streams them, so that memory holds one
+// page of entries whatever the journal holds. After an error it stops.
+func (j *Journal) Entries(ctx context.Context, q Query) iter.Seq2[Entry, error] {
+	return func(yield func(Entry, error) bool) {
+		for st, err := range j.store.Entries(ctx, q) {
+			if err != nil {
+				yield(Entry{}, err)
+				return
+			}
+			e, err := j.stored(ctx, st)
+			if err == nil && (e == nil || !q.Selects(e.Stage, e.Updated, e.Ref) || q.Open && !open(e)) {
+				continue // joined, or listed by a store's index from an earlier release
+			}
+			if err != nil {
+				yield(Entry{}, err)
+				return
+			}
+			if !yield(*e, nil) {
+				return
+			}
+		}
+	}
 }
 
 // Stuck returns the transfers that need a person, by the rules of [Rule]
-// with the thresholds th, longest waiting first. It never sends anything:
-// the SDK never sends a transfer again on its own.
+// with the thresholds th, longest waiting first. It reads only the open
+// entries of the store's index, and closes those that can need a person
+// no more (see open), so that its cost follows the transfers under way,
+// not the journal's size. It never sends anything: the SDK never sends a
+// transfer again on its own.
 func (j *Journal) Stuck(ctx context.Context, th Thresholds) ([]Finding, error) {
 	now := j.now()
 	var out []Finding
-	err := j.scan(ctx, func(e *Entry) {
+	for st, err := range j.store.Entries(ctx, Query{Open: true}) {
+		if err != nil {
+			return out, err
+		}
+		e, err := j.stored(ctx, st)
+		if err != nil {
+			return out, err
+		}
+		if e == nil || !open(e) {
+			if err := j.store.Close(ctx, st.Key, len(st.Records)); err != nil {
+				return out, err
+			}
+			continue
+		}
 		if rule, since, ok := stuck(e, now, th); ok {
 			out = append(out, Finding{Rule: rule, Since: since, Entry: e})
 		}
-	})
+	}
 	slices.SortFunc(out, func(a, b Finding) int { return a.Since.Compare(b.Since) })
-	return out, err
+	return out, nil
 }
 
-// scan calls fn with each entry the store keeps, but the unattached ones
-// another entry joined.
-func (j *Journal) scan(ctx context.Context, fn func(*Entry)) error {
-	return j.store.Scan(ctx, func(key string, recs [][]byte) error {
-		if gone, err := j.joined(ctx, key); gone || err != nil {
-			return err
-		}
-		e, err := j.entry(ctx, key, recs)
-		if err != nil {
-			return err
-		}
-		if !e.Started.IsZero() {
-			fn(e)
-		}
-		return nil
-	})
+// stored folds an entry a store yielded; nil for an unattached entry that
+// another entry joined, and for one with no record that reads.
+func (j *Journal) stored(ctx context.Context, st Stored) (*Entry, error) {
+	if gone, err := j.joined(ctx, st.Key); gone || err != nil {
+		return nil, err
+	}
+	e, err := j.entry(ctx, st.Key, st.Records)
+	if err != nil || e.Started.IsZero() {
+		return nil, err
+	}
+	return e, nil
 }
 
 // newID returns a random call id: 16 hex digits.

@@ -86,11 +86,17 @@ func (j *Journal) Settle(ctx context.Context, id string, s Settlement) error {
 	if !s.Stored {
 		return nil
 	}
-	// The record is there: appending it again writes only the name.
-	if err := j.append(ctx, e.Key, rid, &r, transferName+s.TransferID); err != nil {
+	// The record is there: writing it again writes only the name, and
+	// peeks at callbacks that came under the transfer id alone.
+	from := unattachedPrefix + s.TransferID
+	w, err := j.write(ctx, Step{Key: e.Key, ID: rid, Names: []string{transferName + s.TransferID}, Peek: from}, &r)
+	if err != nil {
 		return fmt.Errorf("journal: Settle: naming the transfer: %w", err)
 	}
-	return j.joinIfAny(ctx, e.Key, s.TransferID)
+	if len(w.Peeked) == 0 {
+		return nil
+	}
+	return j.join(ctx, e.Key, from, w.Peeked)
 }
 
 // check reports what is wrong with a settlement, never quoting it.

@@ -3,7 +3,9 @@ package journal
 import (
 	"context"
 	"errors"
+	"iter"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -22,28 +24,114 @@ const DefaultRetention = 30 * 24 * time.Hour
 // 1 KiB.
 //
 // A Store must be safe for concurrent use by many processes at once (the
-// replicas of a service), and each call must be atomic. The packages
-// callback/redisstore and callback/pgstore hold such stores; journal/storetest
-// checks the contract below.
+// replicas of a service). Each method is one round trip to the store's
+// backend, and each Write is atomic: the journal makes at most two per
+// initiation. The packages callback/redisstore and callback/pgstore hold
+// such stores; journal/storetest checks the contract below.
 type Store interface {
-	// Append adds the record rec, named id, to the entry key, unless the
-	// entry already holds a record named id (then it changes nothing and
-	// returns nil: a record is written at most once, however often it is
-	// appended), and points each of names at key (a name that pointed
-	// elsewhere points at key afterwards). The record and the names are
-	// written together or not at all. The entry is kept for the store's
-	// retention after its last Append, then forgotten, names included.
-	Append(ctx context.Context, key, id string, rec []byte, names ...string) error
+	// Write makes the step s on the entry s.Key, atomically (see Step).
+	// The entry is kept for the store's retention after its last Write,
+	// then forgotten, names included.
+	Write(ctx context.Context, s Step) (Written, error)
 	// Records returns the records of the entry key, in no particular
 	// order; none (and no error) for a key with no entry.
 	Records(ctx context.Context, key string) ([][]byte, error)
 	// Lookup returns the key that name points at, or "" when none does.
 	Lookup(ctx context.Context, name string) (string, error)
-	// Scan calls fn with the key and records of each entry the store
-	// keeps, in no particular order, until fn returns an error (which
-	// Scan returns). Entries appended to while Scan runs may be seen or
-	// not.
-	Scan(ctx context.Context, fn func(key string, recs [][]byte) error) error
+	// Entries yields the entries that q selects, with their records,
+	// most recently written first, reading them a page at a time so that
+	// memory holds one page whatever the store holds. It may also yield
+	// entries written by an earlier release, whose index it lacks; the
+	// journal checks every entry against its own query. Entries written
+	// while it runs may be yielded or not. After an error it stops.
+	Entries(ctx context.Context, q Query) iter.Seq2[Stored, error]
+	// Close takes the entry key out of the index of open entries if it
+	// still holds n records (so that a Write since its records were read
+	// keeps it open).
+	Close(ctx context.Context, key string, n int) error
+}
+
+// Step is one atomic write of the journal on an entry: a record, the
+// names it points at the entry, what the index of entries keeps of it, and
+// what the journal needs to read back.
+type Step struct {
+	// Key is the entry's key.
+	Key string
+	// ID names the record: an entry holds at most one record of an id,
+	// the first written (a Step with an id the entry holds writes no
+	// record, and does the rest).
+	ID string
+	// Record is the record.
+	Record []byte
+	// Names are pointed at the entry (a name that pointed elsewhere
+	// points at Key afterwards), unless Exclusive.
+	Names []string
+	// Exclusive makes the Step write nothing when one of Names points at
+	// an entry other than Key: Written.Taken then holds that entry's key.
+	Exclusive bool
+	// At is the record's time, on the journal's clock: an entry's time in
+	// the index is the latest At of its Steps.
+	At time.Time
+	// Stage is the stage the record shows: an entry's stage in the index
+	// is the highest Stage of its Steps.
+	Stage Stage
+	// Ref is the entry's callback reference, if the record names one:
+	// the index keeps the first one written.
+	Ref string
+	// Read asks for the entry's records after the Step, in
+	// Written.Records.
+	Read bool
+	// Peek names another entry whose records, after the Step, are
+	// returned in Written.Peeked ("" for none).
+	Peek string
+}
+
+// Written is what a [Step] read back.
+type Written struct {
+	// Taken is the entry that one of an Exclusive Step's names pointed
+	// at, when it was not the Step's: nothing was written. "" otherwise.
+	Taken string
+	// Records are the entry's records after the Step, if it asked (Read).
+	Records [][]byte
+	// Peeked are the records of the entry the Step peeked at.
+	Peeked [][]byte
+}
+
+// Query selects entries from a store's index. Its zero value selects
+// every entry.
+type Query struct {
+	// Open selects only the open entries: every entry written since it
+	// was last closed ([Store.Close]).
+	Open bool
+	// Stages, if any, selects entries whose stage is one of them.
+	Stages []Stage
+	// From and To, when not zero, select entries last written at or
+	// after From, and before To.
+	From, To time.Time
+	// RefPrefix, if not "", selects entries whose reference starts with
+	// it.
+	RefPrefix string
+}
+
+// Stored is an entry as a store yields it.
+type Stored struct {
+	// Key is the entry's key.
+	Key string
+	// Records are its records, in no particular order.
+	Records [][]byte
+}
+
+// Selects reports whether q selects an entry of the stage, time and
+// reference given: the decision a store's index makes, for stores to
+// share.
+func (q Query) Selects(stage Stage, at time.Time, ref string) bool {
+	switch {
+	case len(q.Stages) > 0 && !slices.Contains(q.Stages, stage):
+		return false
+	case !q.From.IsZero() && at.Before(q.From), !q.To.IsZero() && !at.Before(q.To):
+		return false
+	}
+	return strings.HasPrefix(ref, q.RefPrefix)
 }
 
 // Limits of what a journal writes; a store may refuse more.
@@ -52,7 +140,7 @@ const (
 	MaxRecordBytes = 1 << 10
 )
 
-// ErrStoreFull is returned by [MemoryStore.Append] when a new entry would
+// ErrStoreFull is returned by [MemoryStore.Write] when a new entry would
 // exceed the store's size.
 var ErrStoreFull = errors.New("journal: store is full")
 
@@ -63,6 +151,7 @@ type MemoryStore struct {
 	mu        sync.Mutex
 	entries   map[string]*memEntry
 	names     map[string]string
+	open      map[string]bool
 	size      int
 	retention time.Duration
 	now       func() time.Time
@@ -70,9 +159,12 @@ type MemoryStore struct {
 }
 
 type memEntry struct {
-	ids  map[string]bool
-	recs [][]byte
-	last time.Time
+	ids     map[string]bool
+	recs    [][]byte
+	last    time.Time // on the store's clock, for the retention
+	updated time.Time // the latest Step.At
+	stage   Stage
+	ref     string
 }
 
 // NewMemoryStore returns a store that keeps at most size entries (refusing
@@ -86,36 +178,64 @@ func NewMemoryStore(size int, retention time.Duration) *MemoryStore {
 	if retention <= 0 {
 		retention = DefaultRetention
 	}
-	return &MemoryStore{entries: map[string]*memEntry{}, names: map[string]string{}, size: size, retention: retention, now: time.Now}
+	return &MemoryStore{entries: map[string]*memEntry{}, names: map[string]string{}, open: map[string]bool{},
+		size: size, retention: retention, now: time.Now}
 }
 
-// Append implements [Store].
-func (s *MemoryStore) Append(ctx context.Context, key, id string, rec []byte, names ...string) error {
+// Write implements [Store].
+func (s *MemoryStore) Write(ctx context.Context, st Step) (Written, error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		return Written{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
 	s.expire(now)
-	e := s.alive(key, now)
+	if st.Exclusive {
+		for _, n := range st.Names {
+			if k := s.lookup(n, now); k != "" && k != st.Key {
+				return Written{Taken: k}, nil
+			}
+		}
+	}
+	e := s.alive(st.Key, now)
 	if e == nil {
-		delete(s.entries, key) // expired, not yet swept
+		delete(s.entries, st.Key) // expired, not yet swept
 		if len(s.entries) >= s.size {
-			return ErrStoreFull
+			return Written{}, ErrStoreFull
 		}
 		e = &memEntry{ids: map[string]bool{}}
-		s.entries[key] = e
+		s.entries[st.Key] = e
 	}
+	e.write(st, now)
+	for _, n := range st.Names {
+		s.names[n] = st.Key
+	}
+	s.open[st.Key] = true
+	var w Written
+	if st.Read {
+		w.Records = cloneAll(e.recs)
+	}
+	if p := s.alive(st.Peek, now); st.Peek != "" && p != nil {
+		w.Peeked = cloneAll(p.recs)
+	}
+	return w, nil
+}
+
+// write adds the Step's record, unless e holds its id, and its index data.
+func (e *memEntry) write(st Step, now time.Time) {
 	e.last = now
-	if !e.ids[id] {
-		e.ids[id] = true
-		e.recs = append(e.recs, slices.Clone(rec))
+	if !e.ids[st.ID] {
+		e.ids[st.ID] = true
+		e.recs = append(e.recs, slices.Clone(st.Record))
 	}
-	for _, n := range names {
-		s.names[n] = key
+	if st.At.After(e.updated) {
+		e.updated = st.At
 	}
-	return nil
+	e.stage = max(e.stage, st.Stage)
+	if e.ref == "" {
+		e.ref = st.Ref
+	}
 }
 
 // expire forgets the entries whose retention ended, and the names that
@@ -129,6 +249,7 @@ func (s *MemoryStore) expire(now time.Time) {
 	for k, e := range s.entries {
 		if now.Sub(e.last) >= s.retention {
 			delete(s.entries, k)
+			delete(s.open, k)
 		}
 	}
 	for n, k := range s.names {
@@ -159,38 +280,73 @@ func (s *MemoryStore) Lookup(ctx context.Context, name string) (string, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	key := s.names[name]
-	if key == "" || s.alive(key, s.now()) == nil {
-		return "", nil
-	}
-	return key, nil
+	return s.lookup(name, s.now()), nil
 }
 
-// Scan implements [Store]. It copies the entries first, so that fn may
-// call the store.
-func (s *MemoryStore) Scan(ctx context.Context, fn func(key string, recs [][]byte) error) error {
+func (s *MemoryStore) lookup(name string, now time.Time) string {
+	key := s.names[name]
+	if key == "" || s.alive(key, now) == nil {
+		return ""
+	}
+	return key
+}
+
+// Entries implements [Store]. It copies the selected entries first, so
+// that the loop's body may call the store.
+func (s *MemoryStore) Entries(ctx context.Context, q Query) iter.Seq2[Stored, error] {
+	return func(yield func(Stored, error) bool) {
+		if err := ctx.Err(); err != nil {
+			yield(Stored{}, err)
+			return
+		}
+		for _, e := range s.selected(q) {
+			if !yield(e, nil) {
+				return
+			}
+		}
+	}
+}
+
+// selected returns copies of the entries q selects, most recently written
+// first.
+func (s *MemoryStore) selected(q Query) []Stored {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	s.expire(now)
+	type kv struct {
+		updated time.Time
+		Stored
+	}
+	var all []kv
+	for k, e := range s.entries {
+		if now.Sub(e.last) >= s.retention || q.Open && !s.open[k] || !q.Selects(e.stage, e.updated, e.ref) {
+			continue
+		}
+		all = append(all, kv{e.updated, Stored{Key: k, Records: cloneAll(e.recs)}})
+	}
+	slices.SortFunc(all, func(a, b kv) int {
+		if c := b.updated.Compare(a.updated); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Key, b.Key)
+	})
+	out := make([]Stored, len(all))
+	for i, e := range all {
+		out[i] = e.Stored
+	}
+	return out
+}
+
+// Close implements [Store].
+func (s *MemoryStore) Close(ctx context.Context, key string, n int) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	s.mu.Lock()
-	s.expire(s.now())
-	type kv struct {
-		key  string
-		recs [][]byte
-	}
-	now := s.now()
-	all := make([]kv, 0, len(s.entries))
-	for k, e := range s.entries {
-		if now.Sub(e.last) >= s.retention {
-			continue
-		}
-		all = append(all, kv{k, cloneAll(e.recs)})
-	}
-	s.mu.Unlock()
-	for _, e := range all {
-		if err := fn(e.key, e.recs); err != nil {
-			return err
-		}
+	defer s.mu.Unlock()
+	if e := s.entries[key]; e == nil || len(e.recs) == n {
+		delete(s.open, key)
 	}
 	return nil
 }

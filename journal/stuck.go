@@ -127,3 +127,13 @@ func stuck(e *Entry, now time.Time, th Thresholds) (Rule, time.Time, bool) {
 	}
 	return "", time.Time{}, false
 }
+
+// open reports whether an entry may still need a person: whether, its
+// records as they are, a rule of [Journal.Stuck] would fire at some time
+// with some thresholds. An entry that is not open needs a new record to
+// need a person again, and a store's index of open entries may drop it.
+func open(e *Entry) bool {
+	never := time.Unix(1<<40, 0)
+	_, _, ok := stuck(e, never, Thresholds{OutcomeUnknown: 1, Resolution: 1, TxID: 1, InquiryAnswer: 1})
+	return ok
+}
