@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"iter"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -88,11 +90,23 @@ type failingStore struct {
 	fail    func(n int64) bool
 }
 
-func (s *failingStore) Append(ctx context.Context, key, id string, rec []byte, names ...string) error {
+func (s *failingStore) Write(ctx context.Context, st journal.Step) (journal.Written, error) {
 	if s.fail(s.appends.Add(1) - 1) {
-		return errStore
+		return journal.Written{}, errStore
 	}
-	return s.MemoryStore.Append(ctx, key, id, rec, names...)
+	return s.MemoryStore.Write(ctx, st)
+}
+
+// allEntries collects every entry of j.
+func allEntries(ctx context.Context, j *journal.Journal) ([]journal.Entry, error) {
+	var all []journal.Entry
+	for e, err := range j.Entries(ctx, journal.Query{}) {
+		if err != nil {
+			return all, err
+		}
+		all = append(all, e)
+	}
+	return all, nil
 }
 
 // TestStartCallFails: when the journal cannot record an initiation
@@ -236,7 +250,7 @@ func TestAdoptEarlyCallback(t *testing.T) {
 	require.NotNil(t, byID)
 	assert.Equal(t, e.Key, byID.Key, "the transfer id names the initiation's entry")
 
-	all, err := j.Entries(ctx)
+	all, err := allEntries(ctx, j)
 	require.NoError(t, err)
 	var keys []string
 	for _, x := range all {
@@ -332,4 +346,144 @@ func TestNewRefuses(t *testing.T) {
 	j, err = journal.New(store, journal.WithTimeout(time.Second), journal.WithClock(time.Now), journal.WithLogger(nil))
 	require.NoError(t, err)
 	assert.NotNil(t, j)
+}
+
+// countingStore counts the entries its store's Entries yields and the
+// Close calls.
+type countingStore struct {
+	*journal.MemoryStore
+	yielded, closed atomic.Int64
+	ignoreQuery     bool // yield every entry, as a store's index from an earlier release may
+}
+
+func (s *countingStore) Entries(ctx context.Context, q journal.Query) iter.Seq2[journal.Stored, error] {
+	if s.ignoreQuery {
+		q = journal.Query{}
+	}
+	return func(yield func(journal.Stored, error) bool) {
+		for e, err := range s.MemoryStore.Entries(ctx, q) {
+			s.yielded.Add(1)
+			if !yield(e, err) {
+				return
+			}
+		}
+	}
+}
+
+func (s *countingStore) Close(ctx context.Context, key string, n int) error {
+	s.closed.Add(1)
+	return s.MemoryStore.Close(ctx, key, n)
+}
+
+// scenario journals, on store, one transfer in each state that the
+// index tells apart, an hour apart from base: a refused initiation
+// ("pay-refused", not open), one stored and approved by an early callback
+// that joined it ("pay-approved"), one whose outcome is unknown
+// ("pay-unknown"), one stored, approved and its txId submitted
+// ("pay-done"), and an inbound inquiry answered (transfer "in-1"). The
+// journal's clock is *now, which scenario moves on.
+func scenario(t *testing.T, store journal.Store, now *time.Time) *journal.Journal {
+	ctx := context.Background()
+	j, err := journal.New(store, journal.WithClock(func() time.Time { return *now }))
+	require.NoError(t, err)
+	initiate := func(ref string, outcome travelrule.CallOutcome, tid string) {
+		info := &travelrule.CallInfo{Op: "InitiateTransfer", CallbackRef: ref}
+		c, err := j.StartCall(ctx, info)
+		require.NoError(t, err)
+		j.EndCall(c, info, &travelrule.CallEnd{Outcome: outcome, TransferID: tid, Attempts: 1})
+		*now = now.Add(time.Hour)
+	}
+	initiate("pay-refused", travelrule.CallNotDone, "")
+	early, err := travelrule.ParseCallback([]byte(`{"transferId":"t-approved","approved":true}`))
+	require.NoError(t, err)
+	require.Equal(t, travelrule.KindInquiryResolution, early.Kind)
+	require.NoError(t, j.Delivered(ctx, &callback.Delivery{Authenticated: true, ID: "d-early", Callback: early}))
+	initiate("pay-approved", travelrule.CallSucceeded, "t-approved")
+	initiate("pay-unknown", travelrule.CallOutcomeUnknown, "")
+	initiate("pay-done", travelrule.CallSucceeded, "t-done")
+	tx := &travelrule.CallInfo{Op: "SubmitTxID", TransferID: "t-done"}
+	c, err := j.StartCall(ctx, tx)
+	require.NoError(t, err)
+	j.EndCall(c, tx, &travelrule.CallEnd{Outcome: travelrule.CallSucceeded, Attempts: 1})
+	require.NoError(t, j.Delivered(ctx, &callback.Delivery{Authenticated: true, ID: "d-inq", Callback: &travelrule.Callback{
+		Kind: travelrule.KindInquiry, TransferID: "in-1"}}))
+	res := &travelrule.CallInfo{Op: "ResolveInquiry", TransferID: "in-1", CallbackRef: "conf-1", Decision: travelrule.Approved}
+	c, err = j.StartCall(ctx, res)
+	require.NoError(t, err)
+	j.EndCall(c, res, &travelrule.CallEnd{Outcome: travelrule.CallSucceeded, Attempts: 1})
+	require.Zero(t, j.Lost())
+	return j
+}
+
+// refs lists the references of the entries q selects, in order.
+func refs(t *testing.T, j *journal.Journal, q journal.Query) []string {
+	t.Helper()
+	var out []string
+	for e, err := range j.Entries(context.Background(), q) {
+		require.NoError(t, err)
+		out = append(out, e.Ref)
+	}
+	return out
+}
+
+// TestEntriesQuery: Entries selects by stage, time, reference prefix and
+// openness, newest first, whether the store's index selects (a store of
+// this release) or yields everything (an index an earlier release left
+// without the data): the journal checks each entry itself.
+func TestEntriesQuery(t *testing.T) {
+	base := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	for _, ignore := range []bool{false, true} {
+		store := &countingStore{MemoryStore: journal.NewMemoryStore(0, 0), ignoreQuery: ignore}
+		now := base
+		j := scenario(t, store, &now)
+		for _, tc := range []struct {
+			name string
+			q    journal.Query
+			want []string
+		}{
+			{"all", journal.Query{}, []string{"conf-1", "pay-done", "pay-unknown", "pay-approved", "pay-refused"}},
+			{"stage", journal.Query{Stages: []journal.Stage{journal.StageInquiryAnswered}}, []string{"conf-1", "pay-approved"}},
+			{"stages", journal.Query{Stages: []journal.Stage{journal.StageNone, journal.StageTxIDSubmitted}}, []string{"pay-done", "pay-unknown", "pay-refused"}},
+			{"from", journal.Query{From: base.Add(2 * time.Hour)}, []string{"conf-1", "pay-done", "pay-unknown"}},
+			{"to", journal.Query{To: base.Add(2 * time.Hour)}, []string{"pay-approved", "pay-refused"}},
+			{"ref prefix", journal.Query{RefPrefix: "pay-"}, []string{"pay-done", "pay-unknown", "pay-approved", "pay-refused"}},
+			{"open", journal.Query{Open: true}, []string{"pay-unknown", "pay-approved"}},
+		} {
+			t.Run(fmt.Sprintf("%s, store ignores the query %v", tc.name, ignore), func(t *testing.T) {
+				assert.Equal(t, tc.want, refs(t, j, tc.q))
+			})
+		}
+	}
+}
+
+// TestStuckReadsOpenEntries: Stuck closes the entries that can need a
+// person no more, so that the next reads only the open ones, and a new
+// record opens an entry again.
+func TestStuckReadsOpenEntries(t *testing.T) {
+	ctx := context.Background()
+	store := &countingStore{MemoryStore: journal.NewMemoryStore(0, 0)}
+	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	j := scenario(t, store, &now)
+	now = now.Add(72 * time.Hour)
+	found, err := j.Stuck(ctx, journal.Thresholds{})
+	require.NoError(t, err)
+	require.Len(t, found, 2)
+	assert.Equal(t, journal.RuleNoTxID, found[0].Rule, "approved first, then waiting for its txId")
+	assert.Equal(t, journal.RuleNoEvidence, found[1].Rule)
+	assert.EqualValues(t, 6, store.yielded.Load(), "five entries and the unattached one joined")
+	assert.EqualValues(t, 4, store.closed.Load(), "refused, done, answered, and the joined unattached entry")
+
+	store.yielded.Store(0)
+	again, err := j.Stuck(ctx, journal.Thresholds{})
+	require.NoError(t, err)
+	assert.Equal(t, found, again)
+	assert.EqualValues(t, 2, store.yielded.Load(), "only the open entries are read")
+
+	// A second initiation under the refused one's reference opens it.
+	_, err = j.StartCall(ctx, &travelrule.CallInfo{Op: "InitiateTransfer", CallbackRef: "pay-refused"})
+	require.NoError(t, err)
+	store.yielded.Store(0)
+	_, err = j.Stuck(ctx, journal.Thresholds{})
+	require.NoError(t, err)
+	assert.EqualValues(t, 3, store.yielded.Load())
 }

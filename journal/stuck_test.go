@@ -204,3 +204,37 @@ func TestJournalStuckClock(t *testing.T) {
 	}
 	assert.Zero(t, j.Lost())
 }
+
+// TestOpen: an entry is open while a rule of Stuck may fire for it at
+// some time, and not once none can without a new record.
+func TestOpen(t *testing.T) {
+	contradicted := storedEntry()
+	contradicted.Contradicted = t0
+	for _, tc := range []struct {
+		name string
+		e    *Entry
+		open bool
+	}{
+		{"sent, outcome unknown", unknownEntry(InitiationSent), true},
+		{"outcome unknown", unknownEntry(InitiationUnknown), true},
+		{"stored, no decision", storedEntry(), true},
+		{"approved, no txId", approvedEntry(), true},
+		{"inbound, not answered", inquiryEntry(), true},
+		{"a settlement contradicted", contradicted, true},
+		{"not stored", &Entry{Direction: Outbound, Initiation: InitiationNotStored, Initiations: 1, Started: t0, Updated: t0}, false},
+		{"rejected", &Entry{Direction: Outbound, Initiation: InitiationStored, Initiations: 1, Stage: StageInquiryAnswered,
+			Since: since(map[Stage]time.Time{StageInitiated: t0, StageInquiryAnswered: t0}), Decision: "rejected", Decided: t0}, false},
+		{"txId submitted", &Entry{Direction: Outbound, Initiation: InitiationStored, Initiations: 1, Stage: StageTxIDSubmitted,
+			Since: since(map[Stage]time.Time{StageInitiated: t0, StageTxIDSubmitted: t0}), Decision: "approved", Decided: t0}, false},
+		{"inbound answered", &Entry{Direction: Inbound, Stage: StageInquiryAnswered,
+			Since: since(map[Stage]time.Time{StageInitiated: t0, StageInquiryAnswered: t0}), Decision: "approved", Decided: t0}, false},
+		{"a callback, no initiation, no decision", &Entry{Direction: Outbound, Stage: StageInitiated,
+			Since: since(map[Stage]time.Time{StageInitiated: t0}), Started: t0, Updated: t0}, true},
+		{"callbacks to the confirmation, no initiation", &Entry{Direction: Outbound, Stage: StageConfirmed,
+			Since: since(map[Stage]time.Time{StageInitiated: t0, StageConfirmed: t0}), Started: t0, Updated: t0}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.open, open(tc.e))
+		})
+	}
+}

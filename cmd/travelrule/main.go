@@ -18,6 +18,7 @@
 //	travelrule validate transfer.json...     every fault by JSON path; exit 1 if any file fails
 //	travelrule listen --addr 127.0.0.1:8081  print each callback as a JSON line
 //	travelrule sandbox --addr 127.0.0.1:8080 run the sandbox service
+//	travelrule transfers list [--stage S] [--since T] [--ref-prefix P]  the journaled transfers, newest first
 //	travelrule transfers stuck [--exit-code]  the journaled transfers that need a person
 //	travelrule transfers show REF            one journaled transfer's stages and timeline
 //	travelrule transfers settle (--stored ID | --not-stored) --reason TEXT REF
@@ -154,7 +155,7 @@ func commands() []command {
 		{"validate", "check transfer files as the sandbox does: every fault by JSON path", (*cli).validate},
 		{"listen", "receive callbacks (or a beneficiary's inquiries) and print each as a JSON line", (*cli).listen},
 		{"sandbox", "run the sandbox service on an address", (*cli).sandbox},
-		{"transfers", "read the transfer journal: the transfers that need a person (stuck), one transfer's stages (show); settle an unknown outcome (settle)", (*cli).transfers},
+		{"transfers", "read the transfer journal: the transfers (list), those that need a person (stuck), one transfer's stages (show); settle an unknown outcome (settle)", (*cli).transfers},
 		{"version", "print the SDK version", (*cli).version},
 	}
 }

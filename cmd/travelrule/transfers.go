@@ -18,8 +18,9 @@ import (
 	"github.com/vaspkit/travelrule/journal"
 )
 
-// The journal commands: stuck (the transfers that need a person) and
-// show (one transfer's stages and timeline), read from the store the
+// The journal commands: list (the transfers a query selects), stuck (the
+// transfers that need a person) and show (one transfer's stages and
+// timeline), read from the store the
 // services' journals write. They print identifiers, stages and times,
 // never personal data: the journal holds none.
 
@@ -28,6 +29,7 @@ import (
 const journalEnv = "TRAVELRULE_JOURNAL_URL"
 
 var transfersCommands = []struct{ name, summary string }{
+	{"list", "list the transfers, newest first, by stage, time, reference prefix or only the open ones"},
 	{"stuck", "list the transfers that need a person (outcome unknown, no resolution, no txId, an inquiry not answered)"},
 	{"show", "print one transfer's stage and timeline, by reference or transfer id"},
 	{"settle", "record what you learnt from the service about an initiation whose outcome is unknown"},
@@ -35,7 +37,7 @@ var transfersCommands = []struct{ name, summary string }{
 
 // transfers runs a subcommand of "travelrule transfers".
 func (c *cli) transfers(ctx context.Context, args []string) int {
-	fs := c.newFlagSet("transfers", "<stuck|show|settle> [flags]")
+	fs := c.newFlagSet("transfers", "<list|stuck|show|settle> [flags]")
 	usage := fs.Usage
 	fs.Usage = func() {
 		usage()
@@ -50,9 +52,11 @@ func (c *cli) transfers(ctx context.Context, args []string) int {
 		return code
 	}
 	if fs.NArg() == 0 {
-		return c.usageError(fs, "name a subcommand: stuck, show or settle")
+		return c.usageError(fs, "name a subcommand: list, stuck, show or settle")
 	}
 	switch sub, rest := fs.Arg(0), fs.Args()[1:]; sub {
+	case "list":
+		return c.transfersList(ctx, rest)
 	case "stuck":
 		return c.transfersStuck(ctx, rest)
 	case "show":
