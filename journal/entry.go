@@ -399,56 +399,7 @@ func describe(r record, key string) string {
 	if r.Kind == kindCallback && !belongs(travelrule.CallbackKind(r.Callback), key) {
 		r.Kind, r.Refused = kindRefused, refusedKind
 	}
-	switch r.Kind {
-	case kindSent:
-		fmt.Fprintf(&b, "%s recorded before sending (request digest %.16s)", r.Op, r.Digest)
-	case kindStored:
-		b.WriteString("stored by the service")
-	case kindNotStored:
-		switch r.Refused {
-		case refusedRefInUse:
-			b.WriteString("not sent: the journal refused it (ErrRefInUse: the reference names a transfer the service stored or may have stored)")
-		case refusedFailed:
-			b.WriteString("not sent: the journal could not record or check it first")
-		default:
-			b.WriteString("not stored: the service refused it, or it never reached the service")
-		}
-	case kindSettled:
-		if r.Settled == kindStored {
-			fmt.Fprintf(&b, "settled by an operator: stored by the service (reason: %s)", r.Reason)
-		} else {
-			fmt.Fprintf(&b, "settled by an operator: not stored, the reference may be used again (reason: %s)", r.Reason)
-		}
-	case kindUnknown:
-		if r.Op == "ResolveInquiry" {
-			b.WriteString("ResolveInquiry's outcome unknown (ErrOutcomeUnknown): the service may have applied it")
-			break
-		}
-		b.WriteString("outcome unknown (ErrOutcomeUnknown): the service may have stored it")
-	case kindResolution:
-		fmt.Fprintf(&b, "ResolveInquiry applied: %s", r.Decision)
-	case kindTxID:
-		b.WriteString("SubmitTxID applied")
-	case kindJoined:
-		b.WriteString("callbacks that came before the transfer id was known joined this entry")
-	case kindRefused:
-		if r.Refused == refusedUnauthenticated {
-			fmt.Fprintf(&b, "callback not acted on: %s, not authenticated", r.Callback)
-			break
-		}
-		side := "originator"
-		if strings.HasPrefix(key, inboundPrefix) {
-			side = "beneficiary"
-		}
-		fmt.Fprintf(&b, "callback refused: a %s cannot arrive at the %s", r.Callback, side)
-	case kindCallback:
-		fmt.Fprintf(&b, "callback received: %s", r.Callback)
-		if r.Decision != "" {
-			fmt.Fprintf(&b, " (%s)", r.Decision)
-		}
-	default:
-		b.WriteString(r.Kind)
-	}
+	b.WriteString(what(r, key))
 	if r.Attempts > 0 {
 		fmt.Fprintf(&b, " after %d attempt(s)", r.Attempts)
 	}
@@ -456,4 +407,58 @@ func describe(r record, key string) string {
 		fmt.Fprintf(&b, "; transfer %s", r.TransferID)
 	}
 	return b.String()
+}
+
+// what says what the record r of the entry key is.
+func what(r record, key string) string {
+	switch r.Kind {
+	case kindSent:
+		return fmt.Sprintf("%s recorded before sending (request digest %.16s)", r.Op, r.Digest)
+	case kindStored:
+		return "stored by the service"
+	case kindNotStored:
+		switch r.Refused {
+		case refusedRefInUse:
+			return "not sent: the journal refused it (ErrRefInUse: the reference names a transfer the service stored or may have stored)"
+		case refusedFailed:
+			return "not sent: the journal could not record or check it first"
+		}
+		return "not stored: the service refused it, or it never reached the service"
+	case kindSettled:
+		if r.Settled == kindStored {
+			return fmt.Sprintf("settled by an operator: stored by the service (reason: %s)", r.Reason)
+		}
+		return fmt.Sprintf("settled by an operator: not stored, the reference may be used again (reason: %s)", r.Reason)
+	case kindUnknown:
+		if r.Op == "ResolveInquiry" {
+			return "ResolveInquiry's outcome unknown (ErrOutcomeUnknown): the service may have applied it"
+		}
+		return "outcome unknown (ErrOutcomeUnknown): the service may have stored it"
+	case kindResolution:
+		return "ResolveInquiry applied: " + r.Decision
+	case kindTxID:
+		return "SubmitTxID applied"
+	case kindJoined:
+		return "callbacks that came before the transfer id was known joined this entry"
+	case kindRefused:
+		return refusal(r, key)
+	case kindCallback:
+		if r.Decision != "" {
+			return fmt.Sprintf("callback received: %s (%s)", r.Callback, r.Decision)
+		}
+		return "callback received: " + r.Callback
+	}
+	return r.Kind
+}
+
+// refusal says why a callback delivery was not acted on.
+func refusal(r record, key string) string {
+	if r.Refused == refusedUnauthenticated {
+		return fmt.Sprintf("callback not acted on: %s, not authenticated", r.Callback)
+	}
+	side := "originator"
+	if strings.HasPrefix(key, inboundPrefix) {
+		side = "beneficiary"
+	}
+	return fmt.Sprintf("callback refused: a %s cannot arrive at the %s", r.Callback, side)
 }

@@ -281,6 +281,34 @@ func TestReadAndPeek(t *testing.T, open Open) {
 	assert.Equal(t, []string{`{"u":1}`}, sorted(w.Peeked))
 }
 
+// writeEntries writes four entries of three Steps' stages, times and
+// references for TestEntries, and returns the time they start from, the
+// prefix of their references and their keys.
+func writeEntries(t *testing.T, s journal.Store) (time.Time, string, []string) {
+	base := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
+	prefix := unique("ref-")
+	keys := []string{unique("o:"), unique("o:"), unique("i:"), unique("o:")}
+	for i, st := range []struct {
+		entry int
+		stage journal.Stage
+		at    time.Duration
+		ref   string
+	}{
+		{0, journal.StageNone, 0, prefix + "-a"},
+		{0, journal.StageInitiated, 10 * time.Second, ""},
+		{1, journal.StageNone, 5 * time.Second, prefix + "-b"},
+		{2, journal.StageInitiated, 20 * time.Second, ""},
+		{2, journal.StageInquiryAnswered, 30 * time.Second, "later-" + prefix},
+		{3, journal.StageResolved, 40 * time.Second, "other"},
+		{3, journal.StageInitiated, 15 * time.Second, prefix + "-ignored"}, // earlier At, lower stage, second ref: none count
+	} {
+		_, err := s.Write(ctx(t), journal.Step{Key: keys[st.entry], ID: fmt.Sprint(i), Record: []byte(fmt.Sprintf(`{"n":%d}`, i)),
+			At: base.Add(st.at), Stage: st.stage, Ref: st.ref})
+		require.NoError(t, err)
+	}
+	return base, prefix, keys
+}
+
 // collect returns the keys that q yields, in order, of those in mine (the
 // backend may hold other tests' entries), with their records.
 func collect(t *testing.T, s journal.Store, q journal.Query, mine map[string]bool) ([]string, map[string][]string) {
@@ -304,31 +332,10 @@ func collect(t *testing.T, s journal.Store, q journal.Query, mine map[string]boo
 // loop that breaks stops.
 func TestEntries(t *testing.T, open Open) {
 	s, c := open(t, Config{Retention: long}), ctx(t)
-	base := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
-	prefix := unique("ref-")
-	type step struct {
-		entry int
-		stage journal.Stage
-		at    time.Duration
-		ref   string
-	}
-	keys := []string{unique("o:"), unique("o:"), unique("i:"), unique("o:")}
+	base, prefix, keys := writeEntries(t, s)
 	mine := map[string]bool{}
 	for _, k := range keys {
 		mine[k] = true
-	}
-	for i, st := range []step{
-		{0, journal.StageNone, 0, prefix + "-a"},
-		{0, journal.StageInitiated, 10 * time.Second, ""},
-		{1, journal.StageNone, 5 * time.Second, prefix + "-b"},
-		{2, journal.StageInitiated, 20 * time.Second, ""},
-		{2, journal.StageInquiryAnswered, 30 * time.Second, "later-" + prefix},
-		{3, journal.StageResolved, 40 * time.Second, "other"},
-		{3, journal.StageInitiated, 15 * time.Second, prefix + "-ignored"}, // earlier At, lower stage, second ref: none count
-	} {
-		_, err := s.Write(c, journal.Step{Key: keys[st.entry], ID: fmt.Sprint(i), Record: []byte(fmt.Sprintf(`{"n":%d}`, i)),
-			At: base.Add(st.at), Stage: st.stage, Ref: st.ref})
-		require.NoError(t, err)
 	}
 	for _, tc := range []struct {
 		name string

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vaspkit/travelrule"
-	"github.com/vaspkit/travelrule/callback"
 	"github.com/vaspkit/travelrule/journal"
 )
 
@@ -24,62 +24,43 @@ import (
 // unauthenticated delivery reconciles nothing, and a reference serves one
 // transfer in one direction.
 func TestTrust(t *testing.T, open Open) {
-	ctx := context.Background()
-	store := open(t, Config{Retention: long})
-	j, err := journal.New(store)
+	j, err := journal.New(open(t, Config{Retention: long}))
 	require.NoError(t, err)
-	svc := newLiveService(t)
-	client, err := travelrule.NewClient(svc.URL, travelrule.WithTokenSource(travelrule.StaticToken("fleet-bearer-token-1")),
-		travelrule.WithObserver(j), travelrule.WithRetryMax(0))
-	require.NoError(t, err)
-	verifier, err := callback.NewDataIntegrityVerifier(signingSecret)
-	require.NoError(t, err)
-	signed := callback.NewHandler(func(context.Context, *travelrule.Callback) error { return nil },
-		callback.WithVerifier(verifier), callback.WithCapabilityKey([]byte(capKey)), callback.WithObserver(j))
-	require.NoError(t, signed.Err())
-	unsigned := callback.NewHandler(func(context.Context, *travelrule.Callback) error { return nil },
-		callback.WithoutAuthentication(), callback.WithObserver(j))
-	require.NoError(t, unsigned.Err())
-	url := func(ref string) string {
-		u, err := travelrule.NewCallbackURL("https://vasp.example/cb", ref, []byte(capKey))
-		require.NoError(t, err)
-		return u
-	}
-	initiate := func(ref string) error {
-		_, err := client.InitiateTransfer(ctx, &travelrule.TransferRequest{
-			TravelAddress: "ta4n7WArAHPkQgg3fABMpJiys8AsypD8AqdoXfKBwjH9t5QQbG2uqW9CmQCS3M4GuwxcS6QNdWFUX6nD3tc5bajpNb3svbn87xxy9rCcYNYHN",
-			Asset:         "BTC", Amount: "0.25", Callback: url(ref),
-			Originator:  travelrule.Party{PersonType: "natural", FirstName: "Wilhelmina", LastName: "Oyelaran-Baptiste", DateOfBirth: "1984-03-17"},
-			Beneficiary: travelrule.Party{PersonType: "natural", FirstName: "Cornelius", LastName: "Vandermeulen", DateOfBirth: "1979-11-02"},
-		})
-		return err
-	}
-	stuck := func(key string) bool {
-		found, err := j.Stuck(ctx, journal.Thresholds{OutcomeUnknown: time.Nanosecond})
-		require.NoError(t, err)
-		for _, f := range found {
-			if f.Entry.Key == key {
-				return true
-			}
-		}
-		return false
-	}
+	v := newVASP(t, j, j)
+	lost := trustReplay(t, v, j)
+	confRef := trustInbound(t, v, j)
 
-	// A captured confirmation, signed, replayed to an unknown initiation.
+	// A reference serves one transfer, in one direction.
+	sent := v.svc.reqs.Load()
+	_, err = v.initiate(t, confRef)
+	assert.ErrorIs(t, err, journal.ErrRefInUse, "an inbound transfer's reference is refused for an initiation")
+	_, err = v.client.ResolveInquiry(context.Background(), unique("in-"), travelrule.Approve(url(t, lost)))
+	assert.ErrorIs(t, err, journal.ErrRefInUse, "an outbound transfer's reference is refused for a resolution")
+	assert.Equal(t, sent, v.svc.reqs.Load(), "nothing was sent")
+}
+
+// trustReplay: a captured confirmation, signed, replayed to an unknown
+// initiation reconciles nothing; nor does an unauthenticated delivery. It
+// returns the initiation's reference.
+func trustReplay(t *testing.T, v *vasp, j *journal.Journal) string {
+	ctx := context.Background()
 	lost := unique("lost-")
-	svc.drop.Store(lost)
-	require.ErrorIs(t, initiate(lost), travelrule.ErrOutcomeUnknown)
-	deliver(t, signed, url(lost), `{"txid":"0xfeedbeef"}`)
+	v.svc.drop.Store(lost)
+	_, err := v.initiate(t, lost)
+	require.ErrorIs(t, err, travelrule.ErrOutcomeUnknown)
+	deliver(t, v.signed, url(t, lost), `{"txid":"0xfeedbeef"}`)
 	e, err := j.Entry(ctx, lost)
 	require.NoError(t, err)
 	assert.Equal(t, journal.InitiationUnknown, e.Initiation, "a confirmation is no evidence of an outbound initiation")
 	assert.False(t, e.Reconciled)
 	assert.Equal(t, journal.StageNone, e.Stage)
-	assert.True(t, stuck(e.Key), "Stuck still lists it")
+	found, err := j.Stuck(ctx, journal.Thresholds{OutcomeUnknown: time.Nanosecond})
+	require.NoError(t, err)
+	assert.True(t, slices.ContainsFunc(found, func(f journal.Finding) bool { return f.Entry.Key == e.Key }), "Stuck still lists it")
 	assert.Contains(t, whats(e), "callback refused: a transfer_confirmation cannot arrive at the originator")
 
 	// The same entry, told by an unauthenticated handler that it was stored.
-	deliverTo(t, unsigned, url(lost), fmt.Sprintf(`{"transferId":"tr-forged","status":"APPROVED","callback":%q}`, url(lost)))
+	deliverTo(t, v.unsigned, url(t, lost), fmt.Sprintf(`{"transferId":"tr-forged","status":"APPROVED","callback":%q}`, url(t, lost)))
 	e, err = j.Entry(ctx, lost)
 	require.NoError(t, err)
 	assert.Equal(t, journal.InitiationUnknown, e.Initiation, "an unauthenticated delivery reconciles nothing")
@@ -87,28 +68,26 @@ func TestTrust(t *testing.T, open Open) {
 	forged, err := j.Entry(ctx, "tr-forged")
 	require.NoError(t, err)
 	assert.Nil(t, forged, "nor opens an entry")
+	return lost
+}
 
-	// An inbound transfer: its resolution's reference takes its
-	// confirmation, never an originator's message.
+// trustInbound: an inbound transfer's resolution's reference takes its
+// confirmation, never an originator's message. It returns the reference.
+func trustInbound(t *testing.T, v *vasp, j *journal.Journal) string {
+	ctx := context.Background()
 	inbound, confRef := unique("in-"), unique("conf-")
 	inq := fmt.Sprintf(`{"asset":"BTC","amount":"0.25","callback":"https://trp.example/transfers/inquiryResolution?q=%s","IVMS101":{}}`, inbound)
-	deliver(t, signed, url(unique("inq-")), inq)
-	_, err = client.ResolveInquiry(ctx, inbound, travelrule.Approve(url(confRef)))
+	deliver(t, v.signed, url(t, unique("inq-")), inq)
+	_, err := v.client.ResolveInquiry(ctx, inbound, travelrule.Approve(url(t, confRef)))
 	require.NoError(t, err)
-	deliver(t, signed, url(confRef), `{"approved":true,"callback":"https://trp.example/x"}`)
-	e, err = j.Entry(ctx, confRef)
+	deliver(t, v.signed, url(t, confRef), `{"approved":true,"callback":"https://trp.example/x"}`)
+	e, err := j.Entry(ctx, confRef)
 	require.NoError(t, err)
 	require.NotNil(t, e)
 	assert.Equal(t, journal.Inbound, e.Direction)
 	assert.Equal(t, journal.StageInquiryAnswered, e.Stage, "an INQUIRY_RESOLUTION cannot arrive at the beneficiary")
 	assert.Contains(t, whats(e), "callback refused: a inquiry_resolution cannot arrive at the beneficiary")
-
-	// A reference serves one transfer, in one direction.
-	sent := svc.reqs.Load()
-	assert.ErrorIs(t, initiate(confRef), journal.ErrRefInUse, "an inbound transfer's reference is refused for an initiation")
-	_, err = client.ResolveInquiry(ctx, unique("in-"), travelrule.Approve(url(lost)))
-	assert.ErrorIs(t, err, journal.ErrRefInUse, "an outbound transfer's reference is refused for a resolution")
-	assert.Equal(t, sent, svc.reqs.Load(), "nothing was sent")
+	return confRef
 }
 
 // whats is the entry's timeline, one record a line.
