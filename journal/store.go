@@ -319,11 +319,19 @@ func (s *MemoryStore) selected(q Query) []Stored {
 		Stored
 	}
 	var all []kv
-	for k, e := range s.entries {
-		if now.Sub(e.last) >= s.retention || q.Open && !s.open[k] || !q.Selects(e.stage, e.updated, e.ref) {
-			continue
+	consider := func(k string, e *memEntry) {
+		if e != nil && now.Sub(e.last) < s.retention && q.Selects(e.stage, e.updated, e.ref) {
+			all = append(all, kv{e.updated, Stored{Key: k, Records: cloneAll(e.recs)}})
 		}
-		all = append(all, kv{e.updated, Stored{Key: k, Records: cloneAll(e.recs)}})
+	}
+	if q.Open {
+		for k := range s.open {
+			consider(k, s.entries[k])
+		}
+	} else {
+		for k, e := range s.entries {
+			consider(k, e)
+		}
 	}
 	slices.SortFunc(all, func(a, b kv) int {
 		if c := b.updated.Compare(a.updated); c != 0 {

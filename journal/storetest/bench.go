@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -77,4 +78,89 @@ func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// filled is how many done entries BenchmarkStuck wrote on each store, so
+// that the runs of one benchmark, and a growth series on one store, fill
+// it once.
+var filled sync.Map // journal.Store -> *fill
+
+type fill struct {
+	mu   sync.Mutex
+	done int
+}
+
+// BenchmarkStuck measures one [journal.Journal.Stuck] over store holding
+// at least entries done entries (refused initiations, which an earlier
+// Stuck closed) and 100 open ones (outcomes unknown, each reported): its
+// cost should follow the open entries, not the store's size. It reports
+// cpu-ns/op (getrusage) with ns/op. The store is filled through the
+// journal, with 8 writers, once per store and size.
+func BenchmarkStuck(b *testing.B, store journal.Store, entries int) {
+	ctx := context.Background()
+	past := time.Now().Add(-time.Hour)
+	j, err := journal.New(store, journal.WithClock(func() time.Time { return past }))
+	if err != nil {
+		b.Fatal(err)
+	}
+	v, _ := filled.LoadOrStore(store, &fill{})
+	f := v.(*fill)
+	f.mu.Lock()
+	if f.done == 0 {
+		journalEntries(b, j, 100, travelrule.CallOutcomeUnknown)
+	}
+	journalEntries(b, j, entries-f.done, travelrule.CallNotDone)
+	f.done = max(f.done, entries)
+	f.mu.Unlock()
+	j, err = journal.New(store) // an hour later: the outcomes unknown are reported
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := j.Stuck(ctx, journal.Thresholds{}); err != nil { // closes the done entries
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := cpuTime()
+	for i := 0; i < b.N; i++ {
+		found, err := j.Stuck(ctx, journal.Thresholds{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(found) < 100 {
+			b.Fatalf("Stuck found %d transfers, not the 100 open ones", len(found))
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+}
+
+// journalEntries journals n initiations, each under a reference of its own,
+// that ended with outcome, with 8 writers at once.
+func journalEntries(b *testing.B, j *journal.Journal, n int, outcome travelrule.CallOutcome) {
+	ctx := context.Background()
+	prefix := unique("stuck-")
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Go(func() {
+			for i := next.Add(1); i <= int64(n); i = next.Add(1) {
+				info := &travelrule.CallInfo{Op: "InitiateTransfer", CallbackRef: fmt.Sprintf("%s-%d", prefix, i)}
+				c, err := j.StartCall(ctx, info)
+				if err != nil {
+					errs <- err
+					return
+				}
+				j.EndCall(c, info, &travelrule.CallEnd{Outcome: outcome, Attempts: 1})
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
+	if j.Lost() > 0 {
+		b.Fatalf("%d outcomes were not recorded", j.Lost())
+	}
 }
