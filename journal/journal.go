@@ -467,25 +467,26 @@ func (j *Journal) join(ctx context.Context, key, from string, recs [][]byte) err
 	return err
 }
 
-// joined reports whether key is an unattached entry that another entry
-// joined (see join): its transfer id names that entry, and that entry
-// holds the record that joins it, so that it reads key's records. An
-// unattached entry whose join was not written (a store that failed in
-// between) stays listed on its own: never hidden, never lost.
-func (j *Journal) joined(ctx context.Context, key string) (bool, error) {
+// joined returns the entry that joined key, when key is an unattached
+// entry that another entry joined (see join): its transfer id names that
+// entry, and that entry holds the record that joins it, so that it reads
+// key's records ("" otherwise). An unattached entry whose join was not
+// written (a store that failed in between) stays listed on its own:
+// never hidden, never lost.
+func (j *Journal) joined(ctx context.Context, key string) (string, error) {
 	tid, ok := strings.CutPrefix(key, unattachedPrefix)
 	if !ok {
-		return false, nil
+		return "", nil
 	}
 	owner, err := j.store.Lookup(ctx, transferName+tid)
 	if err != nil || owner == "" || owner == key {
-		return false, err
+		return "", err
 	}
 	recs, err := j.store.Records(ctx, owner)
-	if err != nil {
-		return false, err
+	if err != nil || !slices.ContainsFunc(decodeAll(recs), func(r record) bool { return r.Kind == kindJoined && r.Joined == key }) {
+		return "", err
 	}
-	return slices.ContainsFunc(decodeAll(recs), func(r record) bool { return r.Kind == kindJoined && r.Joined == key }), nil
+	return owner, nil
 }
 
 func (j *Journal) append(ctx context.Context, key, id string, r *record, names ...string) error {
@@ -624,7 +625,7 @@ func (j *Journal) Stuck(ctx context.Context, th Thresholds) ([]Finding, error) {
 // stored folds an entry a store yielded; nil for an unattached entry that
 // another entry joined, and for one with no record that reads.
 func (j *Journal) stored(ctx context.Context, st Stored) (*Entry, error) {
-	if gone, err := j.joined(ctx, st.Key); gone || err != nil {
+	if owner, err := j.joined(ctx, st.Key); owner != "" || err != nil {
 		return nil, err
 	}
 	e, err := j.entry(ctx, st.Key, st.Records)
