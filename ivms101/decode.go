@@ -173,9 +173,10 @@ func (d *decoder) top(data []byte, v reflect.Value) (null bool, err error) {
 		return false, errNotObject
 	}
 	v.SetZero()
+	s := specOf(v.Type())
 	nodes := scanned.Get().(*[]node)
-	d.data, d.nodes = data, scan(data, (*nodes)[:0])
-	d.object(0, v, false)
+	d.data, d.nodes = data, scan(data, s, (*nodes)[:0])
+	d.object(0, v, s, false)
 	if cap(d.nodes) <= maxPooledNodes {
 		*nodes = d.nodes
 		scanned.Put(nodes)
@@ -215,16 +216,15 @@ type memberRef struct {
 	last         bool // no later member of the object has the same name
 }
 
-// object reads node n, a JSON object, into v, a settable struct of the
-// model; local reports whether v is a local or phonetic name. It reports
+// object reads node n, a JSON object, into v, a settable struct of spec
+// s; local reports whether v is a local or phonetic name. It reports
 // false, having read nothing, when n is not an object or when maxObjects
 // objects have been read already.
-func (d *decoder) object(n int, v reflect.Value, local bool) bool {
+func (d *decoder) object(n int, v reflect.Value, s *typeSpec, local bool) bool {
 	if d.read >= maxObjects || d.kind(n) != '{' {
 		return false
 	}
 	d.read++
-	s := specOf(v.Type())
 	var buf [16]memberRef
 	members := d.members(n, s, buf[:0])
 	var extra map[string]json.RawMessage
@@ -271,11 +271,7 @@ func (d *decoder) members(n int, s *typeSpec, dst []memberRef) []memberRef {
 	matched := 0
 	for k := n + 1; k < d.nodes[n].next; k = d.nodes[k+1].next {
 		mem := memberRef{key: k, last: true}
-		if name := d.raw(k); plain(name) {
-			mem.i, mem.via23, mem.exact = match(s, name[1:len(name)-1])
-		} else {
-			mem.i, mem.via23, mem.exact = match(s, unquote(name))
-		}
+		mem.i, mem.via23, mem.exact = matchName(s, d.raw(k))
 		if mem.i >= 0 {
 			matched++
 		}
@@ -328,7 +324,7 @@ func (d *decoder) sameName(a, b int) bool {
 func (d *decoder) flatPerson(n int, v reflect.Value, s *typeSpec) {
 	saw := d.saw2023
 	p := new(Person)
-	d.object(n, reflect.ValueOf(p).Elem(), false)
+	d.object(n, reflect.ValueOf(p).Elem(), s.members[0].elem, false)
 	if p.NaturalPerson == nil && p.LegalPerson == nil {
 		d.saw2023 = saw
 		return
@@ -358,14 +354,14 @@ func (d *decoder) value(n int, f reflect.Value, m *member) bool {
 		if f.Type().Elem().Kind() == reflect.String {
 			return d.strings(n, f.Addr().Interface().(*[]string))
 		}
-		return d.objects(n, f, m.local)
+		return d.objects(n, f, m.elem, m.local)
 	case reflect.Pointer:
-		merge := d.kind(n) == '[' && specOf(f.Type().Elem()).mergeable
+		merge := d.kind(n) == '[' && m.elem.mergeable
 		if !merge && d.kind(n) != '{' {
 			return false
 		}
 		elem := reflect.New(f.Type().Elem())
-		if merge && !d.merged(n, elem.Elem()) || !merge && !d.object(n, elem.Elem(), m.local) {
+		if merge && !d.merged(n, elem.Elem(), m.elem) || !merge && !d.object(n, elem.Elem(), m.elem, m.local) {
 			return false
 		}
 		f.Set(elem)
@@ -391,10 +387,10 @@ func (d *decoder) objectArray(n int) (int, bool) {
 }
 
 // objects reads node n, a non-empty array of objects, into f, a nil slice
-// of structs of the model. It reads nothing into f when an element cannot
+// of structs of spec s. It reads nothing into f when an element cannot
 // be read (the objects of the elements before it used up maxObjects):
 // the member is then kept whole in Extra, where Validate finds it.
-func (d *decoder) objects(n int, f reflect.Value, local bool) bool {
+func (d *decoder) objects(n int, f reflect.Value, s *typeSpec, local bool) bool {
 	count, ok := d.objectArray(n)
 	if !ok {
 		return false
@@ -403,7 +399,7 @@ func (d *decoder) objects(n int, f reflect.Value, local bool) bool {
 	f.Grow(count)
 	f.SetLen(count)
 	for i, e := 0, n+1; e < d.nodes[n].next; i, e = i+1, d.nodes[e].next {
-		if !d.object(e, f.Index(i), local) {
+		if !d.object(e, f.Index(i), s, local) {
 			d.saw2023 = saw
 			f.SetZero()
 			return false
@@ -412,23 +408,22 @@ func (d *decoder) objects(n int, f reflect.Value, local bool) bool {
 	return true
 }
 
-// merged reads node n, a non-empty array of name objects, into v as one
-// name: their lists appended in order, the first of their other members
-// kept. It reports false when a name object cannot be read (the objects
-// before it used up maxObjects), as objects does; v is then to be
-// dropped.
-func (d *decoder) merged(n int, v reflect.Value) bool {
+// merged reads node n, a non-empty array of name objects, into v, a name
+// of spec s, as one name: their lists appended in order, the first of
+// their other members kept. It reports false when a name object cannot be
+// read (the objects before it used up maxObjects), as objects does; v is
+// then to be dropped.
+func (d *decoder) merged(n int, v reflect.Value, s *typeSpec) bool {
 	if _, ok := d.objectArray(n); !ok {
 		return false
 	}
 	saw := d.saw2023
-	s := specOf(v.Type())
 	for e := n + 1; e < d.nodes[n].next; e = d.nodes[e].next {
 		one := v
 		if e > n+1 {
 			one = reflect.New(v.Type()).Elem()
 		}
-		if !d.object(e, one, false) {
+		if !d.object(e, one, s, false) {
 			d.saw2023 = saw
 			return false
 		}

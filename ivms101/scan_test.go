@@ -2,34 +2,74 @@ package ivms101
 
 import (
 	"encoding/json"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
+// TestScan: the nodes of a text are those of the values the model reads,
+// each given as its text and the index of the node after it; what the
+// model does not read is one node.
 func TestScan(t *testing.T) {
-	tests := []struct {
+	type want struct {
 		text string
-		want []node
+		next int
+	}
+	address := specOf(reflect.TypeFor[Address]())
+	tests := []struct {
+		name string
+		spec *typeSpec
+		text string
+		want []want
 	}{
-		{`{}`, []node{{0, 2, 1}}},
-		{` {"a" : [1, "x\"]", {}] , "b":null} `, []node{
-			{1, 35, 8}, // the object
-			{2, 5, 2},  // "a"
-			{8, 23, 6}, // [1, "x\"]", {}]
-			{9, 10, 4}, // 1
-			{12, 18, 5},
-			{20, 22, 6}, // {}
-			{26, 29, 7}, // "b"
-			{30, 34, 8}, // null
+		{"empty", address, ` {} `, []want{{`{}`, 1}}},
+		{"a list, a value of the wrong type, a member the model does not name", address,
+			`{"addressLine" : [1, "x\"]", {"a":[2]}] , "unit":{"a":[1, {}]}, "townName":null,"country":"DE"}`,
+			[]want{
+				{`{"addressLine" : [1, "x\"]", {"a":[2]}] , "unit":{"a":[1, {}]}, "townName":null,"country":"DE"}`, 12},
+				{`"addressLine"`, 2}, {`[1, "x\"]", {"a":[2]}]`, 6}, {`1`, 4}, {`"x\"]"`, 5}, {`{"a":[2]}`, 6},
+				{`"unit"`, 7}, {`{"a":[1, {}]}`, 8},
+				{`"townName"`, 9}, {`null`, 10},
+				{`"country"`, 11}, {`"DE"`, 12},
+			}},
+		{"escapes, numbers", address, `{"\\":"\\\\","k":-1.5e+3,"po\u0073tCode":[{"x":1}]}`, []want{
+			{`{"\\":"\\\\","k":-1.5e+3,"po\u0073tCode":[{"x":1}]}`, 7},
+			{`"\\"`, 2}, {`"\\\\"`, 3}, {`"k"`, 4}, {`-1.5e+3`, 5}, {`"po\u0073tCode"`, 6}, {`[{"x":1}]`, 7},
 		}},
-		{`{"\\":"\\\\","k":-1.5e+3}`, []node{{0, 25, 5}, {1, 5, 2}, {6, 12, 3}, {13, 16, 4}, {17, 24, 5}}},
+		{"a VASP as the person itself", specOf(reflect.TypeFor[OriginatingVASP]()),
+			`{"legalPerson":{"x":[1]},"originatingVASP":[{}]}`, []want{
+				{`{"legalPerson":{"x":[1]},"originatingVASP":[{}]}`, 7},
+				{`"legalPerson"`, 2}, {`{"x":[1]}`, 5}, {`"x"`, 4}, {`[1]`, 5},
+				{`"originatingVASP"`, 6}, {`[{}]`, 7},
+			}},
 	}
 	for _, tt := range tests {
-		require.True(t, json.Valid([]byte(tt.text)), tt.text)
-		assert.Equal(t, tt.want, scan([]byte(tt.text), nil), tt.text)
+		t.Run(tt.name, func(t *testing.T) {
+			require.True(t, json.Valid([]byte(tt.text)), tt.text)
+			var got []want
+			for _, n := range scan([]byte(tt.text), tt.spec, nil) {
+				got = append(got, want{tt.text[n.start:n.end], n.next})
+			}
+			assert.Equal(t, tt.want, got)
+		})
 	}
+	t.Run("an array of more objects than reading takes", func(t *testing.T) {
+		name := specOf(reflect.TypeFor[NaturalPersonName]())
+		for _, n := range []int{maxObjects, maxObjects + 1} {
+			text := `{"nameIdentifier":[` + strings.Repeat(`{},`, n-1) + `{}]}`
+			nodes := scan([]byte(text), name, nil)
+			if n > maxObjects {
+				assert.Len(t, nodes, 3, "the object, the name, the array")
+			} else {
+				assert.Len(t, nodes, 3+n)
+			}
+			assert.Equal(t, len(text), nodes[0].end)
+			assert.Equal(t, len(nodes), nodes[2].next)
+		}
+	})
 }
 
 // TestUnquote: a string is read as encoding/json reads it, escapes,

@@ -22,6 +22,12 @@ type member struct {
 	// show reports whether the redacted forms may show a value of this
 	// string field (or of each element of a []string); nil: never.
 	show func(string) bool
+	// elem is the spec of the struct the field holds (through a pointer,
+	// or as a slice's elements), or nil; list reports whether an array is
+	// read into the field: a slice, or a name (an array of names is read
+	// as one).
+	elem *typeSpec
+	list bool
 }
 
 // nameFor returns the member's name in edition ed; local reports whether
@@ -129,6 +135,24 @@ func init() {
 	registerTransfer()
 	registerPersons()
 	registerDetails()
+	link()
+}
+
+// link sets the elem and list of every member, once every type is
+// registered.
+func link() {
+	for t, s := range specs {
+		for i := range s.members {
+			m := &s.members[i]
+			switch f := t.Field(m.index).Type; f.Kind() {
+			case reflect.Pointer:
+				m.elem = specs[f.Elem()]
+				m.list = m.elem.mergeable
+			case reflect.Slice:
+				m.elem, m.list = specs[f.Elem()], true // no spec for []string
+			}
+		}
+	}
 }
 
 // registerTransfer registers the payload and the parts of a transfer: its
