@@ -139,10 +139,10 @@ func unmarshal[T any](data []byte, v *T) error {
 	return err
 }
 
-// decoder reads the JSON of the model's types from the nodes of one JSON
-// text (scan.go), that is, in one pass over its bytes: a member is read
-// from its nodes, and one the model does not name is kept as its bytes
-// without being looked into again.
+// decoder reads the JSON of the model's types from the nodes scan.go finds
+// in one pass over the text (after json.Valid's): a member is read from
+// its nodes, and one the model does not read is kept as its bytes, which
+// the scan skipped over.
 type decoder struct {
 	data    []byte
 	nodes   []node

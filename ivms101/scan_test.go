@@ -3,6 +3,7 @@ package ivms101
 import (
 	"encoding/json"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -84,4 +85,21 @@ func TestUnquote(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(quoted), &want), quoted)
 		assert.Equal(t, want, unquote([]byte(quoted)), quoted)
 	}
+}
+
+// TestParseCostOfWhatTheModelDoesNotRead: a member the model does not read
+// costs about its bytes (its copy in Extra), not a node for each value in
+// it: a megabyte of numbers allocated 71 MB when every value had a node,
+// 5 MB before #42.
+func TestParseCostOfWhatTheModelDoesNotRead(t *testing.T) {
+	in := []byte(`{"originator":{"x":[` + strings.Repeat("0,", 500_000) + `0]}}`)
+	_, err := Parse(in) // the pool of nodes filled
+	require.NoError(t, err)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	p, err := Parse(in)
+	runtime.ReadMemStats(&after)
+	require.NoError(t, err)
+	assert.Len(t, p.Originator.Extra["x"], len(in)-len(`{"originator":{"x":}}`))
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(3*len(in)))
 }
