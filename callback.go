@@ -671,12 +671,44 @@ func (c Callback) piiValues() []string {
 		v = c.Inquiry.appendPII(v)
 	}
 	if c.IVMS101 != nil {
-		if b, err := json.Marshal(c.IVMS101); err == nil {
-			v = appendTexts(v, b)
+		v = appendPayloadTexts(v, reflect.ValueOf(c.IVMS101).Elem())
+	}
+	return v
+}
+
+// appendPayloadTexts appends to v the texts of x, an IVMS101 payload or a
+// part of one, that are not codes of IVMS101's code lists or countries:
+// every text of its model, and the string values of its Extra members. It
+// walks the structs, without writing the payload's JSON again.
+func appendPayloadTexts(v []string, x reflect.Value) []string {
+	switch x.Kind() {
+	case reflect.String:
+		if s := x.String(); s != "" && !ivmsCode(s) {
+			v = append(v, s)
+		}
+	case reflect.Pointer:
+		if !x.IsNil() {
+			v = appendPayloadTexts(v, x.Elem())
+		}
+	case reflect.Slice:
+		for i := range x.Len() {
+			v = appendPayloadTexts(v, x.Index(i))
+		}
+	case reflect.Map: // Extra
+		for _, raw := range x.Interface().(map[string]json.RawMessage) {
+			v = appendTexts(v, raw)
+		}
+	case reflect.Struct:
+		for i := range x.NumField() {
+			if f := x.Field(i); f.Type() != payloadVersionType { // Payload.Version: not the payload's, a code anyway
+				v = appendPayloadTexts(v, f)
+			}
 		}
 	}
 	return v
 }
+
+var payloadVersionType = reflect.TypeFor[ivms101.Version]()
 
 // appendTexts appends to v the string values (not the member names) of
 // the JSON document b that are not codes of IVMS101's code lists or

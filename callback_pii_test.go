@@ -62,6 +62,10 @@ func TestSafeTransferID(t *testing.T) {
 		{"a short building number inside a UUID", `{"transferId":"4b1f2ae3-5c6d-4e7f-8a9b-e07fc91280a7","status":"inquiry","asset":"BTC","amount":"1","originator":{"personType":"natural","firstName":"Ada","buildingNumber":"12"}}`, "4b1f2ae3-5c6d-4e7f-8a9b-e07fc91280a7"},
 		{"an id free of the short name", `{"transferId":"tr-42","status":"inquiry","asset":"BTC","amount":"1","originator":{"personType":"natural","firstName":"Ma"}}`, "tr-42"},
 		{"a short name glued to the last name", `{"transferId":"MASMITH-42","status":"inquiry","asset":"BTC","amount":"1","originator":{"personType":"natural","firstName":"Ma","lastName":"Smith"}}`, ""},
+		{"a text of the IVMS101 payload", `{"transferId":"Quillfeather-7","asset":"BTC","amount":"1","IVMS101":{"originator":{"originatorPersons":[{"naturalPerson":{"name":{"nameIdentifier":[{"primaryIdentifier":"Hopper","secondaryIdentifier":"Quillfeather","nameIdentifierType":"LEGL"}]}}}]}}}`, ""},
+		{"an unmapped text of the IVMS101 payload", `{"transferId":"Lyonnaise","asset":"BTC","amount":"1","IVMS101":{"originator":{"originatorPersons":[{"naturalPerson":{"dateAndPlaceOfBirth":{"dateOfBirth":"1979-04-02","placeOfBirth":"Lyonnaise"}}}]}}}`, ""},
+		{"a text the IVMS101 payload keeps in Extra", `{"transferId":"tr-Wexcombe","asset":"BTC","amount":"1","IVMS101":{"originator":{"originatorPersons":[{"naturalPerson":{"name":{"nameIdentifier":[{"primaryIdentifier":"Hopper","nameIdentifierType":"LEGL"}]},"alias":{"nick":["Wexcombe"]}}}]}}}`, ""},
+		{"a code of the IVMS101 payload is no personal value", `{"transferId":"GEOG-LEGL","asset":"BTC","amount":"1","IVMS101":{"originator":{"originatorPersons":[{"legalPerson":{"name":{"nameIdentifier":[{"legalPersonName":"Hopper Ltd","legalPersonNameIdentifierType":"LEGL"}]},"geographicAddress":[{"addressType":"GEOG","townName":"Oslo","country":"NO"}]}}]}}}`, "GEOG-LEGL"},
 		{"not an identifier", `{"transferId":"two words","status":"APPROVED"}`, ""},
 		{"none", `{"status":"APPROVED"}`, ""},
 	}
@@ -75,4 +79,35 @@ func TestSafeTransferID(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSafeTransferIDAllocations: the journal takes the transfer id of
+// every callback; SafeTransferID walks the IVMS101 payload's structs, it
+// does not write the payload's JSON again and read it back (289
+// allocations for the live INQUIRY, before #42).
+func TestSafeTransferIDAllocations(t *testing.T) {
+	cb, err := travelrule.ParseCallback([]byte(cbLiveInquiryBody))
+	require.NoError(t, err)
+	allocs := testing.AllocsPerRun(20, func() {
+		if cb.SafeTransferID() == "" {
+			t.Fatal("the transfer id is hidden")
+		}
+	})
+	assert.LessOrEqual(t, allocs, 16.0)
+}
+
+// BenchmarkCallbackSafeTransferID: the transfer id the journal takes of
+// every callback it records, here of the live service's INQUIRY with its
+// IVMS101 payload (the id repeats none of its values, so every value is
+// looked at).
+func BenchmarkCallbackSafeTransferID(b *testing.B) {
+	cb, err := travelrule.ParseCallback([]byte(cbLiveInquiryBody))
+	require.NoError(b, err)
+	require.NotEmpty(b, cb.TransferID)
+	measure(b, func() error {
+		if cb.SafeTransferID() != cb.TransferID {
+			return fmt.Errorf("the transfer id is hidden")
+		}
+		return nil
+	})
 }

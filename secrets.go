@@ -194,58 +194,75 @@ func (s *secrets) foldFor(abc uint64) {
 	abc = s.foldedOf
 	text, words := s.textBuf[:0], s.wordBuf[:0]
 	for _, v := range s.personal {
-		// An ASCII value's one fold, without the tables; a value with a
-		// letter outside abc, or an ideograph, fits no text of abc (every
-		// fold keeps them).
-		start, ascii, fit := len(text), true, true
-		for i := 0; i < len(v) && fit; i++ {
-			switch c := v[i]; {
-			case c < utf8.RuneSelf:
-				if f := asciiFold[c]; f != 0 {
-					fit = letterBit(f)&^abc == 0
-					text = append(text, f)
-				}
-			case abc&beyondASCII == 0 && c >= 0xe4 && c <= 0xe9: // an ideograph's lead byte
-				r, _ := utf8.DecodeRuneInString(v[i:])
-				fit, ascii = !isIdeograph(r), false
-			default:
-				ascii = false
-			}
-		}
+		start := len(text)
+		var ascii, fit bool
+		text, ascii, fit = appendASCIIFold(text, v, abc)
 		if n := len(text) - start; fit && ascii && n >= 2 {
 			words = append(words, word{start, len(text), n < 5, true})
 			continue
 		}
 		text = text[:start] // too short to look for, in no text of abc, or beyond ASCII
-		if !fit || ascii {
-			continue
-		}
-		n, spells := 0, false // spells: the folds with and without spell differ
-		for _, r := range v {
-			if unicode.IsLetter(r) || unicode.IsDigit(r) {
-				n++
-			}
-			spells = spells || r >= latinFirst && r-latinFirst < rune(len(latinFolds[0])) && latinFolds[0][r-latinFirst] != latinFolds[1][r-latinFirst]
-		}
-		spelled := -1 // the word of v's spelled-out fold, once kept
-		for _, spell := range [2]bool{true, false} {
-			if !spell && !spells {
-				break
-			}
-			start := len(text)
-			text = appendFold(text, v, spell)
-			f := text[start:]
-			if n < 2 || utf8.RuneCount(f) < 2 || !fits(f, abc) || !spell && spelled >= 0 && bytes.Equal(f, text[words[spelled].start:words[spelled].end]) {
-				text = text[:start] // too short to look for, in no text of abc, or the same fold again
-				continue
-			}
-			if spell {
-				spelled = len(words)
-			}
-			words = append(words, word{start, len(text), n < 5, isASCII(string(f))})
+		if fit && !ascii {
+			text, words = appendFolds(text, words, v, abc)
 		}
 	}
 	s.text, s.words = text, words
+}
+
+// appendASCIIFold appends to text the one fold of v when v is ASCII
+// (ascii), without the tables, and reports whether a text of alphabet abc
+// may hold a fold of v (fit): none does of a value with an ASCII letter or
+// digit outside abc, nor, when abc is ASCII, of one with an ideograph
+// (every fold keeps them). What it appended of a value beyond ASCII is to
+// be dropped.
+func appendASCIIFold(text []byte, v string, abc uint64) (_ []byte, ascii, fit bool) {
+	ascii, fit = true, true
+	for i := 0; i < len(v) && fit; i++ {
+		switch c := v[i]; {
+		case c < utf8.RuneSelf:
+			if f := asciiFold[c]; f != 0 {
+				fit = letterBit(f)&^abc == 0
+				text = append(text, f)
+			}
+		case abc&beyondASCII == 0 && c >= 0xe4 && c <= 0xe9: // an ideograph's lead byte
+			r, _ := utf8.DecodeRuneInString(v[i:])
+			fit, ascii = !isIdeograph(r), false
+		default:
+			ascii = false
+		}
+	}
+	return text, ascii, fit
+}
+
+// appendFolds appends to text, and to words, the folds of v, a value
+// beyond ASCII, that a text of alphabet abc may hold: with umlauts
+// written out ("mueller") and, when it differs, without ("muller").
+func appendFolds(text []byte, words []word, v string, abc uint64) ([]byte, []word) {
+	n, spells := 0, false // spells: the folds with and without spell differ
+	for _, r := range v {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			n++
+		}
+		spells = spells || r >= latinFirst && r-latinFirst < rune(len(latinFolds[0])) && latinFolds[0][r-latinFirst] != latinFolds[1][r-latinFirst]
+	}
+	spelled := -1 // the word of v's spelled-out fold, once kept
+	for _, spell := range [2]bool{true, false} {
+		if !spell && !spells {
+			break
+		}
+		start := len(text)
+		text = appendFold(text, v, spell)
+		f := text[start:]
+		if n < 2 || utf8.RuneCount(f) < 2 || !fits(f, abc) || !spell && spelled >= 0 && bytes.Equal(f, text[words[spelled].start:words[spelled].end]) {
+			text = text[:start] // too short to look for, in no text of abc, or the same fold again
+			continue
+		}
+		if spell {
+			spelled = len(words)
+		}
+		words = append(words, word{start, len(text), n < 5, isASCII(string(f))})
+	}
+	return text, words
 }
 
 // fits reports whether a text of alphabet abc may hold the fold f.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
+	"sync"
 )
 
 // ErrMalformed is matched (with errors.Is) by the error of Parse and of
@@ -138,8 +139,13 @@ func unmarshal[T any](data []byte, v *T) error {
 	return err
 }
 
-// decoder reads the JSON of the model's types.
+// decoder reads the JSON of the model's types from the nodes scan.go finds
+// in one pass over the text (after json.Valid's): a member is read from
+// its nodes, and one the model does not read is kept as its bytes, which
+// the scan skipped over.
 type decoder struct {
+	data    []byte
+	nodes   []node
 	saw2023 bool // a name only the 2023 edition writes was read
 	read    int  // the objects read into the model so far
 }
@@ -159,8 +165,7 @@ func (d *decoder) top(data []byte, v reflect.Value) (null bool, err error) {
 	if !json.Valid(data) {
 		return false, errNotJSON
 	}
-	data = bytes.TrimLeft(data, " \t\r\n")
-	switch data[0] {
+	switch bytes.TrimLeft(data, " \t\r\n")[0] {
 	case 'n':
 		return true, nil
 	case '{':
@@ -168,24 +173,60 @@ func (d *decoder) top(data []byte, v reflect.Value) (null bool, err error) {
 		return false, errNotObject
 	}
 	v.SetZero()
-	d.object(data, v, false)
+	s := specOf(v.Type())
+	nodes := scanned.Get().(*[]node)
+	d.data, d.nodes = data, scan(data, s, (*nodes)[:0])
+	d.object(0, v, s, false)
+	if cap(d.nodes) <= maxPooledNodes {
+		*nodes = d.nodes
+		scanned.Put(nodes)
+	}
+	d.data, d.nodes = nil, nil
 	return false, nil
 }
 
-// object reads raw, a JSON object, into v, a settable struct of the
-// model; local reports whether v is a local or phonetic name. It reports
-// false, having read nothing, when raw is not an object or when
-// maxObjects objects have been read already.
-func (d *decoder) object(raw []byte, v reflect.Value, local bool) bool {
-	if d.read >= maxObjects {
-		return false
+// scanned holds the node slices of earlier reads, for the next ones.
+var scanned = sync.Pool{New: func() any { return new([]node) }}
+
+// maxPooledNodes is the most nodes a slice put back in scanned holds: a
+// large payload's are let go.
+const maxPooledNodes = 4096
+
+// raw returns the JSON text of node n.
+func (d *decoder) raw(n int) []byte { return d.data[d.nodes[n].start:d.nodes[n].end] }
+
+// kind returns the first byte of node n's text: '{', '[', '"', a digit, '-',
+// 't', 'f' or 'n'.
+func (d *decoder) kind(n int) byte { return d.data[d.nodes[n].start] }
+
+// text returns the decoded string of node n, if it is a string.
+func (d *decoder) text(n int) (string, bool) {
+	if d.kind(n) != '"' {
+		return "", false
 	}
-	members, ok := objectMembers(raw)
-	if !ok {
+	return unquote(d.raw(n)), true
+}
+
+// memberRef is a member of an object being read: the nodes of its name
+// and of its value, and the member of the model its name matches.
+type memberRef struct {
+	key          int  // the node of the name; the value's is the next one
+	i            int  // the index in typeSpec.members, or -1
+	via23, exact bool // as match reports them
+	last         bool // no later member of the object has the same name
+}
+
+// object reads node n, a JSON object, into v, a settable struct of spec
+// s; local reports whether v is a local or phonetic name. It reports
+// false, having read nothing, when n is not an object or when maxObjects
+// objects have been read already.
+func (d *decoder) object(n int, v reflect.Value, s *typeSpec, local bool) bool {
+	if d.read >= maxObjects || d.kind(n) != '{' {
 		return false
 	}
 	d.read++
-	s := specOf(v.Type())
+	var buf [16]memberRef
+	members := d.members(n, s, buf[:0])
 	var extra map[string]json.RawMessage
 	var read uint32 // bit i: member i was read
 	// Members named exactly as the standard names them come first, then
@@ -194,21 +235,16 @@ func (d *decoder) object(raw []byte, v reflect.Value, local bool) bool {
 	// one name, only the last counts, as encoding/json and JavaScript's
 	// JSON.parse read it, so that screening sees the identity the
 	// sender's own parser sees.
-	last := make(map[string]int, len(members)) // the index of each key's last occurrence
-	for k, mem := range members {
-		last[mem.key] = k
-	}
-	for _, exactPass := range []bool{true, false} {
-		for k, mem := range members {
-			i, via23, exact := s.match(mem.key)
-			if exact != exactPass {
+	for _, exactPass := range [2]bool{true, false} {
+		for _, mem := range members {
+			if mem.exact != exactPass {
 				continue
 			}
-			if i >= 0 && read&(1<<i) == 0 && last[mem.key] == k {
-				m := &s.members[i]
-				if d.value(mem.value, v.Field(m.index), m) {
-					read |= 1 << i
-					if via23 && m.marks && !local {
+			if mem.i >= 0 && read&(1<<mem.i) == 0 && mem.last {
+				m := &s.members[mem.i]
+				if d.value(mem.key+1, v.Field(m.index), m) {
+					read |= 1 << mem.i
+					if mem.via23 && m.marks && !local {
 						d.saw2023 = true
 					}
 					continue
@@ -217,25 +253,78 @@ func (d *decoder) object(raw []byte, v reflect.Value, local bool) bool {
 			if extra == nil {
 				extra = make(map[string]json.RawMessage)
 			}
-			extra[mem.key] = canonical(mem.value)
+			extra[unquote(d.raw(mem.key))] = d.canonical(mem.key + 1)
 		}
 	}
 	if extra != nil {
 		v.Field(s.extra).Set(reflect.ValueOf(extra))
 	}
 	if s.wrapper && v.Field(s.members[0].index).IsNil() && extra != nil {
-		d.flatPerson(raw, v, s)
+		d.flatPerson(n, v, s)
 	}
 	return true
+}
+
+// members appends to dst the members of node n, an object whose struct
+// has spec s, in order.
+func (d *decoder) members(n int, s *typeSpec, dst []memberRef) []memberRef {
+	matched := 0
+	for k := n + 1; k < d.nodes[n].next; k = d.nodes[k+1].next {
+		mem := memberRef{key: k, last: true}
+		mem.i, mem.via23, mem.exact = matchName(s, d.raw(k))
+		if mem.i >= 0 {
+			matched++
+		}
+		dst = append(dst, mem)
+	}
+	d.markLast(dst, matched)
+	return dst
+}
+
+// markLast clears the last of each of members, of which matched match a
+// member of the model, that a later one has the same name as. Only those
+// that match count: the others are all kept in Extra, where a later one
+// replaces an earlier one.
+func (d *decoder) markLast(members []memberRef, matched int) {
+	if matched > 16 { // a hostile payload's thousands: a map, not their square
+		last := make(map[string]int, matched)
+		for j, m := range members {
+			if m.i >= 0 {
+				last[unquote(d.raw(m.key))] = j
+			}
+		}
+		for j := range members {
+			members[j].last = members[j].i < 0 || last[unquote(d.raw(members[j].key))] == j
+		}
+		return
+	}
+	for j := range members {
+		for k := j + 1; k < len(members) && members[j].i >= 0; k++ {
+			// The same name matches the same member.
+			if members[k].i == members[j].i && d.sameName(members[j].key, members[k].key) {
+				members[j].last = false
+				break
+			}
+		}
+	}
+}
+
+// sameName reports whether nodes a and b, strings, decode to the same text.
+func (d *decoder) sameName(a, b int) bool {
+	ra, rb := d.raw(a), d.raw(b)
+	if plain(ra) && plain(rb) {
+		return bytes.Equal(ra, rb)
+	}
+	return unquote(ra) == unquote(rb)
 }
 
 // flatPerson reads an OriginatingVASP or BeneficiaryVASP that came as the
 // person itself ({"legalPerson": ...}, as some networks send it), when it
 // holds a natural or legal person.
-func (d *decoder) flatPerson(raw []byte, v reflect.Value, s *typeSpec) {
+func (d *decoder) flatPerson(n int, v reflect.Value, s *typeSpec) {
 	saw := d.saw2023
 	p := new(Person)
-	d.object(raw, reflect.ValueOf(p).Elem(), false)
+	d.object(n, reflect.ValueOf(p).Elem(), s.members[0].elem, false)
 	if p.NaturalPerson == nil && p.LegalPerson == nil {
 		d.saw2023 = saw
 		return
@@ -244,35 +333,35 @@ func (d *decoder) flatPerson(raw []byte, v reflect.Value, s *typeSpec) {
 	v.Field(s.extra).SetZero()
 }
 
-// value reads raw into f, the field of member m, and reports whether it
-// did: whether raw has the field's type and is not empty.
-func (d *decoder) value(raw []byte, f reflect.Value, m *member) bool {
+// value reads node n into f, the field of member m, and reports whether
+// it did: whether n has the field's type and is not empty.
+func (d *decoder) value(n int, f reflect.Value, m *member) bool {
 	switch f.Kind() {
 	case reflect.String:
-		s, ok := stringValue(raw)
+		s, ok := d.text(n)
 		if !ok || s == "" {
 			return false
 		}
 		f.SetString(s)
 		return true
 	case reflect.Int:
-		n, ok := intValue(raw)
+		i, ok := intValue(d.raw(n))
 		if ok {
-			f.SetInt(int64(n))
+			f.SetInt(int64(i))
 		}
 		return ok
 	case reflect.Slice:
 		if f.Type().Elem().Kind() == reflect.String {
-			return stringsValue(raw, f)
+			return d.strings(n, f.Addr().Interface().(*[]string))
 		}
-		return d.objects(raw, f, m.local)
+		return d.objects(n, f, m.elem, m.local)
 	case reflect.Pointer:
+		merge := d.kind(n) == '[' && m.elem.mergeable
+		if !merge && d.kind(n) != '{' {
+			return false
+		}
 		elem := reflect.New(f.Type().Elem())
-		if raw[0] == '[' && specOf(f.Type().Elem()).mergeable {
-			if !d.merged(raw, elem.Elem()) {
-				return false
-			}
-		} else if !d.object(raw, elem.Elem(), m.local) {
+		if merge && !d.merged(n, elem.Elem(), m.elem) || !merge && !d.object(n, elem.Elem(), m.elem, m.local) {
 			return false
 		}
 		f.Set(elem)
@@ -281,104 +370,113 @@ func (d *decoder) value(raw []byte, f reflect.Value, m *member) bool {
 	return false
 }
 
-// objectArray returns the elements of raw when it is a non-empty array of
-// objects that the bound of maxObjects leaves room for.
-func (d *decoder) objectArray(raw []byte) ([][]byte, bool) {
-	elems, ok := arrayElements(raw)
-	if !ok || len(elems) == 0 || d.read+len(elems) > maxObjects {
-		return nil, false
+// objectArray returns the number of elements of node n when it is a
+// non-empty array of objects that the bound of maxObjects leaves room for.
+func (d *decoder) objectArray(n int) (int, bool) {
+	if d.kind(n) != '[' {
+		return 0, false
 	}
-	for _, e := range elems {
-		if e[0] != '{' {
-			return nil, false
+	count := 0
+	for e := n + 1; e < d.nodes[n].next; e = d.nodes[e].next {
+		if d.kind(e) != '{' {
+			return 0, false
 		}
+		count++
 	}
-	return elems, true
+	return count, count > 0 && d.read+count <= maxObjects
 }
 
-// objects reads raw, a non-empty array of objects, into f, a slice of
-// structs of the model. It reads nothing into f when an element cannot
+// objects reads node n, a non-empty array of objects, into f, a nil slice
+// of structs of spec s. It reads nothing into f when an element cannot
 // be read (the objects of the elements before it used up maxObjects):
 // the member is then kept whole in Extra, where Validate finds it.
-func (d *decoder) objects(raw []byte, f reflect.Value, local bool) bool {
-	elems, ok := d.objectArray(raw)
+func (d *decoder) objects(n int, f reflect.Value, s *typeSpec, local bool) bool {
+	count, ok := d.objectArray(n)
 	if !ok {
 		return false
 	}
 	saw := d.saw2023
-	s := reflect.MakeSlice(f.Type(), len(elems), len(elems))
-	for i, e := range elems {
-		if !d.object(e, s.Index(i), local) {
+	f.Grow(count)
+	f.SetLen(count)
+	for i, e := 0, n+1; e < d.nodes[n].next; i, e = i+1, d.nodes[e].next {
+		if !d.object(e, f.Index(i), s, local) {
 			d.saw2023 = saw
+			f.SetZero()
 			return false
 		}
 	}
-	f.Set(s)
 	return true
 }
 
-// merged reads raw, a non-empty array of name objects, into v as one
-// name: their lists appended in order, the first of their other members
-// kept. It reports false when a name object cannot be read (the objects
-// before it used up maxObjects), as objects does; v is then to be
-// dropped.
-func (d *decoder) merged(raw []byte, v reflect.Value) bool {
-	elems, ok := d.objectArray(raw)
-	if !ok {
+// merged reads node n, a non-empty array of name objects, into v, a name
+// of spec s, as one name: their lists appended in order, the first of
+// their other members kept. It reports false when a name object cannot be
+// read (the objects before it used up maxObjects), as objects does; v is
+// then to be dropped.
+func (d *decoder) merged(n int, v reflect.Value, s *typeSpec) bool {
+	if _, ok := d.objectArray(n); !ok {
 		return false
 	}
 	saw := d.saw2023
-	s := specOf(v.Type())
-	for i, e := range elems {
+	for e := n + 1; e < d.nodes[n].next; e = d.nodes[e].next {
 		one := v
-		if i > 0 {
+		if e > n+1 {
 			one = reflect.New(v.Type()).Elem()
 		}
-		if !d.object(e, one, false) {
+		if !d.object(e, one, s, false) {
 			d.saw2023 = saw
 			return false
 		}
-		if i == 0 {
-			continue
-		}
-		for _, m := range s.members {
-			f := v.Field(m.index)
-			f.Set(reflect.AppendSlice(f, one.Field(m.index)))
-		}
-		for k, x := range one.Field(s.extra).Interface().(map[string]json.RawMessage) {
-			ex := v.Field(s.extra)
-			if ex.IsNil() {
-				ex.Set(reflect.ValueOf(map[string]json.RawMessage{}))
-			}
-			if m := ex.Interface().(map[string]json.RawMessage); m[k] == nil {
-				m[k] = x
-			}
+		if e > n+1 {
+			mergeName(v, one, s)
 		}
 	}
 	return true
 }
 
-// stringsValue reads raw, a non-empty array of strings or a non-empty
-// string (taken as an array of one), into f, a []string.
-func stringsValue(raw []byte, f reflect.Value) bool {
-	if s, ok := stringValue(raw); ok {
+// mergeName appends the lists of one, a name of spec s, to those of v,
+// and adds to v's Extra the members of one's that v's does not hold.
+func mergeName(v, one reflect.Value, s *typeSpec) {
+	for _, m := range s.members {
+		f := v.Field(m.index)
+		f.Set(reflect.AppendSlice(f, one.Field(m.index)))
+	}
+	for k, x := range one.Field(s.extra).Interface().(map[string]json.RawMessage) {
+		ex := v.Field(s.extra)
+		if ex.IsNil() {
+			ex.Set(reflect.ValueOf(map[string]json.RawMessage{}))
+		}
+		if m := ex.Interface().(map[string]json.RawMessage); m[k] == nil {
+			m[k] = x
+		}
+	}
+}
+
+// strings reads node n, a non-empty array of strings or a non-empty
+// string (taken as an array of one), into *f.
+func (d *decoder) strings(n int, f *[]string) bool {
+	if s, ok := d.text(n); ok {
 		if s == "" {
 			return false
 		}
-		f.Set(reflect.ValueOf([]string{s}))
+		*f = []string{s}
 		return true
 	}
-	elems, ok := arrayElements(raw)
-	if !ok || len(elems) == 0 {
+	if d.kind(n) != '[' || n+1 == d.nodes[n].next {
 		return false
 	}
-	out := make([]string, len(elems))
-	for i, e := range elems {
-		if out[i], ok = stringValue(e); !ok {
+	count := 0
+	for e := n + 1; e < d.nodes[n].next; e = d.nodes[e].next {
+		if d.kind(e) != '"' {
 			return false
 		}
+		count++
 	}
-	f.Set(reflect.ValueOf(out))
+	out := make([]string, 0, count)
+	for e := n + 1; e < d.nodes[n].next; e = d.nodes[e].next {
+		out = append(out, unquote(d.raw(e)))
+	}
+	*f = out
 	return true
 }
 
@@ -391,78 +489,22 @@ func intValue(raw []byte) (int, bool) {
 	return n, err == nil
 }
 
-// stringValue decodes raw if it is a JSON string.
-func stringValue(raw []byte) (string, bool) {
-	if len(raw) == 0 || raw[0] != '"' {
-		return "", false
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", false
-	}
-	return s, true
-}
-
-// rawMember is a member of a JSON object: its name, decoded, and its
-// value, as JSON text.
-type rawMember struct {
-	key   string
-	value []byte
-}
-
-// objectMembers returns the members of raw, a JSON object, in order.
-func objectMembers(raw []byte) ([]rawMember, bool) {
-	if len(raw) == 0 || raw[0] != '{' {
-		return nil, false
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if _, err := dec.Token(); err != nil {
-		return nil, false
-	}
-	var members []rawMember
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, false
-		}
-		key, _ := t.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, false
-		}
-		members = append(members, rawMember{key, v})
-	}
-	return members, true
-}
-
-// arrayElements returns the elements of raw, a JSON array, in order.
-func arrayElements(raw []byte) ([][]byte, bool) {
-	if len(raw) == 0 || raw[0] != '[' {
-		return nil, false
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if _, err := dec.Token(); err != nil {
-		return nil, false
-	}
-	var elems [][]byte
-	for dec.More() {
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, false
-		}
-		elems = append(elems, v)
-	}
-	return elems, true
-}
-
-// canonical returns raw, valid JSON, compacted and with <, >, &, U+2028
+// canonical returns the text of node n compacted and with <, >, &, U+2028
 // and U+2029 in strings escaped, as encoding/json writes JSON, so that
 // what Extra holds is written back, and read again, byte for byte.
-func canonical(raw []byte) json.RawMessage {
-	var c, h bytes.Buffer
-	if err := json.Compact(&c, raw); err != nil {
-		return append(json.RawMessage(nil), raw...)
+func (d *decoder) canonical(n int) json.RawMessage {
+	raw := d.raw(n)
+	var c bytes.Buffer
+	c.Grow(len(raw))
+	if k := raw[0]; k == '{' || k == '[' {
+		_ = json.Compact(&c, raw) // raw is valid JSON
+	} else {
+		c.Write(raw)
 	}
+	if !bytes.ContainsAny(c.Bytes(), "<>&\u2028\u2029") {
+		return c.Bytes()
+	}
+	var h bytes.Buffer
 	json.HTMLEscape(&h, c.Bytes())
 	return h.Bytes()
 }

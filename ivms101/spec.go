@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"strings"
+	"unicode/utf8"
 )
 
 // The JSON members of each type, in IVMS101's order. One table drives
@@ -21,6 +22,12 @@ type member struct {
 	// show reports whether the redacted forms may show a value of this
 	// string field (or of each element of a []string); nil: never.
 	show func(string) bool
+	// elem is the spec of the struct the field holds (through a pointer,
+	// or as a slice's elements), or nil; list reports whether an array is
+	// read into the field: a slice, or a name (an array of names is read
+	// as one).
+	elem *typeSpec
+	list bool
 }
 
 // nameFor returns the member's name in edition ed; local reports whether
@@ -45,29 +52,50 @@ type typeSpec struct {
 	mergeable bool
 }
 
-// match returns the index of the member named key, or -1: matched exactly
-// (exact), else without regard to case, as encoding/json matches; via23
-// reports whether it matched by the 2023 name.
-func (s *typeSpec) match(key string) (i int, via23, exact bool) {
+// match returns the index of the member of s named key, or -1: matched
+// exactly (exact), else without regard to case, as encoding/json matches;
+// via23 reports whether it matched by the 2023 name. A name read from
+// JSON is matched as its bytes, unless it has escapes.
+func match[K string | []byte](s *typeSpec, key K) (i int, via23, exact bool) {
 	for i := range s.members {
 		m := &s.members[i]
-		if key == m.name {
+		if string(key) == m.name {
 			return i, false, true
 		}
-		if m.name23 != "" && key == m.name23 {
+		if m.name23 != "" && string(key) == m.name23 {
 			return i, true, true
 		}
 	}
 	for i := range s.members {
 		m := &s.members[i]
-		if strings.EqualFold(key, m.name) {
+		if equalFold(key, m.name) {
 			return i, false, false
 		}
-		if m.name23 != "" && strings.EqualFold(key, m.name23) {
+		if m.name23 != "" && equalFold(key, m.name23) {
 			return i, true, false
 		}
 	}
 	return -1, false, false
+}
+
+// equalFold is strings.EqualFold(key, name) for name, a member's name, in
+// ASCII.
+func equalFold[K string | []byte](key K, name string) bool {
+	for i := 0; i < len(key); i++ {
+		if key[i] >= utf8.RuneSelf {
+			return strings.EqualFold(string(key), name) // a fold of a letter beyond ASCII, such as U+212A for k
+		}
+	}
+	if len(key) != len(name) {
+		return false
+	}
+	for i := 0; i < len(key); i++ {
+		a, b := key[i], name[i]
+		if a != b && (a|0x20 != b|0x20 || a|0x20 < 'a' || a|0x20 > 'z') {
+			return false
+		}
+	}
+	return true
 }
 
 // specs holds the typeSpec of every struct type of the model.
@@ -104,6 +132,32 @@ func showIDType(s string) bool          { return NationalIdentifierType(s).Valid
 func showVersion(s string) bool         { return Version(s).Valid() }
 
 func init() {
+	registerTransfer()
+	registerPersons()
+	registerDetails()
+	link()
+}
+
+// link sets the elem and list of every member, once every type is
+// registered.
+func link() {
+	for t, s := range specs {
+		for i := range s.members {
+			m := &s.members[i]
+			switch f := t.Field(m.index).Type; f.Kind() {
+			case reflect.Pointer:
+				m.elem = specs[f.Elem()]
+				m.list = m.elem.mergeable
+			case reflect.Slice:
+				m.elem, m.list = specs[f.Elem()], true // no spec for []string
+			}
+		}
+	}
+}
+
+// registerTransfer registers the payload and the parts of a transfer: its
+// parties, their VASPs, the transfer path and the metadata.
+func registerTransfer() {
 	register[Payload](typeSpec{},
 		member{name: "originator", goName: "Originator"},
 		member{name: "beneficiary", goName: "Beneficiary"},
@@ -137,6 +191,11 @@ func init() {
 		member{name: "transliterationMethod", goName: "TransliterationMethods", show: ValidTransliterationMethod},
 		member{name: "payloadVersion", goName: "PayloadVersion", show: showVersion},
 	)
+}
+
+// registerPersons registers the persons, natural and legal, and their
+// names.
+func registerPersons() {
 	register[Person](typeSpec{},
 		member{name: "naturalPerson", goName: "NaturalPerson"},
 		member{name: "legalPerson", goName: "LegalPerson"},
@@ -179,6 +238,11 @@ func init() {
 		member{name: "legalPersonName", goName: "LegalPersonName"},
 		member{name: "legalPersonNameIdentifierType", goName: "LegalPersonNameIdentifierType", show: showLegalNameType},
 	)
+}
+
+// registerDetails registers what a person is known by besides its names:
+// addresses, national identifiers, date and place of birth.
+func registerDetails() {
 	register[Address](typeSpec{},
 		member{name: "addressType", goName: "AddressType", show: showAddressType},
 		member{name: "department", goName: "Department"},

@@ -143,8 +143,8 @@ type validator struct {
 	errs  []FieldError
 }
 
-func (v *validator) fault(path, reason string) {
-	v.errs = append(v.errs, FieldError{Path: path, Reason: reason})
+func (v *validator) fault(at *path, reason string) {
+	v.errs = append(v.errs, FieldError{Path: at.String(), Reason: reason})
 }
 
 // name returns the name of a member whose name differs between the
@@ -156,171 +156,202 @@ func (v *validator) name(n2020, n2023 string) string {
 	return n2020
 }
 
-func join(path, name string) string {
-	if path == "" {
-		return name
+// path is the JSON path of a member, spelled out only for a fault: the
+// path of its parent (nil at the top) and its name, or, when name is "",
+// its index in its parent, an array.
+type path struct {
+	parent *path
+	name   string
+	index  int
+}
+
+// join returns the path of member name of the object at p.
+func (p *path) join(name string) *path { return &path{parent: p, name: name} }
+
+// at returns the path of element i of the array at p.
+func (p *path) at(i int) *path { return &path{parent: p, index: i} }
+
+// String returns p as FieldError.Path spells it, such as
+// "originator.originatorPersons[0].naturalPerson".
+func (p *path) String() string {
+	if p == nil {
+		return ""
 	}
-	return path + "." + name
+	return string(p.append(nil))
 }
 
-func index(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }
+func (p *path) append(b []byte) []byte {
+	if p.parent != nil {
+		b = p.parent.append(b)
+	}
+	if p.name == "" {
+		b = append(b, '[')
+		b = strconv.AppendInt(b, int64(p.index), 10)
+		return append(b, ']')
+	}
+	if len(b) > 0 {
+		b = append(b, '.')
+	}
+	return append(b, p.name...)
+}
 
-// text checks the optional text member name of the object at path against
+// text checks the optional text member name of the object at p against
 // its length in the table of limits (limits.go).
-func (v *validator) text(path, name, s string) {
-	v.bound(join(path, name), s, v.ed.MaxLength(name))
+func (v *validator) text(p *path, name, s string) {
+	v.bound(p.join(name), s, v.ed.MaxLength(name))
 }
 
-// required checks the required text member name of the object at path
+// required checks the required text member name of the object at p
 // against its length in the table of limits.
-func (v *validator) required(path, name, s string) {
-	v.requiredAt(join(path, name), s, v.ed.MaxLength(name))
+func (v *validator) required(p *path, name, s string) {
+	v.requiredAt(p.join(name), s, v.ed.MaxLength(name))
 }
 
-// each checks every element of the list member name of the object at path:
+// each checks every element of the list member name of the object at p:
 // each is required and bounded by the table of limits.
-func (v *validator) each(path, name string, list []string) {
+func (v *validator) each(p *path, name string, list []string) {
 	max := v.ed.MaxLength(name)
 	for i, s := range list {
-		v.requiredAt(index(join(path, name), i), s, max)
+		v.requiredAt(p.join(name).at(i), s, max)
 	}
 }
 
-func (v *validator) requiredAt(path, s string, max int) {
+func (v *validator) requiredAt(p *path, s string, max int) {
 	if strings.TrimSpace(s) == "" {
-		v.fault(path, "required")
+		v.fault(p, "required")
 		return
 	}
-	v.bound(path, s, max)
+	v.bound(p, s, max)
 }
 
 // bound checks that s has at most max characters.
-func (v *validator) bound(path, s string, max int) {
+func (v *validator) bound(p *path, s string, max int) {
 	if s != "" && len(s) > max && utf8.RuneCountInString(s) > max {
-		v.fault(path, "longer than "+strconv.Itoa(max)+" characters")
+		v.fault(p, "longer than "+strconv.Itoa(max)+" characters")
 	}
 }
 
 // country checks an optional IVMS101 CountryCode.
-func (v *validator) country(path, s string) {
+func (v *validator) country(p *path, s string) {
 	if s != "" && !validCountryCode(s) {
-		v.fault(path, "must be an ISO 3166-1 alpha-2 country code in upper case, or XX (IVMS101 C3)")
+		v.fault(p, "must be an ISO 3166-1 alpha-2 country code in upper case, or XX (IVMS101 C3)")
 	}
 }
 
 // code checks a required code of a code list.
-func (v *validator) code(path, s string, valid bool, list string) {
+func (v *validator) code(p *path, s string, valid bool, list string) {
 	switch {
 	case s == "":
-		v.fault(path, "required")
+		v.fault(p, "required")
 	case !valid:
-		v.fault(path, "must be one of "+list)
+		v.fault(p, "must be one of "+list)
 	}
 }
 
 func (v *validator) payload(p *Payload) {
-	v.extra("", reflect.ValueOf(p).Elem(), false)
+	var top *path
+	v.extra(top, reflect.ValueOf(p).Elem(), false)
 	if p.Originator == nil {
-		v.fault("originator", "required")
+		v.fault(top.join("originator"), "required")
 	} else {
 		o := p.Originator
-		path := "originator"
-		v.extra(path, reflect.ValueOf(o).Elem(), false)
-		v.persons(join(path, v.name("originatorPersons", "originatorPerson")), o.Persons, true)
-		v.each(path, "accountNumber", o.AccountNumbers)
+		at := top.join("originator")
+		v.extra(at, reflect.ValueOf(o).Elem(), false)
+		v.persons(at.join(v.name("originatorPersons", "originatorPerson")), o.Persons, true)
+		v.each(at, "accountNumber", o.AccountNumbers)
 	}
 	if p.Beneficiary == nil {
-		v.fault("beneficiary", "required")
+		v.fault(top.join("beneficiary"), "required")
 	} else {
 		b := p.Beneficiary
-		path := "beneficiary"
-		v.extra(path, reflect.ValueOf(b).Elem(), false)
-		v.persons(join(path, v.name("beneficiaryPersons", "beneficiaryPerson")), b.Persons, false)
-		v.each(path, "accountNumber", b.AccountNumbers)
+		at := top.join("beneficiary")
+		v.extra(at, reflect.ValueOf(b).Elem(), false)
+		v.persons(at.join(v.name("beneficiaryPersons", "beneficiaryPerson")), b.Persons, false)
+		v.each(at, "accountNumber", b.AccountNumbers)
 	}
 	if o := p.OriginatingVASP; o != nil {
-		v.vasp("originatingVASP", reflect.ValueOf(o).Elem(), o.Person)
+		v.vasp(top.join("originatingVASP"), reflect.ValueOf(o).Elem(), o.Person)
 	}
 	if b := p.BeneficiaryVASP; b != nil {
-		v.vasp("beneficiaryVASP", reflect.ValueOf(b).Elem(), b.Person)
+		v.vasp(top.join("beneficiaryVASP"), reflect.ValueOf(b).Elem(), b.Person)
 	}
 	if t := p.TransferPath; t != nil {
-		v.transferPath(t)
+		v.transferPath(top.join("transferPath"), t)
 	}
-	v.metadata(p.PayloadMetadata)
+	v.metadata(top.join("payloadMetadata"), p.PayloadMetadata)
 }
 
-// vasp checks the originating or the beneficiary VASP, val, named name.
-// Both editions make its person, the member of the same name, optional
+// vasp checks the originating or the beneficiary VASP, val, at p. Both
+// editions make its person, the member of the same name, optional
 // ([0..1]): {} is a valid VASP.
-func (v *validator) vasp(name string, val reflect.Value, p *Person) {
-	v.extra(name, val, false)
-	if p != nil {
-		v.person(join(name, name), p, false)
+func (v *validator) vasp(p *path, val reflect.Value, person *Person) {
+	v.extra(p, val, false)
+	if person != nil {
+		v.person(p.join(p.name), person, false)
 	}
 }
 
 // persons checks the persons of the originator or the beneficiary.
-func (v *validator) persons(path string, persons []Person, originator bool) {
+func (v *validator) persons(at *path, persons []Person, originator bool) {
 	if len(persons) == 0 {
-		v.fault(path, "required: at least one person")
+		v.fault(at, "required: at least one person")
 	}
 	for i := range persons {
-		v.person(index(path, i), &persons[i], originator)
+		v.person(at.at(i), &persons[i], originator)
 	}
 }
 
-func (v *validator) person(path string, p *Person, originator bool) {
-	v.extra(path, reflect.ValueOf(p).Elem(), false)
+func (v *validator) person(at *path, p *Person, originator bool) {
+	v.extra(at, reflect.ValueOf(p).Elem(), false)
 	switch {
 	case p.NaturalPerson == nil && p.LegalPerson == nil:
-		v.fault(path, "must have a naturalPerson or a legalPerson")
+		v.fault(at, "must have a naturalPerson or a legalPerson")
 	case p.NaturalPerson != nil && p.LegalPerson != nil:
-		v.fault(path, "must have a naturalPerson or a legalPerson, not both")
+		v.fault(at, "must have a naturalPerson or a legalPerson, not both")
 	}
 	if p.NaturalPerson != nil {
-		v.naturalPerson(join(path, "naturalPerson"), p.NaturalPerson, originator)
+		v.naturalPerson(at.join("naturalPerson"), p.NaturalPerson, originator)
 	}
 	if p.LegalPerson != nil {
-		v.legalPerson(join(path, "legalPerson"), p.LegalPerson, originator)
+		v.legalPerson(at.join("legalPerson"), p.LegalPerson, originator)
 	}
-	v.each(path, "accountNumber", p.AccountNumbers)
+	v.each(at, "accountNumber", p.AccountNumbers)
 }
 
-func (v *validator) naturalPerson(path string, n *NaturalPerson, originator bool) {
-	v.extra(path, reflect.ValueOf(n).Elem(), false)
+func (v *validator) naturalPerson(at *path, n *NaturalPerson, originator bool) {
+	v.extra(at, reflect.ValueOf(n).Elem(), false)
 	if n.Name == nil {
-		v.fault(join(path, "name"), "required")
+		v.fault(at.join("name"), "required")
 	} else {
-		v.naturalName(join(path, "name"), n.Name)
+		v.naturalName(at.join("name"), n.Name)
 	}
 	located := false
 	for i := range n.GeographicAddresses {
 		a := &n.GeographicAddresses[i]
-		v.address(index(join(path, "geographicAddress"), i), a)
+		v.address(at.join("geographicAddress").at(i), a)
 		located = located || a.AddressType.Valid()
 	}
 	if n.NationalIdentification != nil {
-		v.nationalID(join(path, "nationalIdentification"), n.NationalIdentification, false)
+		v.nationalID(at.join("nationalIdentification"), n.NationalIdentification, false)
 	}
-	v.text(path, "customerIdentification", n.CustomerIdentification)
+	v.text(at, "customerIdentification", n.CustomerIdentification)
 	if n.DateAndPlaceOfBirth != nil {
-		v.birth(join(path, "dateAndPlaceOfBirth"), n.DateAndPlaceOfBirth)
+		v.birth(at.join("dateAndPlaceOfBirth"), n.DateAndPlaceOfBirth)
 	}
-	v.country(join(path, "countryOfResidence"), n.CountryOfResidence)
+	v.country(at.join("countryOfResidence"), n.CountryOfResidence)
 	if originator && !located && n.NationalIdentification == nil && n.CustomerIdentification == "" && n.DateAndPlaceOfBirth == nil {
-		v.fault(path, "an originator needs a geographicAddress, nationalIdentification, customerIdentification "+
+		v.fault(at, "an originator needs a geographicAddress, nationalIdentification, customerIdentification "+
 			"or dateAndPlaceOfBirth (IVMS101 C1)")
 	}
 }
 
-func (v *validator) naturalName(path string, n *NaturalPersonName) {
-	v.extra(path, reflect.ValueOf(n).Elem(), false)
-	ids := join(path, "nameIdentifier")
+func (v *validator) naturalName(at *path, n *NaturalPersonName) {
+	v.extra(at, reflect.ValueOf(n).Elem(), false)
+	ids := at.join("nameIdentifier")
 	legal := false
 	for i := range n.NameIdentifiers {
 		id := &n.NameIdentifiers[i]
-		v.naturalNameID(index(ids, i), id, false)
+		v.naturalNameID(ids.at(i), id, false)
 		legal = legal || id.NameIdentifierType == NameLegal
 	}
 	switch {
@@ -330,55 +361,55 @@ func (v *validator) naturalName(path string, n *NaturalPersonName) {
 		v.fault(ids, "needs a name of type LEGL (IVMS101 C6)")
 	}
 	for i := range n.LocalNameIdentifiers {
-		v.naturalNameID(index(join(path, "localNameIdentifier"), i), &n.LocalNameIdentifiers[i], true)
+		v.naturalNameID(at.join("localNameIdentifier").at(i), &n.LocalNameIdentifiers[i], true)
 	}
 	for i := range n.PhoneticNameIdentifiers {
-		v.naturalNameID(index(join(path, "phoneticNameIdentifier"), i), &n.PhoneticNameIdentifiers[i], true)
+		v.naturalNameID(at.join("phoneticNameIdentifier").at(i), &n.PhoneticNameIdentifiers[i], true)
 	}
 }
 
-func (v *validator) naturalNameID(path string, id *NaturalPersonNameID, local bool) {
-	v.extra(path, reflect.ValueOf(id).Elem(), local)
-	v.required(path, "primaryIdentifier", id.PrimaryIdentifier)
-	v.text(path, "secondaryIdentifier", id.SecondaryIdentifier)
+func (v *validator) naturalNameID(at *path, id *NaturalPersonNameID, local bool) {
+	v.extra(at, reflect.ValueOf(id).Elem(), local)
+	v.required(at, "primaryIdentifier", id.PrimaryIdentifier)
+	v.text(at, "secondaryIdentifier", id.SecondaryIdentifier)
 	typeName := "nameIdentifierType"
 	if !local {
 		typeName = v.name(typeName, "naturalPersonNameIdentifierType")
 	}
-	v.code(join(path, typeName), string(id.NameIdentifierType), id.NameIdentifierType.Valid(), "ALIA, BIRT, MAID, LEGL, MISC")
+	v.code(at.join(typeName), string(id.NameIdentifierType), id.NameIdentifierType.Valid(), "ALIA, BIRT, MAID, LEGL, MISC")
 }
 
-func (v *validator) legalPerson(path string, l *LegalPerson, originator bool) {
-	v.extra(path, reflect.ValueOf(l).Elem(), false)
+func (v *validator) legalPerson(at *path, l *LegalPerson, originator bool) {
+	v.extra(at, reflect.ValueOf(l).Elem(), false)
 	if l.Name == nil {
-		v.fault(join(path, "name"), "required")
+		v.fault(at.join("name"), "required")
 	} else {
-		v.legalName(join(path, "name"), l.Name)
+		v.legalName(at.join("name"), l.Name)
 	}
 	geog := false
 	for i := range l.GeographicAddresses {
 		a := &l.GeographicAddresses[i]
-		v.address(index(join(path, "geographicAddress"), i), a)
+		v.address(at.join("geographicAddress").at(i), a)
 		geog = geog || a.AddressType == AddressGeographic
 	}
-	v.text(path, v.name("customerNumber", "customerIdentification"), l.CustomerIdentification)
+	v.text(at, v.name("customerNumber", "customerIdentification"), l.CustomerIdentification)
 	if l.NationalIdentification != nil {
-		v.nationalID(join(path, "nationalIdentification"), l.NationalIdentification, true)
+		v.nationalID(at.join("nationalIdentification"), l.NationalIdentification, true)
 	}
-	v.country(join(path, "countryOfRegistration"), l.CountryOfRegistration)
+	v.country(at.join("countryOfRegistration"), l.CountryOfRegistration)
 	if originator && !geog && l.NationalIdentification == nil && l.CustomerIdentification == "" {
-		v.fault(path, "an originator needs a geographicAddress of type GEOG, nationalIdentification or "+
+		v.fault(at, "an originator needs a geographicAddress of type GEOG, nationalIdentification or "+
 			v.name("customerNumber", "customerIdentification")+" (IVMS101 C4)")
 	}
 }
 
-func (v *validator) legalName(path string, n *LegalPersonName) {
-	v.extra(path, reflect.ValueOf(n).Elem(), false)
-	ids := join(path, "nameIdentifier")
+func (v *validator) legalName(at *path, n *LegalPersonName) {
+	v.extra(at, reflect.ValueOf(n).Elem(), false)
+	ids := at.join("nameIdentifier")
 	legal := false
 	for i := range n.NameIdentifiers {
 		id := &n.NameIdentifiers[i]
-		v.legalNameID(index(ids, i), id)
+		v.legalNameID(ids.at(i), id)
 		legal = legal || id.LegalPersonNameIdentifierType == LegalNameLegal && strings.TrimSpace(id.LegalPersonName) != ""
 	}
 	switch {
@@ -388,62 +419,62 @@ func (v *validator) legalName(path string, n *LegalPersonName) {
 		v.fault(ids, "needs a name of type LEGL (IVMS101 C5)")
 	}
 	for i := range n.LocalNameIdentifiers {
-		v.legalNameID(index(join(path, "localNameIdentifier"), i), &n.LocalNameIdentifiers[i])
+		v.legalNameID(at.join("localNameIdentifier").at(i), &n.LocalNameIdentifiers[i])
 	}
 	for i := range n.PhoneticNameIdentifiers {
-		v.legalNameID(index(join(path, "phoneticNameIdentifier"), i), &n.PhoneticNameIdentifiers[i])
+		v.legalNameID(at.join("phoneticNameIdentifier").at(i), &n.PhoneticNameIdentifiers[i])
 	}
 }
 
-func (v *validator) legalNameID(path string, id *LegalPersonNameID) {
-	v.extra(path, reflect.ValueOf(id).Elem(), false)
-	v.required(path, "legalPersonName", id.LegalPersonName)
-	v.code(join(path, "legalPersonNameIdentifierType"), string(id.LegalPersonNameIdentifierType),
+func (v *validator) legalNameID(at *path, id *LegalPersonNameID) {
+	v.extra(at, reflect.ValueOf(id).Elem(), false)
+	v.required(at, "legalPersonName", id.LegalPersonName)
+	v.code(at.join("legalPersonNameIdentifierType"), string(id.LegalPersonNameIdentifierType),
 		id.LegalPersonNameIdentifierType.Valid(), "LEGL, SHRT, TRAD")
 }
 
-func (v *validator) address(path string, a *Address) {
-	v.extra(path, reflect.ValueOf(a).Elem(), false)
-	v.code(join(path, "addressType"), string(a.AddressType), a.AddressType.Valid(), "HOME, BIZZ, GEOG")
-	v.text(path, "department", a.Department)
-	v.text(path, "subDepartment", a.SubDepartment)
-	v.text(path, "streetName", a.StreetName)
-	v.text(path, "buildingNumber", a.BuildingNumber)
-	v.text(path, "buildingName", a.BuildingName)
-	v.text(path, "floor", a.Floor)
-	v.text(path, "postBox", a.PostBox)
-	v.text(path, "room", a.Room)
-	v.text(path, "postCode", a.PostCode)
-	v.required(path, "townName", a.TownName)
-	v.text(path, "townLocationName", a.TownLocationName)
-	v.text(path, "districtName", a.DistrictName)
-	v.text(path, "countrySubDivision", a.CountrySubDivision)
+func (v *validator) address(at *path, a *Address) {
+	v.extra(at, reflect.ValueOf(a).Elem(), false)
+	v.code(at.join("addressType"), string(a.AddressType), a.AddressType.Valid(), "HOME, BIZZ, GEOG")
+	v.text(at, "department", a.Department)
+	v.text(at, "subDepartment", a.SubDepartment)
+	v.text(at, "streetName", a.StreetName)
+	v.text(at, "buildingNumber", a.BuildingNumber)
+	v.text(at, "buildingName", a.BuildingName)
+	v.text(at, "floor", a.Floor)
+	v.text(at, "postBox", a.PostBox)
+	v.text(at, "room", a.Room)
+	v.text(at, "postCode", a.PostCode)
+	v.required(at, "townName", a.TownName)
+	v.text(at, "townLocationName", a.TownLocationName)
+	v.text(at, "districtName", a.DistrictName)
+	v.text(at, "countrySubDivision", a.CountrySubDivision)
 	if len(a.AddressLines) > maxAddressLines {
-		v.fault(join(path, "addressLine"), "at most "+strconv.Itoa(maxAddressLines)+" lines")
+		v.fault(at.join("addressLine"), "at most "+strconv.Itoa(maxAddressLines)+" lines")
 	}
-	v.each(path, "addressLine", a.AddressLines)
+	v.each(at, "addressLine", a.AddressLines)
 	if len(a.AddressLines) == 0 && (a.StreetName == "" || a.BuildingNumber == "" && a.BuildingName == "") {
-		v.fault(path, "needs an addressLine, or a streetName with a buildingNumber or buildingName (IVMS101 C8)")
+		v.fault(at, "needs an addressLine, or a streetName with a buildingNumber or buildingName (IVMS101 C8)")
 	}
 	if a.Country == "" {
-		v.fault(join(path, "country"), "required")
+		v.fault(at.join("country"), "required")
 	}
-	v.country(join(path, "country"), a.Country)
+	v.country(at.join("country"), a.Country)
 }
 
-func (v *validator) nationalID(path string, n *NationalIdentification, legal bool) {
-	v.extra(path, reflect.ValueOf(n).Elem(), false)
-	v.required(path, "nationalIdentifier", n.NationalIdentifier)
-	typePath := join(path, "nationalIdentifierType")
+func (v *validator) nationalID(at *path, n *NationalIdentification, legal bool) {
+	v.extra(at, reflect.ValueOf(n).Elem(), false)
+	v.required(at, "nationalIdentifier", n.NationalIdentifier)
+	typePath := at.join("nationalIdentifierType")
 	v.code(typePath, string(n.NationalIdentifierType), n.NationalIdentifierType.Valid(),
 		"ARNU, CCPT, RAID, DRLC, FIIN, TXID, SOCS, IDCD, LEIX, MISC")
-	v.country(join(path, "countryOfIssue"), n.CountryOfIssue)
-	ra := join(path, "registrationAuthority")
+	v.country(at.join("countryOfIssue"), n.CountryOfIssue)
+	ra := at.join("registrationAuthority")
 	if n.RegistrationAuthority != "" && !validRegistrationAuthority(n.RegistrationAuthority) {
 		v.fault(ra, "must be a GLEIF registration authority code, RA and six digits (IVMS101 C10)")
 	}
 	if n.NationalIdentifierType == IDLEI && n.NationalIdentifier != "" && !validLEI(n.NationalIdentifier) {
-		v.fault(join(path, "nationalIdentifier"), "must be an LEI: 20 letters and digits with valid check digits (IVMS101 C11, ISO 17442)")
+		v.fault(at.join("nationalIdentifier"), "must be an LEI: 20 letters and digits with valid check digits (IVMS101 C11, ISO 17442)")
 	}
 	if !legal {
 		return
@@ -454,7 +485,7 @@ func (v *validator) nationalID(path string, n *NationalIdentification, legal boo
 		v.fault(typePath, "a legal person's must be RAID, MISC, LEIX or TXID (IVMS101 C7)")
 	}
 	if n.CountryOfIssue != "" {
-		v.fault(join(path, "countryOfIssue"), "a legal person's must not be set (IVMS101 C9)")
+		v.fault(at.join("countryOfIssue"), "a legal person's must not be set (IVMS101 C9)")
 	}
 	switch {
 	case n.NationalIdentifierType == IDLEI && n.RegistrationAuthority != "":
@@ -464,9 +495,9 @@ func (v *validator) nationalID(path string, n *NationalIdentification, legal boo
 	}
 }
 
-func (v *validator) birth(path string, d *DateAndPlaceOfBirth) {
-	v.extra(path, reflect.ValueOf(d).Elem(), false)
-	date := join(path, "dateOfBirth")
+func (v *validator) birth(at *path, d *DateAndPlaceOfBirth) {
+	v.extra(at, reflect.ValueOf(d).Elem(), false)
+	date := at.join("dateOfBirth")
 	switch t, ok := parseDate(d.DateOfBirth); {
 	case d.DateOfBirth == "":
 		v.fault(date, "required")
@@ -475,7 +506,7 @@ func (v *validator) birth(path string, d *DateAndPlaceOfBirth) {
 	case !t.Before(v.today):
 		v.fault(date, "must be before today (IVMS101 C2)")
 	}
-	v.required(path, "placeOfBirth", d.PlaceOfBirth)
+	v.required(at, "placeOfBirth", d.PlaceOfBirth)
 }
 
 // parseDate parses IVMS101's Date, YYYY-MM-DD, a real date.
@@ -492,41 +523,39 @@ func parseDate(s string) (time.Time, bool) {
 	return t, err == nil
 }
 
-func (v *validator) transferPath(t *TransferPath) {
-	path := "transferPath"
-	v.extra(path, reflect.ValueOf(t).Elem(), false)
-	path = join(path, "transferPath")
+func (v *validator) transferPath(at *path, t *TransferPath) {
+	v.extra(at, reflect.ValueOf(t).Elem(), false)
+	at = at.join("transferPath")
 	seen := make([]bool, len(t.Path))
 	for i := range t.Path {
 		iv := &t.Path[i]
-		p := index(path, i)
+		p := at.at(i)
 		v.extra(p, reflect.ValueOf(iv).Elem(), false)
 		if iv.Person == nil {
-			v.fault(join(p, "intermediaryVASP"), "required")
+			v.fault(p.join("intermediaryVASP"), "required")
 		} else {
-			v.person(join(p, "intermediaryVASP"), iv.Person, false)
+			v.person(p.join("intermediaryVASP"), iv.Person, false)
 		}
 		if s := iv.Sequence; s < 0 || s >= len(t.Path) || seen[s] {
-			v.fault(join(p, "sequence"), "the intermediaries must be numbered 0, 1, 2 and on, each once (IVMS101 C12)")
+			v.fault(p.join("sequence"), "the intermediaries must be numbered 0, 1, 2 and on, each once (IVMS101 C12)")
 		} else {
 			seen[s] = true
 		}
 	}
 }
 
-func (v *validator) metadata(m *PayloadMetadata) {
-	path := "payloadMetadata"
-	version := join(path, "payloadVersion")
+func (v *validator) metadata(at *path, m *PayloadMetadata) {
+	version := at.join("payloadVersion")
 	if m == nil {
 		if v.ed == Version2023 {
 			v.fault(version, "required in the 2023 edition")
 		}
 		return
 	}
-	v.extra(path, reflect.ValueOf(m).Elem(), false)
+	v.extra(at, reflect.ValueOf(m).Elem(), false)
 	for i, t := range m.TransliterationMethods {
 		if !ValidTransliterationMethod(t) {
-			v.fault(index(join(path, "transliterationMethod"), i),
+			v.fault(at.join("transliterationMethod").at(i),
 				"must be one of arab, aran, armn, cyrl, deva, geor, grek, hani, hebr, kana, kore, thai, othr")
 		}
 	}
@@ -545,7 +574,7 @@ func (v *validator) metadata(m *PayloadMetadata) {
 // the wrong type (null and empty values are taken as missing), or a
 // member given more than once. Each member is reported once, by the name
 // MarshalJSON writes.
-func (v *validator) extra(path string, val reflect.Value, local bool) {
+func (v *validator) extra(at *path, val reflect.Value, local bool) {
 	s := specOf(val.Type())
 	extra := val.Field(s.extra).Interface().(map[string]json.RawMessage)
 	if len(extra) == 0 {
@@ -558,13 +587,13 @@ func (v *validator) extra(path string, val reflect.Value, local bool) {
 	slices.Sort(keys)
 	var done uint32
 	for _, k := range keys {
-		i, _, _ := s.match(k)
+		i, _, _ := match(s, k)
 		if i < 0 || done&(1<<i) != 0 || isEmptyJSON(extra[k]) {
 			continue
 		}
 		done |= 1 << i
 		m := &s.members[i]
-		p := join(path, m.nameFor(v.ed, local))
+		p := at.join(m.nameFor(v.ed, local))
 		if writes(val, m, s) {
 			v.fault(p, "is given more than once (in another case, or in both editions' names)")
 		} else {
