@@ -12,18 +12,26 @@ package redisstore
 //
 // The index keys are declared in the order of journalKeys: KEYS[1] the
 // expiry index, KEYS[2] the entries by time, KEYS[3] the open entries,
-// KEYS[4] the migration's watermark. An entry's hash holds, besides its
-// records ("r:" fields) and names ("n:" fields), its index data: "at",
-// its time (milliseconds of the journal's clock); "exp", the expiry the
-// store set last; "stage"; and "ref". An entry without "stage" has no
-// index data that a filter may trust (an earlier release wrote it, or
-// wrote to it): every stage and reference filter selects it, and the
+// KEYS[4] the migration's watermark: every member of the expiry index
+// scored below it holds the index data of its records (see
+// journalMigrate). It is never above the expiry a write of the current
+// millisecond gets, so that a write of an earlier release, which moves
+// its entry to that score, lands at or above it. An entry's hash holds, besides its records ("r:"
+// fields) and names ("n:" fields), its index data: "at", its time
+// (milliseconds of the journal's clock); "stage"; "ref"; and "count", how
+// many records it held after this release's last Write, which tells an
+// earlier release's records apart. An entry without "stage" has no index
+// data that a filter may trust (an earlier release wrote it, or wrote a
+// record to it): every stage and reference filter selects it, and the
 // journal decides.
 
 // journalLib holds the functions the scripts share: now, the server's
 // time in milliseconds; num, a number as Redis reads it back; keep, which
 // extends the expiry of the index keys to exp; forget, which takes key
-// out of every index; records, an entry's records.
+// out of every index; trim, which forgets the entries that expired before
+// t; count, how many records an entry holds; stale, whether it holds
+// records its "count" does not count (and how many); records, its
+// records.
 const journalLib = `
 if redis.replicate_commands then redis.replicate_commands() end
 local function now()
@@ -46,6 +54,17 @@ local function trim(t, limit)
     forget(k)
   end
 end
+local function count(h)
+  local n = 0
+  for _, f in ipairs(redis.call('HKEYS', h)) do
+    if string.sub(f, 1, 2) == 'r:' then n = n + 1 end
+  end
+  return n
+end
+local function stale(h)
+  local n = count(h)
+  return n > 0 and tonumber(redis.call('HGET', h, 'count')) ~= n, n
+end
 local function records(h)
   local out, all = {}, redis.call('HGETALL', h)
   for i = 1, #all, 2 do
@@ -61,8 +80,11 @@ end
 // unless an Exclusive Step found a name of another entry (then it wrote
 // nothing). Besides the Step it trims the index of entries that expired
 // (a hundred at most: each Write trims more than it adds), keeps every
-// key at least one retention, and moves the migration's watermark past
-// its own entry when no entry of an earlier release waits above it.
+// key at least one retention, and, when the few entries at or above the
+// migration's watermark all hold their index data (no earlier release
+// wrote since), moves the watermark up to its own entry's expiry: so
+// that, once no replica of an earlier release writes, each migration
+// looks at the entries of a millisecond or two.
 const journalWriteLua = journalLib + `
 local key, prefix, ret = ARGV[1], ARGV[5], tonumber(ARGV[4])
 if ARGV[9] == '1' then
@@ -74,8 +96,14 @@ end
 local t = now()
 local exp = t + ret
 local e = KEYS[5]
-local fresh = redis.call('EXISTS', e) == 0
-redis.call('HSETNX', e, ARGV[2], ARGV[3])
+local n = count(e)
+local d = redis.call('HMGET', e, 'at', 'stage', 'ref', 'count')
+local fresh = n == 0
+if d[2] and tonumber(d[4]) ~= n then -- an earlier release wrote a record since
+  redis.call('HDEL', e, 'stage')
+  d[2] = false
+end
+if redis.call('HSETNX', e, ARGV[2], ARGV[3]) == 1 then n = n + 1 end
 for i = 7, #KEYS do
   redis.call('SET', KEYS[i], key)
   redis.call('HSET', e, string.sub(KEYS[i], #prefix + 1), '')
@@ -90,22 +118,20 @@ for _, f in ipairs(redis.call('HKEYS', e)) do
     end
   end
 end
-local d = redis.call('HMGET', e, 'at', 'stage', 'ref')
 local at = tonumber(ARGV[6])
 if d[1] and tonumber(d[1]) > at then at = tonumber(d[1]) end
-redis.call('HMSET', e, 'at', num(at), 'exp', num(exp))
+redis.call('HMSET', e, 'at', num(at), 'count', n)
 if fresh or (d[2] and tonumber(ARGV[7]) > tonumber(d[2])) then redis.call('HSET', e, 'stage', ARGV[7]) end
 if ARGV[8] ~= '' and (not d[3] or d[3] == '') then redis.call('HSET', e, 'ref', ARGV[8]) end
 redis.call('PEXPIREAT', e, num(exp))
 trim(t, 100)
-local top = redis.call('ZREVRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-local mark = redis.call('GET', KEYS[4])
-if #top == 0 or (mark and tonumber(top[2]) <= tonumber(mark)) then
-  redis.call('SET', KEYS[4], num(math.max(exp, tonumber(mark or exp))))
-end
 redis.call('ZADD', KEYS[1], num(exp), key)
 redis.call('ZADD', KEYS[2], num(at), key)
 redis.call('ZADD', KEYS[3], num(at), key)
+local above = redis.call('ZRANGEBYSCORE', KEYS[1], redis.call('GET', KEYS[4]) or '-inf', '+inf', 'LIMIT', 0, 10)
+local clean = #above < 10
+for _, k in ipairs(above) do clean = clean and not stale(prefix .. 'e:' .. k) end
+if clean then redis.call('SET', KEYS[4], num(exp)) end
 keep(exp, ret)
 local recs, peeked = {}, {}
 if ARGV[10] == '1' then recs = records(e) end
@@ -123,31 +149,29 @@ return false
 
 // journalCloseLua takes the entry ARGV[1] (whose hash is KEYS[5]) out of
 // the open entries if it holds ARGV[2] records, or none.
-const journalCloseLua = `
-local n = 0
-for _, f in ipairs(redis.call('HKEYS', KEYS[5])) do
-  if string.sub(f, 1, 2) == 'r:' then n = n + 1 end
-end
+const journalCloseLua = journalLib + `
+local n = count(KEYS[5])
 if n == 0 or n == tonumber(ARGV[2]) then redis.call('ZREM', KEYS[3], ARGV[1]) end
 return 1
 `
 
 // journalMigrate defines migrate(prefix, ret, limit), which gives index
 // data to the entries an earlier release wrote, or wrote to, since the
-// watermark: the members of the expiry index above it whose hash does
-// not hold the expiry the index says (an earlier release sets the
-// expiry, never the "exp" field). Each such entry gets the time of its
-// last write as the server saw it (its expiry less the retention ret),
-// loses its stage (so that every filter selects it), and is opened. It
-// looks at limit members (more, when the last of them shares its score
+// watermark: the members of the expiry index at or above it (any write
+// moves an entry there) that hold records their "count" does not count. Each
+// such entry gets the time of its last write as the server saw it (its
+// expiry less the retention ret) if later than its own, loses its stage
+// (so that every filter selects it), and is opened. An earlier release's
+// write that adds no record (a record it holds, a name) changes nothing
+// in the index; nor does one made while the server's clock went back
+// past the watermark. It looks at limit members (more, when the last of them shares its score
 // with others), after trimming the entries that expired, and returns
 // true when it got to the top of the index, false when more wait.
 const journalMigrate = `
 local function migrate(prefix, ret, limit)
-  trim(now(), 1000)
-  local mark = redis.call('GET', KEYS[4])
-  local from = mark and ('(' .. mark) or '-inf'
-  local batch = redis.call('ZRANGEBYSCORE', KEYS[1], from, '+inf', 'WITHSCORES', 'LIMIT', 0, limit)
+  local t = now()
+  trim(t, 1000)
+  local batch = redis.call('ZRANGEBYSCORE', KEYS[1], redis.call('GET', KEYS[4]) or '-inf', '+inf', 'WITHSCORES', 'LIMIT', 0, limit)
   if #batch == 0 then return true end
   local full, last = #batch == 2 * limit, batch[#batch]
   if full then
@@ -156,17 +180,17 @@ local function migrate(prefix, ret, limit)
   for i = 1, #batch, 2 do
     local k, s = batch[i], tonumber(batch[i + 1])
     local h = prefix .. 'e:' .. k
-    local d = redis.call('HMGET', h, 'exp', 'at')
-    if redis.call('EXISTS', h) == 1 and tonumber(d[1]) ~= s then
-      local at = s - ret
-      if d[2] and tonumber(d[2]) > at then at = tonumber(d[2]) end
+    local old, n = stale(h)
+    if old then
+      local at, was = s - ret, tonumber(redis.call('HGET', h, 'at'))
+      if was and was > at then at = was end
       redis.call('HDEL', h, 'stage')
-      redis.call('HMSET', h, 'at', num(at), 'exp', num(s))
+      redis.call('HMSET', h, 'at', num(at), 'count', n)
       redis.call('ZADD', KEYS[2], num(at), k)
       redis.call('ZADD', KEYS[3], num(at), k)
     end
   end
-  redis.call('SET', KEYS[4], last)
+  redis.call('SET', KEYS[4], num(math.min(tonumber(last) + 1, t + ret)))
   keep(tonumber(redis.call('ZREVRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2]), ret)
   return not full
 end

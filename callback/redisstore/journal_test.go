@@ -155,7 +155,7 @@ func TestJournalKeys(t *testing.T) {
 	}
 	assert.Equal(t, "i:2", c.Get(ctx, "svc:n:ref:1").Val())
 	fields := c.HGetAll(ctx, "svc:e:o:1").Val()
-	assert.ElementsMatch(t, []string{"r:sent", "r:done", "r:late", "n:tid:1", "at", "exp", "stage", "ref"}, slices.Collect(maps.Keys(fields)),
+	assert.ElementsMatch(t, []string{"r:sent", "r:done", "r:late", "n:tid:1", "at", "count", "stage", "ref"}, slices.Collect(maps.Keys(fields)),
 		"a name moved to another entry is dropped from its former entry")
 	assert.Equal(t, strconv.FormatInt(at.Add(time.Second).UnixMilli(), 10), fields["at"], "the latest time")
 	assert.Equal(t, strconv.Itoa(int(journal.StageResolved)), fields["stage"], "the highest stage")
@@ -163,9 +163,10 @@ func TestJournalKeys(t *testing.T) {
 	assert.Equal(t, []string{"i:2", "o:1"}, c.ZRange(ctx, "svc:index", 0, -1).Val(), "the expiry index, as the previous release reads it")
 	assert.Equal(t, []string{"o:1", "i:2"}, c.ZRange(ctx, "svc:updated", 0, -1).Val())
 	assert.Equal(t, []string{"o:1"}, c.ZRange(ctx, "svc:open", 0, -1).Val())
-	exp, err := strconv.ParseFloat(fields["exp"], 64)
+	assert.Equal(t, "3", fields["count"])
+	mark, err := strconv.ParseFloat(c.Get(ctx, "svc:migrated").Val(), 64)
 	require.NoError(t, err)
-	assert.Equal(t, exp, c.ZScore(ctx, "svc:index", "o:1").Val(), "the expiry the store set last")
+	assert.Equal(t, c.ZScore(ctx, "svc:index", "o:1").Val(), mark, "no earlier release wrote: the watermark follows the last Write")
 
 	recs, err := other.Records(ctx, "o:1")
 	require.NoError(t, err)
@@ -199,6 +200,31 @@ func TestJournalLookupNeedsEntry(t *testing.T) {
 	}
 	for _, set := range []string{"lookup:updated", "lookup:open"} {
 		assert.Equal(t, redis.Nil, c.ZScore(ctx, set, key).Err(), "%s drops an entry that is gone", set)
+	}
+}
+
+// TestJournalTrim checks that a Write takes the entries that expired out
+// of every sorted set of the index (an entry of a store with a longer
+// retention on the same prefix keeps the sets).
+func TestJournalTrim(t *testing.T) {
+	ctx := context.Background()
+	c := sharedRedis(t).Client(t, nil)
+	prefix := uniqueJournal("trim") + ":"
+	long := redisstore.NewJournal(c, redisstore.WithPrefix(prefix), redisstore.WithRetention(time.Hour))
+	short := redisstore.NewJournal(c, redisstore.WithPrefix(prefix), redisstore.WithRetention(50*time.Millisecond))
+	gone := uniqueJournal("o:")
+	for _, w := range []struct {
+		s   *redisstore.JournalStore
+		key string
+	}{{long, uniqueJournal("o:")}, {short, gone}} {
+		_, err := w.s.Write(ctx, journal.Step{Key: w.key, ID: "r", Record: []byte(`{}`), At: time.Now()})
+		require.NoError(t, err)
+	}
+	require.Eventually(t, func() bool { return c.Exists(ctx, prefix+"e:"+gone).Val() == 0 }, 10*time.Second, 5*time.Millisecond)
+	_, err := long.Write(ctx, journal.Step{Key: uniqueJournal("o:"), ID: "r", Record: []byte(`{}`), At: time.Now()})
+	require.NoError(t, err)
+	for _, set := range []string{"index", "updated", "open"} {
+		assert.Equal(t, redis.Nil, c.ZScore(ctx, prefix+set, gone).Err(), "%s drops an entry that expired", set)
 	}
 }
 
