@@ -27,7 +27,8 @@ package redisstore
 
 // journalLib holds the functions the scripts share: now, the server's
 // time in milliseconds; num, a number as Redis reads it back; keep, which
-// extends the expiry of the index keys to exp; forget, which takes key
+// extends the expiry of the sorted sets to exp (unless a store of a
+// longer retention set a later one: the watermark is set with its own); forget, which takes key
 // out of every index; trim, which forgets the entries that expired before
 // t; count, how many records an entry holds; stale, whether it holds
 // records its "count" does not count (and how many); records, its
@@ -40,10 +41,8 @@ local function now()
 end
 local function num(x) return string.format('%.0f', x) end
 local function keep(exp, ret)
-  for i = 1, 4 do
-    if redis.call('EXISTS', KEYS[i]) == 1 and redis.call('PTTL', KEYS[i]) < ret then
-      redis.call('PEXPIREAT', KEYS[i], num(exp))
-    end
+  if redis.call('PTTL', KEYS[1]) < ret then
+    for i = 1, 3 do redis.call('PEXPIREAT', KEYS[i], num(exp)) end
   end
 end
 local function forget(key)
@@ -96,33 +95,39 @@ end
 local t = now()
 local exp = t + ret
 local e = KEYS[5]
-local n = count(e)
-local d = redis.call('HMGET', e, 'at', 'stage', 'ref', 'count')
+local n, names = 0, {}
+for _, f in ipairs(redis.call('HKEYS', e)) do
+  local p = string.sub(f, 1, 2)
+  if p == 'r:' then n = n + 1 elseif p == 'n:' then names[f] = true end
+end
 local fresh = n == 0
+local d = redis.call('HMGET', e, 'at', 'stage', 'ref', 'count')
 if d[2] and tonumber(d[4]) ~= n then -- an earlier release wrote a record since
   redis.call('HDEL', e, 'stage')
   d[2] = false
 end
 if redis.call('HSETNX', e, ARGV[2], ARGV[3]) == 1 then n = n + 1 end
-for i = 7, #KEYS do
-  redis.call('SET', KEYS[i], key)
-  redis.call('HSET', e, string.sub(KEYS[i], #prefix + 1), '')
-end
-for _, f in ipairs(redis.call('HKEYS', e)) do
-  if string.sub(f, 1, 2) == 'n:' then
-    local name = prefix .. f
-    if redis.call('GET', name) == key then
-      redis.call('PEXPIREAT', name, num(exp))
-    else
-      redis.call('HDEL', e, f)
-    end
-  end
-end
 local at = tonumber(ARGV[6])
 if d[1] and tonumber(d[1]) > at then at = tonumber(d[1]) end
-redis.call('HMSET', e, 'at', num(at), 'count', n)
-if fresh or (d[2] and tonumber(ARGV[7]) > tonumber(d[2])) then redis.call('HSET', e, 'stage', ARGV[7]) end
-if ARGV[8] ~= '' and (not d[3] or d[3] == '') then redis.call('HSET', e, 'ref', ARGV[8]) end
+local set = {'at', num(at), 'count', n}
+if fresh or (d[2] and tonumber(ARGV[7]) > tonumber(d[2])) then set[#set + 1], set[#set + 2] = 'stage', ARGV[7] end
+if ARGV[8] ~= '' and (not d[3] or d[3] == '') then set[#set + 1], set[#set + 2] = 'ref', ARGV[8] end
+for i = 7, #KEYS do
+  local f = string.sub(KEYS[i], #prefix + 1)
+  redis.call('SET', KEYS[i], key)
+  redis.call('PEXPIREAT', KEYS[i], num(exp))
+  names[f] = nil
+  set[#set + 1], set[#set + 2] = f, ''
+end
+for f in pairs(names) do
+  local name = prefix .. f
+  if redis.call('GET', name) == key then
+    redis.call('PEXPIREAT', name, num(exp))
+  else
+    redis.call('HDEL', e, f)
+  end
+end
+redis.call('HMSET', e, unpack(set))
 redis.call('PEXPIREAT', e, num(exp))
 trim(t, 100)
 redis.call('ZADD', KEYS[1], num(exp), key)
@@ -130,8 +135,8 @@ redis.call('ZADD', KEYS[2], num(at), key)
 redis.call('ZADD', KEYS[3], num(at), key)
 local above = redis.call('ZRANGEBYSCORE', KEYS[1], redis.call('GET', KEYS[4]) or '-inf', '+inf', 'LIMIT', 0, 10)
 local clean = #above < 10
-for _, k in ipairs(above) do clean = clean and not stale(prefix .. 'e:' .. k) end
-if clean then redis.call('SET', KEYS[4], num(exp)) end
+for _, k in ipairs(above) do clean = clean and (k == key or not stale(prefix .. 'e:' .. k)) end
+if clean then redis.call('SET', KEYS[4], num(math.max(exp, tonumber(redis.call('GET', KEYS[4]) or exp))), 'PX', num(ret)) end
 keep(exp, ret)
 local recs, peeked = {}, {}
 if ARGV[10] == '1' then recs = records(e) end
@@ -164,17 +169,23 @@ return 1
 // (so that every filter selects it), and is opened. An earlier release's
 // write that adds no record (a record it holds, a name) changes nothing
 // in the index; nor does one made while the server's clock went back
-// past the watermark. It looks at limit members (more, when the last of them shares its score
-// with others), after trimming the entries that expired, and returns
-// true when it got to the top of the index, false when more wait.
+// past the watermark. It looks at limit members (more, when the last of
+// them shares its score with others), after trimming the entries that
+// expired, and returns true when it got to the top of the index, false
+// when more wait. The
+// watermark moves past what it looked at, but not past the expiry a write
+// of the current millisecond gets, unless entries above wait (and so
+// were written later, by a store of the same retention); it never moves
+// down.
 const journalMigrate = `
 local function migrate(prefix, ret, limit)
   local t = now()
   trim(t, 1000)
-  local batch = redis.call('ZRANGEBYSCORE', KEYS[1], redis.call('GET', KEYS[4]) or '-inf', '+inf', 'WITHSCORES', 'LIMIT', 0, limit)
+  local mark = redis.call('GET', KEYS[4])
+  local batch = redis.call('ZRANGEBYSCORE', KEYS[1], mark or '-inf', '+inf', 'WITHSCORES', 'LIMIT', 0, limit)
   if #batch == 0 then return true end
-  local full, last = #batch == 2 * limit, batch[#batch]
-  if full then
+  local last = batch[#batch]
+  if #batch == 2 * limit then
     for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], last, last, 'WITHSCORES')) do batch[#batch + 1] = m end
   end
   for i = 1, #batch, 2 do
@@ -190,9 +201,13 @@ local function migrate(prefix, ret, limit)
       redis.call('ZADD', KEYS[3], num(at), k)
     end
   end
-  redis.call('SET', KEYS[4], num(math.min(tonumber(last) + 1, t + ret)))
-  keep(tonumber(redis.call('ZREVRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2]), ret)
-  return not full
+  local more = #redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. last, '+inf', 'LIMIT', 0, 1) > 0
+  local to = tonumber(last) + 1
+  if not more then to = math.min(to, t + ret) end
+  local top = tonumber(redis.call('ZREVRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2])
+  redis.call('SET', KEYS[4], num(math.max(to, tonumber(mark or to))), 'PX', num(math.max(1, top - t)))
+  keep(top, ret)
+  return not more
 end
 `
 

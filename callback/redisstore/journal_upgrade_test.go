@@ -262,3 +262,25 @@ func TestJournalMigrationBacklog(t *testing.T) {
 		assert.Equal(t, keys[n-1], got[0], "newest first")
 	}
 }
+
+// TestJournalMixedRetentions queries, with a store of a short retention,
+// a prefix where a store of a long one wrote more entries than one script
+// migrates (as the contract suite's stores share a server): the
+// migration's watermark, which follows the short retention's expiries,
+// still moves past them, and every query ends.
+func TestJournalMixedRetentions(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c := startRedis(t).Client(t, nil)
+	long := redisstore.NewJournal(c, redisstore.WithPrefix("mix:"), redisstore.WithRetention(time.Hour))
+	short := redisstore.NewJournal(c, redisstore.WithPrefix("mix:"), redisstore.WithRetention(time.Second))
+	steps := make([]journal.Step, 1500)
+	for i := range steps {
+		steps[i] = journal.Step{Key: fmt.Sprintf("o:%04d", i), ID: "r", Record: []byte(`{}`), At: time.Now()}
+	}
+	require.NoError(t, long.WriteMany(ctx, steps))
+	for range 3 {
+		got, _ := keysOf(t, short.Entries(ctx, journal.Query{}))
+		require.Equal(t, len(steps), len(got))
+	}
+}
