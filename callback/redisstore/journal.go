@@ -24,25 +24,28 @@ const DefaultJournalPrefix = "travelrule:journal:"
 // Under its prefix P it keeps, for each entry, a hash P+"e:"+key whose
 // fields are the entry's records ("r:" and the record's id), the names
 // that point at it ("n:" and the name, with an empty value) and its index
-// data (its time, stage, reference and expiry); for each name, a string
-// P+"n:"+name that holds the key of its entry; and the index: sorted sets
-// of the entries' keys by their time (P+"updated", in milliseconds of the
-// journal's clock), of the open ones by the same time (P+"open"), and of
-// all of them by the time they expire (P+"index", in milliseconds of the
-// server's clock), with P+"migrated", the expiry up to which entries
-// written by the release before this layout were given index data. Each
-// method is one script or command, each page of Entries one script; every
-// key expires a retention after the last Write to it (the sorted sets
-// after the last Write), on the server's clock, and a Write drops from
-// the index the entries that expired. A name that another Write moved to
-// another entry is dropped from its former entry's hash at that entry's
-// next Write.
+// data ("at", "stage", "ref" and "count", its records when this release
+// last wrote it); for each name, a string P+"n:"+name that holds the key
+// of its entry; and the index: sorted sets of the entries' keys by their
+// time (P+"updated", milliseconds of the journal's clock), of the open
+// ones by the same time (P+"open"), and of all of them by the time they
+// expire (P+"index", milliseconds of the server's clock), and a string,
+// P+"migrated" (see below). Write, Records, Lookup and Close are one
+// script or command each, and Entries one script per page. Every key
+// expires a retention after the last Write to it, on the server's clock
+// (the index after the last Write), and Writes drop from the index the
+// entries that expired. A name that another Write moved to another entry
+// is dropped from its former entry's hash at that entry's next Write.
 //
-// The layout is the previous release's with the sorted sets by time and
-// the hash's index data added, so a journal it wrote reads on: its
-// entries are listed by every query until they expire, and a replica of
-// it still writing during a rolling deploy is seen (see journalMigrate
-// in journal_scripts.go for what is not).
+// The layout is the previous release's (its hashes, names and P+"index")
+// with index data added, so that a journal it wrote reads on, and its
+// replicas may go on writing during a rolling deploy: Entries migrates
+// the entries they wrote, or added a record to, since P+"migrated" (a
+// watermark on P+"index"), to entries without a stage (every stage and
+// reference filter selects them, and the journal decides), at the time
+// of their last write as the server's clock saw it (which From and To
+// compare), and open. A write of theirs that adds no record (a name
+// only) changes nothing in the index.
 //
 // Memory: an entry of five records of 200 bytes, with the default prefix,
 // a 38-byte key and one 40-byte name, takes about 2.6 KB of Redis memory

@@ -31,10 +31,11 @@ const (
 // entries by time, or of the open ones, newest first, from the cursor
 // the page before left (a score and a member, so that entries that leave
 // the set meanwhile, as Journal.Stuck closes them, move no other), and
-// applies q's filters. The first page's script also migrates the entries
-// that a release before the sorted sets wrote since the last migration
-// (see journalMigrate), which may take more pages' round trips the first
-// time, once per batch.
+// applies q's filters. The first page's script also migrates what the
+// previous release wrote since the last migration (see [JournalStore]):
+// a thousand entries per round trip, so that the first query after an
+// upgrade takes a round trip more per thousand entries of the previous
+// release.
 func (s *JournalStore) Entries(ctx context.Context, q journal.Query) iter.Seq2[journal.Stored, error] {
 	return func(yield func(journal.Stored, error) bool) {
 		args := s.pageArgs(q)
