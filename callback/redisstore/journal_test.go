@@ -7,6 +7,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"iter"
+	"maps"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -103,31 +107,40 @@ func TestJournalOptions(t *testing.T) {
 			}
 			require.ErrorContains(t, s.Err(), tt.wantErr)
 			ctx := context.Background()
-			assert.ErrorIs(t, s.Append(ctx, "k", "r", []byte(`{}`), "n"), s.Err(), "a misconfigured store refuses every call")
+			_, err := s.Write(ctx, journal.Step{Key: "k", ID: "r", Record: []byte(`{}`), Names: []string{"n"}})
+			assert.ErrorIs(t, err, s.Err(), "a misconfigured store refuses every call")
 			recs, err := s.Records(ctx, "k")
 			assert.ErrorIs(t, err, s.Err())
 			assert.Nil(t, recs)
 			key, err := s.Lookup(ctx, "n")
 			assert.ErrorIs(t, err, s.Err())
 			assert.Empty(t, key)
-			assert.ErrorIs(t, s.Scan(ctx, func(string, [][]byte) error { return nil }), s.Err())
+			assert.ErrorIs(t, firstErr(s.Entries(ctx, journal.Query{})), s.Err())
+			assert.ErrorIs(t, s.Close(ctx, "k", 1), s.Err())
 		})
 	}
 }
 
 // TestJournalKeys checks what the store keeps in Redis, on a server of its
-// own: every key is under the prefix, there is nothing else, and every key
-// expires after the retention.
+// own: every key is under the prefix, there is nothing else, every key
+// expires after the retention, and the index holds what the Steps said.
 func TestJournalKeys(t *testing.T) {
 	ctx := context.Background()
 	c := startRedis(t).Client(t, nil)
 	s := redisstore.NewJournal(c, redisstore.WithPrefix("svc:"), redisstore.WithRetention(time.Hour))
 	require.NoError(t, s.Err())
 	other := redisstore.NewJournal(c, redisstore.WithPrefix("other:"))
-	require.NoError(t, s.Append(ctx, "o:1", "sent", []byte(`{"k":"sent"}`), "tid:1", "ref:1"))
-	require.NoError(t, s.Append(ctx, "o:1", "done", []byte(`{"k":"done"}`)))
-	require.NoError(t, s.Append(ctx, "i:2", "recv", []byte(`{"k":"recv"}`), "ref:1"))
-	require.NoError(t, s.Append(ctx, "o:1", "late", []byte(`{"k":"late"}`)))
+	at := time.UnixMilli(1_800_000_000_000)
+	for _, st := range []journal.Step{
+		{Key: "o:1", ID: "sent", Record: []byte(`{"k":"sent"}`), Names: []string{"tid:1", "ref:1"}, At: at, Stage: journal.StageInitiated, Ref: "ref-1"},
+		{Key: "o:1", ID: "done", Record: []byte(`{"k":"done"}`), At: at.Add(time.Second), Stage: journal.StageResolved, Ref: "ref-2"},
+		{Key: "i:2", ID: "recv", Record: []byte(`{"k":"recv"}`), Names: []string{"ref:1"}, At: at.Add(2 * time.Second)},
+		{Key: "o:1", ID: "late", Record: []byte(`{"k":"late"}`), At: at.Add(-time.Second), Stage: journal.StageInitiated},
+	} {
+		_, err := s.Write(ctx, st)
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.Close(ctx, "i:2", 1))
 
 	var keys []string
 	iter := c.Scan(ctx, 0, "*", 0).Iterator()
@@ -135,15 +148,25 @@ func TestJournalKeys(t *testing.T) {
 		keys = append(keys, iter.Val())
 	}
 	require.NoError(t, iter.Err())
-	assert.ElementsMatch(t, []string{"svc:e:o:1", "svc:e:i:2", "svc:n:tid:1", "svc:n:ref:1", "svc:index"}, keys)
+	assert.ElementsMatch(t, []string{"svc:e:o:1", "svc:e:i:2", "svc:n:tid:1", "svc:n:ref:1", "svc:index", "svc:updated", "svc:open", "svc:migrated"}, keys)
 	for _, k := range keys {
 		ttl := c.PTTL(ctx, k).Val()
 		assert.True(t, ttl > 59*time.Minute && ttl <= time.Hour, "%s expires after the retention: %v", k, ttl)
 	}
 	assert.Equal(t, "i:2", c.Get(ctx, "svc:n:ref:1").Val())
-	assert.ElementsMatch(t, []string{"r:sent", "r:done", "r:late", "n:tid:1"}, c.HKeys(ctx, "svc:e:o:1").Val(),
+	fields := c.HGetAll(ctx, "svc:e:o:1").Val()
+	assert.ElementsMatch(t, []string{"r:sent", "r:done", "r:late", "n:tid:1", "at", "count", "stage", "ref"}, slices.Collect(maps.Keys(fields)),
 		"a name moved to another entry is dropped from its former entry")
-	assert.Equal(t, []string{"i:2", "o:1"}, c.ZRange(ctx, "svc:index", 0, -1).Val())
+	assert.Equal(t, strconv.FormatInt(at.Add(time.Second).UnixMilli(), 10), fields["at"], "the latest time")
+	assert.Equal(t, strconv.Itoa(int(journal.StageResolved)), fields["stage"], "the highest stage")
+	assert.Equal(t, "ref-1", fields["ref"], "the first reference")
+	assert.Equal(t, []string{"i:2", "o:1"}, c.ZRange(ctx, "svc:index", 0, -1).Val(), "the expiry index, as the previous release reads it")
+	assert.Equal(t, []string{"o:1", "i:2"}, c.ZRange(ctx, "svc:updated", 0, -1).Val())
+	assert.Equal(t, []string{"o:1"}, c.ZRange(ctx, "svc:open", 0, -1).Val())
+	assert.Equal(t, "3", fields["count"])
+	mark, err := strconv.ParseFloat(c.Get(ctx, "svc:migrated").Val(), 64)
+	require.NoError(t, err)
+	assert.Equal(t, c.ZScore(ctx, "svc:index", "o:1").Val(), mark, "no earlier release wrote: the watermark follows the last Write")
 
 	recs, err := other.Records(ctx, "o:1")
 	require.NoError(t, err)
@@ -154,13 +177,14 @@ func TestJournalKeys(t *testing.T) {
 }
 
 // TestJournalLookupNeedsEntry removes an entry behind the store's back, as
-// an eviction would: its names point nowhere.
+// an eviction would: its names point nowhere, and the index drops it.
 func TestJournalLookupNeedsEntry(t *testing.T) {
 	ctx := context.Background()
 	c := sharedRedis(t).Client(t, nil)
 	s := redisstore.NewJournal(c, redisstore.WithPrefix("lookup:"))
 	key, name := uniqueJournal("o:"), uniqueJournal("tid:")
-	require.NoError(t, s.Append(ctx, key, "r", []byte(`{}`), name))
+	_, err := s.Write(ctx, journal.Step{Key: key, ID: "r", Record: []byte(`{}`), Names: []string{name}, At: time.Now()})
+	require.NoError(t, err)
 	got, err := s.Lookup(ctx, name)
 	require.NoError(t, err)
 	require.Equal(t, key, got)
@@ -168,72 +192,133 @@ func TestJournalLookupNeedsEntry(t *testing.T) {
 	got, err = s.Lookup(ctx, name)
 	require.NoError(t, err)
 	assert.Empty(t, got, "a name whose entry is gone points nowhere")
+	for _, q := range []journal.Query{{}, {Open: true}} {
+		for e, err := range s.Entries(ctx, q) {
+			require.NoError(t, err)
+			assert.NotEqual(t, key, e.Key)
+		}
+	}
+	for _, set := range []string{"lookup:updated", "lookup:open"} {
+		assert.Equal(t, redis.Nil, c.ZScore(ctx, set, key).Err(), "%s drops an entry that is gone", set)
+	}
 }
 
-// TestJournalScanPages scans more entries than a page holds, many of them
-// expiring in the same millisecond (appended at once by a script, as a
-// burst of appends in one millisecond would be), while another store
-// appends to some of them: every entry not appended to is visited exactly
-// once, and none twice.
-func TestJournalScanPages(t *testing.T) {
+// TestJournalTrim checks that a Write takes the entries that expired out
+// of every sorted set of the index (an entry of a store with a longer
+// retention on the same prefix keeps the sets).
+func TestJournalTrim(t *testing.T) {
+	ctx := context.Background()
+	c := sharedRedis(t).Client(t, nil)
+	prefix := uniqueJournal("trim") + ":"
+	long := redisstore.NewJournal(c, redisstore.WithPrefix(prefix), redisstore.WithRetention(time.Hour))
+	short := redisstore.NewJournal(c, redisstore.WithPrefix(prefix), redisstore.WithRetention(50*time.Millisecond))
+	gone := uniqueJournal("o:")
+	for _, w := range []struct {
+		s   *redisstore.JournalStore
+		key string
+	}{{long, uniqueJournal("o:")}, {short, gone}} {
+		_, err := w.s.Write(ctx, journal.Step{Key: w.key, ID: "r", Record: []byte(`{}`), At: time.Now()})
+		require.NoError(t, err)
+	}
+	require.Eventually(t, func() bool { return c.Exists(ctx, prefix+"e:"+gone).Val() == 0 }, 10*time.Second, 5*time.Millisecond)
+	_, err := long.Write(ctx, journal.Step{Key: uniqueJournal("o:"), ID: "r", Record: []byte(`{}`), At: time.Now()})
+	require.NoError(t, err)
+	for _, set := range []string{"index", "updated", "open"} {
+		assert.Equal(t, redis.Nil, c.ZScore(ctx, prefix+set, gone).Err(), "%s drops an entry that expired", set)
+	}
+}
+
+// TestJournalPagesWhileClosing reads the open entries as Journal.Stuck
+// does, closing each one it reads and writing others, across many pages
+// of entries that share one time (the cursor's member leaves the set
+// before the next page is read): every entry not written meanwhile is
+// read exactly once. A query whose filter selects a few entries of many
+// finds them all, each page's script looking at a bounded number.
+func TestJournalPagesWhileClosing(t *testing.T) {
 	ctx := context.Background()
 	c := startRedis(t).Client(t, nil)
 	s := redisstore.NewJournal(c, redisstore.WithPrefix("pages:"), redisstore.WithRetention(time.Hour))
-	// 1200 entries: 700 share one expiry (more than a page), 500 have
-	// expiries of their own, some below and some above the shared one.
-	const n = 1200
-	top := time.Now().Add(time.Hour).UnixMilli()
-	pipe := c.Pipeline()
-	for i := range n {
-		key := fmt.Sprintf("k%04d", i)
-		score := top - 1000 // the shared expiry
-		if i >= 700 {
-			score = top - 2000 + int64(i-700)*4 // spread around it
+	const n = 5000
+	at := time.Now().Truncate(time.Millisecond)
+	steps := make([]journal.Step, n)
+	for i := range steps {
+		steps[i] = journal.Step{Key: fmt.Sprintf("k%04d", i), ID: "1", Record: []byte(fmt.Sprintf(`{"i":%d}`, i)),
+			At: at.Add(time.Duration(i/1500) * time.Millisecond), Ref: "plain"} // ties of 1500
+		if i%1000 == 7 {
+			steps[i].Ref = "rare-" + fmt.Sprint(i)
 		}
-		pipe.HSet(ctx, "pages:e:"+key, "r:1", fmt.Sprintf(`{"i":%d}`, i))
-		pipe.PExpireAt(ctx, "pages:e:"+key, time.UnixMilli(score))
-		pipe.ZAdd(ctx, "pages:index", redis.Z{Score: float64(score), Member: key})
 	}
-	_, err := pipe.Exec(ctx)
-	require.NoError(t, err)
+	require.NoError(t, s.WriteMany(ctx, steps))
+
+	rare, _ := keysOf(t, s.Entries(ctx, journal.Query{RefPrefix: "rare-"}))
+	assert.Equal(t, []string{"k4007", "k3007", "k2007", "k1007", "k0007"}, rare, "newest first, ties in reverse order of their keys")
 
 	seen := map[string]int{}
 	touched := map[string]bool{}
-	require.NoError(t, s.Scan(ctx, func(key string, recs [][]byte) error {
-		seen[key]++
-		assert.Len(t, recs, 1)
-		if len(seen)%100 == 0 { // an append while the scan runs
+	for e, err := range s.Entries(ctx, journal.Query{Open: true}) {
+		require.NoError(t, err)
+		seen[e.Key]++
+		assert.Len(t, e.Records, 1)
+		require.NoError(t, s.Close(ctx, e.Key, len(e.Records)))
+		if len(seen)%100 == 0 { // a Write while the query runs
 			k := fmt.Sprintf("k%04d", (len(seen)*7)%n)
 			touched[k] = true
-			return s.Append(ctx, k, "2", []byte(`{}`))
-		}
-		return nil
-	}))
-	for i := range n {
-		key := fmt.Sprintf("k%04d", i)
-		assert.LessOrEqual(t, seen[key], 1, "%s visited twice", key)
-		if !touched[key] {
-			assert.Equal(t, 1, seen[key], "%s visited once", key)
+			_, err := s.Write(ctx, journal.Step{Key: k, ID: "2", Record: []byte(`{}`), At: at.Add(time.Hour)})
+			require.NoError(t, err)
 		}
 	}
+	for i := range n {
+		key := fmt.Sprintf("k%04d", i)
+		assert.LessOrEqual(t, seen[key], 1, "%s read twice", key)
+		if !touched[key] {
+			assert.Equal(t, 1, seen[key], "%s read once", key)
+		}
+	}
+}
+
+// keysOf returns the keys an Entries query yields, in order, and their
+// records.
+func keysOf(t *testing.T, seq iter.Seq2[journal.Stored, error]) ([]string, map[string][][]byte) {
+	t.Helper()
+	var keys []string
+	recs := map[string][][]byte{}
+	for e, err := range seq {
+		require.NoError(t, err)
+		keys = append(keys, e.Key)
+		recs[e.Key] = e.Records
+	}
+	return keys, recs
+}
+
+// firstErr returns the first error an Entries query yields.
+func firstErr(seq iter.Seq2[journal.Stored, error]) error {
+	for _, err := range seq {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // TestJournalEvictionPolicy makes a journal store on a Redis server whose
 // maxmemory-policy evicts: it reports it through Err and refuses its
-// appends, writing nothing.
+// writes, writing nothing.
 func TestJournalEvictionPolicy(t *testing.T) {
 	ctx := context.Background()
 	srv := startRedis(t, "--maxmemory-policy", "volatile-lru")
 	c := srv.Client(t, nil)
 	s := redisstore.NewJournal(c)
 	require.EqualError(t, s.Err(), `redisstore: the Redis server's maxmemory-policy is "volatile-lru", which evicts the journal's keys when memory runs short and so forgets entries: set maxmemory-policy to noeviction`)
-	require.ErrorIs(t, s.Append(ctx, "o:1", "r", []byte(`{}`), "tid:1"), s.Err())
-	assert.Zero(t, c.DBSize(ctx).Val(), "a refused append writes nothing")
+	step := journal.Step{Key: "o:1", ID: "r", Record: []byte(`{}`), Names: []string{"tid:1"}, At: time.Now()}
+	_, err := s.Write(ctx, step)
+	require.ErrorIs(t, err, s.Err())
+	assert.Zero(t, c.DBSize(ctx).Val(), "a refused write writes nothing")
 
 	require.NoError(t, c.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err())
 	s = redisstore.NewJournal(c)
 	require.NoError(t, s.Err())
-	require.NoError(t, s.Append(ctx, "o:1", "r", []byte(`{}`), "tid:1"))
+	_, err = s.Write(ctx, step)
+	require.NoError(t, err)
 }
 
 // TestJournalErrorsHoldNoSecrets makes every call fail on a server that
@@ -246,9 +331,10 @@ func TestJournalErrorsHoldNoSecrets(t *testing.T) {
 	s := redisstore.NewJournal(c)
 	ctx := context.Background()
 	key, name := uniqueJournal("o:"), uniqueJournal("tid:")
+	_, writeErr := s.Write(ctx, journal.Step{Key: key, ID: "r", Record: []byte(`{}`), Names: []string{name}, Peek: key, Read: true})
 	_, recErr := s.Records(ctx, key)
 	_, lookErr := s.Lookup(ctx, name)
-	errs := []error{s.Append(ctx, key, "r", []byte(`{}`), name), recErr, lookErr, s.Scan(ctx, func(string, [][]byte) error { return nil })}
+	errs := []error{writeErr, recErr, lookErr, firstErr(s.Entries(ctx, journal.Query{RefPrefix: name})), s.Close(ctx, key, 1)}
 	for _, err := range errs {
 		require.Error(t, err)
 		assert.True(t, strings.HasPrefix(err.Error(), "redisstore: journal "), err.Error())
@@ -261,10 +347,10 @@ func TestJournalErrorsHoldNoSecrets(t *testing.T) {
 	}
 }
 
-// BenchmarkJournalAppend is the store's work for one Append of a 200-byte
-// record with one name, each to a new entry, on a real Redis server of its
-// own.
-func BenchmarkJournalAppend(b *testing.B) {
+// BenchmarkJournalWrite is the store's work for one Write of a 200-byte
+// record with one name, each to a new entry, on a real Redis server of
+// its own.
+func BenchmarkJournalWrite(b *testing.B) {
 	ctx := context.Background()
 	s := redisstore.NewJournal(startRedis(b).Client(b, nil))
 	if err := s.Err(); err != nil {
@@ -279,7 +365,8 @@ func BenchmarkJournalAppend(b *testing.B) {
 	b.ResetTimer()
 	start := cpuTime()
 	for i := 0; i < b.N; i++ {
-		if err := s.Append(ctx, keys[i], "sent", rec, names[i]); err != nil {
+		st := journal.Step{Key: keys[i], ID: "sent", Record: rec, Names: []string{names[i]}, Exclusive: true, Read: true, At: time.Now()}
+		if _, err := s.Write(ctx, st); err != nil {
 			b.Fatal(err)
 		}
 	}

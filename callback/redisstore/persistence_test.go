@@ -64,7 +64,7 @@ func TestPersistence(t *testing.T) {
 				callback.WithCapabilityKey(persistenceCapKey), callback.WithStore(s))
 			j, jErr := journal.New(js)
 			_, _, claimErr := s.ClaimFenced(ctx, storetest.NewKey(t))
-			appendErr := js.Append(ctx, "o:1", "r", []byte(`{}`), "tid:1")
+			_, appendErr := js.Write(ctx, journal.Step{Key: "o:1", ID: "r", Record: []byte(`{}`), Names: []string{"tid:1"}})
 			if !tt.refused {
 				require.NoError(t, s.Err())
 				require.NoError(t, js.Err())
@@ -105,7 +105,8 @@ func TestWithoutPersistence(t *testing.T) {
 	r, _, err := s.ClaimFenced(ctx, storetest.NewKey(t))
 	require.NoError(t, err)
 	assert.Equal(t, callback.ClaimNew, r)
-	require.NoError(t, js.Append(ctx, "o:1", "r", []byte(`{}`), "tid:1"))
+	_, err = js.Write(ctx, journal.Step{Key: "o:1", ID: "r", Record: []byte(`{}`), Names: []string{"tid:1"}})
+	require.NoError(t, err)
 
 	require.NoError(t, srv.Client(t, nil).ConfigSet(ctx, "maxmemory-policy", "allkeys-lru").Err())
 	s, js = redisstore.New(c, redisstore.WithoutPersistence()), redisstore.NewJournal(c, redisstore.WithoutPersistence())
