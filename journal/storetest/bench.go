@@ -90,33 +90,33 @@ type fill struct {
 	done int
 }
 
+// Bulk writes many Steps, and closes many entries, at once: a
+// benchmark's set-up on a store on a server (pipelined, as
+// redisstore's). Its zero value makes them one call at a time.
+type Bulk struct {
+	Write func(ctx context.Context, steps []journal.Step) error
+	Close func(ctx context.Context, keys []string, n int) error
+}
+
 // BenchmarkStuck measures one [journal.Journal.Stuck] over store holding
-// at least entries done entries (refused initiations, which an earlier
-// Stuck closed) and 100 open ones (outcomes unknown, each reported): its
+// at least entries done entries (refused initiations, closed as Stuck
+// closes them) and 100 open ones (outcomes unknown, each reported): its
 // cost should follow the open entries, not the store's size. It reports
-// cpu-ns/op (getrusage) with ns/op. The store is filled through the
-// journal, with 8 writers, once per store and size.
-func BenchmarkStuck(b *testing.B, store journal.Store, entries int) {
+// cpu-ns/op (getrusage) with ns/op. The store is filled, once per store
+// and size, with the Steps a journal made, through bulk.
+func BenchmarkStuck(b *testing.B, store journal.Store, entries int, bulk Bulk) {
 	ctx := context.Background()
-	past := time.Now().Add(-time.Hour)
-	j, err := journal.New(store, journal.WithClock(func() time.Time { return past }))
-	if err != nil {
-		b.Fatal(err)
-	}
 	v, _ := filled.LoadOrStore(store, &fill{})
 	f := v.(*fill)
 	f.mu.Lock()
 	if f.done == 0 {
-		journalEntries(b, j, 100, travelrule.CallOutcomeUnknown)
+		fillStuck(b, store, bulk, 100, travelrule.CallOutcomeUnknown)
 	}
-	journalEntries(b, j, entries-f.done, travelrule.CallNotDone)
+	fillStuck(b, store, bulk, entries-f.done, travelrule.CallNotDone)
 	f.done = max(f.done, entries)
 	f.mu.Unlock()
-	j, err = journal.New(store) // an hour later: the outcomes unknown are reported
+	j, err := journal.New(store)
 	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := j.Stuck(ctx, journal.Thresholds{}); err != nil { // closes the done entries
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
@@ -134,33 +134,75 @@ func BenchmarkStuck(b *testing.B, store journal.Store, entries int) {
 	b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
 }
 
-// journalEntries journals n initiations, each under a reference of its own,
-// that ended with outcome, with 8 writers at once.
-func journalEntries(b *testing.B, j *journal.Journal, n int, outcome travelrule.CallOutcome) {
-	ctx := context.Background()
-	prefix := unique("stuck-")
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for range 8 {
-		wg.Go(func() {
-			for i := next.Add(1); i <= int64(n); i = next.Add(1) {
-				info := &travelrule.CallInfo{Op: "InitiateTransfer", CallbackRef: fmt.Sprintf("%s-%d", prefix, i)}
-				c, err := j.StartCall(ctx, info)
-				if err != nil {
-					errs <- err
-					return
-				}
-				j.EndCall(c, info, &travelrule.CallEnd{Outcome: outcome, Attempts: 1})
-			}
-		})
+// capture is a store that keeps the Steps written to it.
+type capture struct {
+	journal.Store
+	steps []journal.Step
+}
+
+func (c *capture) Write(ctx context.Context, st journal.Step) (journal.Written, error) {
+	c.steps = append(c.steps, st)
+	return c.Store.Write(ctx, st)
+}
+
+// fillStuck writes to store the Steps of n initiations, each under a
+// reference of its own, an hour ago, that ended with outcome; refused
+// ones are closed.
+func fillStuck(b *testing.B, store journal.Store, bulk Bulk, n int, outcome travelrule.CallOutcome) {
+	if n <= 0 {
+		return
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+	ctx := context.Background()
+	c := &capture{Store: journal.NewMemoryStore(n, 0)}
+	past := time.Now().Add(-time.Hour)
+	j, err := journal.New(c, journal.WithClock(func() time.Time { return past }))
+	if err != nil {
 		b.Fatal(err)
 	}
-	if j.Lost() > 0 {
-		b.Fatalf("%d outcomes were not recorded", j.Lost())
+	prefix := unique("stuck-")
+	var keys []string
+	for i := range n {
+		info := &travelrule.CallInfo{Op: "InitiateTransfer", CallbackRef: fmt.Sprintf("%s-%d", prefix, i)}
+		cctx, err := j.StartCall(ctx, info)
+		if err != nil {
+			b.Fatal(err)
+		}
+		j.EndCall(cctx, info, &travelrule.CallEnd{Outcome: outcome, Attempts: 1})
+		keys = append(keys, "o:"+info.CallbackRef)
 	}
+	if j.Lost() != 0 || len(c.steps) != 2*n {
+		b.Fatalf("%d Steps for %d initiations, %d lost", len(c.steps), n, j.Lost())
+	}
+	if err := bulk.write(ctx, store, c.steps); err != nil {
+		b.Fatal(err)
+	}
+	if outcome == travelrule.CallNotDone {
+		if err := bulk.close(ctx, store, keys, 2); err != nil { // a sent record and its end
+			b.Fatal(err)
+		}
+	}
+}
+
+func (bk Bulk) write(ctx context.Context, store journal.Store, steps []journal.Step) error {
+	if bk.Write != nil {
+		return bk.Write(ctx, steps)
+	}
+	for _, st := range steps {
+		if _, err := store.Write(ctx, st); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (bk Bulk) close(ctx context.Context, store journal.Store, keys []string, n int) error {
+	if bk.Close != nil {
+		return bk.Close(ctx, keys, n)
+	}
+	for _, k := range keys {
+		if err := store.Close(ctx, k, n); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -20,6 +20,6 @@ func BenchmarkInitiate(b *testing.B) {
 func BenchmarkStuck(b *testing.B) {
 	store := journal.NewMemoryStore(200_000, 0)
 	for _, n := range []int{1_000, 10_000, 100_000} {
-		b.Run(fmt.Sprintf("entries=%dk", n/1000), func(b *testing.B) { storetest.BenchmarkStuck(b, store, n) })
+		b.Run(fmt.Sprintf("entries=%dk", n/1000), func(b *testing.B) { storetest.BenchmarkStuck(b, store, n, storetest.Bulk{}) })
 	}
 }
