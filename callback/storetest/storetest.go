@@ -20,7 +20,9 @@
 // [TestCompletionFaults] checks, with faults of the store's server that
 // the caller makes (a failover, a paused server, a read-only database), that
 // a handler whose completion fails keeps trying until the store recovers,
-// so that the delivery is processed once.
+// so that the delivery is processed once. [TestRoundTrips] checks that a
+// delivery costs the store one call to claim and one to end the claim,
+// each one round trip to its server ([Wire] counts them).
 package storetest
 
 import (
