@@ -155,6 +155,13 @@ func BenchmarkHandlerDedup(b *testing.B) {
 	b.Run("impl=sdk", func(b *testing.B) { storetest.BenchmarkDelivery(b, callback.NewMemoryStore(0)) })
 }
 
+// BenchmarkHandlerDedupInterleaved is BenchmarkHandlerDedup's floor and
+// store alternated by batches in one process (see
+// storetest.BenchmarkDeliveryInterleaved).
+func BenchmarkHandlerDedupInterleaved(b *testing.B) {
+	storetest.BenchmarkDeliveryInterleaved(b, callback.NewMemoryStore(0), nil)
+}
+
 // serveCallbacks delivers body, with the header's fields, to h b.N times
 // in-process and expects 204.
 // Besides the wall time it reports cpu-ns/op, the process's CPU time (user

@@ -29,14 +29,7 @@ func BenchmarkHandlerDedup(b *testing.B) {
 	ctx := context.Background()
 	srv := sharedServer(b)
 	b.Run("impl=floor", func(b *testing.B) { storetest.BenchmarkDelivery(b, nil) })
-	b.Run("impl=bare", func(b *testing.B) {
-		pool := newPool(b, srv, 4)
-		table := pgx.Identifier{newTableName(b)}.Sanitize()
-		if _, err := pool.Exec(ctx, `CREATE TABLE `+table+` (key text PRIMARY KEY, token text NOT NULL, done boolean NOT NULL, expires_at timestamptz NOT NULL)`); err != nil {
-			b.Fatal(err)
-		}
-		storetest.BenchmarkDelivery(b, bareStore{pool, table})
-	})
+	b.Run("impl=bare", func(b *testing.B) { storetest.BenchmarkDelivery(b, newBareStore(b, srv)) })
 	b.Run("impl=sdk", func(b *testing.B) {
 		s, err := pgstore.New(ctx, newPool(b, srv, 4), pgstore.WithTable(newTableName(b)))
 		if err != nil {
@@ -46,11 +39,33 @@ func BenchmarkHandlerDedup(b *testing.B) {
 	})
 }
 
+// BenchmarkHandlerDedupInterleaved is BenchmarkHandlerDedup's floor, store
+// and bare store alternated by batches in one process (see
+// storetest.BenchmarkDeliveryInterleaved).
+func BenchmarkHandlerDedupInterleaved(b *testing.B) {
+	srv := sharedServer(b)
+	s, err := pgstore.New(context.Background(), newPool(b, srv, 4), pgstore.WithTable(newTableName(b)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	storetest.BenchmarkDeliveryInterleaved(b, s, newBareStore(b, srv))
+}
+
 // bareStore is the least a store in a table does: one plain statement per
 // call. A claim of a key held is busy, processed or not.
 type bareStore struct {
 	pool  *pgxpool.Pool
 	table string // quoted
+}
+
+// newBareStore returns a bare store in a new table on srv.
+func newBareStore(b *testing.B, srv *pgServer) bareStore {
+	pool := newPool(b, srv, 4)
+	table := pgx.Identifier{newTableName(b)}.Sanitize()
+	if _, err := pool.Exec(context.Background(), `CREATE TABLE `+table+` (key text PRIMARY KEY, token text NOT NULL, done boolean NOT NULL, expires_at timestamptz NOT NULL)`); err != nil {
+		b.Fatal(err)
+	}
+	return bareStore{pool, table}
 }
 
 func (s bareStore) Claim(ctx context.Context, key string) (callback.ClaimResult, error) {

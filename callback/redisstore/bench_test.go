@@ -31,6 +31,14 @@ func BenchmarkHandlerDedup(b *testing.B) {
 	})
 }
 
+// BenchmarkHandlerDedupInterleaved is BenchmarkHandlerDedup's floor, store
+// and bare store alternated by batches in one process (see
+// storetest.BenchmarkDeliveryInterleaved).
+func BenchmarkHandlerDedupInterleaved(b *testing.B) {
+	srv := sharedRedis(b)
+	storetest.BenchmarkDeliveryInterleaved(b, redisstore.New(srv.Client(b, &redis.Options{ContextTimeoutEnabled: true})), bareStore{srv.Client(b, nil)})
+}
+
 // bareStore is the least a store on Redis does: one plain command per
 // call. A claim of a key held is busy, processed or not.
 type bareStore struct{ c *redis.Client }
