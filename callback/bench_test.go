@@ -20,6 +20,7 @@ import (
 
 	"github.com/vaspkit/travelrule"
 	"github.com/vaspkit/travelrule/callback"
+	"github.com/vaspkit/travelrule/callback/storetest"
 )
 
 // BenchmarkHandler compares the handler's decode and dispatch of a typical
@@ -31,7 +32,7 @@ func BenchmarkHandler(b *testing.B) {
 	body := []byte(`{"transferId":"6f1c2b9e-4d1a-4c8e-9a57-2f0d8b3e7c11","status":"approved","txId":"0x5c504ed4","timestamp":"2026-11-23T08:00:00Z"}`)
 	var sink int
 	b.Run("impl=floor", func(b *testing.B) {
-		serveCallbacks(b, body, nil, nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		serveCallbacks(b, body, nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			data, err := io.ReadAll(r.Body)
 			if err != nil {
 				http.Error(w, "bad body", http.StatusBadRequest)
@@ -50,7 +51,7 @@ func BenchmarkHandler(b *testing.B) {
 		}))
 	})
 	b.Run("impl=sdk", func(b *testing.B) {
-		serveCallbacks(b, body, nil, nil, callback.NewHandler(func(_ context.Context, cb *travelrule.Callback) error {
+		serveCallbacks(b, body, nil, callback.NewHandler(func(_ context.Context, cb *travelrule.Callback) error {
 			sink += len(cb.Status)
 			return nil
 		}, callback.WithoutDedup(), callback.WithoutAuthentication()))
@@ -78,7 +79,7 @@ func BenchmarkHandlerObserved(b *testing.B) {
 		{"observer=delivery", []callback.Option{callback.WithObserver(idleDeliveryObserver{})}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			serveCallbacks(b, body, nil, nil, callback.NewHandler(fn, append(bc.opts, callback.WithoutDedup(), callback.WithoutAuthentication())...))
+			serveCallbacks(b, body, nil, callback.NewHandler(fn, append(bc.opts, callback.WithoutDedup(), callback.WithoutAuthentication())...))
 		})
 	}
 	_ = sink
@@ -107,7 +108,7 @@ func BenchmarkHandlerLive(b *testing.B) {
 	signed.Set(callback.HeaderDataIntegrity, callback.SignDataIntegrity(secret, body))
 	var sink int
 	b.Run("impl=floor", func(b *testing.B) {
-		serveCallbacks(b, body, signed, nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		serveCallbacks(b, body, signed, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			data, err := io.ReadAll(r.Body)
 			if err != nil {
 				http.Error(w, "bad body", http.StatusBadRequest)
@@ -138,7 +139,7 @@ func BenchmarkHandlerLive(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		serveCallbacks(b, body, signed, nil, callback.NewHandler(func(_ context.Context, cb *travelrule.Callback) error {
+		serveCallbacks(b, body, signed, callback.NewHandler(func(_ context.Context, cb *travelrule.Callback) error {
 			sink += len(cb.Status)
 			return nil
 		}, callback.WithVerifier(v), callback.WithoutDedup()))
@@ -146,45 +147,31 @@ func BenchmarkHandlerLive(b *testing.B) {
 	_ = sink
 }
 
-// BenchmarkHandlerDedup is the default handler, with de-duplication in its
-// default in-memory store. Without a WebhookVerifier the handler keys
-// de-duplication on the body, so every delivery has a body of its own (its
-// transferId counts up): each makes a claim and a completion, and the
-// store fills to its bound. The function counts its calls: a delivery
-// taken for a duplicate (acknowledged without a call) fails the benchmark.
+// BenchmarkHandlerDedup is a delivery through the handler with
+// de-duplication in its default in-memory store, against the same handler
+// without (see storetest.BenchmarkDelivery).
 func BenchmarkHandlerDedup(b *testing.B) {
-	const digits = "000000000000"
-	body := []byte(`{"transferId":"6f1c2b9e-4d1a-4c8e-9a57-` + digits + `","status":"approved","timestamp":"2026-11-23T08:00:00Z"}`)
-	slot := body[bytes.Index(body, []byte(digits)):][:len(digits)]
-	calls := 0
-	serveCallbacks(b, body, nil, func(i int) {
-		for j := len(slot) - 1; j >= 0; j-- { // i in decimal, zero-padded
-			slot[j] = byte('0' + i%10)
-			i /= 10
-		}
-	}, callback.NewHandler(func(context.Context, *travelrule.Callback) error {
-		calls++
-		return nil
-	}, callback.WithoutAuthentication()))
-	if calls != b.N {
-		b.Fatalf("%d deliveries called the function %d times: some were taken for duplicates", b.N, calls)
-	}
+	b.Run("impl=floor", func(b *testing.B) { storetest.BenchmarkDelivery(b, nil) })
+	b.Run("impl=sdk", func(b *testing.B) { storetest.BenchmarkDelivery(b, callback.NewMemoryStore(0)) })
+}
+
+// BenchmarkHandlerDedupInterleaved is BenchmarkHandlerDedup's floor and
+// store alternated by batches in one process (see
+// storetest.BenchmarkDeliveryInterleaved).
+func BenchmarkHandlerDedupInterleaved(b *testing.B) {
+	storetest.BenchmarkDeliveryInterleaved(b, callback.NewMemoryStore(0), nil)
 }
 
 // serveCallbacks delivers body, with the header's fields, to h b.N times
-// in-process and expects 204. Before the i-th delivery it calls vary(i), if
-// vary is not nil, which may rewrite body in place (its length stays).
+// in-process and expects 204.
 // Besides the wall time it reports cpu-ns/op, the process's CPU time (user
 // and system, garbage collection included) over the loop per delivery.
-func serveCallbacks(b *testing.B, body []byte, header http.Header, vary func(i int), h http.Handler) {
+func serveCallbacks(b *testing.B, body []byte, header http.Header, h http.Handler) {
 	rd := bytes.NewReader(body)
 	b.ReportAllocs()
 	b.ResetTimer()
 	start := cpuTime()
 	for i := 0; i < b.N; i++ {
-		if vary != nil {
-			vary(i)
-		}
 		rd.Reset(body)
 		r := httptest.NewRequest(http.MethodPost, "/travelrule/callback", io.NopCloser(rd))
 		maps.Copy(r.Header, header)

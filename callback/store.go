@@ -39,6 +39,14 @@ const (
 // Store must be safe for concurrent use; Claim must be atomic, so that of
 // concurrent claims of one key exactly one gets ClaimNew.
 //
+// A delivery costs the store one call to claim it and, if the claim is
+// new, one to complete or release it (a failed completion is tried again);
+// the handler calls nothing else. A store on a server should make each
+// call one round trip, and nothing more on the path: no lookup before the
+// write, no separate renewal of the lease, no ping. The shared stores of
+// this module do, once their connections are open; callback/storetest's
+// TestRoundTrips checks a store for both.
+//
 // A claim whose holder dies never sees Complete or Release: a shared store
 // should let claims lapse after a lease longer than any function call, and
 // may forget processed keys after a retention longer than the sender's

@@ -120,6 +120,13 @@
 // again on another connection, within its timeout, since each of its
 // statements does the same run twice (a claim keeps its token).
 //
+// Each call of the store is one statement, one round trip once the
+// connection has prepared it. A pgxpool pings a connection that was idle
+// for more than a second before it hands it out, a second round trip for
+// a claim after a quiet second; the store needs no ping, so a pool of its
+// own may go without (pgxpool.Config's ShouldPing returning false): a
+// statement that meets an ended session runs again as above.
+//
 // Give the store's role a statement_timeout shorter than the store's
 // timeout ([WithTimeout]), as in ALTER ROLE app SET statement_timeout =
 // '2s': the server then ends a statement that waits for a lock, and the

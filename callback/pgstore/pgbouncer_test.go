@@ -18,6 +18,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/vaspkit/travelrule/callback/storetest"
 )
 
 // errNoPgBouncer is the error of a machine without PgBouncer.
@@ -122,7 +124,11 @@ logfile = %s
 	_ = os.Remove(logPath)
 	b := &pgBouncer{dir: dir, port: port, exited: make(chan struct{})}
 	var out bytes.Buffer
-	b.cmd = exec.Command(program, iniPath)
+	cmd, err := storetest.ServerCommand(program, iniPath)
+	if err != nil {
+		return nil, err
+	}
+	b.cmd = cmd
 	b.cmd.Dir, b.cmd.Env, b.cmd.SysProcAttr = dir, serverEnv(), procAttr(cluster.cred)
 	b.cmd.Stdout, b.cmd.Stderr = &out, &out
 	if err := b.cmd.Start(); err != nil {
@@ -132,7 +138,7 @@ logfile = %s
 		_ = b.cmd.Wait()
 		close(b.exited)
 	}()
-	err := b.waitReady(deadline)
+	err = b.waitReady(deadline)
 	if err == nil {
 		return b, nil
 	}

@@ -22,6 +22,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/vaspkit/travelrule/callback/storetest"
 )
 
 // requireExternal is the variable that turns a test's skip for a missing
@@ -280,8 +282,10 @@ func launch(dir string, port int, deadline time.Time) (*pgServer, error) {
 	}
 	defer logf.Close() // the server holds its own descriptor
 	srv := &pgServer{dir: dir, port: port, exited: make(chan struct{})}
-	srv.cmd = exec.Command(cluster.postgres, "-D", filepath.Join(dir, "data"), "-p", strconv.Itoa(port),
-		"-c", "listen_addresses=127.0.0.1", "-k", dir, "-F", "-c", "max_connections=300")
+	if srv.cmd, err = storetest.ServerCommand(cluster.postgres, "-D", filepath.Join(dir, "data"), "-p", strconv.Itoa(port),
+		"-c", "listen_addresses=127.0.0.1", "-k", dir, "-F", "-c", "max_connections=300"); err != nil {
+		return nil, err
+	}
 	srv.cmd.Dir, srv.cmd.Env, srv.cmd.SysProcAttr = dir, serverEnv(), procAttr(cluster.cred)
 	srv.cmd.Stdout, srv.cmd.Stderr = logf, logf
 	if err := srv.cmd.Start(); err != nil {

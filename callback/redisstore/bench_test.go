@@ -8,64 +8,59 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/vaspkit/travelrule/callback"
 	"github.com/vaspkit/travelrule/callback/redisstore"
 	"github.com/vaspkit/travelrule/callback/storetest"
 )
 
-// BenchmarkClaimComplete is the store's work for one delivery, a claim and
-// its completion, each delivery with a new key, on a real Redis server,
-// against a floor of the two plain commands that do the same without
-// fencing (SET NX with the lease, then SET with the retention). Besides
-// the wall time it reports cpu-ns/op, this process's CPU time (user and
-// system, garbage collection included) per delivery: the server's own
-// time is not in it.
-func BenchmarkClaimComplete(b *testing.B) {
+// BenchmarkHandlerDedup is a delivery through the handler on the store, a
+// claim and its completion on the shared server, against the floor of the
+// same handler without de-duplication (see storetest.BenchmarkDelivery);
+// impl=bare is the handler on a store of one plain command each (SET NX
+// with the lease, then SET with the retention: no fencing, no bound of
+// its own), what the two round trips cost. TRAVELRULE_BENCH_SERVER_CPU
+// pins the server, which the first test to need it starts.
+func BenchmarkHandlerDedup(b *testing.B) {
 	srv := sharedRedis(b)
-	ctx := context.Background()
-	b.Run("impl=floor", func(b *testing.B) {
-		c := srv.Client(b, nil)
-		perDelivery(b, func(key string) {
-			ok, err := c.SetNX(ctx, "floor:"+key, "b:token", callback.DefaultLease).Result()
-			if err != nil || !ok {
-				b.Fatalf("claim: %v %v", ok, err)
-			}
-			if err := c.Set(ctx, "floor:"+key, "d:token", callback.DefaultRetention).Err(); err != nil {
-				b.Fatal(err)
-			}
-		})
-	})
+	b.Run("impl=floor", func(b *testing.B) { storetest.BenchmarkDelivery(b, nil) })
+	b.Run("impl=bare", func(b *testing.B) { storetest.BenchmarkDelivery(b, bareStore{srv.Client(b, nil)}) })
 	b.Run("impl=sdk", func(b *testing.B) {
-		s := redisstore.New(srv.Client(b, nil))
-		perDelivery(b, func(key string) {
-			r, token, err := s.ClaimFenced(ctx, key)
-			if err != nil || r != callback.ClaimNew {
-				b.Fatalf("claim: %v %v", r, err)
-			}
-			if err := s.CompleteFenced(ctx, key, token); err != nil {
-				b.Fatal(err)
-			}
-		})
+		storetest.BenchmarkDelivery(b, redisstore.New(srv.Client(b, &redis.Options{ContextTimeoutEnabled: true})))
 	})
 }
 
-// perDelivery runs do b.N times, each with a new key, and reports
-// cpu-ns/op.
-func perDelivery(b *testing.B, do func(key string)) {
-	keys := make([]string, b.N)
-	for i := range keys {
-		keys[i] = storetest.NewKey(b)
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	start := cpuTime()
-	for i := 0; i < b.N; i++ {
-		do(keys[i])
-	}
-	b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+// BenchmarkHandlerDedupInterleaved is BenchmarkHandlerDedup's floor, store
+// and bare store alternated by batches in one process (see
+// storetest.BenchmarkDeliveryInterleaved).
+func BenchmarkHandlerDedupInterleaved(b *testing.B) {
+	srv := sharedRedis(b)
+	storetest.BenchmarkDeliveryInterleaved(b, redisstore.New(srv.Client(b, &redis.Options{ContextTimeoutEnabled: true})), bareStore{srv.Client(b, nil)})
 }
 
-// cpuTime is the CPU time, user and system, the process has used.
+// bareStore is the least a store on Redis does: one plain command per
+// call. A claim of a key held is busy, processed or not.
+type bareStore struct{ c *redis.Client }
+
+func (s bareStore) Claim(ctx context.Context, key string) (callback.ClaimResult, error) {
+	ok, err := s.c.SetNX(ctx, "bare:"+key, "b", callback.DefaultLease).Result()
+	if err != nil || !ok {
+		return callback.ClaimBusy, err
+	}
+	return callback.ClaimNew, nil
+}
+
+func (s bareStore) Complete(ctx context.Context, key string) error {
+	return s.c.Set(ctx, "bare:"+key, "d", callback.DefaultRetention).Err()
+}
+
+func (s bareStore) Release(ctx context.Context, key string) error {
+	return s.c.Del(ctx, "bare:"+key).Err()
+}
+
+// cpuTime is the CPU time, user and system, the process has used (for
+// BenchmarkJournalAppend).
 func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/vaspkit/travelrule/callback/storetest"
 )
 
 // requireExternal is the variable that turns a test's skip for a missing
@@ -95,16 +97,20 @@ func launchRedisOnce(bin, dir string, args ...string) (*redisServer, error) {
 func (s *redisServer) run() error {
 	_, port, _ := net.SplitHostPort(s.Addr)
 	s.log, s.done = &bytes.Buffer{}, make(chan struct{})
-	s.cmd = exec.Command(s.bin, append([]string{
+	cmd, err := storetest.ServerCommand(s.bin, append([]string{
 		"--port", port, "--bind", "127.0.0.1", "--dir", s.dir,
 		"--save", "3600 1", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning",
 	}, s.args...)...)
+	if err != nil {
+		return err
+	}
+	s.cmd = cmd
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
 	s.cmd.SysProcAttr = dieWithParent()
 	if err := s.cmd.Start(); err != nil {
 		return err
 	}
-	cmd, done := s.cmd, s.done
+	done := s.done
 	go func() { _ = cmd.Wait(); close(done) }()
 	if err := s.waitReady(); err != nil {
 		s.stop()

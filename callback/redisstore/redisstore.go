@@ -11,10 +11,10 @@
 // claim sets it to the claim's token with the lease as its expiry, so that
 // the claim of a replica that died lapses; completing it keeps it, marked
 // processed, for the retention; releasing it deletes it. Every step is one
-// Lua script on one key, atomic on a single server and in a cluster, and
-// acts only for its own token: a replica whose lease lapsed cannot
-// complete or release the claim of the replica that took the delivery
-// after it.
+// Lua script on one key, one round trip, atomic on a single server and in
+// a cluster, and acts only for its own token: a replica whose lease lapsed
+// cannot complete or release the claim of the replica that took the
+// delivery after it.
 //
 // Its scripts use only GET, SET with PX, and DEL, so any Redis with Lua
 // scripting (2.6.12 and later) or a fork of it serves; the tests run

@@ -20,7 +20,11 @@
 // [TestCompletionFaults] checks, with faults of the store's server that
 // the caller makes (a failover, a paused server, a read-only database), that
 // a handler whose completion fails keeps trying until the store recovers,
-// so that the delivery is processed once.
+// so that the delivery is processed once. [TestRoundTrips] checks that a
+// delivery costs the store one call to claim and one to end the claim,
+// each one round trip to its server ([Wire] counts them).
+// [BenchmarkDelivery] measures a delivery through a handler on a store
+// against the same handler without one.
 package storetest
 
 import (
@@ -28,9 +32,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"io"
-	"log"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -97,6 +98,12 @@ func NewKey(t testing.TB) string {
 	_, err := rand.Read(b[:])
 	require.NoError(t, err)
 	return "test:" + hex.EncodeToString(b[:])
+}
+
+// newCallbackBody returns a callback no test delivered before. A handler
+// without a Standard Webhooks verifier keys deliveries by their body.
+func newCallbackBody(t testing.TB) string {
+	return `{"transferId":"msg_` + NewKey(t)[5:] + `","status":"APPROVED","statusComment":"ok"}`
 }
 
 // claim claims key in s and returns the answer and token.
@@ -438,173 +445,6 @@ func testEndedContext(t *testing.T, open Open) {
 
 // errIntegrator is the error of a failing call of the function.
 var errIntegrator = errors.New("storetest: the integrator's function failed")
-
-// Fault is a real failure of a store's server that makes its writes fail,
-// or hang past the store's time-out (Config.Timeout), until it is healed:
-// a failover, a paused server, a database made read-only, a lock held on
-// the store's table, a proxy restarting.
-type Fault struct {
-	// Name names the fault's subtest.
-	Name string
-	// Inject starts the fault; it returns once the store's writes fail.
-	Inject func(t *testing.T)
-	// Heal ends the fault; it returns once the store's writes work again.
-	Heal func(t *testing.T)
-}
-
-// faultTimeout is the store's time-out (Config.Timeout) in
-// TestCompletionFaults: short, so that a fault that makes writes hang
-// fails them quickly, and long enough for a healthy server's answer.
-const faultTimeout = time.Second
-
-// faultLease is the lease in TestCompletionFaults: longer than any fault
-// is expected to last, since the handler retries a completion for one
-// lease; a completion the test waits for comes within bound of Heal.
-const faultLease = 2 * bound
-
-// TestCompletionFaults runs, for each fault, a delivery through a
-// [callback.Handler] whose function succeeds while the fault is injected
-// (the function waits while the suite calls Inject, from the test's
-// goroutine), and checks that the sender's answer is 204 at once; that the
-// handler, still serving the delivery, retries the completion (it calls
-// Heal only once the handler counted a failed attempt in
-// [callback.Handler.Stats]); that the completion is recorded after Heal,
-// as seen through a second store from open (a redelivery to a handler on
-// it is answered 204 without a call); that a redelivery of the same
-// callback to the first handler is answered 204 without calling the
-// function again; and that nothing was counted lost.
-//
-// The stores are opened with a lease of a minute and a Timeout of a
-// second, so that a fault that makes writes hang fails each attempt after
-// a second. A store's Lease method, if it has one (see [callback.Store]),
-// should return the lease it was opened with.
-func TestCompletionFaults(t *testing.T, open Open, faults ...Fault) {
-	require.NotEmpty(t, faults, "TestCompletionFaults needs at least one fault")
-	for _, f := range faults {
-		t.Run(f.Name, func(t *testing.T) { testCompletionFault(t, open, f) })
-	}
-}
-
-func testCompletionFault(t *testing.T, open Open, f Fault) {
-	require.NotNil(t, f.Inject, "the fault's Inject")
-	require.NotNil(t, f.Heal, "the fault's Heal")
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel) // ends the function's wait in a failing test
-	cfg := Config{Lease: faultLease, Retention: long, Timeout: faultTimeout}
-	var calls atomic.Int32
-	entered, injected := make(chan struct{}), make(chan struct{})
-	fn := func(context.Context, *travelrule.Callback) error {
-		if calls.Add(1) > 1 {
-			return nil
-		}
-		close(entered)
-		select {
-		case <-injected:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	h := callback.NewHandler(fn, callback.WithStore(open(t, cfg)), callback.WithoutAuthentication())
-	require.NoError(t, h.Err())
-	observer := callback.NewHandler(fn, callback.WithStore(open(t, cfg)), callback.WithoutAuthentication())
-	require.NoError(t, observer.Err())
-
-	// The first delivery goes through a real server, so that the test sees
-	// when the sender has its answer; the server's Close does not wait for
-	// a failing test's handler.
-	returned := make(chan struct{})
-	var once sync.Once
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	srv := &http.Server{
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			defer once.Do(func() { close(returned) })
-			h.ServeHTTP(w, r)
-		}),
-		ReadHeaderTimeout: bound,
-		ErrorLog:          log.New(io.Discard, "", 0),
-	}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
-
-	id := "msg_" + NewKey(t)[5:]
-	// The handlers have no Standard Webhooks verifier, so they key
-	// deliveries by body: each test's callback is its own.
-	body := `{"transferId":"` + id + `","status":"APPROVED","statusComment":"ok"}`
-	answered := make(chan int, 1)
-	go func() {
-		client := &http.Client{Timeout: bound}
-		defer client.CloseIdleConnections()
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+ln.Addr().String()+"/travelrule/callback", strings.NewReader(body))
-		if err != nil {
-			answered <- 0
-			return
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			answered <- 0
-			return
-		}
-		_ = resp.Body.Close()
-		answered <- resp.StatusCode
-	}()
-	timeout := time.NewTimer(bound)
-	defer timeout.Stop()
-	select {
-	case <-entered:
-	case <-timeout.C:
-		t.Fatal("the function was never called")
-	}
-	faulted := true // from the start of Inject: a fault injected in part is healed too
-	t.Cleanup(func() {
-		if faulted {
-			f.Heal(t)
-		}
-	})
-	f.Inject(t)
-	close(injected)
-	select {
-	case code := <-answered:
-		require.Equal(t, http.StatusNoContent, code, "the sender's answer, before the completion was recorded (0: no answer)")
-	case <-timeout.C:
-		t.Fatal("the sender had no answer while the completion waited for the store")
-	}
-
-	poll(t, "the handler to count a failed completion", func() bool { return h.Stats().CompletionRetries > 0 })
-	select {
-	case <-returned:
-		t.Fatalf("the handler returned before the completion was recorded: %+v", h.Stats())
-	default:
-	}
-	f.Heal(t)
-	faulted = false
-
-	deliver := func(h *callback.Handler) int {
-		r := httptest.NewRequestWithContext(ctx, http.MethodPost, "/travelrule/callback", strings.NewReader(body))
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
-		return w.Code
-	}
-	var code int
-	poll(t, "the completion to be recorded", func() bool {
-		code = deliver(observer)
-		return code != http.StatusServiceUnavailable
-	})
-	assert.Equal(t, http.StatusNoContent, code, "a redelivery to another replica once the completion was recorded")
-	assert.Equal(t, int32(1), calls.Load(), "calls of the function")
-	assert.Equal(t, http.StatusNoContent, deliver(h), "a redelivery to the first handler")
-	assert.Equal(t, int32(1), calls.Load(), "calls of the function")
-	select {
-	case <-returned:
-	case <-timeout.C:
-		t.Fatal("the first delivery's handler never returned")
-	}
-	st := h.Stats()
-	t.Logf("the completion was recorded after %d failed attempts", st.CompletionRetries)
-	assert.Zero(t, st.CompletionsLost, "completions lost")
-	assert.Zero(t, observer.Stats().CompletionsLost, "completions lost")
-}
 
 // poll calls done until it reports true, every 10 ms, and fails the test
 // if it does not within bound; what names what it waits for.

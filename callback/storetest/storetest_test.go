@@ -265,3 +265,19 @@ func (s *refStore) ReleaseFenced(_ context.Context, key, token string) error {
 	delete(s.b.rows, key)
 	return nil
 }
+
+// TestRoundTrips runs the check of the calls per delivery on the
+// reference store and on a MemoryStore, which make no round trips.
+func TestRoundTrips(t *testing.T) {
+	t.Run("Reference", func(t *testing.T) {
+		backend := &refBackend{rows: map[string]refRow{}}
+		storetest.TestRoundTrips(t, func(_ *testing.T, cfg storetest.Config) callback.FencedStore {
+			return &refStore{backend, cfg}
+		}, nil)
+	})
+	t.Run("MemoryStore", func(t *testing.T) {
+		storetest.TestRoundTrips(t, func(*testing.T, storetest.Config) callback.FencedStore {
+			return callback.NewMemoryStore(0)
+		}, nil)
+	})
+}
