@@ -1,3 +1,5 @@
+//go:build unix
+
 package storetest_test
 
 import (
