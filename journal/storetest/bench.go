@@ -22,7 +22,7 @@ import (
 // journal is on store (nil: no journal, the floor), against a loopback
 // server that answers as the live service does. Each initiation carries
 // its own capability callback URL, so each makes its own entry: two
-// appends (before and after) and one lookup. It reports the process's CPU
+// Steps (before and after), two round trips. It reports the process's CPU
 // time per initiation (getrusage, the cpu-ns/op metric that scripts/bench
 // compares): the store's client counts, its server (another process) does
 // not; ns/op, the wall time, shows the round trips to it.

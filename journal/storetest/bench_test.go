@@ -10,11 +10,11 @@ import (
 	"github.com/vaspkit/travelrule/journal/storetest"
 )
 
-// BenchmarkInitiate/journal=none is the floor; journal=memory adds a
-// journal in this process's memory.
-func BenchmarkInitiate(b *testing.B) {
-	b.Run("journal=none", func(b *testing.B) { storetest.BenchmarkInitiate(b, nil) })
-	b.Run("journal=memory", func(b *testing.B) { storetest.BenchmarkInitiate(b, journal.NewMemoryStore(0, 0)) })
+// BenchmarkInitiateJournal/impl=floor is an initiation without a
+// journal; impl=sdk adds a journal in this process's memory.
+func BenchmarkInitiateJournal(b *testing.B) {
+	b.Run("impl=floor", func(b *testing.B) { storetest.BenchmarkInitiate(b, nil) })
+	b.Run("impl=sdk", func(b *testing.B) { storetest.BenchmarkInitiate(b, journal.NewMemoryStore(0, 0)) })
 }
 
 // BenchmarkStuck is the growth series on the memory store: 1k, 10k and
