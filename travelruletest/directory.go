@@ -93,22 +93,25 @@ func travelURIHost(uri string) string {
 // that no one could have made, unless faults holds one of the field already
 // (its length).
 func (d directory) travelAddressFaults(ta string, faults []travelrule.FieldError) []travelrule.FieldError {
-	for _, f := range faults {
-		if f.Field == "travelAddress" {
-			return faults
-		}
-	}
-	if v, reason := d.lookup(ta); v == undecodable {
-		return append(faults, travelrule.FieldError{Field: "travelAddress", Reason: reason})
-	}
+	faults, _ = d.judge(ta, faults)
 	return faults
 }
 
-// resolveAnswer is the 404 answer to an initiation whose travelAddress
-// resolves to no VASP, or nil.
-func (d directory) resolveAnswer(ta string) *answer {
-	if v, reason := d.lookup(ta); v == noVASP {
-		return fieldAnswer(http.StatusNotFound, codeInvalidTravelAddress, "travelAddress", reason)
+// judge looks ta up once: it appends to faults the 400 fault of a
+// travelAddress that no one could have made, unless faults holds one of
+// the field already (its length), and returns the 404 answer to an
+// initiation whose travelAddress resolves to no VASP, or nil.
+func (d directory) judge(ta string, faults []travelrule.FieldError) ([]travelrule.FieldError, *answer) {
+	for _, f := range faults {
+		if f.Field == "travelAddress" {
+			return faults, nil
+		}
 	}
-	return nil
+	switch v, reason := d.lookup(ta); v {
+	case undecodable:
+		return append(faults, travelrule.FieldError{Field: "travelAddress", Reason: reason}), nil
+	case noVASP:
+		return faults, fieldAnswer(http.StatusNotFound, codeInvalidTravelAddress, "travelAddress", reason)
+	}
+	return faults, nil
 }
