@@ -14,6 +14,12 @@ type ring[T any] struct {
 // push adds v as the newest value, and forgets the oldest beyond the limit.
 func (r *ring[T]) push(v T) {
 	if r.limit == 0 || len(r.items) < r.limit {
+		if r.limit > 0 && len(r.items) == cap(r.items) {
+			// Doubled, as append would, but never past the limit.
+			grown := make([]T, len(r.items), min(2*len(r.items)+8, r.limit))
+			copy(grown, r.items)
+			r.items = grown
+		}
 		r.items = append(r.items, v)
 		return
 	}

@@ -43,3 +43,14 @@ func TestRingKeepsItsArray(t *testing.T) {
 	allocs := testing.AllocsPerRun(100, func() { r.push(9) })
 	assert.Zero(t, allocs)
 }
+
+// TestRingCapacity: the ring's array grows to its limit and no further.
+func TestRingCapacity(t *testing.T) {
+	for _, limit := range []int{1, 7, 100, 10_000} {
+		r := ring[int]{limit: limit}
+		for i := range 2 * limit {
+			r.push(i)
+		}
+		assert.Equal(t, limit, cap(r.items), "limit %d", limit)
+	}
+}
