@@ -190,19 +190,7 @@ func (e *APIError) Error() string {
 		b.WriteString(e.route)
 		b.WriteByte(')')
 	}
-	switch {
-	case e.refused:
-		b.WriteString(", status false, not applied")
-		if e.Op == "ResolveInquiry" && len(e.allCodes()) == 0 {
-			// A bare false: what the sandbox answers, and the excerpt
-			// shows, when the inquiry was resolved the other way (A3); a
-			// live service may answer it too to a repeat of a decision
-			// an earlier attempt (an ErrOutcomeUnknown) applied.
-			b.WriteString(" (likely already resolved: the other way, or this way by an earlier attempt)")
-		}
-	case e.earlierMayHaveActed:
-		b.WriteString(", status false (an earlier attempt may have been applied)")
-	}
+	b.WriteString(e.falseStatus())
 	switch codes := e.visibleCodes(); {
 	case len(codes) > 0:
 		b.WriteString(": ")
@@ -211,19 +199,10 @@ func (e *APIError) Error() string {
 		b.WriteString(": ")
 		b.WriteString(e.reason)
 	}
-	if len(e.Fields) > 0 {
-		paths := requestPaths()
-		var shown []string
-		for _, f := range e.Fields {
-			if paths[f.Field] && !slices.Contains(shown, f.Field) {
-				shown = append(shown, f.Field)
-			}
-		}
-		if len(shown) > 0 {
-			b.WriteString(" (fields: ")
-			b.WriteString(joinShown(shown))
-			b.WriteByte(')')
-		}
+	if shown := e.shownFields(); len(shown) > 0 {
+		b.WriteString(" (fields: ")
+		b.WriteString(joinShown(shown))
+		b.WriteByte(')')
 	}
 	if !e.hideRequestID && showRequestID(e.RequestID) {
 		b.WriteString(" (request id ")
@@ -235,6 +214,42 @@ func (e *APIError) Error() string {
 		b.WriteString(transportText(e.cause))
 	}
 	return b.String()
+}
+
+// falseStatus is what Error says of an answer whose status said false:
+// that nothing was applied (and why, likely, for the bare false that
+// answers ResolveInquiry), or that an earlier attempt may have been; ""
+// for any other answer.
+func (e *APIError) falseStatus() string {
+	switch {
+	case e.refused && e.Op == "ResolveInquiry" && len(e.allCodes()) == 0:
+		// A bare false: what the sandbox answers, and the excerpt shows,
+		// when the inquiry was resolved the other way (A3); a live
+		// service may answer it too to a repeat of a decision an earlier
+		// attempt (an ErrOutcomeUnknown) applied.
+		return ", status false, not applied (likely already resolved: the other way, or this way by an earlier attempt)"
+	case e.refused:
+		return ", status false, not applied"
+	case e.earlierMayHaveActed:
+		return ", status false (an earlier attempt may have been applied)"
+	}
+	return ""
+}
+
+// shownFields are the fields of Fields that Error names, each once, in
+// order: those whose name is a path of the request, not a server's text.
+func (e *APIError) shownFields() []string {
+	if len(e.Fields) == 0 {
+		return nil
+	}
+	paths := requestPaths()
+	var shown []string
+	for _, f := range e.Fields {
+		if paths[f.Field] && !slices.Contains(shown, f.Field) {
+			shown = append(shown, f.Field)
+		}
+	}
+	return shown
 }
 
 // ServerMessage returns the server's message, from the body's "message",

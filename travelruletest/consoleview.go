@@ -56,7 +56,7 @@ func (rs *records) consoleSnapshot(open string) consoleSnap {
 		slices.SortFunc(held, func(a, b transferRec) int { return cmp.Compare(b.seq, a.seq) })
 		snap.rows = append(snap.rows, held[:min(len(held), consoleListLimit-len(snap.rows))]...)
 	}
-	for _, d := range rs.deliveries {
+	for d := range rs.deliveries.all() {
 		if !d.Delivered && len(d.Attempts) > 0 {
 			snap.failed[d.TransferID]++
 		}
@@ -67,7 +67,7 @@ func (rs *records) consoleSnapshot(open string) consoleSnap {
 	}
 	c := *t
 	snap.open = &c
-	for _, d := range rs.deliveries {
+	for d := range rs.deliveries.all() {
 		if d.TransferID == open {
 			d.Body = nil
 			d.Attempts = slices.Clone(d.Attempts)
@@ -81,7 +81,7 @@ func (rs *records) consoleSnapshot(open string) consoleSnap {
 		}
 	}
 	slices.SortFunc(snap.sending, func(a, b sendingRec) int { return cmp.Compare(a.ID, b.ID) })
-	for _, r := range rs.requests {
+	for r := range rs.requests.all() {
 		if r.TransferID == open {
 			r.Header = nil // never shown
 			r.Faults = slices.Clone(r.Faults)

@@ -207,29 +207,21 @@ next:
 	return out
 }
 
-// decodeTransfer decodes and checks an initiation body. It returns the
-// request, or the faults to answer 400 with (err set for a body that is not
-// a JSON object).
-func decodeTransfer(body []byte) (travelrule.TransferRequest, []travelrule.FieldError, error) {
-	// Fast path: a body whose known fields all have the right type decodes
-	// straight into the request. It cannot tell an empty travelAddress
-	// from an absent one, so such a body takes the slow path too.
-	var req travelrule.TransferRequest
-	if trimmed := bytes.TrimLeft(body, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '{' {
-		if err := json.Unmarshal(body, &req); err == nil &&
-			(req.TravelAddress != "" || !containsFold(body, `"traveladdress"`)) {
-			var ve *travelrule.ValidationError
-			if errors.As(validateTransfer(&req), &ve) {
-				return req, ve.Fields, nil
-			}
-			return req, nil, nil
+// decodeTransfer decodes an initiation body into req and checks it. It
+// returns the faults to answer 400 with (err set for a body that is not a
+// JSON object).
+func decodeTransfer(body []byte, req *travelrule.TransferRequest) ([]travelrule.FieldError, error) {
+	if scanTransfer(body, req) {
+		var ve *travelrule.ValidationError
+		if errors.As(validateTransfer(req), &ve) {
+			return ve.Fields, nil
 		}
-		req = travelrule.TransferRequest{}
+		return nil, nil
 	}
-
+	*req = travelrule.TransferRequest{}
 	var w wireTransfer
 	if err := decodeObject(body, &w); err != nil {
-		return req, nil, err
+		return nil, err
 	}
 	var t typeFaults
 	t.str(&req.TravelAddress, "travelAddress", w.TravelAddress)
@@ -245,7 +237,7 @@ func decodeTransfer(body []byte) (travelrule.TransferRequest, []travelrule.Field
 	if w.TravelAddress.set && w.TravelAddress.v == "" {
 		t = append(t, travelrule.FieldError{Field: "travelAddress", Reason: "shorter than 1 characters"})
 	}
-	return req, t.merge(validateTransfer(&req)), nil
+	return t.merge(validateTransfer(req)), nil
 }
 
 // validateTransfer is req.Validate but for the amount's form: the live
@@ -291,7 +283,8 @@ const maxAmount = 50
 // nor an email, as a server without [WithTravelAddressRequired] does. It is
 // what `travelrule validate` runs.
 func CheckTransfer(body []byte) error {
-	req, faults, err := decodeTransfer(body)
+	var req travelrule.TransferRequest
+	faults, err := decodeTransfer(body, &req)
 	if err != nil {
 		return err
 	}
@@ -317,24 +310,4 @@ func decodeResolution(q string, body []byte) (travelrule.InquiryResolution, []tr
 	t.str(&res.Approved, "approved", w.Approved)
 	t.str(&res.Callback, "callback", w.Callback)
 	return res, t.merge(res.Validate()), nil
-}
-
-// containsFold reports whether b contains lower, an ASCII lower-case
-// string, in any case.
-func containsFold(b []byte, lower string) bool {
-	n := len(lower)
-next:
-	for i := 0; i+n <= len(b); i++ {
-		for j := 0; j < n; j++ {
-			c := b[i+j]
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			if c != lower[j] {
-				continue next
-			}
-		}
-		return true
-	}
-	return false
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 
 	"github.com/vaspkit/travelrule"
 )
@@ -64,6 +65,11 @@ func (d directory) lookup(ta string) (verdict, string) {
 		// judges only the "ta" forms.
 		return resolves, ""
 	}
+	return readings.read(ta)
+}
+
+// readTravelAddress is how ta, a "ta" form, resolves by what it encodes.
+func readTravelAddress(ta string) (verdict, string) {
 	form, uri := travelrule.InspectTravelAddress(ta)
 	switch form {
 	case travelrule.TravelAddressInvalid:
@@ -77,6 +83,44 @@ func (d directory) lookup(ta string) (verdict, string) {
 		return noVASP, "travel address resolves to no VASP: its host is under .invalid, which the sandbox keeps for that answer; any other travel address resolves"
 	}
 	return resolves, ""
+}
+
+// readings remembers readTravelAddress's verdicts: a test suite sends many
+// initiations to a few travel addresses, and decoding one (base58, a
+// checksum, its URI) costs more than the rest of an initiation's checks.
+var readings = readingCache{max: 4096}
+
+// readingCache memoizes readTravelAddress, a pure function, for at most max
+// travel addresses, all forgotten when full (as the verified tokens are).
+type readingCache struct {
+	max int
+
+	mu   sync.Mutex
+	seen map[string]reading
+}
+
+// reading is a verdict and its reason.
+type reading struct {
+	v      verdict
+	reason string
+}
+
+// read is readTravelAddress(ta), remembered.
+func (c *readingCache) read(ta string) (verdict, string) {
+	c.mu.Lock()
+	r, ok := c.seen[ta]
+	c.mu.Unlock()
+	if ok {
+		return r.v, r.reason
+	}
+	r.v, r.reason = readTravelAddress(ta)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.seen == nil || len(c.seen) >= c.max {
+		c.seen = make(map[string]reading)
+	}
+	c.seen[ta] = r
+	return r.v, r.reason
 }
 
 // travelURIHost is the host name of a decoded travel address's URI, in lower
@@ -93,22 +137,25 @@ func travelURIHost(uri string) string {
 // that no one could have made, unless faults holds one of the field already
 // (its length).
 func (d directory) travelAddressFaults(ta string, faults []travelrule.FieldError) []travelrule.FieldError {
-	for _, f := range faults {
-		if f.Field == "travelAddress" {
-			return faults
-		}
-	}
-	if v, reason := d.lookup(ta); v == undecodable {
-		return append(faults, travelrule.FieldError{Field: "travelAddress", Reason: reason})
-	}
+	faults, _ = d.judge(ta, faults)
 	return faults
 }
 
-// resolveAnswer is the 404 answer to an initiation whose travelAddress
-// resolves to no VASP, or nil.
-func (d directory) resolveAnswer(ta string) *answer {
-	if v, reason := d.lookup(ta); v == noVASP {
-		return fieldAnswer(http.StatusNotFound, codeInvalidTravelAddress, "travelAddress", reason)
+// judge looks ta up once: it appends to faults the 400 fault of a
+// travelAddress that no one could have made, unless faults holds one of
+// the field already (its length), and returns the 404 answer to an
+// initiation whose travelAddress resolves to no VASP, or nil.
+func (d directory) judge(ta string, faults []travelrule.FieldError) ([]travelrule.FieldError, *answer) {
+	for _, f := range faults {
+		if f.Field == "travelAddress" {
+			return faults, nil
+		}
 	}
-	return nil
+	switch v, reason := d.lookup(ta); v {
+	case undecodable:
+		return append(faults, travelrule.FieldError{Field: "travelAddress", Reason: reason}), nil
+	case noVASP:
+		return faults, fieldAnswer(http.StatusNotFound, codeInvalidTravelAddress, "travelAddress", reason)
+	}
+	return faults, nil
 }

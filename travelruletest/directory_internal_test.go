@@ -88,3 +88,21 @@ func TestTestTravelAddressesAreWhatTheySay(t *testing.T) {
 	form, _ := travelrule.InspectTravelAddress(PlaceholderTravelAddress)
 	assert.Equal(t, travelrule.TravelAddressOpaque, form)
 }
+
+// TestReadingCache: the verdicts remembered are readTravelAddress's, a
+// travel address read again is not decoded again, and the cache holds at
+// most its bound.
+func TestReadingCache(t *testing.T) {
+	c := readingCache{max: 3}
+	for _, ta := range []string{KnownTravelAddress, UnknownTravelAddress, PlaceholderTravelAddress, "ta2W2HPKfHxgSgrzY178knqXHg1H3jfeQrwQ9JrKBs9wx", "ta0OIl"} {
+		wantV, wantReason := readTravelAddress(ta)
+		for range 2 {
+			v, reason := c.read(ta)
+			assert.Equal(t, wantV, v, ta)
+			assert.Equal(t, wantReason, reason, ta)
+		}
+		assert.LessOrEqual(t, len(c.seen), c.max)
+	}
+	c.read(KnownTravelAddress)
+	assert.Zero(t, testing.AllocsPerRun(10, func() { c.read(KnownTravelAddress) }), "a travel address read again")
+}

@@ -3,7 +3,6 @@ package travelruletest
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -136,12 +135,9 @@ func (s *Server) serveDiscovery(r *http.Request) *answer {
 	if r.Method != http.MethodGet {
 		return methodNotAllowed(http.MethodGet)
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-	switch {
-	case err != nil:
-		return errorAnswer(http.StatusBadRequest, codeInvalidRequest, "request body could not be read")
-	case len(body) > maxBody:
-		return errorAnswer(http.StatusRequestEntityTooLarge, codePayloadTooLarge, "body larger than 1 MiB")
+	body, a := readBody(r)
+	if a != nil {
+		return a
 	}
 	cs, faults, err := decodeCriteria(body)
 	if err != nil || len(faults) > 0 {

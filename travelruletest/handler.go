@@ -43,16 +43,13 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	rec := Request{
-		Method: r.Method,
-		Path:   r.URL.Path,
-		Query:  r.URL.RawQuery,
-		Header: r.Header.Clone(),
-		Time:   time.Now(),
-	}
+	rec := Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Time: time.Now()}
+	a := s.route(r, st, &rec)
+	// The request's own header, not a copy: nothing reads it once the
+	// request is routed (net/http reads what it needs before the handler).
+	rec.Header = r.Header
 	rec.Header.Del("Authorization")
 	rec.Header.Del("X-Api-Key")
-	a := s.route(r, st, &rec)
 	if !a.abandon && !a.drop && a.reset == 0 && !st.take() {
 		// Nothing is answered on a stream that a GOAWAY declared
 		// unprocessed.

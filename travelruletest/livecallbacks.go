@@ -5,7 +5,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/vaspkit/travelrule"
 )
@@ -103,31 +105,87 @@ type inquiryMessage struct {
 	IVMS101  any    `json:"IVMS101"`
 }
 
+// The three small bodies below are written by hand, in the order of their
+// fields, as encodeBody writes them (appendString): encoding/json's
+// reflection cost more than the rest of an initiation's callbacks.
+
 // approval is the approved member of an approving INQUIRY_RESOLUTION, as
-// TRP writes it.
+// TRP writes it: {"address":…,"callback":…}, the address left out when
+// empty.
 type approval struct {
-	Address  string `json:"address,omitempty"`
-	Callback string `json:"callback"`
+	Address  string
+	Callback string
 }
 
-// inquiryResolution is the body of an INQUIRY_RESOLUTION: Approved is an
-// approval, or false.
+func (a *approval) appendJSON(b []byte) []byte {
+	b = append(b, '{')
+	if a.Address != "" {
+		b = append(appendString(append(b, `"address":`...), a.Address), ',')
+	}
+	b = appendString(append(b, `"callback":`...), a.Callback)
+	return append(b, '}')
+}
+
+// inquiryResolution is the body of an INQUIRY_RESOLUTION:
+// {"approved":…,"callback":…}, approved being the approval, or false
+// (Approved nil).
 type inquiryResolution struct {
-	Approved any    `json:"approved"`
-	Callback string `json:"callback"`
+	Approved *approval
+	Callback string
 }
 
-// transferResolution is the body of a TRANSFER_RESOLUTION.
+func (r *inquiryResolution) body() []byte {
+	n := 64 + len(r.Callback) // the body's length, but for escapes
+	if r.Approved != nil {
+		n += len(r.Approved.Address) + len(r.Approved.Callback)
+	}
+	b := append(make([]byte, 0, n), `{"approved":`...)
+	if r.Approved != nil {
+		b = r.Approved.appendJSON(b)
+	} else {
+		b = append(b, "false"...)
+	}
+	b = appendString(append(b, `,"callback":`...), r.Callback)
+	return append(b, '}')
+}
+
+// transferResolution is the body of a TRANSFER_RESOLUTION:
+// {"transferId":…,"status":…,"statusComment":…,"callback":…}.
 type transferResolution struct {
-	TransferID    string `json:"transferId"`
-	Status        string `json:"status"`
-	StatusComment string `json:"statusComment"`
-	Callback      string `json:"callback"`
+	TransferID    string
+	Status        string
+	StatusComment string
+	Callback      string
 }
 
-// transferConfirmation is the body of a TRANSFER_CONFIRMATION.
+func (r *transferResolution) body() []byte {
+	n := 64 + len(r.TransferID) + len(r.Status) + len(r.StatusComment) + len(r.Callback) // but for escapes
+	b := appendString(append(make([]byte, 0, n), `{"transferId":`...), r.TransferID)
+	b = appendString(append(b, `,"status":`...), r.Status)
+	b = appendString(append(b, `,"statusComment":`...), r.StatusComment)
+	b = appendString(append(b, `,"callback":`...), r.Callback)
+	return append(b, '}')
+}
+
+// transferConfirmation is the body of a TRANSFER_CONFIRMATION:
+// {"txid":…}.
 type transferConfirmation struct {
-	TxID string `json:"txid"`
+	TxID string
+}
+
+func (c *transferConfirmation) body() []byte {
+	return append(appendString(append(make([]byte, 0, 16+len(c.TxID)), `{"txid":`...), c.TxID), '}')
+}
+
+// appendString appends s as a JSON string, as encodeBody writes it: as it
+// is between quotes when it needs no escape, else by encodeBody itself.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+			return append(b, encodeBody(s)...)
+		}
+	}
+	return append(append(append(b, '"'), s...), '"')
 }
 
 // The statusComment of a TRANSFER_RESOLUTION [own]: the live docs show
@@ -140,16 +198,30 @@ const (
 // encodeBody is v's JSON, without HTML escaping (callback URLs keep their
 // '&'), as the body of a callback.
 func encodeBody(v any) []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	e := bodyEncoders.Get().(*bodyEncoder)
+	defer bodyEncoders.Put(e)
+	e.buf.Reset()
+	if err := e.enc.Encode(v); err != nil {
 		// The bodies are made of strings and the IVMS101 model, which
 		// always encode.
 		panic("travelruletest: encoding a callback: " + err.Error())
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	return bytes.Clone(bytes.TrimSuffix(e.buf.Bytes(), []byte("\n")))
 }
+
+// bodyEncoder is an encoder of callback bodies and its buffer, reused.
+type bodyEncoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+// bodyEncoders holds the bodyEncoders not in use.
+var bodyEncoders = sync.Pool{New: func() any {
+	e := new(bodyEncoder)
+	e.enc = json.NewEncoder(&e.buf)
+	e.enc.SetEscapeHTML(false)
+	return e
+}}
 
 // resolutionURL is the callback of the INQUIRY about the transfer id: the
 // sandbox's own inquiryResolution with the id in q.
@@ -180,17 +252,18 @@ func (s *Server) inquiryEvent(id, url string, req *travelrule.TransferRequest) *
 // the beneficiary VASP approves" and none for a rejection.
 func (s *Server) resolutionEvents(t *transferRec, approved bool) []*event {
 	cb := t.Request.Callback
-	ir := inquiryResolution{Approved: false, Callback: cb}
+	ir := inquiryResolution{Callback: cb}
 	tr := transferResolution{TransferID: t.ID, Status: "REJECTED", StatusComment: commentRejected, Callback: cb}
 	decided, final := StateRejected, StateRejected
 	if approved {
-		ir.Approved = approval{Address: t.wallet, Callback: s.txIDURL(t.ID)}
+		ir.Approved = &approval{Address: t.wallet, Callback: s.txIDURL(t.ID)}
 		tr.Status, tr.StatusComment = "APPROVED", commentApproved
 		decided, final = StateApproved, StateCompleted
 	}
-	evs := []*event{{id: newEventID(), kind: KindInquiryResolution, transferID: t.ID, status: decided, url: cb, body: encodeBody(ir), advance: true}}
+	evs := make([]*event, 1, 2)
+	evs[0] = &event{id: newEventID(), kind: KindInquiryResolution, transferID: t.ID, status: decided, url: cb, body: ir.body(), advance: true}
 	if approved || s.cfg.rejectionResolution {
-		evs = append(evs, &event{id: newEventID(), kind: KindTransferResolution, transferID: t.ID, status: final, url: cb, body: encodeBody(tr), advance: true})
+		evs = append(evs, &event{id: newEventID(), kind: KindTransferResolution, transferID: t.ID, status: final, url: cb, body: tr.body(), advance: true})
 	}
 	return evs
 }
@@ -200,7 +273,7 @@ func (s *Server) resolutionEvents(t *transferRec, approved bool) []*event {
 // transfer's state when it was queued.
 func confirmationEvent(t *transferRec, url string) *event {
 	return &event{id: newEventID(), kind: KindTransferConfirmation, transferID: t.ID, status: t.State, url: url,
-		body: encodeBody(transferConfirmation{TxID: t.TxID})}
+		body: (&transferConfirmation{TxID: t.TxID}).body()}
 }
 
 // madeUpTxHash is the transaction hash of an inquiry the sandbox started,

@@ -102,3 +102,79 @@ func TestRejectionCallbacks(t *testing.T) {
 		})
 	}
 }
+
+// The callbacks' bodies as encoding/json writes them, with the field names
+// and order of the live service's examples: the oracle of the bodies
+// written by hand.
+type (
+	wantApproval struct {
+		Address  string `json:"address,omitempty"`
+		Callback string `json:"callback"`
+	}
+	wantInquiryResolution struct {
+		Approved any    `json:"approved"`
+		Callback string `json:"callback"`
+	}
+	wantTransferResolution struct {
+		TransferID    string `json:"transferId"`
+		Status        string `json:"status"`
+		StatusComment string `json:"statusComment"`
+		Callback      string `json:"callback"`
+	}
+	wantTransferConfirmation struct {
+		TxID string `json:"txid"`
+	}
+)
+
+// bodyStrings are values that need no escape, and every kind that does.
+var bodyStrings = []string{
+	"", "https://vasp-a.example/cb?t=1&u=2", "0xabc", `a"b`, `a\b`, "a\nb\tc\x00d\x1f", "<script>&amp;</script>",
+	"Zürich 世界 😀", "\u2028\u2029", "bad \xff\xfe utf-8", "\x7f",
+}
+
+func TestHandWrittenBodies(t *testing.T) {
+	for _, s := range bodyStrings {
+		assertBodiesAlike(t, s)
+	}
+}
+
+// FuzzHandWrittenBodies checks the bodies written by hand against
+// encoding/json for any string in every field.
+func FuzzHandWrittenBodies(f *testing.F) {
+	for _, s := range bodyStrings {
+		f.Add(s)
+	}
+	f.Fuzz(assertBodiesAlike)
+}
+
+func assertBodiesAlike(t *testing.T, s string) {
+	t.Helper()
+	for _, a := range []*approval{nil, {Address: s, Callback: s}, {Callback: s}} {
+		var want any = false
+		if a != nil {
+			want = wantApproval(*a)
+		}
+		ir := inquiryResolution{Approved: a, Callback: s}
+		assert.Equal(t, string(encodeBody(wantInquiryResolution{Approved: want, Callback: s})), string(ir.body()))
+	}
+	tr := transferResolution{TransferID: s, Status: s + "1", StatusComment: s + "2", Callback: s + "3"}
+	assert.Equal(t, string(encodeBody(wantTransferResolution(tr))), string(tr.body()))
+	tc := transferConfirmation{TxID: s}
+	assert.Equal(t, string(encodeBody(wantTransferConfirmation(tc))), string(tc.body()))
+}
+
+// TestHandWrittenBodiesSized checks that a body needing no escape is written
+// into a buffer made once, of about its size.
+func TestHandWrittenBodiesSized(t *testing.T) {
+	cb, id := "https://vasp-a.example/travelrule/callback?ref=pay-1", "019ac452-8660-7061-9b93-8d72eaa11a89"
+	for name, body := range map[string]func() []byte{
+		"approval":     (&inquiryResolution{Approved: &approval{Address: "0xabc", Callback: cb + "&tx=1"}, Callback: cb}).body,
+		"rejection":    (&inquiryResolution{Callback: cb}).body,
+		"resolution":   (&transferResolution{TransferID: id, Status: "APPROVED", StatusComment: commentApproved, Callback: cb}).body,
+		"confirmation": (&transferConfirmation{TxID: "0x" + id}).body,
+	} {
+		assert.Equal(t, 1.0, testing.AllocsPerRun(10, func() { body() }), name)
+		b := body()
+		assert.LessOrEqual(t, cap(b), len(b)+64, name)
+	}
+}

@@ -74,16 +74,36 @@ func (s *Server) admit(r *http.Request) ([]byte, *answer) {
 	if a := requireJSON(r); a != nil {
 		return nil, a
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-	if err != nil {
-		// A malformed body (a bad chunk) or a client that left mid-body;
-		// the answer reaches only the first.
-		return nil, errorAnswer(http.StatusBadRequest, codeInvalidRequest, "request body could not be read")
+	return readBody(r)
+}
+
+// readBody reads the body of r, or returns the answer that refuses it: 400
+// if it cannot be read, 413 if larger than maxBody. Its buffer is sized by
+// the Content-Length, if declared.
+func readBody(r *http.Request) ([]byte, *answer) {
+	size := 512
+	if n := r.ContentLength; n >= 0 && n < maxBody {
+		size = int(n) + 1 // room to read the end without growing
 	}
-	if len(body) > maxBody {
-		return nil, errorAnswer(http.StatusRequestEntityTooLarge, codePayloadTooLarge, "body larger than 1 MiB")
+	body := make([]byte, 0, size)
+	lr := io.LimitedReader{R: r.Body, N: maxBody + 1}
+	for {
+		if len(body) == cap(body) {
+			body = append(body, 0)[:len(body)]
+		}
+		n, err := lr.Read(body[len(body):cap(body)])
+		body = body[:len(body)+n]
+		switch {
+		case err == io.EOF && len(body) > maxBody:
+			return nil, errorAnswer(http.StatusRequestEntityTooLarge, codePayloadTooLarge, "body larger than 1 MiB")
+		case err == io.EOF:
+			return body, nil
+		case err != nil:
+			// A malformed body (a bad chunk) or a client that left
+			// mid-body; the answer reaches only the first.
+			return nil, errorAnswer(http.StatusBadRequest, codeInvalidRequest, "request body could not be read")
+		}
 	}
-	return body, nil
 }
 
 // run acts on a request to op; key is its Idempotency-Key, if any.
@@ -104,24 +124,26 @@ func (s *Server) run(r *http.Request, op Operation, body []byte, key string) *an
 
 // initiate is the transfer initiation.
 func (s *Server) initiate(body []byte, key string) *answer {
-	req, faults, err := decodeTransfer(body)
+	t := new(transferRec)
+	req := &t.Request
+	faults, err := decodeTransfer(body, req)
+	var unknown *answer // a travelAddress that resolves to no VASP
 	if err == nil {
-		faults = s.cfg.travelAddresses.travelAddressFaults(req.TravelAddress, faults)
+		faults, unknown = s.cfg.travelAddresses.judge(req.TravelAddress, faults)
 		if s.cfg.reachRequired {
-			faults = reachFaults(&req, faults)
+			faults = reachFaults(req, faults)
 		}
 	}
 	if err != nil || len(faults) > 0 {
 		return badRequest(err, faults)
 	}
-	if a := s.cfg.travelAddresses.resolveAnswer(req.TravelAddress); a != nil {
-		return a
+	if unknown != nil {
+		return unknown
 	}
-	id := newTransferID()
-	now := time.Now()
-	t := &transferRec{Transfer: Transfer{ID: id, Request: req, State: StateReceived, IdempotencyKey: key, TxID: req.TxID, Created: now, Updated: now},
-		wallet: req.Beneficiary.WalletAddress}
-	t.Flow = flowOf(&req)
+	id, now := newTransferID(), time.Now()
+	t.ID, t.State, t.IdempotencyKey, t.TxID, t.Created, t.Updated = id, StateReceived, key, req.TxID, now, now
+	t.wallet = req.Beneficiary.WalletAddress
+	t.Flow = flowOf(req)
 	if t.Flow == FlowEmail {
 		// The sandbox sends no mail: its mail provider acknowledges at once.
 		t.EmailDelivered = true
@@ -135,7 +157,7 @@ func (s *Server) initiate(body []byte, key string) *answer {
 	if t.BeneficiaryID != "" && s.cfg.inquiryURL != "" {
 		// The integrator is the beneficiary's VASP: it decides.
 		t.State, t.resolvable = StateInquiry, true
-		ev := s.inquiryEvent(id, s.cfg.inquiryURL+inquiryPath+t.BeneficiaryID, &req)
+		ev := s.inquiryEvent(id, s.cfg.inquiryURL+inquiryPath+t.BeneficiaryID, req)
 		ev.force = true
 		evs = []*event{ev}
 	} else {

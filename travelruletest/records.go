@@ -255,14 +255,14 @@ type records struct {
 	seq        uint64                  // transfers stored so far
 	idem       map[string]*idemEntry   // by operation and key
 	idemOrder  []*idemEntry            // oldest first
-	requests   []Request               // the newest, oldest first
-	deliveries []Delivery              // the newest, oldest first
+	requests   ring[Request]           // the newest
+	deliveries ring[Delivery]          // the newest
 	sending    map[string]sendingRec   // callbacks being delivered, by webhook-id, with their attempts so far
-	delivered  chan struct{}           // closed and replaced when a callback finishes
 	stats      Stats
 
 	// version counts the changes to what the records show; changed, made
-	// by watch for a watcher, is closed by the next change.
+	// by watch for a watcher (the console, WaitCallbacks), is closed by the
+	// next change.
 	version uint64
 	changed chan struct{}
 }
@@ -276,15 +276,16 @@ type sendingRec struct {
 
 func newRecords(limit int, window time.Duration, queue *callbackQueue) *records {
 	return &records{
-		limit:     limit,
-		window:    window,
-		queue:     queue,
-		transfers: make(map[string]*transferRec),
-		held:      make(map[string]*transferRec),
-		idem:      make(map[string]*idemEntry),
-		sending:   make(map[string]sendingRec),
-		delivered: make(chan struct{}),
-		stats:     Stats{ByStatus: make(map[int]int), ByFault: make(map[FaultKind]int)},
+		limit:      limit,
+		window:     window,
+		queue:      queue,
+		transfers:  make(map[string]*transferRec),
+		held:       make(map[string]*transferRec),
+		idem:       make(map[string]*idemEntry),
+		requests:   ring[Request]{limit: limit},
+		deliveries: ring[Delivery]{limit: limit},
+		sending:    make(map[string]sendingRec),
+		stats:      Stats{ByStatus: make(map[int]int), ByFault: make(map[FaultKind]int)},
 	}
 }
 
@@ -504,10 +505,15 @@ func (rs *records) touch() {
 func (rs *records) watch() (uint64, <-chan struct{}) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
+	return rs.version, rs.watchLocked()
+}
+
+// watchLocked returns a channel closed by the next change. rs.mu is held.
+func (rs *records) watchLocked() <-chan struct{} {
 	if rs.changed == nil {
 		rs.changed = make(chan struct{})
 	}
-	return rs.version, rs.changed
+	return rs.changed
 }
 
 // changedNow counts a change made outside the records (the faults, the
@@ -573,7 +579,7 @@ func (rs *records) callbacksOf(id string) (t Transfer, finished []Delivery, send
 		d.Attempts = slices.Clone(d.Attempts)
 		return d
 	}
-	for _, d := range rs.deliveries {
+	for d := range rs.deliveries.all() {
 		if d.TransferID == id {
 			finished = append(finished, copyOf(d))
 		}
@@ -595,11 +601,11 @@ func (s *Server) Requests() []Request {
 	rs := s.records
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	out := make([]Request, len(rs.requests))
-	for i, r := range rs.requests {
-		out[i] = r
-		out[i].Header = r.Header.Clone()
-		out[i].Faults = slices.Clone(r.Faults)
+	out := make([]Request, 0, rs.requests.len())
+	for r := range rs.requests.all() {
+		r.Header = r.Header.Clone()
+		r.Faults = slices.Clone(r.Faults)
+		out = append(out, r)
 	}
 	return out
 }
@@ -616,11 +622,11 @@ func (s *Server) Callbacks() []Delivery {
 
 // callbacksLocked copies the deliveries kept. rs.mu is held.
 func (rs *records) callbacksLocked() []Delivery {
-	out := make([]Delivery, len(rs.deliveries))
-	for i, d := range rs.deliveries {
-		out[i] = d
-		out[i].Body = slices.Clone(d.Body)
-		out[i].Attempts = slices.Clone(d.Attempts)
+	out := make([]Delivery, 0, rs.deliveries.len())
+	for d := range rs.deliveries.all() {
+		d.Body = slices.Clone(d.Body)
+		d.Attempts = slices.Clone(d.Attempts)
+		out = append(out, d)
 	}
 	return out
 }
@@ -638,7 +644,7 @@ func (s *Server) WaitCallbacks(ctx context.Context, n int) ([]Delivery, error) {
 			rs.mu.Unlock()
 			return out, nil
 		}
-		ch := rs.delivered
+		ch := rs.watchLocked()
 		rs.mu.Unlock()
 		select {
 		case <-ch:
@@ -667,7 +673,7 @@ func (s *Server) Stats() Stats {
 func (rs *records) record(r Request) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	rs.requests = appendLimited(rs.requests, r, rs.limit)
+	rs.requests.push(r)
 	rs.stats.Requests++
 	rs.stats.ByStatus[r.Status]++
 	rs.stats.Faults += len(r.Faults)
@@ -680,13 +686,14 @@ func (rs *records) record(r Request) {
 	rs.touch()
 }
 
-// finish stores the record of a finished callback and wakes WaitCallbacks.
+// finish stores the record of a finished callback (which wakes
+// WaitCallbacks, a watcher).
 // queued says whether the callback was counted in its transfer's pending
 // callbacks.
 func (rs *records) finish(d Delivery, queued bool) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	rs.deliveries = appendLimited(rs.deliveries, d, rs.limit)
+	rs.deliveries.push(d)
 	delete(rs.sending, d.ID)
 	rs.stats.Callbacks++
 	if !d.Delivered && len(d.Attempts) > 0 {
@@ -696,19 +703,5 @@ func (rs *records) finish(d Delivery, queued bool) {
 		t.callbacks--
 		rs.release(t)
 	}
-	close(rs.delivered)
-	rs.delivered = make(chan struct{})
 	rs.touch()
-}
-
-// appendLimited appends v to list and drops the oldest elements beyond
-// limit (none if limit is 0).
-func appendLimited[T any](list []T, v T, limit int) []T {
-	list = append(list, v)
-	if limit > 0 && len(list) > limit {
-		n := len(list) - limit
-		clear(list[:n]) // let the collector have them
-		list = list[n:]
-	}
-	return list
 }

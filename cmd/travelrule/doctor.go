@@ -224,7 +224,28 @@ type answerReport struct {
 // judged, the travel address's form, and every problem. key and the
 // tokens and the address of the answers never reach its text.
 func diagnose(baseURL string, exs []exchange, res *travelrule.TravelAddressResult, callErr error, key string, strict bool) *doctorReport {
-	rep := &doctorReport{BaseURL: baseURL, Answers: []answerReport{}, Problems: []string{}, Notes: []string{}}
+	d := &diagnosis{
+		rep:     &doctorReport{BaseURL: baseURL, Answers: []answerReport{}, Problems: []string{}, Notes: []string{}},
+		secrets: reportSecrets(key, exs, res),
+	}
+	seen := d.answers(exs, understood(exs, callErr), strict)
+	d.outcome(callErr, seen)
+	if res != nil {
+		d.travelAddress(res)
+	}
+	d.rep.OK = len(d.rep.Problems) == 0
+	return d.rep
+}
+
+// diagnosis is a report being made, and the secrets its text never holds.
+type diagnosis struct {
+	rep     *doctorReport
+	secrets []string
+}
+
+// reportSecrets are the values a report never shows: the API key, the
+// tokens and other secret values of the answers, and the travel address.
+func reportSecrets(key string, exs []exchange, res *travelrule.TravelAddressResult) []string {
 	secrets := []string{key}
 	for _, ex := range exs {
 		secrets = append(secrets, secretValues(ex.body)...)
@@ -232,13 +253,24 @@ func diagnose(baseURL string, exs []exchange, res *travelrule.TravelAddressResul
 	if res != nil {
 		secrets = append(secrets, res.TravelAddress)
 	}
-	problem := func(format string, a ...any) {
-		rep.Problems = append(rep.Problems, scrub(fmt.Sprintf(format, a...), secrets))
-	}
-	note := func(format string, a ...any) {
-		rep.Notes = append(rep.Notes, scrub(fmt.Sprintf(format, a...), secrets))
-	}
+	return secrets
+}
 
+func (d *diagnosis) problem(format string, a ...any) {
+	d.rep.Problems = append(d.rep.Problems, scrub(fmt.Sprintf(format, a...), d.secrets))
+}
+
+func (d *diagnosis) note(format string, a ...any) {
+	d.rep.Notes = append(d.rep.Notes, scrub(fmt.Sprintf(format, a...), d.secrets))
+}
+
+// succeeded reports whether the answer is a 2xx that came whole.
+func (ex exchange) succeeded() bool { return ex.status >= 200 && ex.status <= 299 && !ex.failed }
+
+// understood says of each answer whether the SDK took it as the success it
+// should be: a 2xx login, but the last one when the login failed; the last
+// generate, a 2xx, when the call succeeded; no answer of another step.
+func understood(exs []exchange, callErr error) []bool {
 	var loginErr *travelrule.LoginError
 	loginFailed := errors.As(callErr, &loginErr)
 	lastLogin, lastGenerate := -1, -1
@@ -250,88 +282,128 @@ func diagnose(baseURL string, exs []exchange, res *travelrule.TravelAddressResul
 			lastGenerate = i
 		}
 	}
-	var sawLogin, sawGenerate, loggedIn bool
+	out := make([]bool, len(exs))
 	for i, ex := range exs {
-		a := answerReport{Step: stepOf(ex.path), Method: ex.method, Path: ex.path, Status: ex.status, Headers: headerNames(ex.header, secrets)}
-		if mt, _, err := mime.ParseMediaType(ex.header.Get("Content-Type")); err == nil {
-			a.ContentType = mt
-			if holdsSecretPart(mt, secrets) {
-				a.ContentType = "[redacted]"
-			}
+		switch stepOf(ex.path) {
+		case "login":
+			out[i] = ex.succeeded() && !(loginFailed && i == lastLogin)
+		case "generate":
+			out[i] = ex.succeeded() && callErr == nil && i == lastGenerate
 		}
-		ok2xx := ex.status >= 200 && ex.status <= 299 && !ex.failed
+	}
+	return out
+}
+
+// stepsSeen is what the answers showed of the doctor's two steps.
+type stepsSeen struct {
+	login, generate bool // an answer of the step was recorded
+	loggedIn        bool // the last login's answer was understood
+}
+
+// answers reports each answer, judged (ok says which the SDK understood),
+// and returns the steps they showed.
+func (d *diagnosis) answers(exs []exchange, ok []bool, strict bool) stepsSeen {
+	var seen stepsSeen
+	for i, ex := range exs {
+		a := d.answerOf(ex)
+		a.Understood = ok[i]
 		switch a.Step {
 		case "login":
-			sawLogin = true
-			a.Understood = ok2xx && !(loginFailed && i == lastLogin)
-			loggedIn = a.Understood
+			seen.login, seen.loggedIn = true, a.Understood
 		case "generate":
-			sawGenerate = true
-			a.Understood = ok2xx && callErr == nil && i == lastGenerate
+			seen.generate = true
 		}
-		switch {
-		case ex.status == 0:
-			a.shapeReport = shapeReport{Shape: "no answer", Unexpected: []string{}, Missing: []string{}}
-			problem("%s: %s %s: no answer came", a.Step, ex.method, ex.path)
-		case ex.truncated:
-			a.shapeReport = shapeReport{Shape: fmt.Sprintf("larger than %d bytes: not classified", maxRecordedBody), Unexpected: []string{}, Missing: []string{}}
-			problem("%s: %s %s: the answer is larger than %d bytes", a.Step, ex.method, ex.path, maxRecordedBody)
-		default:
-			a.shapeReport = classify(a.Step, ex.status, ex.body, secrets)
-			if !a.Documented {
-				problem("%s: %s %s: %d answer in no documented shape (%s)", a.Step, ex.method, ex.path, ex.status, a.Shape)
-			}
-		}
-		if ok2xx && !a.Understood && a.Step != "other" {
-			problem("%s: %s %s: the SDK did not understand the answer", a.Step, ex.method, ex.path)
-		}
-		if a.ContentType != "application/json" && ex.status != 0 && len(bytes.TrimSpace(ex.body)) > 0 {
-			note("%s: the answer's Content-Type is %q, not application/json", a.Step, a.ContentType)
-		}
-		if strict {
-			for _, n := range a.Unexpected {
-				problem("%s: unexpected field %s", a.Step, n)
-			}
-			for _, n := range a.Missing {
-				problem("%s: missing field %s", a.Step, n)
-			}
-		}
-		for _, n := range a.notes {
-			note("%s: %s", a.Step, n)
-		}
-		if a.Step == "other" {
-			note("an answer from a path the doctor did not call: %s %s", ex.method, ex.path)
-		}
-		rep.Answers = append(rep.Answers, a)
+		d.judge(ex, &a, strict)
+		d.rep.Answers = append(d.rep.Answers, a)
 	}
-	if callErr != nil {
-		problem("%v", callErr)
-		if errors.Is(callErr, travelrule.ErrAPIKeyRefused) {
-			problem("the API key was refused: check it, and that it is active and not expired, in the service's dashboard")
+	return seen
+}
+
+// answerOf reports an answer: its step, headers, media type and shape, and
+// the problem of an answer that did not come, was too large to classify,
+// or has no documented shape.
+func (d *diagnosis) answerOf(ex exchange) answerReport {
+	a := answerReport{Step: stepOf(ex.path), Method: ex.method, Path: ex.path, Status: ex.status, Headers: headerNames(ex.header, d.secrets)}
+	if mt, _, err := mime.ParseMediaType(ex.header.Get("Content-Type")); err == nil {
+		a.ContentType = mt
+		if holdsSecretPart(mt, d.secrets) {
+			a.ContentType = "[redacted]"
 		}
 	}
 	switch {
-	case !sawLogin:
-		problem("login: no answer was recorded")
-	case !sawGenerate && loggedIn:
-		problem("generate: no answer was recorded")
-	}
-	if res != nil {
-		rep.TravelAddressForm = res.Form.String()
-		switch res.Form {
-		case travelrule.TravelAddressInvalid:
-			problem("travel address: in no form the service or TRP makes (invalid)")
-		case travelrule.TravelAddressOpaque:
-			note("travel address: opaque: its URI cannot be read here; the service judges it")
-		case travelrule.TravelAddressChecksummed:
-			note("travel address: checksummed (TRP's form), not the unchecked form of the service's examples")
-		}
-		if res.TravelAddress == placeholderTravelAddress {
-			problem("travel address: the documentation's placeholder example, not an address the service made: is this a stub?")
+	case ex.status == 0:
+		a.shapeReport = shapeReport{Shape: "no answer", Unexpected: []string{}, Missing: []string{}}
+		d.problem("%s: %s %s: no answer came", a.Step, ex.method, ex.path)
+	case ex.truncated:
+		a.shapeReport = shapeReport{Shape: fmt.Sprintf("larger than %d bytes: not classified", maxRecordedBody), Unexpected: []string{}, Missing: []string{}}
+		d.problem("%s: %s %s: the answer is larger than %d bytes", a.Step, ex.method, ex.path, maxRecordedBody)
+	default:
+		a.shapeReport = classify(a.Step, ex.status, ex.body, d.secrets)
+		if !a.Documented {
+			d.problem("%s: %s %s: %d answer in no documented shape (%s)", a.Step, ex.method, ex.path, ex.status, a.Shape)
 		}
 	}
-	rep.OK = len(rep.Problems) == 0
-	return rep
+	return a
+}
+
+// judge adds what else the answer a of ex shows: a success the SDK did
+// not understand, a Content-Type other than JSON, the fields unexpected
+// or missing (problems under strict), the shape's notes, a path not called.
+func (d *diagnosis) judge(ex exchange, a *answerReport, strict bool) {
+	if ex.succeeded() && !a.Understood && a.Step != "other" {
+		d.problem("%s: %s %s: the SDK did not understand the answer", a.Step, ex.method, ex.path)
+	}
+	if a.ContentType != "application/json" && ex.status != 0 && len(bytes.TrimSpace(ex.body)) > 0 {
+		d.note("%s: the answer's Content-Type is %q, not application/json", a.Step, a.ContentType)
+	}
+	if strict {
+		for _, n := range a.Unexpected {
+			d.problem("%s: unexpected field %s", a.Step, n)
+		}
+		for _, n := range a.Missing {
+			d.problem("%s: missing field %s", a.Step, n)
+		}
+	}
+	for _, n := range a.notes {
+		d.note("%s: %s", a.Step, n)
+	}
+	if a.Step == "other" {
+		d.note("an answer from a path the doctor did not call: %s %s", ex.method, ex.path)
+	}
+}
+
+// outcome adds the problems of the call's error, and of a step that
+// recorded no answer.
+func (d *diagnosis) outcome(callErr error, seen stepsSeen) {
+	if callErr != nil {
+		d.problem("%v", callErr)
+		if errors.Is(callErr, travelrule.ErrAPIKeyRefused) {
+			d.problem("the API key was refused: check it, and that it is active and not expired, in the service's dashboard")
+		}
+	}
+	switch {
+	case !seen.login:
+		d.problem("login: no answer was recorded")
+	case !seen.generate && seen.loggedIn:
+		d.problem("generate: no answer was recorded")
+	}
+}
+
+// travelAddress reports the form of the address made, and the problem of
+// one in no form or the documentation's placeholder.
+func (d *diagnosis) travelAddress(res *travelrule.TravelAddressResult) {
+	d.rep.TravelAddressForm = res.Form.String()
+	switch res.Form {
+	case travelrule.TravelAddressInvalid:
+		d.problem("travel address: in no form the service or TRP makes (invalid)")
+	case travelrule.TravelAddressOpaque:
+		d.note("travel address: opaque: its URI cannot be read here; the service judges it")
+	case travelrule.TravelAddressChecksummed:
+		d.note("travel address: checksummed (TRP's form), not the unchecked form of the service's examples")
+	}
+	if res.TravelAddress == placeholderTravelAddress {
+		d.problem("travel address: the documentation's placeholder example, not an address the service made: is this a stub?")
+	}
 }
 
 // stepOf names the step of a request by its path.

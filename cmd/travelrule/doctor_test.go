@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -20,6 +21,37 @@ import (
 	"github.com/vaspkit/travelrule"
 	"github.com/vaspkit/travelrule/travelruletest"
 )
+
+// TestUnderstood: which answers the SDK took as the success they should
+// be, by their step, their status and the call's error.
+func TestUnderstood(t *testing.T) {
+	login := func(status int) exchange { return exchange{method: "POST", path: "/auth/token", status: status} }
+	generate := func(status int) exchange {
+		return exchange{method: "POST", path: "/travel-address/generate", status: status}
+	}
+	failedLogin := &travelrule.LoginError{StatusCode: 200}
+	for _, tt := range []struct {
+		name    string
+		exs     []exchange
+		callErr error
+		want    []bool
+	}{
+		{"both steps", []exchange{login(200), generate(200)}, nil, []bool{true, true}},
+		{"a login refused", []exchange{login(401)}, failedLogin, []bool{false}},
+		{"a 200 login not understood", []exchange{login(200)}, failedLogin, []bool{false}},
+		{"a login again after a token expired", []exchange{login(200), generate(403), login(200), generate(200)}, nil, []bool{true, false, true, true}},
+		{"the second login failed", []exchange{login(200), login(200)}, failedLogin, []bool{true, false}},
+		{"a generate answered 200 but refused", []exchange{login(200), generate(200)}, errors.New("not understood"), []bool{true, false}},
+		{"a generate retried", []exchange{login(200), generate(200), generate(200)}, nil, []bool{true, false, true}},
+		{"a generate cut short", []exchange{login(200), {method: "POST", path: "/travel-address/generate", status: 200, failed: true}}, errors.New("cut"), []bool{true, false}},
+		{"another path", []exchange{login(200), {method: "GET", path: "/elsewhere", status: 200}}, nil, []bool{true, false}},
+		{"none", nil, nil, []bool{}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, understood(tt.exs, tt.callErr))
+		})
+	}
+}
 
 // TestDoctor runs the doctor against the double of the live service,
 // answering the documented shapes and variants of them. Whatever the

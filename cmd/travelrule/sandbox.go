@@ -173,96 +173,137 @@ type sandboxSetup struct {
 // are signed and where the secret is (the sandbox's published default
 // secret may be shown, a secret of the user's never).
 func (c *cli) sandboxOptions(fs *flag.FlagSet) func() (sandboxSetup, error) {
-	keyFile := fs.String("api-key-file", "", "accept the API key in this file, one trailing newline removed, instead of the published "+travelruletest.DefaultAPIKey+" (default: env TRAVELRULE_API_KEY_FILE, or the key itself in env TRAVELRULE_API_KEY; never a flag)")
-	prefix := fs.String("prefix", "", `a path prefix for the service, such as "/api/v3"`)
-	inquiryURL := fs.String("inquiry-url", "", "your base URL as a beneficiary's VASP: a transfer to a travel address the sandbox generated is POSTed as an INQUIRY to <URL>/transfers/inquiry/<beneficiaryId> and waits for your resolution, instead of the sandbox approving it")
-	sigFile := fs.String("signing-secret-file", "", "sign callbacks (x-data-integrity) with the signing secret in this file (default: env TRAVELRULE_SIGNING_SECRET_FILE, or the secret itself in env TRAVELRULE_SIGNING_SECRET, else the sandbox's published "+travelruletest.DefaultSigningSecret+"; never a flag)")
-	webhooks := fs.Bool("standard-webhooks", false, "sign callbacks with Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature) instead of x-data-integrity")
-	refuseSecretFlag(fs, "callback-secret", "TRAVELRULE_WEBHOOK_SECRET")
-	scale := fs.Duration("callback-time-scale", 0, "how long each minute of the live retry schedule lasts, such as 1s (default: a minute, retries over about 47 hours)")
-	excerpt := fs.Bool("excerpt-answers", false, `answer initiations as the interface description's excerpt does, {"status":"succes","transferId":"<id>"}, not {"status":true,"data":{...}}`)
-	noID := fs.Bool("documented-answer", false, `answer initiations with the excerpt's documented {"status":"succes"} alone, without transferId`)
-	rejectionResolution := fs.Bool("rejection-resolution", false, `send a rejection's originator a TRANSFER_RESOLUTION "REJECTED" after its INQUIRY_RESOLUTION {"approved":false}; the live docs promise one only for an approval`)
-	required := fs.Bool("travel-address-required", false, "refuse an initiation with neither a travelAddress nor an email (400 VALIDATION_ERROR), as the live guide lists travelAddress as required")
-	var known, unknown, faults stringList
-	fs.Var(&known, "travel-address", "a travelAddress that resolves, even one under .invalid (repeatable)")
-	fs.Var(&unknown, "unknown-travel-address", "a travelAddress that resolves to no VASP: 404 (repeatable)")
-	fs.Var(&faults, "fault", "inject a fault into the operations, `KIND[:KEY=VALUE,...]` such as rate-limit:retry-after=2s,times=1 or internal:ops=initiate (repeatable; see below)")
-	decision := fs.String("decision", "approve", "what the sandbox, the beneficiary's VASP, decides on the transfers you initiate: approve, reject, or none (never: the transfer stays received, no callback)")
-	useTLS := fs.Bool("tls", false, "serve HTTPS (HTTP/2 or HTTP/1.1) under a self-signed certificate made at start, for 127.0.0.1, ::1, localhost and the --addr IP; the certificate (public, PEM) goes to a temporary file, or --tls-ca-file, whose path it prints: curl --cacert FILE")
-	caFile := fs.String("tls-ca-file", "", "with --tls, write the sandbox's certificate (PEM) to this file, for clients to trust, instead of a temporary file removed at exit")
-	console := fs.Bool("console", true, `serve the sandbox console, a web page at "/" of the sandbox's address (the transfers live, each one's callbacks, Approve and Reject, the faults), to this machine only; --console=false serves none`)
-	var allow stringList
-	fs.Var(&allow, "console-allow", "let the clients in `PREFIX`, a CIDR such as 10.0.0.0/8 or an IP address, use the console too (repeatable). "+
-		"The console has no login: anyone in PREFIX can see the transfers, reveal their personal data and approve them")
-	return func() (sandboxSetup, error) {
-		o := []travelruletest.Option{travelruletest.WithTravelAddresses(known...), travelruletest.WithUnknownTravelAddresses(unknown...)}
-		set, err := parseFaults(faults)
-		if err != nil {
-			return sandboxSetup{}, err
-		}
-		o = append(o, travelruletest.WithFaults(set...))
-		d, err := parseDecision(*decision)
-		if err != nil {
-			return sandboxSetup{}, err
-		}
-		if *caFile != "" && !*useTLS {
-			return sandboxSetup{}, errors.New("--tls-ca-file needs --tls")
-		}
-		from, err := parseConsoleAllow(allow)
-		if err != nil {
-			return sandboxSetup{}, err
-		}
-		if len(allow) > 0 && !*console {
-			return sandboxSetup{}, errors.New("--console-allow needs the console: drop --console=false")
-		}
-		if *console {
-			o = append(o, travelruletest.WithConsole(from...))
-		}
-		if *prefix != "" {
-			o = append(o, travelruletest.WithPathPrefix(*prefix))
-		}
-		if *inquiryURL != "" {
-			o = append(o, travelruletest.WithInquiryURL(*inquiryURL)) // checked by the option: see sandboxFlags
-		}
-		if *scale < 0 {
-			return sandboxSetup{}, errors.New("--callback-time-scale must not be negative")
-		}
-		if *scale > 0 {
-			o = append(o, travelruletest.WithCallbackTimeScale(*scale))
-		}
-		so, signing, publishedSecret, err := c.sandboxSigning(*sigFile, *webhooks)
-		if err != nil {
-			return sandboxSetup{}, err
-		}
-		o = append(o, so...)
-		if *excerpt || *noID {
-			o = append(o, travelruletest.WithExcerptAnswers())
-		}
-		if *noID {
-			o = append(o, travelruletest.WithTransferIDInAnswer(false))
-		}
-		if *required {
-			o = append(o, travelruletest.WithTravelAddressRequired())
-		}
-		if *rejectionResolution {
-			o = append(o, travelruletest.WithRejectionResolution())
-		}
-		creds, published, clientID, err := c.sandboxCredentials(*keyFile)
-		if err != nil {
-			return sandboxSetup{}, err
-		}
-		published.signingSecret = publishedSecret
-		secretVar := ""
-		if publishedSecret {
-			secretVar = "TRAVELRULE_SIGNING_SECRET"
-			if *webhooks {
-				secretVar = "TRAVELRULE_WEBHOOK_SECRET"
-			}
-		}
-		return sandboxSetup{opts: append(o, creds...), signing: signing, secretVar: secretVar, published: published, clientID: clientID,
-			faults: faults, decision: d, tls: *useTLS, caFile: *caFile, console: *console, consoleIn: from}, nil
+	f := defineSandboxOptionFlags(fs)
+	return func() (sandboxSetup, error) { return c.sandboxSetup(f) }
+}
+
+// sandboxOptionFlags are the values of the flags that become server
+// options.
+type sandboxOptionFlags struct {
+	keyFile, prefix, inquiryURL, sigFile, decision, caFile               *string
+	webhooks, excerpt, noID, rejectionResolution, required, tls, console *bool
+	scale                                                                *time.Duration
+	known, unknown, faults, allow                                        stringList
+}
+
+// defineSandboxOptionFlags adds the flags that become server options to fs.
+func defineSandboxOptionFlags(fs *flag.FlagSet) *sandboxOptionFlags {
+	f := &sandboxOptionFlags{
+		keyFile:             fs.String("api-key-file", "", "accept the API key in this file, one trailing newline removed, instead of the published "+travelruletest.DefaultAPIKey+" (default: env TRAVELRULE_API_KEY_FILE, or the key itself in env TRAVELRULE_API_KEY; never a flag)"),
+		prefix:              fs.String("prefix", "", `a path prefix for the service, such as "/api/v3"`),
+		inquiryURL:          fs.String("inquiry-url", "", "your base URL as a beneficiary's VASP: a transfer to a travel address the sandbox generated is POSTed as an INQUIRY to <URL>/transfers/inquiry/<beneficiaryId> and waits for your resolution, instead of the sandbox approving it"),
+		sigFile:             fs.String("signing-secret-file", "", "sign callbacks (x-data-integrity) with the signing secret in this file (default: env TRAVELRULE_SIGNING_SECRET_FILE, or the secret itself in env TRAVELRULE_SIGNING_SECRET, else the sandbox's published "+travelruletest.DefaultSigningSecret+"; never a flag)"),
+		webhooks:            fs.Bool("standard-webhooks", false, "sign callbacks with Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature) instead of x-data-integrity"),
+		scale:               fs.Duration("callback-time-scale", 0, "how long each minute of the live retry schedule lasts, such as 1s (default: a minute, retries over about 47 hours)"),
+		excerpt:             fs.Bool("excerpt-answers", false, `answer initiations as the interface description's excerpt does, {"status":"succes","transferId":"<id>"}, not {"status":true,"data":{...}}`),
+		noID:                fs.Bool("documented-answer", false, `answer initiations with the excerpt's documented {"status":"succes"} alone, without transferId`),
+		rejectionResolution: fs.Bool("rejection-resolution", false, `send a rejection's originator a TRANSFER_RESOLUTION "REJECTED" after its INQUIRY_RESOLUTION {"approved":false}; the live docs promise one only for an approval`),
+		required:            fs.Bool("travel-address-required", false, "refuse an initiation with neither a travelAddress nor an email (400 VALIDATION_ERROR), as the live guide lists travelAddress as required"),
+		decision:            fs.String("decision", "approve", "what the sandbox, the beneficiary's VASP, decides on the transfers you initiate: approve, reject, or none (never: the transfer stays received, no callback)"),
+		tls:                 fs.Bool("tls", false, "serve HTTPS (HTTP/2 or HTTP/1.1) under a self-signed certificate made at start, for 127.0.0.1, ::1, localhost and the --addr IP; the certificate (public, PEM) goes to a temporary file, or --tls-ca-file, whose path it prints: curl --cacert FILE"),
+		caFile:              fs.String("tls-ca-file", "", "with --tls, write the sandbox's certificate (PEM) to this file, for clients to trust, instead of a temporary file removed at exit"),
+		console:             fs.Bool("console", true, `serve the sandbox console, a web page at "/" of the sandbox's address (the transfers live, each one's callbacks, Approve and Reject, the faults), to this machine only; --console=false serves none`),
 	}
+	refuseSecretFlag(fs, "callback-secret", "TRAVELRULE_WEBHOOK_SECRET")
+	fs.Var(&f.known, "travel-address", "a travelAddress that resolves, even one under .invalid (repeatable)")
+	fs.Var(&f.unknown, "unknown-travel-address", "a travelAddress that resolves to no VASP: 404 (repeatable)")
+	fs.Var(&f.faults, "fault", "inject a fault into the operations, `KIND[:KEY=VALUE,...]` such as rate-limit:retry-after=2s,times=1 or internal:ops=initiate (repeatable; see below)")
+	fs.Var(&f.allow, "console-allow", "let the clients in `PREFIX`, a CIDR such as 10.0.0.0/8 or an IP address, use the console too (repeatable). "+
+		"The console has no login: anyone in PREFIX can see the transfers, reveal their personal data and approve them")
+	return f
+}
+
+// sandboxSetup makes what the flags' values say, as sandboxOptions does.
+func (c *cli) sandboxSetup(f *sandboxOptionFlags) (sandboxSetup, error) {
+	o, d, from, err := f.serverOptions()
+	if err != nil {
+		return sandboxSetup{}, err
+	}
+	so, signing, publishedSecret, err := c.sandboxSigning(*f.sigFile, *f.webhooks)
+	if err != nil {
+		return sandboxSetup{}, err
+	}
+	creds, published, clientID, err := c.sandboxCredentials(*f.keyFile)
+	if err != nil {
+		return sandboxSetup{}, err
+	}
+	published.signingSecret = publishedSecret
+	return sandboxSetup{opts: append(append(o, so...), creds...), signing: signing, secretVar: signingSecretVar(publishedSecret, *f.webhooks),
+		published: published, clientID: clientID, faults: f.faults, decision: d, tls: *f.tls, caFile: *f.caFile, console: *f.console, consoleIn: from}, nil
+}
+
+// serverOptions makes the options of the flags but the signing and the
+// credentials, and returns them with the decision and the console's
+// clients beyond loopback; or the error of a value or a combination that
+// does not hold.
+func (f *sandboxOptionFlags) serverOptions() ([]travelruletest.Option, travelruletest.Decision, []netip.Prefix, error) {
+	set, err := parseFaults(f.faults)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	d, err := parseDecision(*f.decision)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	if *f.caFile != "" && !*f.tls {
+		return nil, "", nil, errors.New("--tls-ca-file needs --tls")
+	}
+	from, err := parseConsoleAllow(f.allow)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	switch {
+	case len(f.allow) > 0 && !*f.console:
+		return nil, "", nil, errors.New("--console-allow needs the console: drop --console=false")
+	case *f.scale < 0:
+		return nil, "", nil, errors.New("--callback-time-scale must not be negative")
+	}
+	o := []travelruletest.Option{travelruletest.WithTravelAddresses(f.known...), travelruletest.WithUnknownTravelAddresses(f.unknown...),
+		travelruletest.WithFaults(set...)}
+	if *f.console {
+		o = append(o, travelruletest.WithConsole(from...))
+	}
+	if *f.prefix != "" {
+		o = append(o, travelruletest.WithPathPrefix(*f.prefix))
+	}
+	if *f.inquiryURL != "" {
+		o = append(o, travelruletest.WithInquiryURL(*f.inquiryURL)) // checked by the option: see sandboxFlags
+	}
+	if *f.scale > 0 {
+		o = append(o, travelruletest.WithCallbackTimeScale(*f.scale))
+	}
+	return append(o, f.answerOptions()...), d, from, nil
+}
+
+// answerOptions are the options of the flags that pick among the forms of
+// the service's answers and callbacks that its documents give.
+func (f *sandboxOptionFlags) answerOptions() []travelruletest.Option {
+	var o []travelruletest.Option
+	if *f.excerpt || *f.noID {
+		o = append(o, travelruletest.WithExcerptAnswers())
+	}
+	if *f.noID {
+		o = append(o, travelruletest.WithTransferIDInAnswer(false))
+	}
+	if *f.required {
+		o = append(o, travelruletest.WithTravelAddressRequired())
+	}
+	if *f.rejectionResolution {
+		o = append(o, travelruletest.WithRejectionResolution())
+	}
+	return o
+}
+
+// signingSecretVar is the variable the banner sets to the sandbox's
+// published signing secret, or "" when the secret is the user's.
+func signingSecretVar(published, webhooks bool) string {
+	switch {
+	case !published:
+		return ""
+	case webhooks:
+		return "TRAVELRULE_WEBHOOK_SECRET"
+	}
+	return "TRAVELRULE_SIGNING_SECRET"
 }
 
 // sandboxCredentials returns the options that set the credentials the
@@ -368,12 +409,33 @@ func (c *cli) sandboxBanner(srv *travelruletest.Server, lifetime time.Duration, 
 	if err != nil {
 		return err
 	}
+	c.sandboxEnvironment(srv, tok.AccessToken, setup)
+	f := flow{baseURL: srv.URL, callbackURL: cbURL}
+	if setup.published.apiKey {
+		f.apiKey = travelruletest.DefaultAPIKey
+	}
+	if setup.tls {
+		// curl reads CURL_CA_BUNDLE, Go programs (this CLI, the SDK's
+		// default transport) SSL_CERT_FILE on Linux: the transcript trusts
+		// the sandbox.
+		fmt.Fprintf(c.stdout, "# --tls: curl and Go programs trust the sandbox's self-signed certificate\nexport CURL_CA_BUNDLE=%s\nexport SSL_CERT_FILE=%s\n",
+			shellWord(setup.caFile), shellWord(setup.caFile))
+	}
+	fmt.Fprint(c.stdout, transcript(f))
+	c.sandboxNotes(srv, lifetime, setup)
+	return nil
+}
+
+// sandboxEnvironment prints on stdout, as shell assignments, the base URL
+// and the published credentials, the API key's alternatives commented
+// out: a token (only when anyone could fetch one with the published
+// credentials: with credentials of the user's it would let whoever reads
+// this output in for its lifetime) and the client credentials.
+func (c *cli) sandboxEnvironment(srv *travelruletest.Server, token string, setup sandboxSetup) {
 	// Stdout is a shell script: every value is one shell word.
 	fmt.Fprintf(c.stdout, "TRAVELRULE_BASE_URL=%s\n", shellWord(srv.URL))
-	key := "your API key (TRAVELRULE_API_KEY)"
 	if setup.published.apiKey {
-		key = travelruletest.DefaultAPIKey
-		fmt.Fprintf(c.stdout, "TRAVELRULE_API_KEY=%s\n", shellWord(key))
+		fmt.Fprintf(c.stdout, "TRAVELRULE_API_KEY=%s\n", shellWord(travelruletest.DefaultAPIKey))
 	}
 	if setup.secretVar != "" {
 		fmt.Fprintf(c.stdout, "%s=%s\n", setup.secretVar, shellWord(travelruletest.DefaultSigningSecret))
@@ -383,28 +445,18 @@ func (c *cli) sandboxBanner(srv *travelruletest.Server, lifetime time.Duration, 
 	alt := "# "
 	fmt.Fprintln(c.stdout, "# or, instead of the API key, a token or the client credentials:")
 	if setup.published.apiKey && setup.published.clientSecret {
-		// A token is printed only when anyone could fetch one with the
-		// published credentials: with credentials of the user's it
-		// would let whoever reads this output in for its lifetime.
-		fmt.Fprintf(c.stdout, "%sTRAVELRULE_TOKEN=%s\n", alt, shellWord(tok.AccessToken))
+		fmt.Fprintf(c.stdout, "%sTRAVELRULE_TOKEN=%s\n", alt, shellWord(token))
 	}
 	fmt.Fprintf(c.stdout, "%sTRAVELRULE_TOKEN_URL=%s\n%sTRAVELRULE_CLIENT_ID=%s\n",
 		alt, shellWord(srv.TokenURL()), alt, shellWord(setup.clientID))
 	if setup.published.clientSecret {
 		fmt.Fprintf(c.stdout, "%sTRAVELRULE_CLIENT_SECRET=%s\n", alt, shellWord(travelruletest.DefaultClientSecret))
 	}
-	f := flow{baseURL: srv.URL, callbackURL: cbURL}
-	if setup.published.apiKey {
-		f.apiKey = travelruletest.DefaultAPIKey
-	}
-	if setup.tls {
-		// curl reads CURL_CA_BUNDLE: the transcript trusts the sandbox.
-		// curl reads CURL_CA_BUNDLE, Go programs (this CLI, the SDK's
-		// default transport) SSL_CERT_FILE on Linux.
-		fmt.Fprintf(c.stdout, "# --tls: curl and Go programs trust the sandbox's self-signed certificate\nexport CURL_CA_BUNDLE=%s\nexport SSL_CERT_FILE=%s\n",
-			shellWord(setup.caFile), shellWord(setup.caFile))
-	}
-	fmt.Fprint(c.stdout, transcript(f))
+}
+
+// sandboxNotes prints on stderr how callbacks are signed, what the flags
+// changed, where the console is, and how to get each answer.
+func (c *cli) sandboxNotes(srv *travelruletest.Server, lifetime time.Duration, setup sandboxSetup) {
 	fmt.Fprintf(c.stderr, "%s\n", setup.signing)
 	if setup.tls {
 		fmt.Fprintf(c.stderr, "serving HTTPS under a self-signed certificate (for 127.0.0.1, ::1, localhost and the --addr IP), in %s: "+
@@ -420,10 +472,13 @@ func (c *cli) sandboxBanner(srv *travelruletest.Server, lifetime time.Duration, 
 	if u := srv.ConsoleURL(); u != "" {
 		fmt.Fprintln(c.stderr, consoleLine(u, setup.consoleIn))
 	}
+	key := "your API key (TRAVELRULE_API_KEY)"
+	if setup.published.apiKey {
+		key = travelruletest.DefaultAPIKey
+	}
 	answers := strings.NewReplacer("{base}", srv.URL, "{key}", key).Replace(sandboxAnswers)
 	fmt.Fprintf(c.stderr, "sandbox listening on %s (API key %s; tokens valid for %s); stop with Ctrl-C\n%s",
 		srv.URL, key, lifetime, answers)
-	return nil
 }
 
 // publishedCreds says which of the sandbox's credentials are its published

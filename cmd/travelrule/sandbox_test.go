@@ -489,3 +489,19 @@ func TestSandboxAddrIsHostAndPort(t *testing.T) {
 		assert.Contains(t, errOut, want)
 	}
 }
+
+// TestSigningSecretVar: the banner names the published signing secret by
+// the variable of its kind, and a secret of the user's not at all.
+func TestSigningSecretVar(t *testing.T) {
+	for _, tt := range []struct {
+		published, webhooks bool
+		want                string
+	}{
+		{true, false, "TRAVELRULE_SIGNING_SECRET"},
+		{true, true, "TRAVELRULE_WEBHOOK_SECRET"},
+		{false, false, ""},
+		{false, true, ""},
+	} {
+		assert.Equal(t, tt.want, signingSecretVar(tt.published, tt.webhooks), "published %v, webhooks %v", tt.published, tt.webhooks)
+	}
+}

@@ -90,13 +90,7 @@ func main() {
 // run is the whole quickstart; getenv and out make it testable.
 func run(ctx context.Context, getenv func(string) string, out io.Writer) error {
 	start := time.Now()
-	s := &session{out: out, key: make([]byte, 32), confirmKey: make([]byte, 32), events: make(chan *travelrule.Callback, 16)}
-	if _, err := rand.Read(s.key); err != nil {
-		return err
-	}
-	if _, err := rand.Read(s.confirmKey); err != nil {
-		return err
-	}
+	s := newSession(out)
 	embedded := getenv("TRAVELRULE_BASE_URL") == ""
 
 	// The callback listener: callback.Handler in an ordinary mux, for the
@@ -105,17 +99,12 @@ func run(ctx context.Context, getenv func(string) string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer func() { _ = srv.Close() }()
+	defer shutdown(srv)
 
 	// The service: the embedded sandbox, which sends the inquiries of its
 	// travel addresses to the listener, or the one the environment names.
 	if embedded {
-		// The live retry schedule, each minute a tenth of a second: a
-		// callback that fails is tried again within the quickstart's time.
-		// No path prefix, as `travelrule sandbox` and the curl lines of
-		// docs/sandbox.md have none.
-		s.sandbox = travelruletest.NewServer(travelruletest.WithInquiryURL(s.listenerBase),
-			travelruletest.WithCallbackTimeScale(100*time.Millisecond))
+		s.startSandbox()
 		defer s.sandbox.Close()
 	}
 	if err := s.connect(getenv); err != nil {
@@ -142,10 +131,8 @@ func run(ctx context.Context, getenv func(string) string, out io.Writer) error {
 	// 4. The inquiry and its resolution: as the beneficiary's VASP, the
 	// inbound inquiry, answered with ResolveInquiry; as the originator,
 	// the resolution's callbacks, matched to the transfer by its reference.
-	confirmRef := ""
-	if s.sandbox == nil && getenv("TRAVELRULE_WAIT_INQUIRY") != "1" {
-		fmt.Fprintln(out, "\n4. Inquiry and resolution: the inquiry goes to the beneficiary's VASP (set TRAVELRULE_WAIT_INQUIRY=1 to answer one sent to you)")
-	} else if confirmRef, err = s.answerInquiry(ctx); err != nil {
+	confirmRef, err := s.inquiryStage(ctx, getenv)
+	if err != nil {
 		return err
 	}
 	decision, err := s.awaitDecision(ctx, ref)
@@ -173,6 +160,25 @@ type session struct {
 	listenerBase string                  // the listener's own base URL
 	callbackBase string                  // where the service sends callbacks
 	decided      travelrule.CallbackKind // the kind of the message whose decision was acted on
+}
+
+// newSession is a session writing to out, with random capability keys of
+// its own (crypto/rand.Read never fails).
+func newSession(out io.Writer) *session {
+	s := &session{out: out, key: make([]byte, 32), confirmKey: make([]byte, 32), events: make(chan *travelrule.Callback, 16)}
+	_, _ = rand.Read(s.key)
+	_, _ = rand.Read(s.confirmKey)
+	return s
+}
+
+// startSandbox starts the embedded sandbox, which sends the inquiries of
+// its travel addresses to the listener, with the live retry schedule, each
+// minute a tenth of a second: a callback that fails is tried again within
+// the quickstart's time. No path prefix, as `travelrule sandbox` and the
+// curl lines of docs/sandbox.md have none.
+func (s *session) startSandbox() {
+	s.sandbox = travelruletest.NewServer(travelruletest.WithInquiryURL(s.listenerBase),
+		travelruletest.WithCallbackTimeScale(100*time.Millisecond))
 }
 
 // connect makes the client for the sandbox, or for the service that
@@ -301,6 +307,17 @@ func (s *session) listen(getenv func(string) string, embedded bool) (*http.Serve
 	return srv, nil
 }
 
+// shutdown stops the listener once its handlers have answered the
+// callbacks they took, for a few seconds at most: a callback whose 204 is
+// cut off would be sent again, to a listener no longer there.
+func shutdown(srv *http.Server) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if srv.Shutdown(ctx) != nil {
+		_ = srv.Close()
+	}
+}
+
 // signingSecret reads the service's callback signing secret from
 // TRAVELRULE_SIGNING_SECRET or the file TRAVELRULE_SIGNING_SECRET_FILE
 // names.
@@ -358,6 +375,19 @@ func (s *session) initiate(ctx context.Context, ta string) (ref, transferID stri
 	}
 	fmt.Fprintf(s.out, "← transferId %s (status %q), %d attempt(s)\n", res.TransferID, res.Status, res.Attempts)
 	return ref, res.TransferID, nil
+}
+
+// inquiryStage is stage 4 as the beneficiary's VASP, when an inquiry comes
+// to it: always from the sandbox, from a real service only when
+// TRAVELRULE_WAIT_INQUIRY=1 (inquiries come only for your own travel
+// addresses). It returns the reference of the confirmation URL the
+// approval named, or "".
+func (s *session) inquiryStage(ctx context.Context, getenv func(string) string) (string, error) {
+	if s.sandbox == nil && getenv("TRAVELRULE_WAIT_INQUIRY") != "1" {
+		fmt.Fprintln(s.out, "\n4. Inquiry and resolution: the inquiry goes to the beneficiary's VASP (set TRAVELRULE_WAIT_INQUIRY=1 to answer one sent to you)")
+		return "", nil
+	}
+	return s.answerInquiry(ctx)
 }
 
 // answerInquiry is stage 4 as the beneficiary's VASP: it waits for the

@@ -94,42 +94,8 @@ func demo(ctx context.Context, out io.Writer) error {
 		return err
 	}
 	confirmed := make(chan string, 1)
-
-	// Inquiries come where the travel addresses point; the service chose
-	// that URL, so the signature is the whole check.
-	inquiries := callback.NewHandler(func(ctx context.Context, cb *travelrule.Callback) error {
-		if cb.Kind != travelrule.KindInquiry {
-			return nil
-		}
-		o := cb.Inquiry.Originator
-		// Everything in an inquiry is the sender's text: show codes only.
-		fmt.Fprintf(out, "inquiry %s: %s %s from a %s person in %s, %d IVMS101 field(s) not in the flat party\n",
-			cb.TransferID, shown(cb.Inquiry.Amount, amountPattern.MatchString(cb.Inquiry.Amount)),
-			shown(cb.Inquiry.Asset, tickerPattern.MatchString(cb.Inquiry.Asset)),
-			shown(o.PersonType, o.PersonType == "natural" || o.PersonType == "legal"),
-			shown(o.Country, ivms101.ValidCountry(o.Country)), len(cb.Unmapped))
-		approved := screen(o) // your screening: sanctions lists, the names you hold
-		resolution := travelrule.Reject()
-		if approved {
-			resolution = travelrule.Approve(confirmURL) // where the TRANSFER_CONFIRMATION is to come
-		}
-		res, err := client.ResolveInquiry(ctx, cb.TransferID, resolution)
-		if err != nil {
-			return err // 500: the service delivers the inquiry again
-		}
-		fmt.Fprintf(out, "resolved with approved=%t: status %t\n", approved, res.OK())
-		return nil
-	}, callback.WithVerifier(verifier))
-	// The confirmation comes to the URL the resolution named.
-	callbacks := callback.NewHandler(func(ctx context.Context, cb *travelrule.Callback) error {
-		if cb.Kind == travelrule.KindTransferConfirmation {
-			select {
-			case confirmed <- cb.Ref:
-			default:
-			}
-		}
-		return nil
-	}, callback.WithVerifier(verifier), callback.WithCapabilityKey(key))
+	inquiries := inquiryHandler(out, client, verifier, confirmURL)
+	callbacks := confirmationHandler(verifier, key, confirmed)
 	if err := errors.Join(inquiries.Err(), callbacks.Err()); err != nil {
 		return err
 	}
@@ -156,6 +122,51 @@ func demo(ctx context.Context, out io.Writer) error {
 	case <-ctx.Done():
 		return fmt.Errorf("waiting for the confirmation: %w", ctx.Err())
 	}
+}
+
+// inquiryHandler receives the inquiries, which come where the travel
+// addresses point: it screens the originator and resolves the inquiry,
+// approving with confirmURL, where the TRANSFER_CONFIRMATION is to come.
+// The service chose that URL, so the signature is the whole check.
+func inquiryHandler(out io.Writer, client *travelrule.Client, verifier callback.Verifier, confirmURL string) *callback.Handler {
+	return callback.NewHandler(func(ctx context.Context, cb *travelrule.Callback) error {
+		if cb.Kind != travelrule.KindInquiry {
+			return nil
+		}
+		o := cb.Inquiry.Originator
+		// Everything in an inquiry is the sender's text: show codes only.
+		fmt.Fprintf(out, "inquiry %s: %s %s from a %s person in %s, %d IVMS101 field(s) not in the flat party\n",
+			cb.TransferID, shown(cb.Inquiry.Amount, amountPattern.MatchString(cb.Inquiry.Amount)),
+			shown(cb.Inquiry.Asset, tickerPattern.MatchString(cb.Inquiry.Asset)),
+			shown(o.PersonType, o.PersonType == "natural" || o.PersonType == "legal"),
+			shown(o.Country, ivms101.ValidCountry(o.Country)), len(cb.Unmapped))
+		approved := screen(o) // your screening: sanctions lists, the names you hold
+		resolution := travelrule.Reject()
+		if approved {
+			resolution = travelrule.Approve(confirmURL)
+		}
+		res, err := client.ResolveInquiry(ctx, cb.TransferID, resolution)
+		if err != nil {
+			return err // 500: the service delivers the inquiry again
+		}
+		fmt.Fprintf(out, "resolved with approved=%t: status %t\n", approved, res.OK())
+		return nil
+	}, callback.WithVerifier(verifier))
+}
+
+// confirmationHandler receives the callbacks at the capability URLs made
+// with key, such as the confirmation at the URL the resolution named, and
+// sends the confirmation's reference on confirmed.
+func confirmationHandler(verifier callback.Verifier, key []byte, confirmed chan<- string) *callback.Handler {
+	return callback.NewHandler(func(ctx context.Context, cb *travelrule.Callback) error {
+		if cb.Kind == travelrule.KindTransferConfirmation {
+			select {
+			case confirmed <- cb.Ref:
+			default:
+			}
+		}
+		return nil
+	}, callback.WithVerifier(verifier), callback.WithCapabilityKey(key))
 }
 
 // shown returns a value of a code list as it is, and anything else as

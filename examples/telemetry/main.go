@@ -54,18 +54,10 @@ func run(ctx context.Context, w io.Writer) (err error) {
 	out := &lockedWriter{w: w} // the exporters write from the handler's goroutines too
 
 	// The OpenTelemetry SDK: spans printed as they end, metrics at the end.
-	res := resource.NewSchemaless(semconv.ServiceName("telemetry-example"))
-	spanExp, err := stdouttrace.New(stdouttrace.WithWriter(out), stdouttrace.WithPrettyPrint())
+	tp, mp, err := stdoutProviders(out)
 	if err != nil {
 		return err
 	}
-	metricExp, err := stdoutmetric.New(stdoutmetric.WithWriter(out), stdoutmetric.WithPrettyPrint())
-	if err != nil {
-		return err
-	}
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spanExp), sdktrace.WithResource(res))
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(metricExp, sdkmetric.WithInterval(time.Hour))),
-		sdkmetric.WithResource(res))
 	defer func() {
 		// Shutting the meter provider down exports the metrics.
 		fmt.Fprintln(out, "\n== Metrics (stdoutmetric) ==")
@@ -85,27 +77,10 @@ func run(ctx context.Context, w io.Writer) (err error) {
 	if _, err := rand.Read(key); err != nil {
 		return err
 	}
-	verifier, err := callback.NewDataIntegrityVerifier(travelruletest.DefaultSigningSecret)
+	listener, base, resolved, err := listen(key, obs)
 	if err != nil {
 		return err
 	}
-	resolved := make(chan struct{})
-	var once sync.Once
-	handler := callback.NewHandler(func(_ context.Context, cb *travelrule.Callback) error {
-		if cb.Decision() != "" { // the first decision, whichever message carries it
-			once.Do(func() { close(resolved) })
-		}
-		return nil
-	}, callback.WithVerifier(verifier), callback.WithCapabilityKey(key), callback.WithObserver(obs))
-	if err := handler.Err(); err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	listener := &http.Server{Handler: handler, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = listener.Serve(ln) }()
 
 	// The sandbox, which refuses the first initiation with a 429.
 	sandbox := travelruletest.NewServer(travelruletest.WithCallbackTimeScale(100*time.Millisecond),
@@ -117,7 +92,7 @@ func run(ctx context.Context, w io.Writer) (err error) {
 	}
 
 	fmt.Fprintln(out, "== Spans (stdouttrace), as they end ==")
-	callbackURL, err := travelrule.NewCallbackURL("http://"+ln.Addr().String()+"/travelrule/callback", travelrule.NewCallbackRef(), key)
+	callbackURL, err := travelrule.NewCallbackURL(base+"/travelrule/callback", travelrule.NewCallbackRef(), key)
 	if err != nil {
 		return err
 	}
@@ -133,6 +108,54 @@ func run(ctx context.Context, w io.Writer) (err error) {
 	// to end: each delivery's span has then ended.
 	sandbox.Close()
 	return listener.Shutdown(ctx)
+}
+
+// stdoutProviders are the OpenTelemetry SDK's tracer and meter providers,
+// printing to out: each span as it ends, the metrics when the meter
+// provider shuts down.
+func stdoutProviders(out io.Writer) (*sdktrace.TracerProvider, *sdkmetric.MeterProvider, error) {
+	res := resource.NewSchemaless(semconv.ServiceName("telemetry-example"))
+	spanExp, err := stdouttrace.New(stdouttrace.WithWriter(out), stdouttrace.WithPrettyPrint())
+	if err != nil {
+		return nil, nil, err
+	}
+	metricExp, err := stdoutmetric.New(stdoutmetric.WithWriter(out), stdoutmetric.WithPrettyPrint())
+	if err != nil {
+		return nil, nil, err
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spanExp), sdktrace.WithResource(res))
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(metricExp, sdkmetric.WithInterval(time.Hour))),
+		sdkmetric.WithResource(res))
+	return tp, mp, nil
+}
+
+// listen serves a callback.Handler, for the capability URLs made with key
+// and reporting to obs, on a loopback port; it returns the server, its
+// base URL, and a channel closed once the transfer's first decision
+// arrives.
+func listen(key []byte, obs *oteltravelrule.Observer) (*http.Server, string, <-chan struct{}, error) {
+	verifier, err := callback.NewDataIntegrityVerifier(travelruletest.DefaultSigningSecret)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	resolved := make(chan struct{})
+	var once sync.Once
+	handler := callback.NewHandler(func(_ context.Context, cb *travelrule.Callback) error {
+		if cb.Decision() != "" { // the first decision, whichever message carries it
+			once.Do(func() { close(resolved) })
+		}
+		return nil
+	}, callback.WithVerifier(verifier), callback.WithCapabilityKey(key), callback.WithObserver(obs))
+	if err := handler.Err(); err != nil {
+		return nil, "", nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", nil, err
+	}
+	listener := &http.Server{Handler: handler, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = listener.Serve(ln) }()
+	return listener, "http://" + ln.Addr().String(), resolved, nil
 }
 
 // lockedWriter serializes writes to w.
