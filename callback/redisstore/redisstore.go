@@ -55,9 +55,10 @@
 // The package also holds a [journal.Store] on Redis, [JournalStore], made
 // with [NewJournal], so that the replicas of a service share one journal
 // of the transfers they start and receive. It keeps, under a prefix of its
-// own ([DefaultJournalPrefix]), a hash per entry, a string per name and a
-// sorted set that indexes the entries for Scan, each key expiring a
-// retention after the entry's last record; each Append is one script. It
+// own ([DefaultJournalPrefix]), a hash per entry, a string per name and
+// sorted sets that index the entries (by their latest time, the open
+// ones, and by expiry), each key expiring a retention after the entry's
+// last record; each Write, and each page of Entries, is one script. It
 // needs what Store needs (noeviction and persistence, which it checks the
 // same way, and a client with ContextTimeoutEnabled), and one thing more:
 // its scripts read and write several keys at once, so in a Redis Cluster
