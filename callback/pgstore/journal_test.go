@@ -380,6 +380,37 @@ func TestJournalExpiredEntryStartsAnew(t *testing.T) {
 	}
 }
 
+// TestJournalCloseWaitsForAWriteUnderWay closes an entry while a Write of
+// a second record is under way (another session wrote it as a Write does,
+// holding the entry's row, and commits once Close waits for it): Close
+// counts the records after the Write, so the entry, which holds more than
+// Close was told, stays open.
+func TestJournalCloseWaitsForAWriteUnderWay(t *testing.T) {
+	srv := sharedServer(t)
+	ctx := context.Background()
+	table := newTableName(t)
+	tables := journalTables("public", table)
+	s := newJournal(t, newPool(t, srv, 2), pgstore.WithTable(table))
+	write(t, s, "o:1", "a", `{"n":1}`)
+
+	other := newPool(t, srv, 2)
+	tx, err := other.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(ctx) }()
+	_, err = tx.Exec(ctx, `UPDATE `+tables[1]+` SET open = true WHERE key = 'o:1'`)
+	require.NoError(t, err)
+	_, err = tx.Exec(ctx, `INSERT INTO `+tables[0]+` (key, id, rec, at) VALUES ('o:1', 'b', '{"n":2}', now())`)
+	require.NoError(t, err)
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close(ctx, "o:1", 1) }()
+	waitForLockWait(t, other, table)
+	require.NoError(t, tx.Commit(ctx))
+	require.NoError(t, <-closed)
+	assert.Equal(t, []string{"o:1"}, keys(t, s, journal.Query{Open: true}), "an entry of two records, closed at one, stays open")
+	require.NoError(t, s.Close(ctx, "o:1", 2))
+	assert.Empty(t, keys(t, s, journal.Query{Open: true}))
+}
+
 // TestJournalSweep writes to 1200 entries with a short retention, with
 // names, next to entries that stay, waits until they expired, and sweeps:
 // the sweep, in batches of 1000 entries, deletes the expired entries'
