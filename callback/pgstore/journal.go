@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -32,6 +33,10 @@ type JournalStore struct {
 	sql    journalQueries
 	tries  int    // how many times a statement runs at most
 	st     *state // behind a pointer, so that fmt does not copy it
+	// ownTx is set once a Write or a Close found its session's
+	// transactions not READ COMMITTED: their pipelines then begin a READ
+	// COMMITTED transaction of their own (see write).
+	ownTx *atomic.Bool
 }
 
 var _ journal.Store = (*JournalStore)(nil)
@@ -93,20 +98,20 @@ func NewJournal(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Journ
 		sql:    newJournalQueries(jt),
 		tries:  max(maxTries, int(pool.Config().MaxConns)+1),
 		st:     &state{born: time.Now()},
+		ownTx:  &atomic.Bool{},
 	}, nil
 }
 
 // Write implements [journal.Store] in one round trip: a pipeline of
-// statements in one READ COMMITTED transaction, on the server's clock,
-// that takes turns with the Writes of the same entry and of the same
-// names (see journalQueries.lock), checks an Exclusive Step's names,
-// writes the record, the names and the index, then reads. An entry that
-// expired, whether or not it was swept, starts anew: its earlier records
-// and names are no longer read, and a Step of an id it held adds the new
-// record. The entry is then kept until the retention after this Write, or
-// later if a Write with a longer retention said so. It may start an
-// automatic sweep (see [WithSweepInterval]). A nil record is stored as an
-// empty one.
+// statements in one transaction, on the server's clock, that takes turns
+// with the Writes of the same entry and of the same names (see
+// journalQueries.lock), checks an Exclusive Step's names, writes the
+// record, the names and the index, then reads. An entry that expired,
+// whether or not it was swept, starts anew: its earlier records and names
+// are no longer read, and a Step of an id it held adds the new record. The
+// entry is then kept until the retention after this Write, or later if a
+// Write with a longer retention said so. It may start an automatic sweep
+// (see [WithSweepInterval]). A nil record is stored as an empty one.
 func (s *JournalStore) Write(ctx context.Context, st journal.Step) (journal.Written, error) {
 	var w journal.Written
 	err := s.run(ctx, true, func(ctx context.Context) (err error) {
@@ -120,7 +125,16 @@ func (s *JournalStore) Write(ctx context.Context, st journal.Step) (journal.Writ
 	return w, nil
 }
 
-// write sends the pipeline of a Write once.
+// write sends the pipeline of a Write once: lock, write, read, in the
+// implicit transaction of one pipeline, where under READ COMMITTED each
+// statement reads with a snapshot taken after the locks. Under REPEATABLE
+// READ or SERIALIZABLE the snapshot is the transaction's, taken before
+// them: a Write whose entry's row, or a name's, a concurrent one changed
+// since fails with a serialization failure, and a peek, which changes
+// nothing, may read too early. So the first Write to find its session so
+// sets ownTx, and reads again what it peeked at, after it committed, in
+// one more round trip (or fails, and runs again); the pipelines after it
+// begin a READ COMMITTED transaction of their own.
 func (s *JournalStore) write(ctx context.Context, st journal.Step) (journal.Written, error) {
 	rec, names := st.Record, st.Names
 	if rec == nil {
@@ -129,63 +143,106 @@ func (s *JournalStore) write(ctx context.Context, st journal.Step) (journal.Writ
 	if names == nil {
 		names = []string{}
 	}
-	b := &pgx.Batch{}
-	b.Queue(beginTx)
-	b.Queue(s.sql.lock, s.tables.names, lockNames(st))
+	b, own := s.batch()
+	var readCommitted bool
+	b.Queue(s.sql.lock, s.tables.names, lockNames(st)).QueryRow(func(row pgx.Row) error { return row.Scan(&readCommitted, nil) })
 	var taken *string
 	b.Queue(s.sql.write, st.Key, st.ID, rec, names, s.cfg.retention.Microseconds(), st.At,
 		int16(min(max(st.Stage, 0), 1<<15-1)), st.Ref, st.Exclusive).QueryRow(func(row pgx.Row) error { return row.Scan(&taken) })
 	var w journal.Written
-	var reads []string
-	if st.Read {
-		reads = append(reads, st.Key)
+	if reads := readKeys(st); len(reads) > 0 {
+		b.Queue(s.sql.read, reads).Query(func(rows pgx.Rows) error { return collectReads(rows, st, &w) })
 	}
-	if st.Peek != "" {
-		reads = append(reads, st.Peek)
-	}
-	if len(reads) > 0 {
-		b.Queue(s.sql.read, reads).Query(func(rows pgx.Rows) error {
-			var key string
-			var rec []byte
-			_, err := pgx.ForEachRow(rows, []any{&key, &rec}, func() error {
-				if st.Read && key == st.Key {
-					w.Records = append(w.Records, rec)
-				}
-				if key == st.Peek {
-					w.Peeked = append(w.Peeked, rec)
-				}
-				rec = nil
-				return nil
-			})
-			return err
-		})
-	}
-	b.Queue(commitTx)
-	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+	err := s.send(ctx, b, own, &readCommitted)
+	switch {
+	case err != nil:
 		return journal.Written{}, err
-	}
-	if taken != nil {
+	case taken != nil:
 		return journal.Written{Taken: *taken}, nil
+	case st.Peek != "" && !readCommitted:
+		if w.Peeked, err = s.records(ctx, st.Peek); err != nil {
+			return journal.Written{}, err
+		}
 	}
 	return w, nil
+}
+
+// batch returns a new pipeline, which begins a READ COMMITTED transaction
+// when ownTx is set (own).
+func (s *JournalStore) batch() (b *pgx.Batch, own bool) {
+	b = &pgx.Batch{}
+	if own = s.ownTx.Load(); own {
+		b.Queue(`BEGIN ISOLATION LEVEL READ COMMITTED`)
+	}
+	return b, own
+}
+
+// send ends the pipeline b (committing the transaction it began, if own)
+// and sends it; once its lock statement has said that the transaction is
+// not READ COMMITTED (readCommitted false), it sets ownTx, whether or not
+// the pipeline failed after.
+func (s *JournalStore) send(ctx context.Context, b *pgx.Batch, own bool, readCommitted *bool) error {
+	if own {
+		b.Queue(`COMMIT`)
+	}
+	*readCommitted = true
+	err := s.pool.SendBatch(ctx, b).Close()
+	if !*readCommitted {
+		s.ownTx.Store(true)
+	}
+	return err
+}
+
+// readKeys are the entries whose records a Write of st reads.
+func readKeys(st journal.Step) []string {
+	var out []string
+	if st.Read {
+		out = append(out, st.Key)
+	}
+	if st.Peek != "" {
+		out = append(out, st.Peek)
+	}
+	return out
+}
+
+// collectReads files the rows of a Write's read in w.
+func collectReads(rows pgx.Rows, st journal.Step, w *journal.Written) error {
+	var key string
+	var rec []byte
+	_, err := pgx.ForEachRow(rows, []any{&key, &rec}, func() error {
+		if st.Read && key == st.Key {
+			w.Records = append(w.Records, rec)
+		}
+		if key == st.Peek {
+			w.Peeked = append(w.Peeked, rec)
+		}
+		rec = nil
+		return nil
+	})
+	return err
 }
 
 // Records implements [journal.Store] in one statement: the records of the
 // entry key unless it expired, whether or not it was swept.
 func (s *JournalStore) Records(ctx context.Context, key string) ([][]byte, error) {
 	var recs [][]byte
-	err := s.run(ctx, false, func(ctx context.Context) error {
-		rows, err := s.pool.Query(ctx, s.sql.records, key)
-		if err != nil {
-			return err
-		}
-		recs, err = pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	err := s.run(ctx, false, func(ctx context.Context) (err error) {
+		recs, err = s.records(ctx, key)
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: journal records: %w", err)
 	}
 	return recs, nil
+}
+
+// records reads the records of the entry key once.
+func (s *JournalStore) records(ctx context.Context, key string) ([][]byte, error) {
+	rows, err := s.pool.Query(ctx, s.sql.records, key)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[[]byte])
 }
 
 // Lookup implements [journal.Store] in one statement: the key that name
@@ -263,17 +320,19 @@ func (s *JournalStore) page(ctx context.Context, q journal.Query, c *cursor) ([]
 	return page, last, err
 }
 
-// Close implements [journal.Store] in one round trip: a transaction that
+// Close implements [journal.Store] in one round trip: a pipeline that
 // locks the entry's row, so that a Write under way commits first, then
-// takes it out of the open entries if it holds n records of its own.
+// takes it out of the open entries if it holds n records of its own, read
+// with a new snapshot (in a transaction of its own once ownTx is set; the
+// first Close to find its session not READ COMMITTED may fail with a
+// serialization failure, and runs again so).
 func (s *JournalStore) Close(ctx context.Context, key string, n int) error {
 	err := s.run(ctx, true, func(ctx context.Context) error {
-		b := &pgx.Batch{}
-		b.Queue(beginTx)
-		b.Queue(s.sql.lockEntry, key)
+		b, own := s.batch()
+		var readCommitted bool
+		b.Queue(s.sql.lockEntry, key).QueryRow(func(row pgx.Row) error { return row.Scan(&readCommitted, nil) })
 		b.Queue(s.sql.close, key, n)
-		b.Queue(commitTx)
-		return s.pool.SendBatch(ctx, b).Close()
+		return s.send(ctx, b, own, &readCommitted)
 	})
 	if err != nil {
 		return fmt.Errorf("pgstore: journal close: %w", err)
@@ -348,11 +407,11 @@ func (s *JournalStore) run(ctx context.Context, write bool, do func(context.Cont
 }
 
 // isConflict reports whether err is a serialization failure (SQLSTATE
-// 40001) or a deadlock (40P01): the statement met a concurrent one and
-// was rolled back. A Write's and a Close's transaction is READ COMMITTED,
-// and they take their locks in an order that excludes deadlocks among
-// them; a sweep of the previous release, which locked names in no order,
-// could still meet one.
+// 40001: under REPEATABLE READ or SERIALIZABLE, a concurrent Write came
+// first) or a deadlock (40P01): the transaction met a concurrent one and
+// was rolled back. Writes, Closes and sweeps take their locks in an order
+// that excludes deadlocks among them; a sweep of the previous release,
+// which locked names in no order, could still meet one.
 func isConflict(err error) bool {
 	var pgErr *pgconn.PgError
 	return isSerializationFailure(err) || errors.As(err, &pgErr) && pgErr.Code == "40P01"

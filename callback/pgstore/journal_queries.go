@@ -28,14 +28,6 @@ type journalQueries struct {
 	lock, write, read, records, lookup, lockEntry, close, sweep string
 }
 
-// Statements that begin and end a Write's or a Close's transaction: READ
-// COMMITTED whatever the session's default, so that each statement after
-// a lock reads what committed before it got the lock.
-const (
-	beginTx  = "BEGIN ISOLATION LEVEL READ COMMITTED"
-	commitTx = "COMMIT"
-)
-
 // newJournalQueries returns the SQL for the tables jt.
 //
 // An entry's row holds since, when it last started anew (its first Write
@@ -52,9 +44,11 @@ func newJournalQueries(jt journalTables) journalQueries {
 		// peeks at and on each of its names, in the order of their hashes
 		// (so that two Writes never wait for each other in a circle), all
 		// before any row lock. So Writes of one entry, and the Writes
-		// that change one name, take turns, and the next statement,
-		// which takes a new snapshot, reads what the turns before wrote.
-		lock: `SELECT count(pg_advisory_xact_lock(hashtext($1), h)) FROM (
+		// that change one name, take turns, and under READ COMMITTED the
+		// next statement, which takes a new snapshot, reads what the
+		// turns before wrote. It says whether the transaction is READ
+		// COMMITTED (see JournalStore.write for the others).
+		lock: `SELECT current_setting('transaction_isolation') = 'read committed', count(pg_advisory_xact_lock(hashtext($1), h)) FROM (
 	SELECT DISTINCT hashtext(x) AS h FROM unnest($2::text[]) x ORDER BY h) l`,
 		write: writeSQL(jt),
 		read: `SELECT e.key, r.rec FROM ` + jt.entries + ` e JOIN ` + jt.records + ` r ON r.key = e.key
@@ -64,8 +58,10 @@ WHERE e.key = $1 AND ` + live,
 		lookup: `SELECT n.key FROM ` + jt.names + ` n JOIN ` + jt.entries + ` e ON e.key = n.key
 WHERE n.name = $1 AND e.expires_at > now() AND n.at >= e.since`,
 		// Close locks the entry's row first, so that a Write under way
-		// commits before close counts the records.
-		lockEntry: `SELECT FROM ` + jt.entries + ` WHERE key = $1 FOR UPDATE`,
+		// commits before close counts the records; it says whether the
+		// transaction is READ COMMITTED, as lock does.
+		lockEntry: `SELECT current_setting('transaction_isolation') = 'read committed',
+	(SELECT count(*) FROM (SELECT FROM ` + jt.entries + ` WHERE key = $1 FOR UPDATE) l)`,
 		close: `UPDATE ` + jt.entries + ` e SET open = false WHERE e.key = $1 AND e.open
 	AND (SELECT count(*) FROM ` + jt.records + ` r WHERE r.key = $1 AND r.at >= e.since) = $2`,
 		// The entries are locked and deleted first, so that a Write on

@@ -139,9 +139,9 @@ func TestJournalBehindPgBouncer(t *testing.T) {
 
 // TestJournalFailedWriteWritesNothing makes a Write's statement fail on
 // the server (its statement_timeout ends its wait for a lock that another
-// session holds): the Write fails, nothing of it was written, and the
-// store's pool of one connection goes on (the connection, left in a
-// failed transaction, is not reused).
+// session holds): the Write fails, nothing of it was written (its
+// transaction is the pipeline's, rolled back whole), and the store's pool
+// of one connection goes on.
 func TestJournalFailedWriteWritesNothing(t *testing.T) {
 	srv := sharedServer(t)
 	ctx := context.Background()
