@@ -150,8 +150,12 @@ func (s *JournalStore) write(ctx context.Context, st journal.Step) (journal.Writ
 	b.Queue(s.sql.write, st.Key, st.ID, rec, names, s.cfg.retention.Microseconds(), st.At,
 		int16(min(max(st.Stage, 0), 1<<15-1)), st.Ref, st.Exclusive).QueryRow(func(row pgx.Row) error { return row.Scan(&taken) })
 	var w journal.Written
-	if reads := readKeys(st); len(reads) > 0 {
-		b.Queue(s.sql.read, reads).Query(func(rows pgx.Rows) error { return collectReads(rows, st, &w) })
+	if st.Read || st.Peek != "" {
+		read := ""
+		if st.Read {
+			read = st.Key
+		}
+		b.Queue(s.sql.read, read, st.Peek).Query(func(rows pgx.Rows) error { return collectReads(rows, st, &w) })
 	}
 	err := s.send(ctx, b, own, &readCommitted)
 	switch {
@@ -191,18 +195,6 @@ func (s *JournalStore) send(ctx context.Context, b *pgx.Batch, own bool, readCom
 		s.ownTx.Store(true)
 	}
 	return err
-}
-
-// readKeys are the entries whose records a Write of st reads.
-func readKeys(st journal.Step) []string {
-	var out []string
-	if st.Read {
-		out = append(out, st.Key)
-	}
-	if st.Peek != "" {
-		out = append(out, st.Peek)
-	}
-	return out
 }
 
 // collectReads files the rows of a Write's read in w.

@@ -58,7 +58,7 @@ func BenchmarkStuck(b *testing.B) {
 			}
 			initiateUnknown(b, j, stuckOpen)
 			fill(b, pool, base, fillSpec{prefix: "o:done-", n: n - stuckOpen, stage: "1 + i % 5", ref: "'done-' || i", open: "false",
-				rec: []byte(`{"kind":"stored","at":"2026-11-26T10:00:00.000000Z","call":"0123456789abcdef","op":"InitiateTransfer","transferId":"tr_01JD7ZQ6B6W3N8Y4X2K9V5M1C0","attempts":1}`)})
+				rec: []byte(`{"kind":"stored","at":"2026-11-26T10:00:00.000000Z","call":"0123456789abcdef","op":"InitiateTransfer","transferId":"tr_01JD7ZQ6B6W3N8Y4X2K9V5M1C0","attempts":1}`)}, true)
 			th := journal.Thresholds{OutcomeUnknown: time.Nanosecond}
 			if found, err := j.Stuck(ctx, th); err != nil || len(found) != stuckOpen {
 				b.Fatalf("Stuck found %d, not %d: %v", len(found), stuckOpen, err)

@@ -51,12 +51,15 @@ func newJournalQueries(jt journalTables) journalQueries {
 		lock: `SELECT current_setting('transaction_isolation') = 'read committed', count(pg_advisory_xact_lock(hashtext($1), h)) FROM (
 	SELECT DISTINCT hashtext(x) AS h FROM unnest($2::text[]) x ORDER BY h) l`,
 		write: writeSQL(jt),
+		// A Write's read of its entry ($1, "" for none) and of the one
+		// it peeks at ($2): two parameters, not an array, whose length
+		// the server would not know when it plans the statement once for
+		// any values, so that it would plan it anew at every run.
 		read: `SELECT e.key, r.rec FROM ` + jt.entries + ` e JOIN ` + jt.records + ` r ON r.key = e.key
-WHERE e.key = ANY($1::text[]) AND ` + live,
+WHERE e.key IN ($1::text, $2::text) AND ` + live,
 		records: `SELECT r.rec FROM ` + jt.entries + ` e JOIN ` + jt.records + ` r ON r.key = e.key
 WHERE e.key = $1 AND ` + live,
-		lookup: `SELECT n.key FROM ` + jt.names + ` n JOIN ` + jt.entries + ` e ON e.key = n.key
-WHERE n.name = $1 AND e.expires_at > now() AND n.at >= e.since`,
+		lookup: `SELECT n.key FROM ` + jt.names + ` n WHERE n.name = $1 AND ` + liveName(jt),
 		// Close locks the entry's row first, so that a Write under way
 		// commits before close counts the records; it says whether the
 		// transaction is READ COMMITTED, as lock does.
@@ -100,8 +103,8 @@ SELECT count(*) FROM gone`,
 func writeSQL(jt journalTables) string {
 	const anew = `e.expires_at <= now()`
 	return `WITH taken AS (
-	SELECT n.key FROM ` + jt.names + ` n JOIN ` + jt.entries + ` e ON e.key = n.key
-	WHERE $9::boolean AND n.name = ANY($4::text[]) AND n.key <> $1 AND e.expires_at > now() AND n.at >= e.since
+	SELECT n.key FROM ` + jt.names + ` n
+	WHERE $9::boolean AND n.name = ANY($4::text[]) AND n.key <> $1 AND ` + liveName(jt) + `
 	LIMIT 1
 ), e AS (
 	INSERT INTO ` + jt.entries + ` AS e (key, since, expires_at, updated, stage, ref, open)
@@ -127,6 +130,16 @@ func writeSQL(jt journalTables) string {
 	ON CONFLICT (name) DO UPDATE SET key = excluded.key, at = excluded.at
 )
 SELECT (SELECT key FROM taken)`
+}
+
+// liveName is the condition that the name row n points at a live entry
+// (not expired, and the name written since the entry last started anew),
+// as a subquery run for each name on the entries' primary key. A join
+// would do, but a plan made once for any values (the store's statements
+// are prepared) may join through every live entry, found by expires_at,
+// when the table was small when it was planned.
+func liveName(jt journalTables) string {
+	return `n.at >= (SELECT e.since FROM ` + jt.entries + ` e WHERE e.key = n.key AND e.expires_at > now())`
 }
 
 // lockNames are the advisory locks a Write of st takes (see
