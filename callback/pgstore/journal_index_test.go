@@ -206,6 +206,7 @@ func TestJournalPlansMadeSmallServeLarge(t *testing.T) {
 		require.NoError(t, err)
 		_, err = s.Records(ctx, key)
 		require.NoError(t, err)
+		require.NoError(t, s.Close(ctx, key, 0))
 		for _, pq := range planQueries {
 			for _, err := range s.Entries(ctx, pq.q) {
 				require.NoError(t, err)
@@ -237,11 +238,13 @@ func TestJournalPlansMadeSmallServeLarge(t *testing.T) {
 		assert.LessOrEqual(t, rowsRead(plans[0].Plan, base+"_entries"), max, "entries %s reads of 20,000: %s", what, out)
 	}
 	args := map[string]string{
-		"lock":    `('t', ARRAY['k:o:1', 'n:ref:1'])`,
-		"write":   `('o:x', 'a', '\x00'::bytea, ARRAY['ref:o:1', 'ref:o:2'], 3600000000, now(), 0::int2, '', true)`,
-		"read":    `('o:1', 'u:o:1')`,
-		"lookup":  `('ref:o:1')`,
-		"records": `('o:1')`,
+		"lock":      `('t', ARRAY['k:o:1', 'n:ref:1'])`,
+		"write":     `('o:x', 'a', '\x00'::bytea, ARRAY['ref:o:1', 'ref:o:2'], 3600000000, now(), 0::int2, '', true)`,
+		"read":      `('o:1', 'u:o:1')`,
+		"lookup":    `('ref:o:1')`,
+		"records":   `('o:1')`,
+		"lockEntry": `('o:1')`,
+		"close":     `('o:1', 1)`,
 	}
 	for what, sql := range pgstore.Statements(s) {
 		run(what, sql, args[what], 5, true)
