@@ -186,12 +186,13 @@
 // entry's key, on the entry it peeks at and on its names, then checks an
 // Exclusive Step's names, writes the record, the names and the index, and
 // reads, each statement with a snapshot taken after the locks, so that of
-// Writes at once each reads what those before it wrote. (Under REPEATABLE
-// READ or SERIALIZABLE, whose snapshot is the transaction's, a Write that
-// met a concurrent one fails with a serialization failure and runs again,
-// and one that peeks at another entry reads it again, in one more round
-// trip.)
-// A Close locks the entry's row, then counts its records. Reads skip an
+// Writes at once each reads what those before it wrote. A Close locks the
+// entry's row, then counts its records. A session that defaults to
+// REPEATABLE READ or SERIALIZABLE has one snapshot a transaction: the
+// first Write or Close to find its session so may fail with a
+// serialization failure and run again, and a Write of it that peeks reads
+// again, in one more round trip; the store's pipelines then begin READ
+// COMMITTED transactions of their own (two statements more). Reads skip an
 // entry that expired, and the records and names of its life before it
 // expired, whether or not the sweep deleted them yet; the sweep,
 // automatic or [JournalStore.Sweep], deletes expired entries with their
