@@ -18,12 +18,12 @@ import (
 	"github.com/vaspkit/travelrule/journal/storetest"
 )
 
-// BenchmarkInitiateJournal/journal={none,postgres}: an initiation through
+// BenchmarkInitiateJournal/impl={floor,sdk}: an initiation through
 // a client without a journal, and with one on a PostgreSQL this binary
 // started.
 func BenchmarkInitiateJournal(b *testing.B) {
-	b.Run("journal=none", func(b *testing.B) { storetest.BenchmarkInitiate(b, nil) })
-	b.Run("journal=postgres", func(b *testing.B) {
+	b.Run("impl=floor", func(b *testing.B) { storetest.BenchmarkInitiate(b, nil) })
+	b.Run("impl=sdk", func(b *testing.B) {
 		s, err := pgstore.NewJournal(context.Background(), newPool(b, sharedServer(b), 4), pgstore.WithTable(newTableName(b)))
 		if err != nil {
 			b.Fatal(err)
