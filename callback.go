@@ -710,17 +710,21 @@ func appendPayloadTexts(v []string, x reflect.Value) []string {
 
 var payloadVersionType = reflect.TypeFor[ivms101.Version]()
 
-// appendTexts appends to v the string values (not the member names) of
-// the JSON document b that are not codes of IVMS101's code lists or
-// countries.
+// appendTexts appends to v the string and number values (not the member
+// names) of the JSON document b that are not codes of IVMS101's code lists
+// or countries.
 func appendTexts(v []string, b []byte) []string {
 	var doc any
-	if json.Unmarshal(b, &doc) != nil {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber() // a number where a text belongs (a national identifier) is the person's all the same
+	if d.Decode(&doc) != nil {
 		return v
 	}
 	var walk func(x any)
 	walk = func(x any) {
 		switch x := x.(type) {
+		case json.Number:
+			v = append(v, string(x))
 		case string:
 			if !ivmsCode(x) {
 				v = append(v, x)

@@ -111,3 +111,24 @@ func BenchmarkCallbackSafeTransferID(b *testing.B) {
 		return nil
 	})
 }
+
+// TestSafeTransferIDNumbersOfThePayload: a sender that writes a national
+// identifier or an account number as a JSON number (a type error that
+// the payload keeps in Extra and Validate reports) still sends that
+// person's number; a transfer id that repeats it is personal, and must
+// neither be kept by the journal (SafeTransferID) nor shown by fmt. Both
+// forms read only the payload's string values (so on main as well: not
+// a regression of #42).
+func TestSafeTransferIDNumbersOfThePayload(t *testing.T) {
+	for name, body := range map[string]string{
+		"a national identifier as a number": `{"transferId":"tr-84512977","asset":"BTC","amount":"1","IVMS101":{"originator":{"originatorPersons":[{"naturalPerson":{"nationalIdentification":{"nationalIdentifier":84512977,"nationalIdentifierType":"IDCD"}}}]}}}`,
+		"an account number as a number":     `{"transferId":"tr-84512977","asset":"BTC","amount":"1","IVMS101":{"originator":{"accountNumber":[84512977]}}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			cb, err := travelrule.ParseCallback([]byte(body))
+			require.NoError(t, err)
+			assert.Empty(t, cb.SafeTransferID())
+			assert.NotContains(t, fmt.Sprint(cb), "84512977")
+		})
+	}
+}

@@ -487,3 +487,81 @@ func TestStuckReadsOpenEntries(t *testing.T) {
 	require.NoError(t, err)
 	assert.EqualValues(t, 3, store.yielded.Load())
 }
+
+// TestEntriesToKeepsARedeliveredEntry: the service delivers a callback
+// again (the handler answered 500 once, or the acknowledgement was lost):
+// the journal writes no second record (the delivery's id is the same), so
+// the entry's Updated stays at the first delivery. An Entries query
+// whose To is after that Updated must still yield the entry; the store's
+// index moved the entry's time to the redelivery's, and the entry is
+// dropped.
+func TestEntriesToKeepsARedeliveredEntry(t *testing.T) {
+	ctx := context.Background()
+	base := time.Date(2026, 1, 10, 9, 0, 0, 0, time.UTC)
+	now := base
+	j, err := journal.New(journal.NewMemoryStore(0, 0), journal.WithClock(func() time.Time { return now }))
+	require.NoError(t, err)
+	startEnd(t, j, "pay-re", travelrule.CallSucceeded, "t-re")
+	cb, err := travelrule.ParseCallback([]byte(`{"transferId":"t-re","approved":true}`))
+	require.NoError(t, err)
+	cb.Ref = "pay-re"
+	d := &callback.Delivery{Authenticated: true, ID: "d-1", Callback: cb}
+	now = base.Add(time.Hour)
+	require.NoError(t, j.Delivered(ctx, d))
+	now = base.Add(5 * time.Hour) // the same delivery, again
+	require.NoError(t, j.Delivered(ctx, d))
+
+	e, err := j.Entry(ctx, "pay-re")
+	require.NoError(t, err)
+	require.Equal(t, base.Add(time.Hour), e.Updated, "the redelivery wrote no record")
+
+	var got []string
+	for e, err := range j.Entries(ctx, journal.Query{To: base.Add(2 * time.Hour)}) {
+		require.NoError(t, err)
+		got = append(got, e.Ref)
+	}
+	assert.Equal(t, []string{"pay-re"}, got, "an entry last updated before To, by its own Updated")
+}
+
+// TestInitiationRoundTripsWithAnEarlyCallback: a journaled initiation
+// makes two round trips, and a third, the join, only when a callback
+// naming its transfer id came before its outcome was recorded (the case
+// the outcome's Peek exists for), as the Store contract says.
+func TestInitiationRoundTripsWithAnEarlyCallback(t *testing.T) {
+	ctx := context.Background()
+	store := &countingStore{MemoryStore: journal.NewMemoryStore(0, 0)}
+	trips := &tripStore{countingStore: store}
+	j, err := journal.New(trips)
+	require.NoError(t, err)
+	early, err := travelrule.ParseCallback([]byte(`{"transferId":"t-early","approved":true}`))
+	require.NoError(t, err)
+	require.NoError(t, j.Delivered(ctx, &callback.Delivery{Authenticated: true, ID: "d-early", Callback: early}))
+
+	before := trips.n.Load()
+	startEnd(t, j, "pay-early", travelrule.CallSucceeded, "t-early")
+	assert.Equal(t, int64(3), trips.n.Load()-before, "round trips of one initiation an early callback preceded")
+	e, err := j.Entry(ctx, "pay-early")
+	require.NoError(t, err)
+	require.Equal(t, travelrule.Approved, e.Decision, "the early callback joined")
+}
+
+// tripStore counts every call of the store (each one round trip).
+type tripStore struct {
+	*countingStore
+	n atomic.Int64
+}
+
+func (s *tripStore) Write(ctx context.Context, st journal.Step) (journal.Written, error) {
+	s.n.Add(1)
+	return s.countingStore.Write(ctx, st)
+}
+
+func (s *tripStore) Records(ctx context.Context, key string) ([][]byte, error) {
+	s.n.Add(1)
+	return s.countingStore.Records(ctx, key)
+}
+
+func (s *tripStore) Lookup(ctx context.Context, name string) (string, error) {
+	s.n.Add(1)
+	return s.countingStore.Lookup(ctx, name)
+}

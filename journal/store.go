@@ -25,8 +25,9 @@ const DefaultRetention = 30 * 24 * time.Hour
 //
 // A Store must be safe for concurrent use by many processes at once (the
 // replicas of a service). Each method is one round trip to the store's
-// backend, and each Write is atomic: the journal makes at most two per
-// initiation. The packages callback/redisstore and callback/pgstore hold
+// backend, and each Write is atomic: the journal makes two per
+// initiation (a third joins callbacks that named its transfer id before
+// its outcome was recorded). The packages callback/redisstore and callback/pgstore hold
 // such stores; journal/storetest checks the contract below.
 type Store interface {
 	// Write makes the step s on the entry s.Key, atomically (see Step).
@@ -70,7 +71,7 @@ type Step struct {
 	// an entry other than Key: Written.Taken then holds that entry's key.
 	Exclusive bool
 	// At is the record's time, on the journal's clock: an entry's time in
-	// the index is the latest At of its Steps.
+	// the index is the latest At of the Steps that wrote a record.
 	At time.Time
 	// Stage is the stage the record shows: an entry's stage in the index
 	// is the highest Stage of its Steps.
@@ -228,9 +229,9 @@ func (e *memEntry) write(st Step, now time.Time) {
 	if !e.ids[st.ID] {
 		e.ids[st.ID] = true
 		e.recs = append(e.recs, slices.Clone(st.Record))
-	}
-	if st.At.After(e.updated) {
-		e.updated = st.At
+		if st.At.After(e.updated) {
+			e.updated = st.At
+		}
 	}
 	e.stage = max(e.stage, st.Stage)
 	if e.ref == "" {

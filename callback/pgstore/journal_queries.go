@@ -97,8 +97,9 @@ SELECT count(*) FROM gone`,
 // release or of a sweep on the same entry, and computes since, expires_at
 // and the index from the row as it is then. An entry that expired starts
 // anew, its index too; one without index data keeps none (see
-// legacyStage). A record whose id the entry held in an earlier life is
-// replaced. Names are written in their order, so that two Writes with the
+// legacyStage). The index's time moves only with a record written (a Step
+// of an id the entry holds writes none). A record whose id the entry held
+// in an earlier life is replaced. Names are written in their order, so that two Writes with the
 // same names do not deadlock.
 func writeSQL(jt journalTables) string {
 	const anew = `e.expires_at <= now()`
@@ -113,7 +114,9 @@ func writeSQL(jt journalTables) string {
 	ON CONFLICT (key) DO UPDATE SET
 		since = CASE WHEN ` + anew + ` THEN now() ELSE e.since END,
 		expires_at = greatest(e.expires_at, excluded.expires_at),
-		updated = CASE WHEN ` + anew + ` THEN excluded.updated ELSE greatest(e.updated, excluded.updated) END,
+		updated = CASE WHEN ` + anew + ` THEN excluded.updated
+			WHEN EXISTS (SELECT FROM ` + jt.records + ` r WHERE r.key = e.key AND r.id = $2 AND r.at >= e.since) THEN e.updated
+			ELSE greatest(e.updated, excluded.updated) END,
 		stage = CASE WHEN ` + anew + ` THEN excluded.stage WHEN e.stage = ` + strconv.Itoa(legacyStage) + ` THEN e.stage
 			ELSE greatest(e.stage, excluded.stage) END,
 		ref = CASE WHEN ` + anew + ` OR e.ref = '' THEN excluded.ref ELSE e.ref END,

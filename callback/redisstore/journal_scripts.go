@@ -106,9 +106,10 @@ if d[2] and tonumber(d[4]) ~= n then -- an earlier release wrote a record since
   redis.call('HDEL', e, 'stage')
   d[2] = false
 end
-if redis.call('HSETNX', e, ARGV[2], ARGV[3]) == 1 then n = n + 1 end
-local at = tonumber(ARGV[6])
-if d[1] and tonumber(d[1]) > at then at = tonumber(d[1]) end
+local wrote = redis.call('HSETNX', e, ARGV[2], ARGV[3]) == 1
+if wrote then n = n + 1 end
+local at = tonumber(ARGV[6]) -- the time of a record written; a Step that wrote none keeps the entry's
+if d[1] and (not wrote or tonumber(d[1]) > at) then at = tonumber(d[1]) end
 local set = {'at', num(at), 'count', n}
 if fresh or (d[2] and tonumber(ARGV[7]) > tonumber(d[2])) then set[#set + 1], set[#set + 2] = 'stage', ARGV[7] end
 if ARGV[8] ~= '' and (not d[3] or d[3] == '') then set[#set + 1], set[#set + 2] = 'ref', ARGV[8] end

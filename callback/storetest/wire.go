@@ -12,6 +12,7 @@ import (
 // read, or a connection's first write: a request, however many writes it
 // takes, and its answer. The zero Wire is ready to use.
 type Wire struct {
+	// Dialer dials the connections (its zero value as net.Dialer's).
 	Dialer net.Dialer
 	trips  atomic.Int64
 }

@@ -96,7 +96,9 @@ type fill struct {
 // benchmark's set-up on a store on a server (pipelined, as
 // redisstore's). Its zero value makes them one call at a time.
 type Bulk struct {
+	// Write makes the Steps, in order.
 	Write func(ctx context.Context, steps []journal.Step) error
+	// Close closes the entries keys, each of n records.
 	Close func(ctx context.Context, keys []string, n int) error
 }
 

@@ -67,6 +67,7 @@ func Run(t *testing.T, open Open) {
 	t.Run("ReadAndPeek", func(t *testing.T) { TestReadAndPeek(t, open) })
 	t.Run("Entries", func(t *testing.T) { TestEntries(t, open) })
 	t.Run("Pages", func(t *testing.T) { TestPages(t, open) })
+	t.Run("TimeOfRecords", func(t *testing.T) { TestTimeOfRecords(t, open) })
 	t.Run("OpenAndClose", func(t *testing.T) { TestOpenAndClose(t, open) })
 	t.Run("RoundTrips", func(t *testing.T) { TestRoundTrips(t, open) })
 	t.Run("Retention", func(t *testing.T) { TestRetention(t, open) })
@@ -370,6 +371,24 @@ func TestEntries(t *testing.T, open Open) {
 		break
 	}
 	assert.Equal(t, 1, calls)
+}
+
+// TestTimeOfRecords checks that an entry's time in the index is that of
+// its latest record: a Step of an id the entry holds (a callback
+// delivered again) writes no record and moves it not.
+func TestTimeOfRecords(t *testing.T, open Open) {
+	s, c := open(t, Config{Retention: long}), ctx(t)
+	base := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
+	key := unique("o:")
+	for _, at := range []time.Duration{0, time.Hour} {
+		_, err := s.Write(c, journal.Step{Key: key, ID: "cb:d-1", Record: []byte(`{}`), At: base.Add(at)})
+		require.NoError(t, err)
+	}
+	mine := map[string]bool{key: true}
+	got, _ := collect(t, s, journal.Query{To: base.Add(time.Minute)}, mine)
+	assert.Equal(t, []string{key}, got, "the entry's time is its record's")
+	got, _ = collect(t, s, journal.Query{From: base.Add(time.Minute)}, mine)
+	assert.Empty(t, got)
 }
 
 // TestPages checks that Entries yields every entry once, newest first,
