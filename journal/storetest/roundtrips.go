@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"fmt"
 	"iter"
 	"sync/atomic"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vaspkit/travelrule"
+	"github.com/vaspkit/travelrule/callback"
 	"github.com/vaspkit/travelrule/journal"
 )
 
@@ -45,10 +47,11 @@ func (c *counting) Close(ctx context.Context, key string, n int) error {
 	return c.Store.Close(ctx, key, n)
 }
 
-// TestRoundTrips checks that a journaled initiation costs at most two
-// round trips to the store (the write-ahead record, which checks the
-// reference, and the outcome), whether it has a capability callback URL
-// or a plain one, and whether its outcome is known or not.
+// TestRoundTrips checks that a journaled initiation costs two round trips
+// to the store (the write-ahead record, which checks the reference, and
+// the outcome), whether it has a capability callback URL or a plain one,
+// and whether its outcome is known or not; and three when a callback
+// naming its transfer id came before its outcome (the join).
 func TestRoundTrips(t *testing.T, open Open) {
 	store := &counting{Store: open(t, Config{Retention: long})}
 	j, err := journal.New(store)
@@ -70,6 +73,20 @@ func TestRoundTrips(t *testing.T, open Open) {
 		}
 		assert.LessOrEqual(t, store.n.Load()-before, int64(2), "round trips of an initiation with reference %q", ref)
 	}
+	// A callback naming the next transfer id before its initiation's
+	// answer: the outcome's Step finds it, and one more joins it.
+	early, err := travelrule.ParseCallback([]byte(fmt.Sprintf(`{"transferId":"tr-%d","approved":true}`, svc.n.Load()+1)))
+	require.NoError(t, err)
+	require.NoError(t, j.Delivered(context.Background(), &callback.Delivery{Authenticated: true, ID: unique("d-"), Callback: early}))
+	ref := unique("early-")
+	req := transferTo(t, ref)
+	before := store.n.Load()
+	_, err = client.InitiateTransfer(context.Background(), &req)
+	require.NoError(t, err)
+	assert.Equal(t, int64(3), store.n.Load()-before, "round trips of an initiation an early callback preceded")
+	e, err := j.Entry(context.Background(), ref)
+	require.NoError(t, err)
+	assert.Equal(t, travelrule.Approved, e.Decision, "the early callback joined")
 	assert.Zero(t, j.Lost())
 }
 
