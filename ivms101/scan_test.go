@@ -2,6 +2,7 @@ package ivms101
 
 import (
 	"encoding/json"
+	"math"
 	"reflect"
 	"runtime"
 	"strings"
@@ -95,11 +96,17 @@ func TestParseCostOfWhatTheModelDoesNotRead(t *testing.T) {
 	in := []byte(`{"originator":{"x":[` + strings.Repeat("0,", 500_000) + `0]}}`)
 	_, err := Parse(in) // the pool of nodes filled
 	require.NoError(t, err)
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	p, err := Parse(in)
-	runtime.ReadMemStats(&after)
-	require.NoError(t, err)
-	assert.Len(t, p.Originator.Extra["x"], len(in)-len(`{"originator":{"x":}}`))
-	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(3*len(in)))
+	// The least of a few parses: a collection between two may empty the
+	// pool, which the next parse fills again.
+	least := uint64(math.MaxUint64)
+	for range 5 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		p, err := Parse(in)
+		runtime.ReadMemStats(&after)
+		require.NoError(t, err)
+		assert.Len(t, p.Originator.Extra["x"], len(in)-len(`{"originator":{"x":}}`))
+		least = min(least, after.TotalAlloc-before.TotalAlloc)
+	}
+	assert.Less(t, least, uint64(3*len(in)))
 }
